@@ -1,0 +1,171 @@
+# rooflab -- an educational GPU benchmark suite.   `make help` lists everything.
+#
+# One Makefile, GNU Make only. Builds a CUDA backend when nvcc is found and
+# the CPU backend always. Objects and binaries go to $(B)/ (default build/).
+
+.DEFAULT_GOAL := build
+SHELL := /bin/bash
+MAKEFLAGS += --no-builtin-rules
+.SUFFIXES:
+
+# ---- what a user sets ------------------------------------------------------
+LABEL   ?=
+BACKEND ?= auto
+QUICK   ?=
+SMS     ?= 75 80 86 89 90
+ARGS    ?=
+B       ?= build
+
+# ---- toolchain ---------------------------------------------------------------
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
+CUDA_HOME := $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
+CUDA_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/targets/x86_64-linux/lib))
+CPU_ARCH ?= -march=native
+
+OPENBLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
+OPENBLAS_LIBS := $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)
+CRITERION_LIBS := $(or $(shell pkg-config --libs criterion 2>/dev/null),-lcriterion)
+
+WERROR := $(if $(filter true,$(CI)),-Werror)
+CPPFLAGS := -D_GNU_SOURCE -Iharness -Ikernels -DRL_SOURCE_ROOT='"$(CURDIR)"' $(OPENBLAS_CFLAGS)
+CFLAGS := -std=c11 -O3 -g $(CPU_ARCH) -fopenmp -Wall -Wextra $(WERROR) -MMD -MP
+LDLIBS := $(OPENBLAS_LIBS) -lm -ldl -lpthread
+
+HARNESS_C := $(wildcard harness/*.c)
+KERNELS_C := $(wildcard kernels/cpu/*.c)
+
+ifneq ($(NVCC),)
+  NEWEST_SM := $(lastword $(sort $(SMS)))
+  GENCODE := $(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)) \
+             -gencode arch=compute_$(NEWEST_SM),code=compute_$(NEWEST_SM)
+  CPPFLAGS += -DRL_HAVE_CUDA=1
+  NVFLAGS := -std=c++17 -O3 -g -lineinfo $(GENCODE) -MMD -MP \
+             -Xcompiler -Wall,-Wextra $(if $(WERROR),-Werror all-warnings -Xcompiler -Werror)
+  HARNESS_C := $(filter-out harness/backend_nocuda.c,$(HARNESS_C))
+  HARNESS_CU := $(wildcard harness/*.cu)
+  KERNELS_CU := $(wildcard kernels/*.cu)
+  LDLIBS += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublas -lcudart_static -lrt -lstdc++
+else ifeq ($(MAKELEVEL),0)
+  $(info rooflab: nvcc not found: building the CPU backend only (CUDA backend, kernels and GPU tests skipped))
+endif
+
+obj = $(patsubst %,$(B)/obj/%.o,$(basename $(1)))
+
+HARNESS_LIB := $(B)/librooflab.a
+KERNELS_LIB := $(B)/libkernels.a
+EXPERIMENTS := $(patsubst experiments/%/main.c,%,$(wildcard experiments/*/main.c))
+exp_id = $(firstword $(subst -, ,$(1)))
+EXP_BINS := $(foreach e,$(EXPERIMENTS),$(B)/exp-$(call exp_id,$(e)))
+TEST_BIN := $(B)/tests/rooflab-tests
+
+QUICK_FLAG := $(if $(filter-out 0 no false,$(QUICK)),--quick)
+RUNFLAGS = --backend $(BACKEND) $(if $(LABEL),--label $(LABEL)) $(QUICK_FLAG) $(ARGS)
+
+# ---- compiling ---------------------------------------------------------------
+# Objects depend on a stamp of the flags, so changing SMS or CI rebuilds.
+CONFIG := $(CC) $(CPPFLAGS) $(CFLAGS) | $(NVCC) $(NVFLAGS) | $(LDLIBS)
+$(B)/config.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(CONFIG)' | cmp -s - $@ 2>/dev/null || echo '$(CONFIG)' > $@
+
+$(B)/obj/%.o: %.c $(B)/config.stamp
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(B)/obj/%.o: %.cu $(B)/config.stamp
+	@mkdir -p $(@D)
+	$(NVCC) $(CPPFLAGS) $(NVFLAGS) -c $< -o $@
+
+$(HARNESS_LIB): $(call obj,$(HARNESS_C) $(HARNESS_CU))
+	@rm -f $@
+	ar rcs $@ $^
+
+$(KERNELS_LIB): $(call obj,$(KERNELS_C) $(KERNELS_CU))
+	@rm -f $@
+	ar rcs $@ $^
+
+define experiment_rules
+$(B)/exp-$(call exp_id,$(1)): $(call obj,$(wildcard experiments/$(1)/*.c)) $(KERNELS_LIB) $(HARNESS_LIB)
+	$$(CC) $$(CFLAGS) $$^ -o $$@ $$(LDLIBS)
+endef
+$(foreach e,$(EXPERIMENTS),$(eval $(call experiment_rules,$(e))))
+
+$(TEST_BIN): $(call obj,$(wildcard tests/*.c)) $(KERNELS_LIB) $(HARNESS_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(CRITERION_LIBS) $(LDLIBS)
+
+# End-to-end tests run the experiment binaries from here.
+$(call obj,$(wildcard tests/*.c)): CPPFLAGS += -DRL_BUILD_DIR='"$(abspath $(B))"'
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# ---- what a user types -----------------------------------------------------------
+.PHONY: build build-tests test deps check-gpu all clean help FORCE
+FORCE:
+
+build: $(EXP_BINS)
+
+build-tests: $(EXP_BINS) $(TEST_BIN)
+
+deps:
+	@harness/deps.sh all
+
+# Each experiment: check the packages, build what is stale, run, draw.
+define run_rules
+.PHONY: exp-$(call exp_id,$(1)) plot-$(call exp_id,$(1))
+exp-$(call exp_id,$(1)):
+	@harness/deps.sh run
+	@$$(MAKE) --no-print-directory $(B)/exp-$(call exp_id,$(1))
+	$(B)/exp-$(call exp_id,$(1)) $$(RUNFLAGS)
+
+plot-$(call exp_id,$(1)):
+	@$$(MAKE) --no-print-directory $(B)/exp-$(call exp_id,$(1))
+	$(B)/exp-$(call exp_id,$(1)) --plot-only $$(RUNFLAGS)
+endef
+$(foreach e,$(EXPERIMENTS),$(eval $(call run_rules,$(e))))
+
+all:
+	@harness/deps.sh run
+	@$(MAKE) --no-print-directory build
+	@set -e; for bin in $(EXP_BINS); do $$bin $(RUNFLAGS); echo; done
+
+test:
+	@harness/deps.sh test
+	@$(MAKE) --no-print-directory build-tests
+	$(TEST_BIN) $(TESTFLAGS)
+
+check-gpu:
+	@MAKE="$(MAKE)" LABEL="$(LABEL)" tests/check-gpu.sh
+
+clean:
+	rm -rf $(B)
+
+help:
+	@echo 'rooflab: numbered experiments that reproduce claims about GPU performance.'
+	@echo
+	@echo 'Targets'
+	@echo '  make exp-NN        build, run experiment NN (GPU if present, else CPU), write'
+	@echo '                     results/<label>/exp-NN.csv and plots/<label>/exp-NN.{png,pdf,svg}'
+	@echo '                     experiments here: $(foreach e,$(EXPERIMENTS),$(call exp_id,$(e)))'
+	@echo '  make plot-NN       redraw experiment NN'"'"'s charts from its CSV'
+	@echo '  make all           run every experiment'
+	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
+	@echo '  make check-gpu     on a GPU machine: build for it, validate every CUDA kernel, run'
+	@echo '                     every experiment with --quick, print a summary (exit 77: no GPU)'
+	@echo '  make build         build every binary into $(B)/ (the default)'
+	@echo '  make deps          install missing Debian packages (as root) or print the command'
+	@echo '  make clean         remove $(B)/'
+	@echo '  make help          this text'
+	@echo
+	@echo 'Variables'
+	@echo '  LABEL=name         name of the run: results/<name>/, plots/<name>/ (default: the'
+	@echo '                     device'"'"'s slug, e.g. h100-sxm or cpu-amd-epyc)'
+	@echo '  BACKEND=auto       cuda, cpu or auto (the GPU when there is one)'
+	@echo '  QUICK=1            pass --quick: short sweeps, 3 samples per point'
+	@echo '  ARGS="..."         more options for the experiment binary (see build/exp-NN --help)'
+	@echo '  SMS="75 80 ..."    CUDA architectures (default: $(SMS), plus PTX of the newest)'
+	@echo '  NVCC=path          the CUDA compiler (empty: build the CPU backend only)'
+	@echo '  CPU_ARCH=...       host code generation flags (default -march=native)'
+	@echo '  B=dir              build folder (default build)'
+	@echo '  CI=true            warnings are errors'
+	@echo '  TESTFLAGS="..."    options for the Criterion runner (e.g. --verbose, --filter)'

@@ -1,0 +1,77 @@
+# Experiment 05's charts, drawn from exp-05.csv only (plots/style.gp first).
+#
+#   exp-05:       speedup of the fused kernel over the unfused pair vs size
+#   exp-05-chain: time vs chain length k at the largest size, with the
+#                 memory-trip model (unfused: k passes; fused: one pass)
+
+# Rows of one op and one variant; other rows give NaN and are skipped.
+sel(op, variant, c) = (strcol('op') eq op && strcol('variant') eq variant) ? column(c) : NaN
+
+# Which ops are in this file (a run may measure one or both).
+stats csv using (strcol('op') eq 'cos' ? 1 : 0) nooutput
+has_cos = STATS_sum > 0
+stats csv using (strcol('op') eq 'affine' ? 1 : 0) nooutput
+has_affine = STATS_sum > 0
+stats csv using 'n' nooutput
+n_lo = STATS_min
+n_hi = STATS_max
+# The first size whose arrays no longer fit in the cache.
+stats csv using (column('cache_resident') == 0 ? column('n') : n_hi * 2) nooutput
+n_dram = STATS_min
+
+# ---- chart 1: fused / unfused speedup vs size -----------------------------
+set output chart('')
+set title "Fusion: two element-wise ops as one kernel vs two\n{/*0.8 ".run_title."}"
+set logscale x 2
+set format x '2^{%L}'
+set xrange [n_lo / 1.5 : n_hi * 1.5]
+set xlabel 'elements per array (n)'
+set ylabel 'speedup of fused over unfused (x)'
+set yrange [0:*]
+set key bottom right
+if (n_dram <= n_hi) {
+    set arrow 1 from n_dram, graph 0 to n_dram, graph 1 nohead dt 3 lc rgb model_color
+    set label 1 'arrays exceed 4x the cache ' at n_dram, graph 0.96 right tc rgb model_color
+}
+plot \
+    2 with lines dt 2 lc rgb model_color title 'model: 2 memory trips instead of 4', \
+    1 with lines dt 3 lc rgb '#bbbbbb' notitle, \
+    csv using 'n':(has_cos ? sel('cos', 'cos_cos_fused', 'speedup_vs_unfused') : NaN) \
+        with linespoints lt 1 title 'cos, fused', \
+    csv using 'n':(has_cos ? sel('cos', 'cos_cos_fused_vec4', 'speedup_vs_unfused') : NaN) \
+        with linespoints lt 1 dt 4 pt 6 title 'cos, fused, 16-byte loads', \
+    csv using 'n':(has_affine ? sel('affine', 'cos_cos_fused', 'speedup_vs_unfused') : NaN) \
+        with linespoints lt 2 title 'affine, fused', \
+    csv using 'n':(has_affine ? sel('affine', 'cos_cos_fused_vec4', 'speedup_vs_unfused') : NaN) \
+        with linespoints lt 2 dt 4 pt 4 title 'affine, fused, 16-byte loads'
+unset arrow 1
+unset label 1
+
+# ---- chart 2: time vs chain length at the largest size ----------------------
+# One pass's time (chain_fused at k = 1), for the model lines.
+stats csv using (sel('cos', 'chain_fused', 'k') == 1 && column('n') == n_hi ? column('time_us_median') : 0) nooutput
+t1_cos = STATS_max
+stats csv using (sel('affine', 'chain_fused', 'k') == 1 && column('n') == n_hi ? column('time_us_median') : 0) nooutput
+t1_affine = STATS_max
+
+at_largest(op, variant) = (column('n') == n_hi) ? sel(op, variant, 'time_us_median') / 1000.0 : NaN
+
+set output chart('-chain')
+unset logscale x
+set format x '%g'
+set xrange [0.5:8.5]
+set xtics 1
+set xlabel sprintf('chain length k (ops), n = %d elements', n_hi)
+set ylabel 'time per chain (ms)'
+set yrange [0:*]
+set key top left
+set title "Chains of k element-wise ops: unfused pays a memory trip per op\n{/*0.8 ".run_title."}"
+plot \
+    (has_cos && t1_cos > 0 ? x * t1_cos / 1000.0 : NaN) with lines dt 2 lc rgb '#0072B2' title 'model: cos, k trips', \
+    (has_cos && t1_cos > 0 ? t1_cos / 1000.0 : NaN) with lines dt 3 lc rgb '#0072B2' title 'model: cos, one trip', \
+    (has_affine && t1_affine > 0 ? x * t1_affine / 1000.0 : NaN) with lines dt 2 lc rgb '#D55E00' title 'model: affine, k trips', \
+    (has_affine && t1_affine > 0 ? t1_affine / 1000.0 : NaN) with lines dt 3 lc rgb '#D55E00' title 'model: affine, one trip', \
+    csv using 'k':(at_largest('cos', 'chain_unfused')) with linespoints lt 1 title 'cos, unfused', \
+    csv using 'k':(at_largest('cos', 'chain_fused')) with linespoints lt 1 pt 6 title 'cos, fused', \
+    csv using 'k':(at_largest('affine', 'chain_unfused')) with linespoints lt 2 title 'affine, unfused', \
+    csv using 'k':(at_largest('affine', 'chain_fused')) with linespoints lt 2 pt 4 title 'affine, fused'

@@ -1,0 +1,69 @@
+/*
+ * backend.c -- the one interface over the CPU and CUDA backends.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *rl_backend_name(rl_backend_kind k) { return k == RL_CUDA ? "cuda" : "cpu"; }
+
+static const rl_backend_ops *ops_of(rl_backend_kind kind)
+{
+    return kind == RL_CUDA ? &rl_cuda_ops : &rl_cpu_ops;
+}
+
+rl_backend *rl_backend_open(rl_backend_kind kind, int device, char *why, size_t whylen)
+{
+    rl_backend *be = calloc(1, sizeof *be);
+    if (!be)
+        rl_die(RL_EXIT_FAILED, "out of memory");
+    be->ops = ops_of(kind);
+    be->info.kind = kind;
+    if (!be->ops->open(device, &be->info, why, whylen)) {
+        free(be);
+        return NULL;
+    }
+    be->info.datasheet = kind == RL_CUDA ? rl_datasheet_find(be->info.name) : NULL;
+    if (!be->info.slug[0]) {
+        if (be->info.datasheet)
+            snprintf(be->info.slug, sizeof be->info.slug, "%s", be->info.datasheet->slug);
+        else
+            rl_slugify(be->info.name, be->info.slug, sizeof be->info.slug);
+    }
+    return be;
+}
+
+void rl_backend_close(rl_backend *be)
+{
+    if (!be)
+        return;
+    be->ops->close();
+    free(be);
+}
+
+bool rl_gpu_available(int device, char *why, size_t whylen)
+{
+    rl_backend *be = rl_backend_open(RL_CUDA, device, why, whylen);
+    rl_backend_close(be);
+    return be != NULL;
+}
+
+const rl_device_info *rl_device(const rl_backend *be) { return &be->info; }
+rl_backend_kind rl_kind(const rl_backend *be) { return be->info.kind; }
+void *rl_alloc(rl_backend *be, size_t bytes) { return be->ops->alloc(bytes); }
+void rl_free(rl_backend *be, void *p) { if (p) be->ops->free(p); }
+void rl_sync(rl_backend *be) { be->ops->sync(); }
+struct CUstream_st *rl_stream(rl_backend *be) { return be->ops->stream(); }
+
+void rl_upload(rl_backend *be, void *dst, const void *src, size_t bytes)
+{
+    be->ops->upload(dst, src, bytes);
+}
+
+void rl_download(rl_backend *be, void *dst, const void *src, size_t bytes)
+{
+    be->ops->download(dst, src, bytes);
+}
+
+void rl_poison(rl_backend *be, void *p, size_t bytes) { be->ops->poison(p, bytes); }

@@ -1,0 +1,274 @@
+/*
+ * context.c -- the life of one experiment run: command line, backend,
+ * metadata, rows, and the end (commit, verdicts, charts).
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- choosing the backend --------------------------------------------- */
+
+static void open_backend(rl_ctx *ctx)
+{
+    char why[256] = "";
+    const char *prog = ctx->exp->id;
+    switch (ctx->args.backend) {
+    case RL_BACKEND_CUDA:
+        ctx->be = rl_backend_open(RL_CUDA, ctx->args.device, why, sizeof why);
+        if (!ctx->be)
+            rl_die(RL_EXIT_NO_GPU, "exp-%s: --backend cuda, but no GPU: %s", prog, why);
+        break;
+    case RL_BACKEND_AUTO:
+        ctx->be = rl_backend_open(RL_CUDA, ctx->args.device, why, sizeof why);
+        if (ctx->be)
+            break;
+        snprintf(ctx->priv->fallback_note, sizeof ctx->priv->fallback_note,
+                 "no GPU (%s): running on the CPU backend", why);
+        /* fall through */
+    case RL_BACKEND_CPU:
+        ctx->be = rl_backend_open(RL_CPU, 0, why, sizeof why);
+        break;
+    }
+    ctx->kind = rl_kind(ctx->be);
+    ctx->dev = rl_device(ctx->be);
+}
+
+/* ---- the metadata header ---------------------------------------------- */
+
+static void describe_device(const rl_device_info *d, char *buf, size_t len)
+{
+    char a[32], b[32], c[32];
+    if (d->kind == RL_CUDA) {
+        rl_format_bytes(d->mem_bytes, a, sizeof a);
+        rl_format_bytes(d->llc_bytes, b, sizeof b);
+        snprintf(buf, len, "%s, %d SMs, compute capability %d.%d, %s, L2 %s", d->name,
+                 d->sm_count, d->cc_major, d->cc_minor, a, b);
+    } else {
+        rl_format_bytes(d->l1d_bytes, a, sizeof a);
+        rl_format_bytes(d->l2_bytes, b, sizeof b);
+        rl_format_bytes(d->l3_bytes, c, sizeof c);
+        snprintf(buf, len, "%s, %d cores, %d threads, L1d %s, L2 %s, L3 %s", d->name, d->cores,
+                 d->threads, a, b, c);
+    }
+}
+
+static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
+{
+    const rl_experiment *e = ctx->exp;
+    const rl_device_info *d = ctx->dev;
+    char buf[2048];
+    rl_meta(ctx, "experiment", "%s", e->slug);
+    rl_meta(ctx, "title", "%s", e->title);
+    rl_meta(ctx, "claim", "%s", e->claim);
+    rl_meta(ctx, "source", "%s", e->source);
+    rl_meta(ctx, "prediction", "%s", e->prediction);
+    rl_meta(ctx, "backend", "%s", rl_backend_name(ctx->kind));
+    if (ctx->priv->fallback_note[0])
+        rl_meta(ctx, "backend_note", "%s", ctx->priv->fallback_note);
+    rl_meta(ctx, "device", "%s", d->name);
+    describe_device(d, buf, sizeof buf);
+    rl_meta(ctx, "device_detail", "%s", buf);
+    rl_meta(ctx, "llc_bytes", "%.0f", d->llc_bytes);
+    if (d->kind == RL_CUDA) {
+        rl_meta(ctx, "sm_count", "%d", d->sm_count);
+        rl_meta(ctx, "compute_capability", "%d.%d", d->cc_major, d->cc_minor);
+        rl_meta(ctx, "sm_clock_mhz", "%.0f", d->sm_clock_mhz);
+        rl_meta(ctx, "mem_clock_mhz", "%.0f", d->mem_clock_mhz);
+        rl_meta(ctx, "mem_bus_bits", "%d", d->mem_bus_bits);
+        rl_meta(ctx, "theoretical_gbps", "%.0f", d->theoretical_gbps);
+        rl_meta(ctx, "mem_bytes", "%.0f", d->mem_bytes);
+        rl_meta(ctx, "driver", "%s", d->driver);
+        rl_meta(ctx, "runtime", "%s", d->runtime);
+        rl_meta(ctx, "nvml", "%s", d->nvml);
+        rl_meta(ctx, "datasheet", "%s", d->datasheet ? d->datasheet->name : "not in the table");
+    }
+    rl_device_info host = {0};
+    rl_cpu_describe(&host);
+    describe_device(&host, buf, sizeof buf);
+    rl_meta(ctx, "host_cpu", "%s", buf);
+    rl_git_describe(buf, sizeof buf);
+    rl_meta(ctx, "git_commit", "%s", buf);
+    rl_utc_now(buf, sizeof buf);
+    rl_meta(ctx, "date_utc", "%s", buf);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < argc && used < sizeof buf; i++)
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", i ? " " : "", argv[i]);
+    rl_meta(ctx, "argv", "%s", buf);
+    rl_meta(ctx, "label", "%s", ctx->label);
+    rl_meta(ctx, "quick", "%s", ctx->args.quick ? "yes" : "no");
+    rl_meta(ctx, "seed", "%llu", (unsigned long long)ctx->args.seed);
+    rl_meta(ctx, "stop_rule",
+            "at least %d samples and %.2f s measured; stop at %.1f %% relative stddev, when "
+            "the noise has settled, or after %.0f s",
+            ctx->rule.min_samples, ctx->rule.min_time_s, ctx->rule.max_noise * 100,
+            ctx->rule.timeout_s);
+    rl_meta(ctx, "cache_mode", "%s", ctx->args.cache == RL_COLD ? "cold" : "hot");
+    rl_meta(ctx, "rates", "bandwidth and FLOP rates are computed from the median time");
+}
+
+static void print_story(const rl_ctx *ctx)
+{
+    const rl_experiment *e = ctx->exp;
+    char dev[512];
+    describe_device(ctx->dev, dev, sizeof dev);
+    printf("== rooflab %s: %s ==\n", e->id, e->title);
+    printf("claim       %s\n", e->claim);
+    printf("source      %s\n", e->source);
+    printf("prediction  %s\n", e->prediction);
+    printf("backend     %s%s%s\n", rl_backend_name(ctx->kind), ctx->priv->fallback_note[0] ? ": " : "",
+           ctx->priv->fallback_note);
+    printf("device      %s\n", dev);
+    printf("label       %s (%s)\n", ctx->label, ctx->csv_path);
+    printf("run         %s, %s samples, seed %llu\n", ctx->args.quick ? "quick" : "full",
+           ctx->args.cache == RL_COLD ? "cold" : "hot", (unsigned long long)ctx->args.seed);
+    fflush(stdout);
+}
+
+/* ---- begin and end ------------------------------------------------------ */
+
+rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
+{
+    rl_ctx *ctx = calloc(1, sizeof *ctx);
+    ctx->priv = calloc(1, sizeof *ctx->priv);
+    if (!ctx || !ctx->priv)
+        rl_die(RL_EXIT_FAILED, "out of memory");
+    ctx->exp = exp;
+
+    int rc = rl_parse_args(argc, argv, exp->options, &ctx->args);
+    if (rc)
+        exit(rc);
+    if (ctx->args.help) {
+        rl_print_usage(argv[0], exp->title, exp->options);
+        exit(RL_EXIT_OK);
+    }
+    if (!ctx->args.cache_given)
+        ctx->args.cache = exp->default_cache;
+    ctx->rule = ctx->args.quick ? RL_STOP_QUICK : RL_STOP_FULL;
+
+    open_backend(ctx);
+    snprintf(ctx->label, sizeof ctx->label, "%s", ctx->args.label ? ctx->args.label : ctx->dev->slug);
+    snprintf(ctx->csv_path, sizeof ctx->csv_path, "%s/%s/exp-%s.csv", ctx->args.out_dir, ctx->label,
+             exp->id);
+    if (ctx->args.print_label) {
+        printf("%s\n", ctx->label);
+        exit(RL_EXIT_OK);
+    }
+    if (ctx->args.plot_only) {
+        FILE *f = fopen(ctx->csv_path, "r");
+        if (!f)
+            rl_die(RL_EXIT_USAGE, "exp-%s --plot-only: no results at %s (run the experiment first)",
+                   exp->id, ctx->csv_path);
+        fclose(f);
+        rc = rl_draw_charts(exp, ctx->csv_path, ctx->args.plots_dir, ctx->label);
+        exit(rc ? RL_EXIT_FAILED : RL_EXIT_OK);
+    }
+    if (ctx->args.list)
+        return ctx; /* the experiment prints its variants and calls rl_end */
+
+    ctx->priv->csv = rl_csv_open(ctx->csv_path, exp->columns);
+    write_standard_meta(ctx, argc, argv);
+    print_story(ctx);
+    return ctx;
+}
+
+int rl_end(rl_ctx *ctx)
+{
+    int code = ctx->failures ? RL_EXIT_FAILED : RL_EXIT_OK;
+    rl_progress_clear();
+    if (ctx->args.list) {
+        rl_backend_close(ctx->be);
+        return RL_EXIT_OK;
+    }
+    if (rl_csv_commit(ctx->priv->csv) != 0)
+        code = RL_EXIT_FAILED;
+    else if (rl_verdicts_write(ctx) != 0)
+        code = RL_EXIT_FAILED;
+    rl_verdicts_print(ctx);
+    printf("\nwrote       %s\n", ctx->csv_path);
+    if (code == RL_EXIT_OK && !ctx->args.no_plot &&
+        rl_draw_charts(ctx->exp, ctx->csv_path, ctx->args.plots_dir, ctx->label) != 0)
+        code = RL_EXIT_FAILED;
+    if (ctx->failures)
+        printf("\n%d kernel(s) FAILED validation: their rows say so and they were not timed.\n",
+               ctx->failures);
+    rl_verdicts_free(ctx);
+    rl_backend_close(ctx->be);
+    free(ctx->priv);
+    free(ctx);
+    return code;
+}
+
+/* ---- variants, seeds, metadata, rows ------------------------------------ */
+
+void rl_list_variant(int number, const char *name, const char *what)
+{
+    printf("  %2d  %-22s %s\n", number, name, what);
+}
+
+bool rl_variant_selected(const rl_ctx *ctx, int number, const char *name)
+{
+    const char *list = ctx->args.variants;
+    if (!list || !*list)
+        return true;
+    char num[16];
+    snprintf(num, sizeof num, "%d", number);
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if ((strlen(name) == n && !strncmp(p, name, n)) || (strlen(num) == n && !strncmp(p, num, n)))
+            return true;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return false;
+}
+
+uint64_t rl_next_seed(rl_ctx *ctx)
+{
+    return ctx->args.seed * 1000003ULL + ++ctx->priv->seed_counter;
+}
+
+void rl_meta(rl_ctx *ctx, const char *key, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    rl_csv_meta(ctx->priv->csv, key, "%s", buf);
+}
+
+void rl_set_str(rl_ctx *ctx, const char *column, const char *value)
+{
+    rl_csv_set_str(ctx->priv->csv, column, value);
+}
+
+void rl_set_num(rl_ctx *ctx, const char *column, double value)
+{
+    rl_csv_set_num(ctx->priv->csv, column, value);
+}
+
+void rl_set_int(rl_ctx *ctx, const char *column, long long value)
+{
+    rl_csv_set_int(ctx->priv->csv, column, value);
+}
+
+void rl_set_measurement(rl_ctx *ctx, const rl_measurement *m)
+{
+    rl_set_str(ctx, "cache", m->cache == RL_COLD ? "cold" : "hot");
+    rl_set_int(ctx, "samples", m->stats.samples);
+    rl_set_str(ctx, "stop_reason", rl_stop_reason_name(m->stop));
+    rl_set_num(ctx, "time_us_median", m->stats.median * 1e6);
+    rl_set_num(ctx, "time_us_q1", m->stats.q1 * 1e6);
+    rl_set_num(ctx, "time_us_q3", m->stats.q3 * 1e6);
+    rl_set_num(ctx, "time_us_min", m->stats.min * 1e6);
+    rl_set_num(ctx, "time_us_mean", m->stats.mean * 1e6);
+    rl_set_num(ctx, "rel_stddev", m->stats.rel_stddev);
+}
+
+void rl_end_row(rl_ctx *ctx) { rl_csv_end_row(ctx->priv->csv); }

@@ -1,0 +1,217 @@
+/*
+ * csv.c -- tidy CSV with a '# key: value' metadata header.
+ *
+ * Rows stream into a temporary file beside the target; rl_csv_commit()
+ * flushes, syncs and renames it into place. A run that dies half way
+ * leaves the previous result untouched and no partial file behind.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rl_csv {
+    char path[1024], tmp[1024];
+    FILE *f;
+    const char *const *columns;
+    int ncols;
+    char **cells;          /* the row being built, one string per column */
+    bool header_written;
+};
+
+static void fail(const char *what, const char *path)
+{
+    rl_die(RL_EXIT_FAILED, "%s '%s': %m", what, path);
+}
+
+rl_csv *rl_csv_open(const char *path, const char *const *columns)
+{
+    rl_csv *c = calloc(1, sizeof *c);
+    if (!c)
+        rl_die(RL_EXIT_FAILED, "out of memory");
+    snprintf(c->path, sizeof c->path, "%s", path);
+
+    /* The temporary file lives in the same folder, so rename() is atomic. */
+    char dir[900];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (slash) {
+        *slash = '\0';
+        if (rl_mkdirs(dir) != 0)
+            fail("cannot create folder", dir);
+        snprintf(c->tmp, sizeof c->tmp, "%s/.%s.tmp.XXXXXX", dir, base);
+    } else {
+        snprintf(c->tmp, sizeof c->tmp, ".%s.tmp.XXXXXX", base);
+    }
+    int fd = mkstemp(c->tmp);
+    if (fd < 0)
+        fail("cannot create temporary file", c->tmp);
+    rl_cleanup_register(c->tmp);
+    c->f = fdopen(fd, "w");
+    if (!c->f)
+        fail("cannot open", c->tmp);
+
+    c->columns = columns;
+    while (columns[c->ncols])
+        c->ncols++;
+    c->cells = calloc((size_t)c->ncols, sizeof(char *));
+    if (!c->cells)
+        rl_die(RL_EXIT_FAILED, "out of memory");
+    return c;
+}
+
+void rl_csv_meta(rl_csv *c, const char *key, const char *fmt, ...)
+{
+    if (c->header_written)
+        rl_die(RL_EXIT_FAILED, "internal error: metadata '%s' added after the first row", key);
+    char value[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(value, sizeof value, fmt, ap);
+    va_end(ap);
+    for (char *p = value; *p; p++) /* one line per key */
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    fprintf(c->f, "# %s: %s\n", key, value);
+}
+
+static int column_index(const rl_csv *c, const char *column)
+{
+    for (int i = 0; i < c->ncols; i++)
+        if (!strcmp(c->columns[i], column))
+            return i;
+    rl_die(RL_EXIT_FAILED, "internal error: no column '%s' in %s", column, c->path);
+}
+
+void rl_csv_set_str(rl_csv *c, const char *column, const char *value)
+{
+    int i = column_index(c, column);
+    free(c->cells[i]);
+    c->cells[i] = strdup(value ? value : "");
+}
+
+void rl_csv_set_num(rl_csv *c, const char *column, double value)
+{
+    char buf[64] = "";
+    if (isfinite(value))
+        snprintf(buf, sizeof buf, "%.6g", value);
+    rl_csv_set_str(c, column, buf);
+}
+
+void rl_csv_set_int(rl_csv *c, const char *column, long long value)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", value);
+    rl_csv_set_str(c, column, buf);
+}
+
+static void write_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            fputc('"', f);
+        fputc(*p == '\n' ? ' ' : *p, f);
+    }
+    fputc('"', f);
+}
+
+static void write_header(rl_csv *c)
+{
+    for (int i = 0; i < c->ncols; i++)
+        fprintf(c->f, "%s%s", i ? "," : "", c->columns[i]);
+    fputc('\n', c->f);
+    c->header_written = true;
+}
+
+FILE *rl_csv_stream(rl_csv *c)
+{
+    if (!c->header_written)
+        write_header(c);
+    return c->f;
+}
+
+void rl_csv_end_row(rl_csv *c)
+{
+    if (!c->header_written)
+        write_header(c);
+    for (int i = 0; i < c->ncols; i++) {
+        if (i)
+            fputc(',', c->f);
+        write_field(c->f, c->cells[i] ? c->cells[i] : "");
+        free(c->cells[i]);
+        c->cells[i] = NULL;
+    }
+    fputc('\n', c->f);
+}
+
+static void csv_free(rl_csv *c)
+{
+    for (int i = 0; i < c->ncols; i++)
+        free(c->cells[i]);
+    free(c->cells);
+    free(c);
+}
+
+int rl_csv_commit(rl_csv *c)
+{
+    if (!c->header_written)
+        write_header(c);
+    int rc = 0;
+    if (fflush(c->f) != 0 || fsync(fileno(c->f)) != 0)
+        rc = -1;
+    if (fclose(c->f) != 0)
+        rc = -1;
+    if (rc == 0 && rename(c->tmp, c->path) != 0)
+        rc = -1;
+    if (rc != 0) {
+        fprintf(stderr, "rooflab: cannot write '%s': %m\n", c->path);
+        unlink(c->tmp);
+    }
+    rl_cleanup_unregister(c->tmp);
+    csv_free(c);
+    return rc;
+}
+
+void rl_csv_abort(rl_csv *c)
+{
+    fclose(c->f);
+    unlink(c->tmp);
+    rl_cleanup_unregister(c->tmp);
+    csv_free(c);
+}
+
+bool rl_csv_read_meta(const char *path, const char *key, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    char line[4096];
+    size_t klen = strlen(key);
+    bool found = false;
+    while (fgets(line, sizeof line, f) && line[0] == '#') {
+        const char *p = line + 1;
+        while (*p == ' ')
+            p++;
+        if (strncmp(p, key, klen) == 0 && p[klen] == ':') {
+            p += klen + 1;
+            while (*p == ' ')
+                p++;
+            snprintf(buf, len, "%s", p);
+            buf[strcspn(buf, "\n")] = '\0';
+            found = true;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}

@@ -1,0 +1,164 @@
+/*
+ * plot.c -- draws an experiment's charts with gnuplot, from its CSV only.
+ *
+ * The experiment's plot.gp runs after plots/style.gp once per format (png,
+ * pdf, svg) with these variables set: csv (the data), outbase (path
+ * without extension; a script may add suffixes for further charts), fmt,
+ * device, backend, label. Charts are drawn into a temporary folder and
+ * moved into plots/<label>/ only when every format succeeded.
+ */
+#include "internal.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const FORMATS[] = {"png", "pdf", "svg"};
+
+/* Runs argv with stderr sent to log_path; returns the exit status. */
+static int run_logged(char *const argv[], const char *log_path)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDERR_FILENO);
+            dup2(fd, STDOUT_FILENO);
+        }
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) < 0)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static bool have_gnuplot(void)
+{
+    char *const argv[] = {"gnuplot", "--version", NULL};
+    return run_logged(argv, "/dev/null") == 0;
+}
+
+/* Appends name='value' to buf, doubling single quotes as gnuplot wants. */
+static void add_var(char *buf, size_t len, const char *name, const char *value)
+{
+    size_t used = strlen(buf);
+    used += (size_t)snprintf(buf + used, len - used, "%s='", name);
+    for (const char *p = value; *p && used + 3 < len; p++) {
+        if (*p == '\'')
+            buf[used++] = '\'';
+        buf[used++] = *p;
+    }
+    snprintf(buf + used, len - used, "'; ");
+}
+
+static void print_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f))
+        fprintf(stderr, "  | %s", line);
+    fclose(f);
+}
+
+/* Moves every chart from tmp into dir; lists them on stdout. */
+static int publish_charts(const char *tmp, const char *dir)
+{
+    DIR *d = opendir(tmp);
+    if (!d)
+        return -1;
+    int rc = 0;
+    bool first = true;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.' || !strcmp(e->d_name, "gnuplot.log"))
+            continue;
+        char from[2048], to[2048];
+        snprintf(from, sizeof from, "%s/%s", tmp, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", dir, e->d_name);
+        if (rename(from, to) != 0)
+            rc = -1;
+        else if (strstr(e->d_name, ".png")) {
+            printf("%s%s", first ? "charts      " : ", ", to);
+            first = false;
+        }
+    }
+    if (!first)
+        printf(" (+ .pdf, .svg)\n");
+    closedir(d);
+    return rc;
+}
+
+static void remove_tree(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    if (d) {
+        for (struct dirent *e; (e = readdir(d));) {
+            char p[2048];
+            if (e->d_name[0] == '.' && (!e->d_name[1] || !strcmp(e->d_name, "..")))
+                continue;
+            snprintf(p, sizeof p, "%s/%s", tmp, e->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(tmp);
+}
+
+int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *plots_dir,
+                   const char *label)
+{
+    if (!have_gnuplot()) {
+        fprintf(stderr, "rooflab: gnuplot not found: charts skipped (apt-get install gnuplot-nox)\n");
+        return 0;
+    }
+    char dir[1024], tmp[1100], log[1200], style[1024], script[1024];
+    snprintf(dir, sizeof dir, "%s/%s", plots_dir, label);
+    if (rl_mkdirs(dir) != 0) {
+        fprintf(stderr, "rooflab: cannot create %s: %m\n", dir);
+        return -1;
+    }
+    snprintf(tmp, sizeof tmp, "%s/.tmp-exp-%s-XXXXXX", dir, exp->id);
+    if (!mkdtemp(tmp)) {
+        fprintf(stderr, "rooflab: cannot create a temporary folder in %s: %m\n", dir);
+        return -1;
+    }
+    snprintf(log, sizeof log, "%s/gnuplot.log", tmp);
+    snprintf(style, sizeof style, "%s/plots/style.gp", rl_source_root());
+    snprintf(script, sizeof script, "%s/experiments/%s/plot.gp", rl_source_root(), exp->slug);
+
+    char device[256] = "", backend[32] = "", outbase[1200];
+    rl_csv_read_meta(csv_path, "device", device, sizeof device);
+    rl_csv_read_meta(csv_path, "backend", backend, sizeof backend);
+    snprintf(outbase, sizeof outbase, "%s/exp-%s", tmp, exp->id);
+
+    int rc = 0;
+    for (size_t i = 0; i < sizeof FORMATS / sizeof FORMATS[0] && rc == 0; i++) {
+        char vars[4096] = "";
+        add_var(vars, sizeof vars, "csv", csv_path);
+        add_var(vars, sizeof vars, "outbase", outbase);
+        add_var(vars, sizeof vars, "fmt", FORMATS[i]);
+        add_var(vars, sizeof vars, "device", device);
+        add_var(vars, sizeof vars, "backend", backend);
+        add_var(vars, sizeof vars, "label", label);
+        char *const argv[] = {"gnuplot", "-e", vars, style, script, NULL};
+        rc = run_logged(argv, log);
+    }
+    if (rc != 0) {
+        fprintf(stderr, "rooflab: gnuplot failed on %s (exit %d):\n", script, rc);
+        print_file(log);
+    } else {
+        rc = publish_charts(tmp, dir);
+    }
+    remove_tree(tmp);
+    return rc;
+}

@@ -1,0 +1,150 @@
+/*
+ * util.c -- clocks, names, fatal errors, and the clean-up of temporary
+ * files when the process dies (so no half-written result is ever left).
+ */
+#include "check.h"
+#include "internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+double rl_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Lower case, runs of anything else become one '-', no leading or
+ * trailing '-'. "NVIDIA H100 80GB HBM3" -> "nvidia-h100-80gb-hbm3". */
+void rl_slugify(const char *in, char *out, size_t len)
+{
+    size_t j = 0;
+    bool dash = false;
+    for (const char *p = in; *p && j + 1 < len; p++) {
+        if (isalnum((unsigned char)*p)) {
+            if (dash && j > 0 && j + 2 < len)
+                out[j++] = '-';
+            out[j++] = (char)tolower((unsigned char)*p);
+            dash = false;
+        } else {
+            dash = true;
+        }
+    }
+    out[j] = '\0';
+}
+
+void rl_format_bytes(double bytes, char *buf, size_t len)
+{
+    static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 4) {
+        bytes /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, bytes == (double)(long long)bytes ? "%.0f %s" : "%.3g %s", bytes, unit[u]);
+}
+
+/* ---- temporary files to remove on a fatal error or a signal ---------- */
+enum { MAX_CLEANUP = 16, PATH_LEN = 1024 };
+static char cleanup_paths[MAX_CLEANUP][PATH_LEN];
+static volatile sig_atomic_t cleanup_used[MAX_CLEANUP];
+
+static void cleanup_all(void)
+{
+    for (int i = 0; i < MAX_CLEANUP; i++)
+        if (cleanup_used[i]) {
+            unlink(cleanup_paths[i]); /* async-signal-safe */
+            cleanup_used[i] = 0;
+        }
+}
+
+static void on_signal(int sig)
+{
+    cleanup_all();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void rl_cleanup_register(const char *path)
+{
+    static bool handlers = false;
+    if (!handlers) {
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        signal(SIGHUP, on_signal);
+        handlers = true;
+    }
+    for (int i = 0; i < MAX_CLEANUP; i++)
+        if (!cleanup_used[i]) {
+            snprintf(cleanup_paths[i], PATH_LEN, "%s", path);
+            cleanup_used[i] = 1;
+            return;
+        }
+}
+
+void rl_cleanup_unregister(const char *path)
+{
+    for (int i = 0; i < MAX_CLEANUP; i++)
+        if (cleanup_used[i] && strcmp(cleanup_paths[i], path) == 0)
+            cleanup_used[i] = 0;
+}
+
+void rl_die(int code, const char *fmt, ...)
+{
+    rl_progress_clear();
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("rooflab: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    cleanup_all();
+    exit(code);
+}
+
+int rl_mkdirs(const char *path)
+{
+    char tmp[PATH_LEN];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+void *rl_host_alloc(size_t bytes)
+{
+    void *p = NULL;
+    size_t rounded = (bytes + 4095) / 4096 * 4096;
+    if (posix_memalign(&p, 4096, rounded ? rounded : 4096) != 0)
+        rl_die(RL_EXIT_FAILED, "out of host memory allocating %zu bytes", bytes);
+    return p;
+}
+
+void rl_host_free(void *p) { free(p); }
+
+void rl_fail_check(const char *library, const char *message, const char *expr, const char *file,
+                   int line)
+{
+    rl_progress_clear();
+    fprintf(stderr, "rooflab: %s error: %s\n  in  %s\n  at  %s:%d\n", library, message, expr, file,
+            line);
+    cleanup_all();
+    exit(RL_EXIT_FAILED);
+}

@@ -1,0 +1,133 @@
+/*
+ * verdict.c -- each claim, what it predicts, what was measured, and
+ * whether it holds; printed as a table and kept in verdicts.csv.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct rl_verdict_row {
+    char id[64], claim[256], predicted[128], measured[160], note[256];
+    rl_verdict_status status;
+} rl_verdict_row;
+
+static const char *const VERDICT_COLUMNS[] = {"experiment", "id", "backend", "device", "label",
+                                              "quick", "claim", "predicted", "measured",
+                                              "verdict", "note", "date_utc", NULL};
+
+const char *rl_verdict_name(rl_verdict_status s)
+{
+    switch (s) {
+    case RL_HOLDS: return "holds";
+    case RL_DOES_NOT_HOLD: return "does not hold";
+    default: return "not measured";
+    }
+}
+
+rl_verdict_status rl_within(double x, double lo, double hi)
+{
+    if (isnan(x))
+        return RL_NOT_MEASURED;
+    return lo <= x && x <= hi ? RL_HOLDS : RL_DOES_NOT_HOLD;
+}
+
+void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
+                const char *measured, rl_verdict_status status, const char *note)
+{
+    rl_ctx_private *p = ctx->priv;
+    if (p->n_verdicts == p->cap_verdicts) {
+        p->cap_verdicts = p->cap_verdicts ? 2 * p->cap_verdicts : 8;
+        p->verdicts = realloc(p->verdicts, sizeof(rl_verdict_row) * (size_t)p->cap_verdicts);
+        if (!p->verdicts)
+            rl_die(RL_EXIT_FAILED, "out of memory");
+    }
+    rl_verdict_row *v = &p->verdicts[p->n_verdicts++];
+    snprintf(v->id, sizeof v->id, "%s", id);
+    snprintf(v->claim, sizeof v->claim, "%s", claim);
+    snprintf(v->predicted, sizeof v->predicted, "%s", predicted);
+    snprintf(v->measured, sizeof v->measured, "%s", measured ? measured : "");
+    snprintf(v->note, sizeof v->note, "%s", note ? note : "");
+    v->status = status;
+}
+
+void rl_verdicts_print(rl_ctx *ctx)
+{
+    const rl_ctx_private *p = ctx->priv;
+    printf("\nverdicts (%s backend: %s)\n", rl_backend_name(ctx->kind), ctx->dev->name);
+    printf("  %-44s %-16s %-16s %s\n", "claim", "predicted", "measured", "verdict");
+    for (int i = 0; i < p->n_verdicts; i++) {
+        const rl_verdict_row *v = &p->verdicts[i];
+        printf("  %-44s %-16s %-16s %s\n", v->claim, v->predicted, v->measured,
+               rl_verdict_name(v->status));
+        if (v->note[0])
+            printf("  %-44s   %s\n", "", v->note);
+    }
+    if (p->n_verdicts == 0)
+        printf("  (none stated)\n");
+}
+
+/* Copies the rows of other experiments (or other backends) from an
+ * existing verdicts.csv: the file is a table of the latest verdict per
+ * experiment and backend, not a log. */
+static void keep_other_rows(const char *path, const char *slug, const char *backend, FILE *out)
+{
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return;
+    char line[8192];
+    bool header = true;
+    while (fgets(line, sizeof line, in)) {
+        if (line[0] == '#')
+            continue;
+        if (header) { /* our own header is written by rl_csv */
+            header = false;
+            continue;
+        }
+        /* experiment,id,backend,...: ids and backends never hold commas. */
+        char exp[128] = "", id[128] = "", be[32] = "";
+        sscanf(line, "%127[^,],%127[^,],%31[^,]", exp, id, be);
+        if (!strcmp(exp, slug) && !strcmp(be, backend))
+            continue;
+        fputs(line, out);
+    }
+    fclose(in);
+}
+
+int rl_verdicts_write(rl_ctx *ctx)
+{
+    char path[1024], date[64];
+    snprintf(path, sizeof path, "%s/%s/verdicts.csv", ctx->args.out_dir, ctx->label);
+    rl_utc_now(date, sizeof date);
+    rl_csv *c = rl_csv_open(path, VERDICT_COLUMNS);
+    rl_csv_meta(c, "about", "latest verdict per experiment and backend for label %s", ctx->label);
+    const char *backend = rl_backend_name(ctx->kind);
+    keep_other_rows(path, ctx->exp->slug, backend, rl_csv_stream(c));
+    for (int i = 0; i < ctx->priv->n_verdicts; i++) {
+        const rl_verdict_row *v = &ctx->priv->verdicts[i];
+        rl_csv_set_str(c, "experiment", ctx->exp->slug);
+        rl_csv_set_str(c, "id", v->id);
+        rl_csv_set_str(c, "backend", backend);
+        rl_csv_set_str(c, "device", ctx->dev->name);
+        rl_csv_set_str(c, "label", ctx->label);
+        rl_csv_set_str(c, "quick", ctx->args.quick ? "yes" : "no");
+        rl_csv_set_str(c, "claim", v->claim);
+        rl_csv_set_str(c, "predicted", v->predicted);
+        rl_csv_set_str(c, "measured", v->measured);
+        rl_csv_set_str(c, "verdict", rl_verdict_name(v->status));
+        rl_csv_set_str(c, "note", v->note);
+        rl_csv_set_str(c, "date_utc", date);
+        rl_csv_end_row(c);
+    }
+    return rl_csv_commit(c);
+}
+
+void rl_verdicts_free(rl_ctx *ctx)
+{
+    free(ctx->priv->verdicts);
+    ctx->priv->verdicts = NULL;
+    ctx->priv->n_verdicts = ctx->priv->cap_verdicts = 0;
+}

@@ -1,0 +1,51 @@
+# plots/style.gp -- the look every rooflab chart shares.
+#
+# Loaded before each experiment's plot.gp, with these variables set by the
+# harness: csv (the data file), outbase (path without extension), fmt (png,
+# pdf or svg), device, backend, label.
+#
+# Conventions: measurements are points joined by solid lines; models are
+# dashed lines and say "model" in their key entry.
+
+set datafile separator comma
+set datafile commentschars '#'
+# NaN marks rows a series skips; lines connect across them.
+set datafile missing NaN
+
+if (fmt eq 'png') {
+    set terminal pngcairo size 1100,700 enhanced font 'DejaVu Sans,12' linewidth 1.5
+} else {
+    if (fmt eq 'pdf') {
+        set terminal pdfcairo size 7in,4.5in enhanced font 'DejaVu Sans,9' linewidth 1.5
+    } else {
+        set terminal svg size 1100,700 enhanced font 'DejaVu Sans,12' linewidth 1.5 background '#ffffff'
+    }
+}
+
+# Where a chart goes: chart('') is outbase.fmt, chart('-chain') outbase-chain.fmt.
+chart(suffix) = outbase . suffix . '.' . fmt
+
+# One subtitle for every chart: which run this is.
+run_title = sprintf('%s backend: %s (label %s)', backend, device, label)
+
+# Okabe-Ito colours, distinguishable with the common colour-vision deficiencies.
+set linetype 1 lc rgb '#0072B2' pt 7 ps 1.0
+set linetype 2 lc rgb '#D55E00' pt 5 ps 1.0
+set linetype 3 lc rgb '#009E73' pt 9 ps 1.1
+set linetype 4 lc rgb '#CC79A7' pt 11 ps 1.1
+set linetype 5 lc rgb '#E69F00' pt 13 ps 1.1
+set linetype 6 lc rgb '#56B4E9' pt 4 ps 1.0
+set linetype 7 lc rgb '#000000' pt 6 ps 1.0
+set linetype 8 lc rgb '#999999' pt 8 ps 1.0
+set linetype cycle 8
+model_color = '#555555'
+
+set grid xtics ytics lc rgb '#e5e5e5' lw 1 dt 1
+set border 3 lc rgb '#444444'
+set tics nomirror out
+set key top left box opaque samplen 2.5 spacing 1.1
+set tics textcolor rgb '#333333'
+
+# A column's value on rows where the string column key equals val, else
+# NaN (gnuplot skips NaN points), for picking one series out of a tidy CSV.
+pick(key, val, c) = (strcol(key) eq val) ? column(c) : NaN

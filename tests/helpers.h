@@ -1,0 +1,30 @@
+/*
+ * helpers.h -- small utilities the test suites share: temporary folders,
+ * running a binary and capturing its output, reading files.
+ */
+#ifndef TESTS_HELPERS_H
+#define TESTS_HELPERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifndef RL_BUILD_DIR
+#define RL_BUILD_DIR "build"
+#endif
+
+/* A fresh folder under $TMPDIR; removed by rm_tree(). */
+void make_temp_dir(char *buf, size_t len);
+void rm_tree(const char *dir);
+
+/* Runs a shell command; captures stdout and stderr (each up to cap bytes,
+ * NUL-terminated) and returns the exit status (-1 on a signal). */
+int run_capture(const char *cmd, char *out, size_t out_cap, char *err, size_t err_cap);
+
+/* The whole file, NUL-terminated, malloc'd; NULL if unreadable. */
+char *read_file(const char *path, size_t *len);
+long file_size(const char *path);
+bool file_exists(const char *path);
+/* Number of entries in dir whose name contains part. */
+int count_entries(const char *dir, const char *part);
+
+#endif

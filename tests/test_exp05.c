@@ -1,0 +1,208 @@
+/*
+ * test_exp05.c -- experiment 05 end to end on the CPU backend: a quick run
+ * into a temporary folder must write a well-formed CSV with the documented
+ * columns and metadata, print its verdicts, and draw non-empty charts; bad
+ * usage must fail with the documented exit codes.
+ */
+#include "helpers.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXP05 RL_BUILD_DIR "/exp-05"
+
+static const char *const DOCUMENTED_COLUMNS =
+    "variant,number,op,k,n,footprint_bytes,bytes,cache_resident,cache,samples,stop_reason,"
+    "time_us_median,time_us_q1,time_us_q3,time_us_min,time_us_mean,rel_stddev,gbps,mbu,"
+    "mbu_datasheet,speedup_vs_unfused,validated,max_abs_err,skipped_reason";
+
+static char dir[512];
+static char out[1 << 16], err[1 << 16];
+
+static void setup(void) { make_temp_dir(dir, sizeof dir); }
+static void teardown(void) { rm_tree(dir); }
+TestSuite(exp05, .init = setup, .fini = teardown, .timeout = 600);
+
+static int run_exp05(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --out '%s/results' --plots '%s/plots' %s", EXP05, dir, dir, args);
+    return run_capture(cmd, out, sizeof out, err, sizeof err);
+}
+
+/* Splits one CSV line into at most max fields (quoted fields allowed). */
+static int split_csv(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        if (*p == '"') {
+            char *w = ++p;
+            fields[n++] = w;
+            for (; *p; p++) {
+                if (*p == '"' && p[1] == '"')
+                    *w++ = '"', p++;
+                else if (*p == '"')
+                    break;
+                else
+                    *w++ = *p;
+            }
+            *w = '\0';
+            p += *p == '"';
+        } else {
+            fields[n++] = p;
+            p += strcspn(p, ",\n");
+        }
+        if (*p != ',') {
+            *p = '\0';
+            break;
+        }
+        *p++ = '\0';
+    }
+    return n;
+}
+
+static int column(char **header, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(header[i], name))
+            return i;
+    cr_assert_fail("no column %s", name);
+    return -1;
+}
+
+static void assert_chart(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/plots/e2e/%s", dir, name);
+    cr_assert_gt(file_size(path), 1000, "%s is missing or empty", path);
+}
+
+Test(exp05, quick_cpu_run_writes_csv_verdicts_and_charts)
+{
+    int rc = run_exp05("--quick --backend cpu --label e2e");
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+
+    /* The story and the verdicts on stdout. */
+    cr_assert(strstr(out, "claim       "), "%s", out);
+    cr_assert(strstr(out, "backend     cpu"), "%s", out);
+    cr_assert(strstr(out, "verdicts (cpu backend"), "%s", out);
+    cr_assert(strstr(out, "fused/unfused speedup, 2 ops (cos)"), "%s", out);
+    cr_assert(strstr(out, "fused/unfused speedup, 2 ops (affine)"), "%s", out);
+    cr_assert(strstr(out, "-bound"), "the verdict names the regime it measured: %s", out);
+
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results/e2e/exp-05.csv", dir);
+    char *text = read_file(path, NULL);
+    cr_assert_not_null(text, "no CSV at %s", path);
+    static const char *meta[] = {"# experiment: 05-fusion", "# backend: cpu", "# device: ",
+                                 "# git_commit: ", "# date_utc: 20", "# argv: ", "# label: e2e",
+                                 "# quick: yes", "# seed: 1", "# ceiling_gbps: ", "# claim: ",
+                                 "# rates: bandwidth and FLOP rates are computed from the median"};
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
+
+    /* The header line is the documented schema; every row is complete. */
+    char *line = text, *header[64], *f[64];
+    while (*line == '#')
+        line = strchr(line, '\n') + 1;
+    char *next = strchr(line, '\n');
+    *next = '\0';
+    cr_assert_str_eq(line, DOCUMENTED_COLUMNS);
+    int ncols = split_csv(line, header, 64);
+    int c_variant = column(header, ncols, "variant"), c_valid = column(header, ncols, "validated");
+    int c_time = column(header, ncols, "time_us_median"), c_gbps = column(header, ncols, "gbps");
+    int c_op = column(header, ncols, "op"), c_stop = column(header, ncols, "stop_reason");
+    int rows = 0, fused_pairs = 0;
+    for (line = next + 1; *line; line = next + 1) {
+        next = strchr(line, '\n');
+        cr_assert_not_null(next, "the file ends with a newline");
+        *next = '\0';
+        int n = split_csv(line, f, 64);
+        cr_assert_eq(n, ncols, "row %d has %d fields: %s", rows, n, line);
+        cr_assert_str_eq(f[c_valid], "yes");
+        cr_assert_gt(atof(f[c_time]), 0, "row %d", rows);
+        cr_assert_gt(atof(f[c_gbps]), 0, "row %d", rows);
+        cr_assert(!strcmp(f[c_op], "cos") || !strcmp(f[c_op], "affine"));
+        cr_assert(strcmp(f[c_stop], "running") != 0);
+        fused_pairs += !strcmp(f[c_variant], "cos_cos_fused");
+        rows++;
+    }
+    /* quick: 3 sizes x 4 pair variants + 4 chain lengths x 2, for 2 ops */
+    cr_assert_eq(rows, 2 * (3 * 4 + 4 * 2), "rows: %d", rows);
+    cr_assert_eq(fused_pairs, 6);
+    free(text);
+
+    snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
+    text = read_file(path, NULL);
+    cr_assert_not_null(text);
+    cr_assert(strstr(text, "05-fusion,fused_speedup_cos,cpu,"), "%s", text);
+    cr_assert(strstr(text, "05-fusion,fused_vs_one_op_affine,cpu,"), "%s", text);
+    free(text);
+
+    const char *charts[] = {"exp-05.png", "exp-05.pdf", "exp-05.svg",
+                            "exp-05-chain.png", "exp-05-chain.pdf", "exp-05-chain.svg"};
+    for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++)
+        assert_chart(charts[i]);
+    snprintf(path, sizeof path, "%s/plots/e2e/exp-05.png", dir);
+    text = read_file(path, NULL);
+    cr_assert(!memcmp(text, "\x89PNG", 4), "a real PNG");
+    free(text);
+
+    snprintf(path, sizeof path, "%s/results/e2e", dir);
+    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary files left");
+    snprintf(path, sizeof path, "%s/plots/e2e", dir);
+    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary folders left");
+}
+
+Test(exp05, second_run_reuses_ceilings_and_replaces_its_verdicts)
+{
+    const char *args = "--quick --backend cpu --label again --op affine --variant 1,2,3 --no-plot";
+    cr_assert_eq(run_exp05(args), 0, "%s", err);
+    cr_assert(strstr(out, "measured now"), "first run measures: %s", out);
+    cr_assert_eq(run_exp05(args), 0, "%s", err);
+    cr_assert(strstr(out, "cached"), "second run reuses the ceilings: %s", out);
+
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results/again/verdicts.csv", dir);
+    char *text = read_file(path, NULL);
+    int rows = 0;
+    for (char *p = text; (p = strstr(p, "\n05-fusion,")); p++)
+        rows++;
+    cr_assert_eq(rows, 2, "two verdicts, not two per run: %s", text);
+    free(text);
+}
+
+Test(exp05, usage_errors_exit_2)
+{
+    cr_assert_eq(run_exp05("--bogus"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "unknown option '--bogus'"), "%s", err);
+    cr_assert_eq(run_exp05("--op tan"), RL_EXIT_USAGE);
+    cr_assert_eq(run_exp05("--backend cpu --plot-only --label nothing-here"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "no results"), "%s", err);
+}
+
+Test(exp05, help_list_and_label)
+{
+    cr_assert_eq(run_exp05("--help"), 0);
+    cr_assert(strstr(out, "--backend cuda|cpu|auto") && strstr(out, "--op OP") &&
+              strstr(out, "77"), "%s", out);
+    cr_assert_eq(run_exp05("--backend cpu --list"), 0);
+    cr_assert(strstr(out, "cos_cos_fused_vec4") && strstr(out, "chain_unfused"), "%s", out);
+    cr_assert_eq(run_exp05("--backend cpu --print-label --label mine"), 0);
+    cr_assert_str_eq(out, "mine\n");
+    cr_assert_eq(run_exp05("--backend cpu --print-label"), 0);
+    cr_assert(!strncmp(out, "cpu-", 4), "the default CPU label is cpu-<model>: %s", out);
+}
+
+Test(exp05, cuda_backend_without_a_gpu_exits_77)
+{
+    char why[256];
+    if (rl_gpu_available(0, why, sizeof why))
+        cr_skip_test("this machine has a GPU: the no-GPU path cannot be exercised");
+    cr_assert_eq(run_exp05("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
+    cr_assert(strstr(err, "no GPU"), "%s", err);
+}
