@@ -1,10 +1,12 @@
 /*
  * ceilings.c -- the measured roofs, cached per device and label.
  *
- * Measuring them costs seconds, so results/<label>/ceilings.csv keeps the
- * last measurement of the device it was taken on. A different device (or
- * thread count) under the same label measures again, and so does a full
- * run that finds only a quick measurement. Delete the file to force it.
+ * A full run always measures them afresh, at its start: a machine's
+ * bandwidth drifts (neighbours, clocks), and MBU is only meaningful against
+ * a ceiling taken in the same run. Every measurement is kept in
+ * results/<label>/ceilings.csv, and a quick run reuses the one found there
+ * when it was taken on the same device (and thread count), so that quick
+ * runs stay quick. Delete the file to make a quick run measure again.
  */
 #include "internal.h"
 
@@ -38,8 +40,6 @@ static bool load_cached(const rl_ctx *ctx, const char *path, rl_ceilings *c)
         !rl_csv_read_meta(path, "how", how, sizeof how) ||
         !rl_csv_read_meta(path, "date_utc", date, sizeof date))
         return false;
-    if (!strcmp(quick, "yes") && !ctx->args.quick)
-        return false; /* a quick measurement never stands in for a full one */
     c->copy_gbps = atof(gbps);
     c->matrix_tflops = atof(tflops);
     if (!(c->copy_gbps > 0) || !(c->matrix_tflops > 0))
@@ -112,7 +112,7 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
     char path[1024];
     rl_ceilings c = {0};
     ceilings_path(ctx, path, sizeof path);
-    if (load_cached(ctx, path, &c))
+    if (ctx->args.quick && load_cached(ctx, path, &c))
         return publish(ctx, &c);
     return rl_ceilings_fresh(ctx);
 }

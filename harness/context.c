@@ -103,8 +103,8 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
     rl_meta(ctx, "quick", "%s", ctx->args.quick ? "yes" : "no");
     rl_meta(ctx, "seed", "%llu", (unsigned long long)ctx->args.seed);
     rl_meta(ctx, "stop_rule",
-            "at least %d samples and %.2f s measured; stop at %.1f %% relative stddev, when "
-            "the noise has settled, or after %.0f s",
+            "at least %d samples and %.2f s measured; stop at %.1f %% relative stddev, or "
+            "when the mean's relative standard error reaches it, or after %.0f s per point",
             ctx->rule.min_samples, ctx->rule.min_time_s, ctx->rule.max_noise * 100,
             ctx->rule.timeout_s);
     rl_meta(ctx, "cache_mode", "%s", ctx->args.cache == RL_COLD ? "cold" : "hot");

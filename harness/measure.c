@@ -4,8 +4,15 @@
  * Cold: before each call the backend evicts the last-level cache (an L2
  * flush on the GPU, a read of twice the LLC on the CPU); one call is one
  * sample. Hot: calls run back to back; a sample is a batch of calls long
- * enough (HOT_SAMPLE_S) that timer resolution and launch jitter vanish,
- * and the time per call is the batch time over its count.
+ * enough that timer resolution and launch jitter vanish (at least 1 ms,
+ * and a fifth of min_time / min_samples, so the minimum time comes with a
+ * few dozen samples for the noise estimate), and the time per call is the
+ * batch time over its count.
+ *
+ * Works that will be compared are measured as a group, in rounds: one
+ * sample of each per round. A shared machine drifts (clocks, neighbours,
+ * temperature) over seconds; interleaving makes the drift fall on every
+ * member alike, so the ratios between them stay trustworthy.
  */
 #include "internal.h"
 
@@ -13,60 +20,98 @@
 #include <stdlib.h>
 
 enum { SAMPLE_CAP = 1 << 16 };
-static const double HOT_SAMPLE_S = 1e-3;
+static const double MIN_HOT_SAMPLE_S = 1e-3;
+/* A warm-up longer than this is not repeated to size the batches. */
+static const double SLOW_CALL_S = 0.1;
 
 /* One timed sample of `calls` calls, in seconds per call. */
-static double time_sample(rl_backend *be, void (*work)(void *), void *arg, int calls,
-                          rl_cache_state cache)
+static double time_sample(rl_backend *be, const rl_work *w, int calls, rl_cache_state cache)
 {
     const rl_backend_ops *ops = be->ops;
     if (cache == RL_COLD)
         ops->flush_cache();
+    ops->range_push(w->name);
     ops->timer_start();
     for (int i = 0; i < calls; i++)
-        work(arg);
-    return ops->timer_stop() / calls;
+        w->fn(w->arg);
+    double t = ops->timer_stop() / calls;
+    ops->range_pop();
+    return t;
 }
 
-/* Calls per hot sample: enough to fill HOT_SAMPLE_S, at least one. */
-static int calls_for(double seconds_per_call)
+/* Calls per hot sample: enough to fill target seconds, at least one. */
+static int calls_for(double seconds_per_call, double target)
 {
     if (!(seconds_per_call > 0))
         return 1;
-    double calls = ceil(HOT_SAMPLE_S / seconds_per_call);
-    return calls > 100000 ? 100000 : (int)calls;
+    double calls = ceil(target / seconds_per_call);
+    return calls > 1e6 ? 1000000 : calls < 1 ? 1 : (int)calls;
+}
+
+/* Warm-up: module loading, first touch, clocks ramping, all outside the
+ * measurement. A fast first call is repeated, because one-time costs
+ * (lazy module loading on CUDA) would make it a poor guide to batch size. */
+static int warm_up(rl_ctx *ctx, const rl_work *w, rl_cache_state cache)
+{
+    double once = time_sample(ctx->be, w, 1, cache);
+    if (cache == RL_COLD)
+        return 1;
+    if (once < SLOW_CALL_S)
+        once = time_sample(ctx->be, w, 1, cache);
+    double target = fmax(MIN_HOT_SAMPLE_S, ctx->rule.min_time_s / ctx->rule.min_samples / 5);
+    return calls_for(once, target);
+}
+
+void rl_measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_state cache,
+                         rl_measurement *out)
+{
+    double t0 = rl_now_s();
+    rl_sampler *s = calloc((size_t)n, sizeof *s);
+    double *buf = malloc(sizeof(double) * SAMPLE_CAP * (size_t)n);
+    if (!s || !buf)
+        rl_die(RL_EXIT_FAILED, "out of memory for samples");
+    for (int i = 0; i < n; i++) {
+        out[i] = (rl_measurement){.cache = cache, .stop = RL_CONTINUE};
+        out[i].calls_per_sample = warm_up(ctx, &works[i], cache);
+        rl_sampler_init(&s[i], &ctx->rule, buf + (size_t)i * SAMPLE_CAP, SAMPLE_CAP);
+    }
+
+    /* The group's budget is the sum of its members' budgets. */
+    double start = rl_now_s(), budget = ctx->rule.timeout_s * n;
+    for (bool all_done = false; !all_done;) {
+        for (int i = 0; i < n; i++)
+            rl_sampler_add(&s[i], time_sample(ctx->be, &works[i], out[i].calls_per_sample, cache));
+        bool timed_out = rl_now_s() - start >= budget;
+        all_done = true;
+        for (int i = 0; i < n; i++) {
+            if (out[i].stop == RL_CONTINUE) /* members keep sampling with the group */
+                out[i].stop = rl_sampler_done(&s[i], 0.0);
+            if (out[i].stop == RL_CONTINUE && timed_out)
+                out[i].stop = RL_STOP_TIMEOUT;
+            all_done &= out[i].stop != RL_CONTINUE;
+        }
+    }
+
+    double wall = rl_now_s() - t0;
+    for (int i = 0; i < n; i++) {
+        out[i].stats = rl_stats_of(s[i].samples, s[i].n < SAMPLE_CAP ? s[i].n : SAMPLE_CAP);
+        out[i].wall_s = wall;
+    }
+    free(buf);
+    free(s);
+}
+
+void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out)
+{
+    rl_measure_group_as(ctx, works, n, ctx->args.cache, out);
 }
 
 rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(void *), void *arg,
                              rl_cache_state cache)
 {
-    rl_backend *be = ctx->be;
-    rl_measurement m = {.cache = cache, .calls_per_sample = 1};
-    double t0 = rl_now_s();
-    be->ops->range_push(name);
-
-    /* Warm-up: module loading, first touch, clocks ramping, all outside
-     * the measurement. Its time also sizes hot batches (an overestimate
-     * only makes a batch shorter). */
-    double once = time_sample(be, work, arg, 1, cache);
-    if (cache == RL_HOT)
-        m.calls_per_sample = calls_for(once);
-
-    double *buf = malloc(sizeof(double) * SAMPLE_CAP);
-    if (!buf)
-        rl_die(RL_EXIT_FAILED, "out of memory for samples");
-    rl_sampler s;
-    rl_sampler_init(&s, &ctx->rule, buf, SAMPLE_CAP);
-    double start = rl_now_s();
-    do {
-        rl_sampler_add(&s, time_sample(be, work, arg, m.calls_per_sample, cache));
-        m.stop = rl_sampler_done(&s, rl_now_s() - start);
-    } while (m.stop == RL_CONTINUE);
-
-    m.stats = rl_stats_of(buf, s.n < SAMPLE_CAP ? s.n : SAMPLE_CAP);
-    free(buf);
-    be->ops->range_pop();
-    m.wall_s = rl_now_s() - t0;
+    rl_work w = {name, work, arg};
+    rl_measurement m;
+    rl_measure_group_as(ctx, &w, 1, cache, &m);
     return m;
 }
 

@@ -54,26 +54,25 @@ typedef struct rl_stop_rule {
 } rl_stop_rule;
 
 extern const rl_stop_rule RL_STOP_FULL;  /* 10 samples, 0.5 s, 0.5 %, 15 s */
-extern const rl_stop_rule RL_STOP_QUICK; /*  3 samples, 0.05 s, 0.5 %, 2 s */
+extern const rl_stop_rule RL_STOP_QUICK; /*  3 samples, 0.05 s, 5 %, 2 s: a smoke test */
 
 typedef enum rl_stop_reason {
     RL_CONTINUE = 0,
     RL_STOP_NOISE,     /* relative stddev reached the target */
-    RL_STOP_SETTLED,   /* noise settled above the target (see stats.c) */
+    RL_STOP_CONVERGED, /* noisier than the target, but the mean is known to it */
     RL_STOP_TIMEOUT,   /* wall-time budget spent */
     RL_STOP_CAP        /* sample buffer full */
 } rl_stop_reason;
 
 const char *rl_stop_reason_name(rl_stop_reason r);
 
-/* Running state of one measurement: Welford mean/variance plus the history
- * of the noise estimate, so that the stop rule is O(1) per sample. */
+/* Running state of one measurement: Welford's mean and variance, so that
+ * the stop rule is O(1) per sample. */
 typedef struct rl_sampler {
     const rl_stop_rule *rule;
     double *samples; /* seconds, one per sample */
     int n, cap;
     double mean, m2, sum;
-    double noise_hist[16]; /* last relative stddevs, a ring buffer */
 } rl_sampler;
 
 void rl_sampler_init(rl_sampler *s, const rl_stop_rule *rule, double *buf, int cap);
@@ -305,9 +304,9 @@ uint64_t rl_next_seed(rl_ctx *ctx);
 void rl_meta(rl_ctx *ctx, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The measured ceilings, from results/<label>/ceilings.csv when it holds a
- * run of this device (a quick run never satisfies a full one), else
- * measured now and cached. rl_ceilings_fresh() always measures. */
+/* The measured ceilings. A full run measures them now; a quick run reuses
+ * results/<label>/ceilings.csv when it holds a measurement of this device.
+ * Every measurement is saved there. rl_ceilings_fresh() always measures. */
 const rl_ceilings *rl_ceilings_get(rl_ctx *ctx);
 const rl_ceilings *rl_ceilings_fresh(rl_ctx *ctx);
 
@@ -326,10 +325,24 @@ typedef struct rl_measurement {
  * work() must only enqueue on rl_stream(); it is timed with events. Cold
  * samples flush the L2 (GPU) or read a buffer twice the LLC (CPU) before
  * each call; hot samples run calls back to back. name labels the NVTX range
- * and the progress line. */
+ * around each sample. */
 rl_measurement rl_measure(rl_ctx *ctx, const char *name, void (*work)(void *), void *arg);
 rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(void *), void *arg,
                              rl_cache_state cache);
+
+/* Works that will be compared with each other: measured in rounds, one
+ * sample of each per round, so that a machine's drift falls on all alike.
+ * Each gets its own statistics; the group stops when every member has met
+ * the stop rule, or after the sum of their timeouts. */
+typedef struct rl_work {
+    const char *name;
+    void (*fn)(void *);
+    void *arg;
+} rl_work;
+
+void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out);
+void rl_measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_state cache,
+                         rl_measurement *out);
 
 /* The columns rl_set_measurement() fills, for an experiment's column list. */
 #define RL_MEASUREMENT_COLUMNS                                                              \

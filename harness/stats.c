@@ -4,11 +4,13 @@
  * The stop rule follows the discipline of NVIDIA's nvbench: take at least a
  * minimum number of samples and of measured time, then stop as soon as the
  * relative standard deviation reaches the target. Some points never get
- * that quiet (a shared machine, a kernel of a few microseconds); for them
- * the rule also stops once the noise estimate itself has settled, i.e. more
- * samples would not make it smaller, and otherwise at the timeout. The
- * reason is recorded with every row, so a reader can tell a quiet point
- * from one that ran out of patience.
+ * that quiet (a shared machine, a kernel of a few microseconds): more
+ * samples will not make them scatter less, but they do pin down the
+ * centre. For those the rule also stops once the relative standard error
+ * of the mean (noise / sqrt(samples)) reaches the same target, and
+ * otherwise at the timeout. The reason is recorded with every row, so a
+ * reader can tell a quiet point from a noisy-but-converged one and from
+ * one that ran out of patience.
  */
 #include "rooflab.h"
 
@@ -17,12 +19,7 @@
 #include <string.h>
 
 const rl_stop_rule RL_STOP_FULL = {.min_samples = 10, .min_time_s = 0.5, .max_noise = 0.005, .timeout_s = 15.0};
-const rl_stop_rule RL_STOP_QUICK = {.min_samples = 3, .min_time_s = 0.05, .max_noise = 0.005, .timeout_s = 2.0};
-
-/* The noise has "settled" when, over the last SETTLE_WINDOW samples, its
- * estimate moved by less than SETTLE_SPREAD of its current value. */
-enum { SETTLE_WINDOW = 16 };
-static const double SETTLE_SPREAD = 0.05;
+const rl_stop_rule RL_STOP_QUICK = {.min_samples = 3, .min_time_s = 0.05, .max_noise = 0.05, .timeout_s = 2.0};
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -77,7 +74,7 @@ const char *rl_stop_reason_name(rl_stop_reason r)
 {
     switch (r) {
     case RL_STOP_NOISE: return "noise_target";
-    case RL_STOP_SETTLED: return "noise_settled";
+    case RL_STOP_CONVERGED: return "mean_converged";
     case RL_STOP_TIMEOUT: return "timeout";
     case RL_STOP_CAP: return "sample_cap";
     default: return "running";
@@ -109,22 +106,6 @@ void rl_sampler_add(rl_sampler *s, double seconds)
     double delta = seconds - s->mean;
     s->mean += delta / s->n;
     s->m2 += delta * (seconds - s->mean);
-    s->noise_hist[(s->n - 1) % SETTLE_WINDOW] = rl_sampler_noise(s);
-}
-
-static bool noise_settled(const rl_sampler *s)
-{
-    if (s->n < 2 * s->rule->min_samples || s->n < SETTLE_WINDOW + 2)
-        return false;
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < SETTLE_WINDOW; i++) {
-        double v = s->noise_hist[i];
-        if (!isfinite(v))
-            return false;
-        lo = v < lo ? v : lo;
-        hi = v > hi ? v : hi;
-    }
-    return hi - lo <= SETTLE_SPREAD * rl_sampler_noise(s);
 }
 
 rl_stop_reason rl_sampler_done(const rl_sampler *s, double elapsed_wall_s)
@@ -135,9 +116,10 @@ rl_stop_reason rl_sampler_done(const rl_sampler *s, double elapsed_wall_s)
         return RL_STOP_TIMEOUT;
     if (s->n < s->rule->min_samples || s->sum < s->rule->min_time_s)
         return RL_CONTINUE;
-    if (rl_sampler_noise(s) <= s->rule->max_noise)
+    double noise = rl_sampler_noise(s);
+    if (noise <= s->rule->max_noise)
         return RL_STOP_NOISE;
-    if (noise_settled(s))
-        return RL_STOP_SETTLED;
+    if (noise / sqrt((double)s->n) <= s->rule->max_noise)
+        return RL_STOP_CONVERGED;
     return RL_CONTINUE;
 }

@@ -77,7 +77,7 @@ static void launch_unfused(const fusion_args *a)
 {
     const float *src = a->in;
     for (int j = 0; j < a->k; j++) {
-        float *dst = (a->k - 1 - j) % 2 == 0 ? a->out : a->tmp;
+        float *dst = fusion_pass_output(a, j);
         launch_chain(a, dst, src, 1);
         src = dst;
     }

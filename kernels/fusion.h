@@ -69,6 +69,13 @@ static inline double fusion_bytes_per_op(size_t n, int k)
     return (double)k * 2.0 * (double)n * sizeof(float);
 }
 
+/* Where pass j of an unfused chain writes: tmp and out alternate so that
+ * the last pass lands in out, and no pass reads what it writes. */
+static inline float *fusion_pass_output(const fusion_args *a, int j)
+{
+    return (a->k - 1 - j) % 2 == 0 ? a->out : a->tmp;
+}
+
 /* The reference: one op, in double precision, in place. */
 void fusion_reference_step(double *x, size_t n, fusion_op op);
 const char *fusion_op_name(fusion_op op);

@@ -88,13 +88,30 @@ Test(stop_rule, short_samples_wait_for_the_minimum_time)
     cr_assert(n >= 500 && n <= 501, "0.5 s of 1 ms samples is 500 samples; got %d", n);
 }
 
-Test(stop_rule, noise_above_target_stops_once_it_settles)
+Test(stop_rule, noisy_samples_stop_once_the_mean_is_pinned_down)
 {
     int n;
-    /* rel stddev of alternating 1.0/1.2 ms is ~9 %: never under 0.5 %. */
+    /* rel stddev of alternating 1.0/1.2 ms is ~9.1 %: never under 0.5 %;
+     * the mean's relative standard error reaches 0.5 % after ~330 samples,
+     * but the minimum time (0.5 s) needs ~455 of them. */
     rl_stop_reason r = run_rule(&RL_STOP_FULL, alternating, 0, &n);
-    cr_assert_eq(r, RL_STOP_SETTLED, "got %s", rl_stop_reason_name(r));
-    cr_assert(n >= 455 && n < 2000, "needs the minimum time first; stopped at %d", n);
+    cr_assert_eq(r, RL_STOP_CONVERGED, "got %s", rl_stop_reason_name(r));
+    cr_assert(n >= 454 && n <= 456, "stopped at %d", n);
+}
+
+static double noisy_slow(int i) { return i % 2 ? 0.12 : 0.10; }
+
+Test(stop_rule, convergence_needs_samples_in_proportion_to_the_noise)
+{
+    int n;
+    /* 0.10/0.12 s: 9.1 % noise; (0.091 / 0.005)^2 = ~331 samples. */
+    rl_stop_reason r = run_rule(&RL_STOP_FULL, noisy_slow, 0, &n);
+    cr_assert_eq(r, RL_STOP_TIMEOUT, "331 samples of 0.11 s need 36 s: past the 15 s timeout");
+    rl_stop_rule patient = RL_STOP_FULL;
+    patient.timeout_s = 1000;
+    r = run_rule(&patient, noisy_slow, 0, &n);
+    cr_assert_eq(r, RL_STOP_CONVERGED);
+    cr_assert(n >= 320 && n <= 340, "stopped at %d", n);
 }
 
 Test(stop_rule, slow_samples_hit_the_timeout)
@@ -140,6 +157,6 @@ Test(stop_rule, full_sample_buffer_stops)
 Test(stop_rule, reasons_have_names)
 {
     cr_assert_str_eq(rl_stop_reason_name(RL_STOP_NOISE), "noise_target");
-    cr_assert_str_eq(rl_stop_reason_name(RL_STOP_SETTLED), "noise_settled");
+    cr_assert_str_eq(rl_stop_reason_name(RL_STOP_CONVERGED), "mean_converged");
     cr_assert_str_eq(rl_stop_reason_name(RL_STOP_TIMEOUT), "timeout");
 }

@@ -51,10 +51,22 @@ static const rl_experiment EXP05 = {
 enum { MAX_K = 8, MAX_POINTS = 64 };
 static const double ATOL = 1e-5, RTOL = 1e-5; /* float vs double, k <= 8 ops */
 
+/* What rl_measure_group() calls: one launch of one variant. */
+typedef struct job {
+    const fusion_variant *v;
+    fusion_args a;
+} job;
+
+static void launch_job(void *p)
+{
+    job *j = p;
+    j->v->launch(&j->a);
+}
+
 /* One measured (or failed) point, kept until its size's rows are written. */
 typedef struct point {
     const fusion_variant *v;
-    fusion_op op;
+    job job;
     int k;
     size_t n;
     bool ok;
@@ -72,18 +84,6 @@ typedef struct run {
     point pts[MAX_POINTS];
     int npts;
 } run;
-
-/* What rl_measure() calls: one launch of one variant. */
-typedef struct job {
-    const fusion_variant *v;
-    fusion_args a;
-} job;
-
-static void launch_job(void *p)
-{
-    job *j = p;
-    j->v->launch(&j->a);
-}
 
 /* ---- sizes ------------------------------------------------------------ */
 
@@ -109,29 +109,54 @@ static double footprint_of(const fusion_variant *v, int k, size_t n)
     return (double)arrays * (double)n * sizeof(float);
 }
 
-/* ---- one point: validate, then time ----------------------------------- */
+/* ---- validate every point, then time them in groups ------------------- */
 
-static void measure_point(run *r, const fusion_variant *v, fusion_op op, int k, size_t n)
+/* r->ref holds op^k(input): run the variant once and compare every element. */
+static void validate_point(run *r, const fusion_variant *v, fusion_op op, int k, size_t n)
 {
     rl_ctx *ctx = r->ctx;
     point *p = &r->pts[r->npts++];
-    *p = (point){.v = v, .op = op, .k = k, .n = n};
-    job j = {v, {r->out, r->in, r->tmp, n, k, op, rl_stream(ctx->be)}};
-
-    rl_progress_step(ctx, "%s %s k=%d n=%zu", fusion_op_name(op), v->name, k, n);
-    rl_check c = rl_validate_f32(ctx->be, launch_job, &j, r->out, n, r->ref, ATOL, RTOL);
+    *p = (point){.v = v, .k = k, .n = n};
+    p->job = (job){v, {r->out, r->in, r->tmp, n, k, op, rl_stream(ctx->be)}};
+    rl_check c = rl_validate_f32(ctx->be, launch_job, &p->job, r->out, n, r->ref, ATOL, RTOL);
     p->max_abs_err = c.max_abs_err;
+    p->ok = c.ok;
     if (!c.ok) {
         rl_check_describe(&c, p->why, sizeof p->why);
         fprintf(stderr, "exp-05: %s (%s, k=%d, n=%zu) %s\n", v->name, fusion_op_name(op), k, n,
                 p->why);
         ctx->failures++;
-        return;
     }
-    p->ok = true;
-    p->m = rl_measure(ctx, v->name, launch_job, &j);
-    p->seconds = p->m.stats.median;
-    p->gbps = v->bytes(n, k) / p->seconds / 1e9;
+}
+
+/* Points that are compared with each other are timed together, sample by
+ * sample in turn: the fixed-length variants 1-4 (the verdicts compare
+ * them), and the two chain variants at each k. */
+static int group_of(const point *p) { return p->v->k ? 0 : p->k; }
+
+static void time_group(run *r, int group)
+{
+    rl_work works[MAX_POINTS];
+    point *members[MAX_POINTS];
+    rl_measurement m[MAX_POINTS];
+    int n = 0;
+    for (int i = 0; i < r->npts; i++)
+        if (r->pts[i].ok && group_of(&r->pts[i]) == group) {
+            members[n] = &r->pts[i];
+            works[n] = (rl_work){r->pts[i].v->name, launch_job, &r->pts[i].job};
+            n++;
+        }
+    if (n == 0)
+        return;
+    rl_progress_step(r->ctx, "%s n=%zu %s", fusion_op_name(members[0]->job.a.op), members[0]->n,
+                     group ? "chain variants" : "variants 1-4");
+    rl_measure_group(r->ctx, works, n, m);
+    for (int i = 0; i < n; i++) {
+        point *p = members[i];
+        p->m = m[i];
+        p->seconds = m[i].stats.median;
+        p->gbps = p->v->bytes(p->n, p->k) / p->seconds / 1e9;
+    }
 }
 
 /* The unfused point with the same op, size and k, for the speedup. */
@@ -140,7 +165,7 @@ static const point *unfused_twin(const run *r, const point *p)
     const point *best = NULL;
     for (int i = 0; i < r->npts; i++) {
         const point *q = &r->pts[i];
-        if (q->ok && !q->v->fused && q->op == p->op && q->n == p->n && q->k == p->k &&
+        if (q->ok && !q->v->fused && q->job.a.op == p->job.a.op && q->n == p->n && q->k == p->k &&
             (!best || q->v->k == p->v->k)) /* prefer the same family: pair or chain */
             best = q;
     }
@@ -159,7 +184,7 @@ static void write_row(run *r, const point *p)
     double footprint = footprint_of(p->v, p->k, p->n);
     rl_set_str(ctx, "variant", p->v->name);
     rl_set_int(ctx, "number", p->v->number);
-    rl_set_str(ctx, "op", fusion_op_name(p->op));
+    rl_set_str(ctx, "op", fusion_op_name(p->job.a.op));
     rl_set_int(ctx, "k", p->k);
     rl_set_int(ctx, "n", (long long)p->n);
     rl_set_num(ctx, "footprint_bytes", footprint);
@@ -182,11 +207,11 @@ static void write_row(run *r, const point *p)
 static void print_point(const run *r, const point *p)
 {
     if (!p->ok) {
-        printf("  %-7s %10zu  %-20s %d  FAILED validation\n", fusion_op_name(p->op), p->n,
+        printf("  %-7s %10zu  %-20s %d  FAILED validation\n", fusion_op_name(p->job.a.op), p->n,
                p->v->name, p->k);
         return;
     }
-    printf("  %-7s %10zu  %-20s %d %11.2f %9.1f %6.2f", fusion_op_name(p->op), p->n, p->v->name,
+    printf("  %-7s %10zu  %-20s %d %11.2f %9.1f %6.2f", fusion_op_name(p->job.a.op), p->n, p->v->name,
            p->k, p->seconds * 1e6, p->gbps, p->gbps / r->ceil->copy_gbps);
     double s = speedup_of(r, p);
     if (isfinite(s))
@@ -230,8 +255,10 @@ static void sweep_size(run *r, fusion_op op, size_t n, size_t nmax)
         fusion_reference_step(r->ref, n, op); /* ref now holds op^k(input) */
         for (const fusion_variant *v = r->table; v->name; v++)
             if (runs_at(ctx, v, k, n, nmax))
-                measure_point(r, v, op, k, n);
+                validate_point(r, v, op, k, n);
     }
+    for (int group = 0; group <= kmax; group++)
+        time_group(r, group);
     rl_progress_clear();
     for (int i = 0; i < r->npts; i++) {
         write_row(r, &r->pts[i]);
@@ -262,10 +289,10 @@ static void describe_regime(const run *r, const point *one, char *buf, size_t le
     double mbu = one->gbps / r->ceil->copy_gbps;
     if (mbu >= 0.5)
         snprintf(buf, len, "memory-bound: one %s pass moves %.0f GB/s, %.2f of the measured "
-                 "bandwidth", fusion_op_name(one->op), one->gbps, mbu);
+                 "bandwidth", fusion_op_name(one->job.a.op), one->gbps, mbu);
     else
         snprintf(buf, len, "compute-bound: one %s pass moves only %.1f GB/s, %.2f of the measured "
-                 "bandwidth, so arithmetic, not memory, sets the time", fusion_op_name(one->op),
+                 "bandwidth, so arithmetic, not memory, sets the time", fusion_op_name(one->job.a.op),
                  one->gbps, mbu);
 }
 
@@ -317,13 +344,19 @@ static size_t next_size(const rl_ctx *ctx, size_t n, size_t nmax)
     return n < nmax ? nmax : n * 2;
 }
 
-static int count_points(const run *r, int nops, size_t nmax)
+/* Progress steps: one per timed group (variants 1-4 at every size, and
+ * each chain length at the largest). */
+static int count_groups(const run *r, int nops, size_t nmax)
 {
     int total = 0;
     for (size_t n = 1 << 16; n <= nmax; n = next_size(r->ctx, n, nmax))
-        for (int k = 1; k <= (n == nmax ? MAX_K : 2); k++)
-            for (const fusion_variant *v = r->table; v->name; v++)
-                total += runs_at(r->ctx, v, k, n, nmax);
+        for (int group = 0; group <= (n == nmax ? MAX_K : 2); group++) {
+            bool any = false;
+            for (int k = 1; k <= MAX_K; k++)
+                for (const fusion_variant *v = r->table; v->name; v++)
+                    any |= runs_at(r->ctx, v, k, n, nmax) && (v->k ? 0 : k) == group;
+            total += any;
+        }
     return total * nops;
 }
 
@@ -361,7 +394,7 @@ int main(int argc, char **argv)
     r.out = rl_alloc(ctx->be, nmax * sizeof(float));
     r.tmp = rl_alloc(ctx->be, nmax * sizeof(float));
     r.ref = rl_host_alloc(nmax * sizeof(double));
-    rl_progress_total(ctx, count_points(&r, nops, nmax));
+    rl_progress_total(ctx, count_groups(&r, nops, nmax));
 
     printf("\n  %-7s %10s  %-20s %s %11s %9s %6s %8s\n", "op", "n", "variant", "k", "time/us",
            "GB/s", "MBU", "speedup");
