@@ -109,6 +109,10 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
             ctx->rule.timeout_s);
     rl_meta(ctx, "cache_mode", "%s", ctx->args.cache == RL_COLD ? "cold" : "hot");
     rl_meta(ctx, "rates", "bandwidth and FLOP rates are computed from the median time");
+    if (e->compare_keys)
+        rl_meta(ctx, "compare_keys", "%s", e->compare_keys);
+    if (e->compare_value)
+        rl_meta(ctx, "compare_value", "%s", e->compare_value);
 }
 
 static void print_story(const rl_ctx *ctx)

@@ -265,6 +265,11 @@ typedef struct rl_experiment {
     const char *const *columns;  /* NULL-terminated; see RL_MEASUREMENT_COLUMNS */
     const rl_option *options;    /* NULL-terminated array, or NULL */
     rl_cache_state default_cache;
+    /* For comparing runs (make compare): the columns that identify a point
+     * across runs, e.g. "op,variant,k,n", and the column whose ratio is
+     * reported, e.g. "time_us_median". Written to the CSV header. */
+    const char *compare_keys;
+    const char *compare_value;
 } rl_experiment;
 
 typedef struct rl_ctx_private rl_ctx_private;

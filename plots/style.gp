@@ -2,7 +2,7 @@
 #
 # Loaded before each experiment's plot.gp, with these variables set by the
 # harness: csv (the data file), outbase (path without extension), fmt (png,
-# pdf or svg), device, backend, label.
+# pdf or svg), device, backend, label, and for overlays runs / run_names.
 #
 # Conventions: measurements are points joined by solid lines; models are
 # dashed lines and say "model" in their key entry.
@@ -45,6 +45,20 @@ set border 3 lc rgb '#444444'
 set tics nomirror out
 set key top left box opaque samplen 2.5 spacing 1.1
 set tics textcolor rgb '#333333'
+
+# Overlays: runs is a space-separated list of CSV files, the run being
+# drawn first (a reference run or runs to compare after it), run_names
+# their labels. A plot script draws each measured series once per run,
+# `plot for [i=1:nruns] run(i) using ... dt run_dt(i) title key(i, 'series')`;
+# models and axis ranges come from the first run.
+if (!exists('runs')) runs = csv
+if (!exists('run_names')) run_names = label
+nruns = words(runs)
+run(i) = word(runs, i)
+# With one run a key entry is the series; with several, the run comes first.
+key(i, series) = nruns == 1 ? series : sprintf('%s: %s', word(run_names, i), series)
+# The first run solid, the others dashed, each its own way.
+run_dt(i) = i == 1 ? 1 : i
 
 # A column's value on rows where the string column key equals val, else
 # NaN (gnuplot skips NaN points), for picking one series out of a tidy CSV.

@@ -101,7 +101,8 @@ Test(exp05, quick_cpu_run_writes_csv_verdicts_and_charts)
     static const char *meta[] = {"# experiment: 05-fusion", "# backend: cpu", "# device: ",
                                  "# git_commit: ", "# date_utc: 20", "# argv: ", "# label: e2e",
                                  "# quick: yes", "# seed: 1", "# ceiling_gbps: ", "# claim: ",
-                                 "# rates: bandwidth and FLOP rates are computed from the median"};
+                                 "# rates: bandwidth and FLOP rates are computed from the median",
+                                 "# compare_keys: op,variant,k,n"};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
 

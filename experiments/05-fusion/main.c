@@ -46,6 +46,8 @@ static const rl_experiment EXP05 = {
     .columns = COLUMNS,
     .options = OPTIONS,
     .default_cache = RL_HOT,
+    .compare_keys = "op,variant,k,n",
+    .compare_value = "time_us_median",
 };
 
 enum { MAX_K = 8, MAX_POINTS = 64 };

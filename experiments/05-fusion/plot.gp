@@ -28,7 +28,7 @@ set xrange [n_lo / 1.5 : n_hi * 1.5]
 set xlabel 'elements per array (n)'
 set ylabel 'speedup of fused over unfused (x)'
 set yrange [0:*]
-set key bottom right
+set key outside right top vertical
 if (n_dram <= n_hi) {
     set arrow 1 from n_dram, graph 0 to n_dram, graph 1 nohead dt 3 lc rgb model_color
     set label 1 'arrays exceed 4x the cache ' at n_dram, graph 0.96 right tc rgb model_color
@@ -36,25 +36,27 @@ if (n_dram <= n_hi) {
 plot \
     2 with lines dt 2 lc rgb model_color title 'model: 2 memory trips instead of 4', \
     1 with lines dt 3 lc rgb '#bbbbbb' notitle, \
-    csv using 'n':(has_cos ? sel('cos', 'cos_cos_fused', 'speedup_vs_unfused') : NaN) \
-        with linespoints lt 1 title 'cos, fused', \
-    csv using 'n':(has_cos ? sel('cos', 'cos_cos_fused_vec4', 'speedup_vs_unfused') : NaN) \
-        with linespoints lt 1 dt 4 pt 6 title 'cos, fused, 16-byte loads', \
-    csv using 'n':(has_affine ? sel('affine', 'cos_cos_fused', 'speedup_vs_unfused') : NaN) \
-        with linespoints lt 2 title 'affine, fused', \
-    csv using 'n':(has_affine ? sel('affine', 'cos_cos_fused_vec4', 'speedup_vs_unfused') : NaN) \
-        with linespoints lt 2 dt 4 pt 4 title 'affine, fused, 16-byte loads'
+    for [i=1:nruns] run(i) using 'n':(has_cos ? sel('cos', 'cos_cos_fused', 'speedup_vs_unfused') : NaN) \
+        with linespoints lt 1 dt run_dt(i) title key(i, 'cos, fused'), \
+    for [i=1:nruns] run(i) using 'n':(has_cos ? sel('cos', 'cos_cos_fused_vec4', 'speedup_vs_unfused') : NaN) \
+        with linespoints lt 3 dt run_dt(i) pt 6 title key(i, 'cos, fused, 16-byte loads'), \
+    for [i=1:nruns] run(i) using 'n':(has_affine ? sel('affine', 'cos_cos_fused', 'speedup_vs_unfused') : NaN) \
+        with linespoints lt 2 dt run_dt(i) title key(i, 'affine, fused'), \
+    for [i=1:nruns] run(i) using 'n':(has_affine ? sel('affine', 'cos_cos_fused_vec4', 'speedup_vs_unfused') : NaN) \
+        with linespoints lt 4 dt run_dt(i) pt 4 title key(i, 'affine, fused, 16-byte loads')
 unset arrow 1
 unset label 1
 
 # ---- chart 2: time vs chain length at the largest size ----------------------
-# One pass's time (chain_fused at k = 1), for the model lines.
-stats csv using (sel('cos', 'chain_fused', 'k') == 1 && column('n') == n_hi ? column('time_us_median') : 0) nooutput
-t1_cos = STATS_max
-stats csv using (sel('affine', 'chain_fused', 'k') == 1 && column('n') == n_hi ? column('time_us_median') : 0) nooutput
-t1_affine = STATS_max
+# One panel per op (their times differ by orders of magnitude). One pass's
+# time, chain_fused at k = 1, anchors the model lines.
+stats csv using (sel('cos', 'chain_fused', 'k') == 1 ? column('time_us_median') : 0) nooutput
+t1_cos = STATS_max / 1000.0
+stats csv using (sel('affine', 'chain_fused', 'k') == 1 ? column('time_us_median') : 0) nooutput
+t1_affine = STATS_max / 1000.0
 
-at_largest(op, variant) = (column('n') == n_hi) ? sel(op, variant, 'time_us_median') / 1000.0 : NaN
+# Chain variants run only at a run's largest size, whatever that size is.
+chain_ms(op, variant) = sel(op, variant, 'time_us_median') / 1000.0
 
 set output chart('-chain')
 unset logscale x
@@ -64,14 +66,22 @@ set xtics 1
 set xlabel sprintf('chain length k (ops), n = %d elements', n_hi)
 set ylabel 'time per chain (ms)'
 set yrange [0:*]
-set key top left
-set title "Chains of k element-wise ops: unfused pays a memory trip per op\n{/*0.8 ".run_title."}"
-plot \
-    (has_cos && t1_cos > 0 ? x * t1_cos / 1000.0 : NaN) with lines dt 2 lc rgb '#0072B2' title 'model: cos, k trips', \
-    (has_cos && t1_cos > 0 ? t1_cos / 1000.0 : NaN) with lines dt 3 lc rgb '#0072B2' title 'model: cos, one trip', \
-    (has_affine && t1_affine > 0 ? x * t1_affine / 1000.0 : NaN) with lines dt 2 lc rgb '#D55E00' title 'model: affine, k trips', \
-    (has_affine && t1_affine > 0 ? t1_affine / 1000.0 : NaN) with lines dt 3 lc rgb '#D55E00' title 'model: affine, one trip', \
-    csv using 'k':(at_largest('cos', 'chain_unfused')) with linespoints lt 1 title 'cos, unfused', \
-    csv using 'k':(at_largest('cos', 'chain_fused')) with linespoints lt 1 pt 6 title 'cos, fused', \
-    csv using 'k':(at_largest('affine', 'chain_unfused')) with linespoints lt 2 title 'affine, unfused', \
-    csv using 'k':(at_largest('affine', 'chain_fused')) with linespoints lt 2 pt 4 title 'affine, fused'
+set key inside top left
+set key noopaque
+panels = has_cos + has_affine
+set multiplot layout 1, (panels > 0 ? panels : 1) \
+    title "Chains of k element-wise ops: unfused pays a memory trip per op\n{/*0.8 ".run_title."}"
+do for [op in 'cos affine'] {
+    t1 = op eq 'cos' ? t1_cos : t1_affine
+    if (t1 > 0) {
+        set title op
+        plot \
+            x * t1 with lines dt 2 lc rgb model_color title 'model: k trips', \
+            t1 with lines dt 3 lc rgb model_color title 'model: one trip', \
+            for [i=1:nruns] run(i) using 'k':(chain_ms(op, 'chain_unfused')) \
+                with linespoints lt 1 dt run_dt(i) title key(i, 'unfused'), \
+            for [i=1:nruns] run(i) using 'k':(chain_ms(op, 'chain_fused')) \
+                with linespoints lt 2 dt run_dt(i) pt 6 title key(i, 'fused')
+    }
+}
+unset multiplot
