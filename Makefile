@@ -58,8 +58,17 @@ exp_id = $(firstword $(subst -, ,$(1)))
 EXP_BINS := $(foreach e,$(EXPERIMENTS),$(B)/exp-$(call exp_id,$(e)))
 TEST_BIN := $(B)/tests/rooflab-tests
 
+REFERENCE ?=
+EXP ?=
+RUNS ?=
+TOOL_BIN := $(B)/rooflab
+
 QUICK_FLAG := $(if $(filter-out 0 no false,$(QUICK)),--quick)
-RUNFLAGS = --backend $(BACKEND) $(if $(LABEL),--label $(LABEL)) $(QUICK_FLAG) $(ARGS)
+# Flags for every experiment binary; LABEL is added where it is known.
+BASEFLAGS = --backend $(BACKEND) $(QUICK_FLAG) $(if $(REFERENCE),--reference $(REFERENCE)) $(ARGS)
+RUNFLAGS = $(BASEFLAGS) $(if $(LABEL),--label $(LABEL))
+# In a recipe: the label runs use, LABEL or else the device's slug.
+SHELL_LABEL = $(if $(LABEL),$(LABEL),$$($(firstword $(EXP_BINS)) --print-label --backend $(BACKEND)))
 
 # ---- compiling ---------------------------------------------------------------
 # Objects depend on a stamp of the flags, so changing SMS or CI rebuilds.
@@ -90,6 +99,9 @@ $(B)/exp-$(call exp_id,$(1)): $(call obj,$(wildcard experiments/$(1)/*.c)) $(KER
 endef
 $(foreach e,$(EXPERIMENTS),$(eval $(call experiment_rules,$(e))))
 
+$(TOOL_BIN): $(call obj,$(wildcard harness/tools/*.c)) $(HARNESS_LIB)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
 $(TEST_BIN): $(call obj,$(wildcard tests/*.c)) $(KERNELS_LIB) $(HARNESS_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(CRITERION_LIBS) $(LDLIBS)
@@ -100,12 +112,12 @@ $(call obj,$(wildcard tests/*.c)): CPPFLAGS += -DRL_BUILD_DIR='"$(abspath $(B))"
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: build build-tests test deps check-gpu all clean help FORCE
+.PHONY: build build-tests test deps check-gpu all compare reference paper clean help FORCE
 FORCE:
 
-build: $(EXP_BINS)
+build: $(EXP_BINS) $(TOOL_BIN)
 
-build-tests: $(EXP_BINS) $(TEST_BIN)
+build-tests: build $(TEST_BIN)
 
 deps:
 	@harness/deps.sh all
@@ -124,10 +136,39 @@ plot-$(call exp_id,$(1)):
 endef
 $(foreach e,$(EXPERIMENTS),$(eval $(call run_rules,$(e))))
 
+# Every experiment under one label, then the summary of their verdicts. A
+# failed experiment does not stop the others; make reports it at the end.
 all:
 	@harness/deps.sh run
 	@$(MAKE) --no-print-directory build
-	@set -e; for bin in $(EXP_BINS); do $$bin $(RUNFLAGS); echo; done
+	@label=$(SHELL_LABEL) || exit $$?; failed=0; \
+	for bin in $(EXP_BINS); do \
+	    $$bin $(BASEFLAGS) --label "$$label"; rc=$$?; echo; \
+	    [ $$rc -eq 77 ] && exit 77; [ $$rc -eq 0 ] || failed=1; \
+	done; \
+	$(TOOL_BIN) summary --label "$$label" || failed=1; exit $$failed
+
+compare:
+	@[ -n "$(EXP)" ] && [ -n "$(RUNS)" ] || \
+	    { echo 'usage: make compare EXP=NN RUNS="label label ..." (the first is the baseline)'; exit 2; }
+	@$(MAKE) --no-print-directory $(TOOL_BIN)
+	$(TOOL_BIN) compare --exp $(EXP) $(RUNS)
+
+# Full sweeps of every experiment into results/reference/<device-slug>/.
+reference:
+	@[ -z "$(QUICK_FLAG)" ] || { echo 'make reference runs the full sweeps: drop QUICK'; exit 2; }
+	@[ -z "$(LABEL)" ] || { echo 'make reference chooses its label (reference/<device>): drop LABEL'; exit 2; }
+	@harness/deps.sh run
+	@$(MAKE) --no-print-directory build
+	@slug=$$($(firstword $(EXP_BINS)) --print-label --backend $(BACKEND)) || exit $$?; \
+	$(MAKE) --no-print-directory all LABEL="reference/$$slug" REFERENCE=none
+
+paper:
+	@harness/deps.sh paper
+	@$(MAKE) --no-print-directory build
+	@label=$(SHELL_LABEL) || exit $$?; \
+	ROOFLAB=$(TOOL_BIN) paper/build.sh "$$label" results plots $(B)/paper && \
+	cp $(B)/paper/paper.pdf paper/paper.pdf && echo "wrote paper/paper.pdf (label $$label)"
 
 test:
 	@harness/deps.sh test
@@ -148,7 +189,13 @@ help:
 	@echo '                     results/<label>/exp-NN.csv and plots/<label>/exp-NN.{png,pdf,svg}'
 	@echo '                     experiments here: $(foreach e,$(EXPERIMENTS),$(call exp_id,$(e)))'
 	@echo '  make plot-NN       redraw experiment NN'"'"'s charts from its CSV'
-	@echo '  make all           run every experiment'
+	@echo '  make all           run every experiment, then print and write the summary of'
+	@echo '                     their verdicts (results/<label>/summary.md)'
+	@echo '  make compare EXP=NN RUNS="reference/<device> mine"'
+	@echo '                     overlay the runs'"'"' charts (plots/compare/...) and print'
+	@echo '                     per-point ratios against the first run'
+	@echo '  make reference     full sweeps of every experiment into results/reference/<device>/'
+	@echo '  make paper         build paper/paper.pdf from results/<label>/ and plots/<label>/'
 	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
 	@echo '  make check-gpu     on a GPU machine: build for it, validate every CUDA kernel, run'
 	@echo '                     every experiment with --quick, print a summary (exit 77: no GPU)'
@@ -163,6 +210,8 @@ help:
 	@echo '  BACKEND=auto       cuda, cpu or auto (the GPU when there is one)'
 	@echo '  QUICK=1            pass --quick: short sweeps, 3 samples per point'
 	@echo '  ARGS="..."         more options for the experiment binary (see build/exp-NN --help)'
+	@echo '  REFERENCE=none     do not overlay the checked-in reference run of this device'
+	@echo '  EXP=NN RUNS="..."  for make compare: the experiment and the labels to compare'
 	@echo '  SMS="75 80 ..."    CUDA architectures (default: $(SMS), plus PTX of the newest)'
 	@echo '  NVCC=path          the CUDA compiler (empty: build the CPU backend only)'
 	@echo '  CPU_ARCH=...       host code generation flags (default -march=native)'

@@ -24,6 +24,8 @@ static const char *COMMON_HELP =
     "  --seed N                 seed of the random inputs (default 1)\n"
     "  --cache cold|hot         flush the cache before each sample, or run back to back\n"
     "  --no-plot                write the CSV but draw no charts\n"
+    "  --reference auto|none    overlay the checked-in reference run of this device\n"
+    "                           (results/reference/<device>/), if there is one (default auto)\n"
     "  --plot-only              redraw the charts from an existing CSV and exit\n"
     "  --print-label            print the label this run would use and exit\n"
     "  --help                   this text\n";
@@ -151,6 +153,10 @@ static int parse_common(const char *prog, const char *name, const char *value, r
         else if (!strcmp(value, "hot")) a->cache = RL_HOT;
         else return usage_error(prog, "--cache must be cold or hot, not '%s'", value);
         a->cache_given = true;
+    } else if (!strcmp(name, "reference")) {
+        if (!strcmp(value, "none")) a->no_reference = true;
+        else if (!strcmp(value, "auto")) a->no_reference = false;
+        else return usage_error(prog, "--reference must be auto or none, not '%s'", value);
     } else if (!strcmp(name, "out")) {
         a->out_dir = value;
     } else if (!strcmp(name, "plots")) {
@@ -189,8 +195,8 @@ static bool *common_flag(const char *name, rl_args *a)
 
 static bool common_takes_value(const char *name)
 {
-    static const char *with_value[] = {"backend", "cache", "out", "plots", "label",
-                                       "variant", "device", "seed"};
+    static const char *with_value[] = {"backend", "cache", "out",    "plots", "label",
+                                       "variant", "device", "seed", "reference"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (!strcmp(name, with_value[i]))
             return true;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- choosing the backend --------------------------------------------- */
 
@@ -133,6 +134,32 @@ static void print_story(const rl_ctx *ctx)
     fflush(stdout);
 }
 
+/* ---- the reference run ---------------------------------------------------- */
+
+/* The checked-in reference run of this device (results/reference/<slug>/),
+ * when there is one, it is not this run, and --reference none was not given. */
+static bool find_reference(const rl_ctx *ctx, char *csv, size_t len, char *name, size_t nlen)
+{
+    if (ctx->args.no_reference)
+        return false;
+    snprintf(name, nlen, "reference/%s", ctx->dev->slug);
+    if (!strcmp(name, ctx->label))
+        return false;
+    snprintf(csv, len, "%s/%s/exp-%s.csv", ctx->args.out_dir, name, ctx->exp->id);
+    return access(csv, R_OK) == 0;
+}
+
+static int draw(const rl_ctx *ctx)
+{
+    char ref_csv[1024], ref_name[128];
+    bool have_ref = find_reference(ctx, ref_csv, sizeof ref_csv, ref_name, sizeof ref_name);
+    if (have_ref)
+        printf("reference   %s, overlaid dashed (--reference none, or REFERENCE=none, leaves "
+               "it out)\n", ref_csv);
+    return rl_draw_charts(ctx->exp, ctx->csv_path, ctx->args.plots_dir, ctx->label,
+                          have_ref ? ref_csv : NULL, have_ref ? ref_name : NULL);
+}
+
 /* ---- begin and end ------------------------------------------------------ */
 
 rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
@@ -168,8 +195,7 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
             rl_die(RL_EXIT_USAGE, "exp-%s --plot-only: no results at %s (run the experiment first)",
                    exp->id, ctx->csv_path);
         fclose(f);
-        rc = rl_draw_charts(exp, ctx->csv_path, ctx->args.plots_dir, ctx->label);
-        exit(rc ? RL_EXIT_FAILED : RL_EXIT_OK);
+        exit(draw(ctx) ? RL_EXIT_FAILED : RL_EXIT_OK);
     }
     if (ctx->args.list)
         return ctx; /* the experiment prints its variants and calls rl_end */
@@ -194,8 +220,7 @@ int rl_end(rl_ctx *ctx)
         code = RL_EXIT_FAILED;
     rl_verdicts_print(ctx);
     printf("\nwrote       %s\n", ctx->csv_path);
-    if (code == RL_EXIT_OK && !ctx->args.no_plot &&
-        rl_draw_charts(ctx->exp, ctx->csv_path, ctx->args.plots_dir, ctx->label) != 0)
+    if (code == RL_EXIT_OK && !ctx->args.no_plot && draw(ctx) != 0)
         code = RL_EXIT_FAILED;
     if (ctx->failures)
         printf("\n%d kernel(s) FAILED validation: their rows say so and they were not timed.\n",

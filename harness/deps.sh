@@ -4,10 +4,11 @@
 #
 #   harness/deps.sh run    what the experiments need (compiler, OpenBLAS, gnuplot)
 #   harness/deps.sh test   that, plus Criterion for the tests
+#   harness/deps.sh paper  what make paper needs (pdflatex and LaTeX packages)
 #   harness/deps.sh all    everything
 set -euo pipefail
 what=${1:-all}
-case "$what" in run|test|all) ;; *) echo "usage: $0 run|test|all" >&2; exit 2 ;; esac
+case "$what" in run|test|paper|all) ;; *) echo "usage: $0 run|test|paper|all" >&2; exit 2 ;; esac
 
 missing=()
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
@@ -24,8 +25,12 @@ have_cmd make || missing+=(make)
 have_cmd pkg-config || missing+=(pkg-config)
 have_header cblas.h openblas || missing+=(libopenblas-dev)
 have_cmd gnuplot || missing+=(gnuplot-nox)
-if [ "$what" != run ]; then
+if [ "$what" = test ] || [ "$what" = all ]; then
     have_header criterion/criterion.h criterion || missing+=(libcriterion-dev)
+fi
+if [ "$what" = paper ] || [ "$what" = all ]; then
+    have_cmd pdflatex || missing+=(texlive-latex-base)
+    have_cmd kpsewhich && kpsewhich booktabs.sty >/dev/null 2>&1 || missing+=(texlive-latex-recommended)
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -1,11 +1,13 @@
 /*
- * plot.c -- draws an experiment's charts with gnuplot, from its CSV only.
+ * plot.c -- draws an experiment's charts with gnuplot, from CSV files only.
  *
  * The experiment's plot.gp runs after plots/style.gp once per format (png,
- * pdf, svg) with these variables set: csv (the data), outbase (path
+ * pdf, svg) with these variables set: csv (the run drawn), outbase (path
  * without extension; a script may add suffixes for further charts), fmt,
- * device, backend, label. Charts are drawn into a temporary folder and
- * moved into plots/<label>/ only when every format succeeded.
+ * device, backend, label; and for overlays runs and run_names (every CSV
+ * and its name, the run drawn first) and runs_title (what is compared).
+ * Charts are drawn into a temporary folder and moved into place only when
+ * every format succeeded.
  */
 #include "internal.h"
 
@@ -114,42 +116,56 @@ static void remove_tree(const char *tmp)
     rmdir(tmp);
 }
 
-int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *plots_dir,
-                   const char *label)
+/* Appends each item double-quoted, space-separated: gnuplot's word()
+ * keeps a quoted item whole, spaces included. */
+static void add_words(char *buf, size_t len, const char *const *items, int n)
+{
+    size_t used = strlen(buf);
+    for (int i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s\"%s\"", i ? " " : "", items[i]);
+}
+
+int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
+            const char *const *names, int nruns, const char *dir, const char *runs_title)
 {
     if (!have_gnuplot()) {
         fprintf(stderr, "rooflab: gnuplot not found: charts skipped (apt-get install gnuplot-nox)\n");
         return 0;
     }
-    char dir[1024], tmp[1100], log[1200], style[1024], script[1024];
-    snprintf(dir, sizeof dir, "%s/%s", plots_dir, label);
+    char tmp[1100], log[1200], style[1024], script[1024];
     if (rl_mkdirs(dir) != 0) {
         fprintf(stderr, "rooflab: cannot create %s: %m\n", dir);
         return -1;
     }
-    snprintf(tmp, sizeof tmp, "%s/.tmp-exp-%s-XXXXXX", dir, exp->id);
+    snprintf(tmp, sizeof tmp, "%s/.tmp-exp-%s-XXXXXX", dir, exp_id);
     if (!mkdtemp(tmp)) {
         fprintf(stderr, "rooflab: cannot create a temporary folder in %s: %m\n", dir);
         return -1;
     }
     snprintf(log, sizeof log, "%s/gnuplot.log", tmp);
     snprintf(style, sizeof style, "%s/plots/style.gp", rl_source_root());
-    snprintf(script, sizeof script, "%s/experiments/%s/plot.gp", rl_source_root(), exp->slug);
+    snprintf(script, sizeof script, "%s/experiments/%s/plot.gp", rl_source_root(), exp_slug);
 
-    char device[256] = "", backend[32] = "", outbase[1200];
-    rl_csv_read_meta(csv_path, "device", device, sizeof device);
-    rl_csv_read_meta(csv_path, "backend", backend, sizeof backend);
-    snprintf(outbase, sizeof outbase, "%s/exp-%s", tmp, exp->id);
+    char device[256] = "", backend[32] = "", label[128] = "", outbase[1200];
+    rl_csv_read_meta(csvs[0], "device", device, sizeof device);
+    rl_csv_read_meta(csvs[0], "backend", backend, sizeof backend);
+    rl_csv_read_meta(csvs[0], "label", label, sizeof label);
+    snprintf(outbase, sizeof outbase, "%s/exp-%s", tmp, exp_id);
 
     int rc = 0;
     for (size_t i = 0; i < sizeof FORMATS / sizeof FORMATS[0] && rc == 0; i++) {
-        char vars[4096] = "";
-        add_var(vars, sizeof vars, "csv", csv_path);
+        char vars[8192] = "", runs[3072] = "", run_names[2048] = "";
+        add_words(runs, sizeof runs, csvs, nruns);
+        add_words(run_names, sizeof run_names, names, nruns);
+        add_var(vars, sizeof vars, "csv", csvs[0]);
         add_var(vars, sizeof vars, "outbase", outbase);
         add_var(vars, sizeof vars, "fmt", FORMATS[i]);
         add_var(vars, sizeof vars, "device", device);
         add_var(vars, sizeof vars, "backend", backend);
         add_var(vars, sizeof vars, "label", label);
+        add_var(vars, sizeof vars, "runs", runs);
+        add_var(vars, sizeof vars, "run_names", run_names);
+        add_var(vars, sizeof vars, "runs_title", runs_title ? runs_title : "");
         char *const argv[] = {"gnuplot", "-e", vars, style, script, NULL};
         rc = run_logged(argv, log);
     }
@@ -161,4 +177,17 @@ int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *p
     }
     remove_tree(tmp);
     return rc;
+}
+
+int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *plots_dir,
+                   const char *label, const char *reference_csv, const char *reference_name)
+{
+    char dir[1024], title[512] = "";
+    snprintf(dir, sizeof dir, "%s/%s", plots_dir, label);
+    const char *csvs[2] = {csv_path, reference_csv};
+    const char *names[2] = {label, reference_name};
+    int n = reference_csv ? 2 : 1;
+    if (reference_csv)
+        snprintf(title, sizeof title, "%s, with the checked-in %s dashed", label, reference_name);
+    return rl_draw(exp->id, exp->slug, csvs, names, n, dir, title);
 }

@@ -211,7 +211,7 @@ typedef enum rl_cache_state { RL_COLD, RL_HOT } rl_cache_state;
 
 typedef struct rl_args {
     rl_backend_choice backend;
-    bool quick, list, help, no_plot, plot_only, print_label, cache_given;
+    bool quick, list, help, no_plot, plot_only, print_label, cache_given, no_reference;
     const char *out_dir, *plots_dir, *label, *variants;
     int device;
     uint64_t seed;
@@ -243,6 +243,26 @@ int rl_csv_commit(rl_csv *c);  /* flush, fsync, rename; 0 on success */
 void rl_csv_abort(rl_csv *c);  /* removes the temporary file */
 /* Reads "# key: value" from a CSV's header into buf; false if absent. */
 bool rl_csv_read_meta(const char *path, const char *key, char *buf, size_t len);
+
+/* ------------------------------------------------------------------------
+ * Reading results back (table.c): for comparisons, summaries, the paper.
+ * ---------------------------------------------------------------------- */
+typedef struct rl_table {
+    int ncols, nrows, nmeta;
+    char **cols;              /* the header's column names */
+    char ***cells;            /* cells[row][col], "" when empty */
+    char **meta_keys, **meta_values;
+} rl_table;
+
+/* NULL and a reason when the file is missing or malformed. */
+rl_table *rl_table_read(const char *path, char *why, size_t whylen);
+void rl_table_free(rl_table *t);
+int rl_table_col(const rl_table *t, const char *name);              /* -1 if absent */
+const char *rl_table_get(const rl_table *t, int row, const char *column); /* "" if absent */
+const char *rl_table_meta(const rl_table *t, const char *key);      /* NULL if absent */
+/* The row of t whose key columns equal those of src's row, or -1. */
+int rl_table_match(const rl_table *t, const rl_table *src, int src_row, const char *const *keys,
+                   int nkeys);
 
 /* ------------------------------------------------------------------------
  * The experiment context (context.c)
@@ -389,6 +409,8 @@ void rl_slugify(const char *in, char *out, size_t len);
 void rl_format_bytes(double bytes, char *buf, size_t len);
 /* Prints "rooflab: <message>" to stderr and exits with code. */
 void rl_die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+/* Writes a whole file through a temporary and a rename; 0 on success. */
+int rl_write_file_atomic(const char *path, const char *content);
 /* Registers a file to remove if the process dies (temporary outputs). */
 void rl_cleanup_register(const char *path);
 void rl_cleanup_unregister(const char *path);

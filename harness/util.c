@@ -54,7 +54,7 @@ void rl_format_bytes(double bytes, char *buf, size_t len)
 }
 
 /* ---- temporary files to remove on a fatal error or a signal ---------- */
-enum { MAX_CLEANUP = 16, PATH_LEN = 1024 };
+enum { MAX_CLEANUP = 16, PATH_LEN = 1200 };
 static char cleanup_paths[MAX_CLEANUP][PATH_LEN];
 static volatile sig_atomic_t cleanup_used[MAX_CLEANUP];
 
@@ -147,4 +147,29 @@ void rl_fail_check(const char *library, const char *message, const char *expr, c
             line);
     cleanup_all();
     exit(RL_EXIT_FAILED);
+}
+
+int rl_write_file_atomic(const char *path, const char *content)
+{
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return -1;
+    rl_cleanup_register(tmp);
+    size_t len = strlen(content), done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, content + done, len - done);
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    int rc = done == len && fsync(fd) == 0 ? 0 : -1;
+    close(fd);
+    if (rc == 0)
+        rc = rename(tmp, path);
+    if (rc != 0)
+        unlink(tmp);
+    rl_cleanup_unregister(tmp);
+    return rc;
 }

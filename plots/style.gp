@@ -25,8 +25,9 @@ if (fmt eq 'png') {
 # Where a chart goes: chart('') is outbase.fmt, chart('-chain') outbase-chain.fmt.
 chart(suffix) = outbase . suffix . '.' . fmt
 
-# One subtitle for every chart: which run this is.
+# One subtitle for every chart: which run this is, or which runs are compared.
 run_title = sprintf('%s backend: %s (label %s)', backend, device, label)
+if (exists('runs_title') && runs_title ne '') run_title = runs_title
 
 # Okabe-Ito colours, distinguishable with the common colour-vision deficiencies.
 set linetype 1 lc rgb '#0072B2' pt 7 ps 1.0

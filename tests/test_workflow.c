@@ -1,0 +1,144 @@
+/*
+ * test_workflow.c -- the student's and author's workflow end to end on the
+ * CPU backend: two real quick runs under two labels, `rooflab compare` on
+ * them (ratio table and overlaid charts), `rooflab summary` (summary.md),
+ * and the paper built from a run (skipped without pdflatex). Also the
+ * table reader everything downstream relies on.
+ */
+#include "helpers.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXP05 RL_BUILD_DIR "/exp-05"
+#define TOOL RL_BUILD_DIR "/rooflab"
+
+static char dir[512];
+static char out[1 << 17], err[1 << 16];
+
+static void setup(void) { make_temp_dir(dir, sizeof dir); }
+static void teardown(void) { rm_tree(dir); }
+
+TestSuite(table, .init = setup, .fini = teardown);
+TestSuite(workflow, .init = setup, .fini = teardown, .timeout = 600);
+
+Test(table, reads_back_what_the_csv_writer_wrote)
+{
+    static const char *const cols[] = {"name", "n", "note", NULL};
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    rl_csv *c = rl_csv_open(path, cols);
+    rl_csv_meta(c, "compare_keys", "name,n");
+    rl_csv_set_str(c, "name", "a, \"quoted\"");
+    rl_csv_set_int(c, "n", 7);
+    rl_csv_end_row(c);
+    rl_csv_set_str(c, "name", "b");
+    rl_csv_end_row(c);
+    rl_csv_commit(c);
+
+    rl_table *t = rl_table_read(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    cr_assert_eq(t->ncols, 3);
+    cr_assert_eq(t->nrows, 2);
+    cr_assert_str_eq(rl_table_get(t, 0, "name"), "a, \"quoted\"");
+    cr_assert_str_eq(rl_table_get(t, 0, "n"), "7");
+    cr_assert_str_eq(rl_table_get(t, 1, "n"), "", "empty cells read as empty");
+    cr_assert_str_eq(rl_table_get(t, 0, "no_such_column"), "");
+    cr_assert_str_eq(rl_table_meta(t, "compare_keys"), "name,n");
+    cr_assert_null(rl_table_meta(t, "absent"));
+    const char *keys[] = {"name", "n"};
+    cr_assert_eq(rl_table_match(t, t, 1, keys, 2), 1);
+    rl_table_free(t);
+}
+
+Test(table, malformed_and_missing_files_are_errors_with_a_reason)
+{
+    char path[1024], why[256] = "";
+    snprintf(path, sizeof path, "%s/absent.csv", dir);
+    cr_assert_null(rl_table_read(path, why, sizeof why));
+    cr_assert(strstr(why, "absent.csv"), "%s", why);
+    snprintf(path, sizeof path, "%s/bad.csv", dir);
+    FILE *f = fopen(path, "w");
+    fputs("# k: v\na,b\n1,2\n3\n", f);
+    fclose(f);
+    cr_assert_null(rl_table_read(path, why, sizeof why));
+    cr_assert(strstr(why, "row 2"), "%s", why);
+}
+
+static int run(const char *fmt, const char *arg)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, fmt, dir, dir, arg);
+    return run_capture(cmd, out, sizeof out, err, sizeof err);
+}
+
+static int count(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+Test(workflow, two_runs_compare_summary_and_paper)
+{
+    const char *exp = EXP05 " --out '%s/results' --plots '%s/plots' --quick --backend cpu "
+                            "--op affine --variant 1,2,3 %s";
+    cr_assert_eq(run(exp, "--label base"), 0, "%s", err);
+    cr_assert_eq(run(exp, "--label mine --seed 2"), 0, "%s", err);
+
+    /* compare: a ratio per point against the first run, and overlaid charts */
+    const char *cmp = TOOL " compare --exp 05 --out '%s/results' --plots '%s/plots' %s";
+    cr_assert_eq(run(cmp, "base mine"), 0, "%s\n%s", out, err);
+    cr_assert(strstr(out, "== compare exp-05 (05-fusion): time_us_median, as a ratio to base =="),
+              "%s", out);
+    cr_assert(strstr(out, "mine vs base: 9 points matched, geometric mean ratio"), "%s", out);
+    cr_assert_eq(count(out, "x\n"), 9, "one ratio per point: %s", out);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/plots/compare/base--mine/exp-05.png", dir);
+    cr_assert_gt(file_size(path), 1000, "overlaid chart at %s", path);
+    snprintf(path, sizeof path, "%s/plots/compare/base--mine/exp-05-chain.pdf", dir);
+    cr_assert_gt(file_size(path), 1000);
+    cr_assert_eq(run(cmp, "base nobody"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "no results for label 'nobody'"), "%s", err);
+
+    /* summary: every verdict of the label, printed and in summary.md */
+    const char *sum = TOOL " summary --out '%s/results' --plots '%s/plots' --label %s";
+    cr_assert_eq(run(sum, "mine"), 0, "%s", err);
+    cr_assert(strstr(out, "2 hold") || strstr(out, "1 hold") || strstr(out, "0 hold"), "%s", out);
+    snprintf(path, sizeof path, "%s/results/mine/summary.md", dir);
+    char *md = read_file(path, NULL);
+    cr_assert_not_null(md);
+    cr_assert(strstr(md, "## 05-fusion"), "%s", md);
+    cr_assert_eq(count(md, "| fused"), 2, "a row per verdict: %s", md);
+    free(md);
+
+    /* the paper, from the second run */
+    if (system("command -v pdflatex >/dev/null 2>&1") != 0)
+        cr_skip_test("pdflatex is not installed: the paper was not built "
+                     "(apt-get install texlive-latex-base texlive-latex-recommended)");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "ROOFLAB=" TOOL " %s/paper/build.sh mine '%s/results' '%s/plots' '%s/paper'",
+             RL_SOURCE_ROOT, dir, dir, dir);
+    int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s\n%s", out, err);
+    snprintf(path, sizeof path, "%s/paper/paper.pdf", dir);
+    char *pdf = read_file(path, NULL);
+    cr_assert(pdf && !strncmp(pdf, "%PDF", 4), "a PDF at %s", path);
+    free(pdf);
+    snprintf(path, sizeof path, "%s/paper/generated/exp-05.tex", dir);
+    char *tex = read_file(path, NULL);
+    cr_assert_eq(count(tex, "\\begin{figure}"), 1, "one figure for the one experiment run");
+    cr_assert_eq(count(tex, "% verdict: "), 2, "a table row per verdict: %s", tex);
+    free(tex);
+    snprintf(path, sizeof path, "%s/paper/generated/exp-02.tex", dir);
+    cr_assert_not(file_exists(path), "no figure for an experiment that has no run");
+    snprintf(path, sizeof path, "%s/paper/paper.log", dir);
+    char *log = read_file(path, NULL);
+    cr_assert(strstr(log, "exp-05.pdf>") || strstr(log, "exp-05.pdf"), "the chart went in");
+    free(log);
+}
