@@ -211,20 +211,21 @@ int rl_end(rl_ctx *ctx)
     int code = ctx->failures ? RL_EXIT_FAILED : RL_EXIT_OK;
     rl_progress_clear();
     if (ctx->args.list) {
-        rl_backend_close(ctx->be);
-        return RL_EXIT_OK;
+        code = RL_EXIT_OK;
+        goto out;
     }
-    if (rl_csv_commit(ctx->priv->csv) != 0)
-        code = RL_EXIT_FAILED;
-    else if (rl_verdicts_write(ctx) != 0)
+    bool written = rl_csv_commit(ctx->priv->csv) == 0 && rl_verdicts_write(ctx) == 0;
+    if (!written)
         code = RL_EXIT_FAILED;
     rl_verdicts_print(ctx);
-    printf("\nwrote       %s\n", ctx->csv_path);
-    if (code == RL_EXIT_OK && !ctx->args.no_plot && draw(ctx) != 0)
+    if (written)
+        printf("\nwrote       %s\n", ctx->csv_path);
+    if (written && !ctx->args.no_plot && draw(ctx) != 0)
         code = RL_EXIT_FAILED;
     if (ctx->failures)
         printf("\n%d kernel(s) FAILED validation: their rows say so and they were not timed.\n",
                ctx->failures);
+out:
     rl_verdicts_free(ctx);
     rl_backend_close(ctx->be);
     free(ctx->priv);
