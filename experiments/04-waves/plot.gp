@@ -52,6 +52,11 @@ if (has_vocab) {
     pair_hi = STATS_max > 1 ? STATS_max : 1
 }
 
+# An empty panel that says why it is empty.
+not_run(why) = sprintf("set title '%s'; unset border; unset xtics; unset ytics; unset xlabel; \
+    unset ylabel; unset key; set xrange [0:1]; set yrange [0:1]; plot -1 notitle; set key; \
+    set border 3; set xtics nomirror out; set ytics nomirror out; set xlabel 'N (M and K fixed)'", why)
+
 # ---- chart 1: the staircase ---------------------------------------------------
 set output chart('')
 set multiplot layout 1, 2 title "Wave quantization: one more column of tiles can cost a whole wave\n{/*0.8 ".run_title."}"
@@ -74,10 +79,7 @@ if (has_stairs) {
         for [i=1:nruns] run(i) using 'n':(on('staircase', 'time_us_median') / 1000.0) \
             with linespoints lt 1 dt run_dt(i) pt 7 ps 0.7 title key(i, 'measured')
 } else {
-    set title 'This device: staircase not run'
-    unset key
-    plot 0 with lines lc rgb '#ffffff' notitle
-    set key
+    eval not_run('This device: staircase not run (--part)')
 }
 
 set title "Model: NVIDIA's example, M = 2304, K = 4096\n256x128 tiles, one block per SM"
@@ -114,8 +116,7 @@ if (has_stairs) {
         for [i=1:nruns] run(i) using 'n':(on('staircase', 'tflops')) \
             with linespoints lt 1 dt run_dt(i) pt 7 ps 0.7 title key(i, 'measured')
 } else {
-    set title 'This device: staircase not run'
-    plot 0 with lines lc rgb '#ffffff' notitle
+    eval not_run('This device: staircase not run (--part)')
 }
 
 if (has_library) {

@@ -97,6 +97,7 @@ static double *reference_for(const point *p)
     size_t m = (size_t)p->g.m, n = (size_t)p->g.n;
     double *want = rl_host_alloc(m * n * sizeof(double));
     if (p->ref) { /* columns 0..n-1 of the wider product */
+#pragma omp parallel for schedule(static)
         for (size_t i = 0; i < m; i++)
             memcpy(want + i * n, p->ref + i * p->ref_ld, n * sizeof(double));
     } else {

@@ -94,9 +94,11 @@ wave_sweep plan_staircase(run *r)
     int per_unit = v->blocks_per_unit();
     long long wave = (long long)r->units * per_unit;
     int rows = rl_wave_tile_rows(wave), cols = (int)(wave / rows);
-    /* at least three and a half waves, and 16 tile columns */
+    /* At least three and a half waves, and 16 tile columns. On the CPU a
+     * deep k makes a tile take milliseconds, long next to a thread's
+     * wake-up, so that the steps are the tiles' and not the scheduler's. */
     int cols_end = (int)ceil(3.5 * cols) > 16 ? (int)ceil(3.5 * cols) : 16;
-    wave_sweep w = {.part = "staircase", .v = v, .m = rows * v->tile_m, .k = gpu ? 4096 : 2048,
+    wave_sweep w = {.part = "staircase", .v = v, .m = rows * v->tile_m, .k = gpu ? 4096 : 8192,
                     .step = v->tile_n / (ctx->args.quick ? 2 : 4), .n_hi = cols_end * v->tile_n,
                     .tile_m = v->tile_m, .tile_n = v->tile_n, .units = r->units,
                     .blocks_per_unit = per_unit};

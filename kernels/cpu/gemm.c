@@ -149,6 +149,7 @@ void gemm_reference(double *want, const gemm_args *g)
  * this experiment lie in [-1, 1], far from FP16's overflow at 65520. */
 void gemm_round_to_half(float *x, size_t n)
 {
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
         int e;
         frexpf(fabsf(x[i]), &e);
