@@ -32,12 +32,14 @@ typedef struct gemm_args {
 /* Where A(i, kk) and B(kk, j) live, whichever way they are stored. */
 RL_HD size_t gemm_a_index(const gemm_args *g, int i, int kk)
 {
-    return g->trans_a ? (size_t)kk * (size_t)g->m + (size_t)i : (size_t)i * (size_t)g->k + (size_t)kk;
+    return g->trans_a ? (size_t)kk * (size_t)g->m + (size_t)i
+                      : (size_t)i * (size_t)g->k + (size_t)kk;
 }
 
 RL_HD size_t gemm_b_index(const gemm_args *g, int kk, int j)
 {
-    return g->trans_b ? (size_t)j * (size_t)g->k + (size_t)kk : (size_t)kk * (size_t)g->n + (size_t)j;
+    return g->trans_b ? (size_t)j * (size_t)g->k + (size_t)kk
+                      : (size_t)kk * (size_t)g->n + (size_t)j;
 }
 
 typedef struct gemm_variant {

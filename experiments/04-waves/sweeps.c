@@ -139,13 +139,15 @@ static void judge_staircase(run *r, const sweep *s, const wave_sweep *w)
     char measured[64], note[256] = "no full wave in the sweep";
     snprintf(measured, sizeof measured, isnan(ratio) ? "-" : "%.2fx", ratio);
     if (full)
-        snprintf(note, sizeof note, "N %d -> %d (+%.2f %% work): %lld -> %lld tiles, %lld per wave%s",
-                 full->g.n, past->g.n, 100.0 * WAVE_STEP / full->g.n, full->tiles, past->tiles,
+        snprintf(note, sizeof note,
+                 "N %d -> %d (+%.2f %% work): %lld -> %lld tiles, %lld per wave%s", full->g.n,
+                 past->g.n, 100.0 * WAVE_STEP / full->g.n, full->tiles, past->tiles,
                  (long long)w->units * w->blocks_per_unit,
                  cpu ? " (threads); the CPU shows the mechanism, not the GPU's numbers" : "");
-    rl_verdict(r->ctx, "wave_step_own_kernel",
-               cpu ? "own kernel, 1 step past a wave of threads" : "own kernel, 1 step past a full wave",
-               ">= 1.7x time", measured, rl_within(ratio, 1.7, INFINITY), note);
+    const char *claim = cpu ? "own kernel, 1 step past a wave of threads"
+                            : "own kernel, 1 step past a full wave";
+    rl_verdict(r->ctx, "wave_step_own_kernel", claim, ">= 1.7x time", measured,
+               rl_within(ratio, 1.7, INFINITY), note);
 }
 
 void run_staircase(run *r, const wave_sweep *w)
