@@ -188,7 +188,7 @@ static void check_staircase_rows(const table *t)
         last_n = n;
         rows++;
     }
-    cr_assert_geq(rows, 24);
+    cr_assert_geq(rows, 16);
     cr_assert_geq(max_waves, 3, "at least three waves");
 }
 

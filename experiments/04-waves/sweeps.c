@@ -99,7 +99,7 @@ wave_sweep plan_staircase(run *r)
      * wake-up, so that the steps are the tiles' and not the scheduler's. */
     int cols_end = (int)ceil(3.5 * cols) > 16 ? (int)ceil(3.5 * cols) : 16;
     wave_sweep w = {.part = "staircase", .v = v, .m = rows * v->tile_m, .k = gpu ? 4096 : 8192,
-                    .step = v->tile_n / (ctx->args.quick ? 2 : 4), .n_hi = cols_end * v->tile_n,
+                    .step = v->tile_n / (ctx->args.quick ? 1 : 4), .n_hi = cols_end * v->tile_n,
                     .tile_m = v->tile_m, .tile_n = v->tile_n, .units = r->units,
                     .blocks_per_unit = per_unit};
     w.n_lo = w.step;
