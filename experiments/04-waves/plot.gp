@@ -122,7 +122,7 @@ if (has_stairs) {
 if (has_library) {
     set xrange [l_n_lo - 64 : l_n_hi + 64]
     set yrange [0:l_hi * 1.5]
-    set title "cuBLAS, FP16 in, FP32 accumulate: NVIDIA's example\nM = 2304, K = 4096, N in steps of 8"
+    set title "cuBLAS, FP16 in, FP32 accumulate: NVIDIA's example\nM = 2304, K = 4096, N swept in steps of 8 (64 quick)"
     plot \
         csv using 'n':(on('library', 'wave_end') == 1 ? l_hi * 1.5 : NaN) \
             with impulses dt 3 lc rgb '#999999' title 'model: end of a wave (256x128 tiles)', \
