@@ -415,6 +415,19 @@ int rl_write_file_atomic(const char *path, const char *content);
 void rl_cleanup_register(const char *path);
 void rl_cleanup_unregister(const char *path);
 
+/* ------------------------------------------------------------------------
+ * Experiment 04 (issue 6): wave planning (waves.c)
+ * ---------------------------------------------------------------------- */
+/* The most square cut of one wave of tiles (SMs x blocks per SM) into tile
+ * rows x tile columns: the largest divisor of wave_tiles not above its
+ * square root (132 -> 11 rows of 12; 108 -> 9 rows of 12; 2 -> 1 row of 2).
+ * A GEMM with that many tile rows fills whole waves every wave_tiles / rows
+ * tile columns. */
+int rl_wave_tile_rows(long long wave_tiles);
+/* rl_waves() the long way: tiles handed to free slots round by round, as a
+ * block scheduler does when every tile takes the same time. */
+long long rl_waves_by_rounds(long long tiles, int sms, int blocks_per_sm);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,69 @@
+/*
+ * model.c -- the wave count of NVIDIA's example (M = 2304, K = 4096,
+ * 256 x 128 tiles, one block per SM) on 108 SMs (A100) and 132 SMs
+ * (H100, H200), written as rows whatever the device is. Arithmetic, not
+ * measurement: the rows say validated = model and carry no time.
+ */
+#include "exp04.h"
+
+#include <stdio.h>
+
+static const struct {
+    const char *name;
+    int sms;
+} MODELS[] = {{"model_108sm", 108}, {"model_132sm", 132}};
+enum { N_MAX = 4608 }; /* three whole waves on 108 SMs */
+
+static long long tiles_at(int n) { return rl_tiles(EX_M, n, EX_TILE_M, EX_TILE_N); }
+
+void model_rows(rl_ctx *ctx)
+{
+    rl_meta(ctx, "model",
+            "rows with part = model: NVIDIA's example, M = %d, K = %d, %dx%d tiles, one block per "
+            "SM, N = %d..%d step %d, on 108 and 132 SMs; waves = ceil(tiles / SMs)",
+            EX_M, EX_K, EX_TILE_M, EX_TILE_N, WAVE_STEP, N_MAX, WAVE_STEP);
+    for (size_t g = 0; g < sizeof MODELS / sizeof MODELS[0]; g++)
+        for (int n = WAVE_STEP; n <= N_MAX; n += WAVE_STEP) {
+            int sms = MODELS[g].sms;
+            long long tiles = tiles_at(n), waves = rl_waves(tiles, sms, 1);
+            rl_set_str(ctx, "part", "model");
+            rl_set_str(ctx, "variant", MODELS[g].name);
+            rl_set_int(ctx, "m", EX_M);
+            rl_set_int(ctx, "n", n);
+            rl_set_int(ctx, "k", EX_K);
+            rl_set_int(ctx, "tile_m", EX_TILE_M);
+            rl_set_int(ctx, "tile_n", EX_TILE_N);
+            rl_set_int(ctx, "tiles", tiles);
+            rl_set_int(ctx, "units", sms);
+            rl_set_int(ctx, "blocks_per_unit", 1);
+            rl_set_int(ctx, "waves", waves);
+            rl_set_num(ctx, "wave_efficiency", (double)tiles / ((double)waves * sms));
+            rl_set_int(ctx, "wave_end", rl_waves(tiles_at(n + WAVE_STEP), sms, 1) > waves);
+            rl_set_num(ctx, "flops", rl_gemm_flops(EX_M, n, EX_K));
+            rl_set_str(ctx, "validated", "model");
+            rl_end_row(ctx);
+        }
+}
+
+/* The closed form against the scheduler's rounds at every N of the rows,
+ * and against the published case: N = 1536 is 108 tiles, one wave on 108
+ * SMs; every N from 1537 to 1664 is 117 tiles, two waves. */
+void judge_model(rl_ctx *ctx)
+{
+    int checked = 0, agree = 0;
+    for (size_t g = 0; g < sizeof MODELS / sizeof MODELS[0]; g++)
+        for (int n = WAVE_STEP; n <= N_MAX; n += WAVE_STEP, checked++)
+            agree += rl_waves(tiles_at(n), MODELS[g].sms, 1) ==
+                     rl_waves_by_rounds(tiles_at(n), MODELS[g].sms, 1);
+    bool published = tiles_at(1536) == 108 && rl_waves(tiles_at(1536), 108, 1) == 1;
+    for (int n = 1537; n <= 1664; n++)
+        published &= tiles_at(n) == 117 && rl_waves(tiles_at(n), 108, 1) == 2;
+    char measured[64], note[256];
+    snprintf(measured, sizeof measured, "%d/%d agree", agree, checked);
+    snprintf(note, sizeof note,
+             "model, no measurement: ceil(tiles / SMs) vs the scheduler's rounds at N = %d..%d on "
+             "108 and 132 SMs; 1536 -> 108 tiles, 1 wave; 1537..1664 -> 117 tiles, 2 waves: %s",
+             WAVE_STEP, N_MAX, published ? "reproduced" : "NOT reproduced");
+    rl_verdict(ctx, "wave_model_108_132", "model: waves on 108 and 132 SMs", "all N agree",
+               measured, agree == checked && published ? RL_HOLDS : RL_DOES_NOT_HOLD, note);
+}

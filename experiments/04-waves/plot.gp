@@ -1,0 +1,203 @@
+# Experiment 04's charts, drawn from exp-04.csv only (plots/style.gp first).
+#
+#   exp-04:        the staircase: the own kernel's time vs N on this device,
+#                  with the wave model over it; beside it, the model of
+#                  NVIDIA's example on 108 and 132 SMs
+#   exp-04-tflops: the same as TFLOP/s (a sawtooth); beside it cuBLAS on
+#                  NVIDIA's example (GPU), or the model's SM use (CPU)
+#   exp-04-vocab:  GPT-2's output layer against the vocabulary size
+
+# One part's column, NaN on other rows (gnuplot skips NaN points).
+on(part, c) = strcol('part') eq part ? column(c) : NaN
+# One part and variant.
+of(part, variant, c) = (strcol('part') eq part && strcol('variant') eq variant) ? column(c) : NaN
+
+stats csv using (strcol('part') eq 'staircase' ? 1 : 0) nooutput
+has_stairs = STATS_sum > 0
+stats csv using (strcol('part') eq 'library' ? 1 : 0) nooutput
+has_library = STATS_sum > 0
+stats csv using (strcol('part') eq 'vocab' ? 1 : 0) nooutput
+has_vocab = STATS_sum > 0
+units_name = backend eq 'cuda' ? 'SMs' : 'threads'
+
+if (has_stairs) {
+    stats csv using (on('staircase', 'n')) nooutput
+    n_hi = STATS_max
+    stats csv using (on('staircase', 'time_us_median') / 1000.0) nooutput
+    t_hi = STATS_max
+    stats csv using (on('staircase', 'tflops')) nooutput
+    f_hi = STATS_max
+    stats csv using (on('staircase', 'units')) nooutput
+    units = STATS_max
+    stats csv using (on('staircase', 'blocks_per_unit')) nooutput
+    per_unit = STATS_max
+    stats csv using (on('staircase', 'm')) nooutput
+    m_stairs = STATS_max
+    stats csv using (on('staircase', 'k')) nooutput
+    k_stairs = STATS_max
+    stats csv using (on('staircase', 'tile_n')) nooutput
+    tile_stairs = STATS_max
+}
+if (has_library) {
+    stats csv using (on('library', 'tflops')) nooutput
+    l_hi = STATS_max
+    stats csv using (on('library', 'n')) nooutput
+    l_n_lo = STATS_min
+    l_n_hi = STATS_max
+}
+if (has_vocab) {
+    stats csv using (on('vocab', 'm')) nooutput
+    tokens = STATS_min
+    stats csv using (on('vocab', 'speedup_vs_v50257')) nooutput
+    pair_hi = STATS_max > 1 ? STATS_max : 1
+}
+
+# An empty panel that says why it is empty.
+not_run(why) = sprintf("set title '%s'; unset border; unset xtics; unset ytics; unset xlabel; \
+    unset ylabel; unset key; set xrange [0:1]; set yrange [0:1]; plot -1 notitle; set key; \
+    set border 3; set xtics nomirror out; set ytics nomirror out; set xlabel 'N (M and K fixed)'", why)
+
+# ---- chart 1: the staircase ---------------------------------------------------
+set output chart('')
+set multiplot layout 1, 2 title "Wave quantization: one more column of tiles can cost a whole wave\n{/*0.8 ".run_title."}"
+set key top left
+set yrange [0:*]
+set xrange [0:*]
+set xlabel 'N (M and K fixed)'
+
+if (has_stairs) {
+    set title sprintf("This device: own tiled kernel, %dx%d tiles\nM = %d, K = %d; a wave = %d %s x %d = %d tiles", \
+        tile_stairs, tile_stairs, m_stairs, k_stairs, units, units_name, per_unit, units * per_unit)
+    set ylabel 'time per GEMM (ms)'
+    set yrange [0:t_hi * 1.4]
+    set xrange [0:n_hi * 1.02]
+    plot \
+        csv using 'n':(on('staircase', 'wave_end') == 1 ? t_hi * 1.4 : NaN) \
+            with impulses dt 3 lc rgb '#999999' title 'model: end of a wave', \
+        csv using 'n':(on('staircase', 'model_time_us') / 1000.0) \
+            with steps dt 2 lw 2 lc rgb model_color title 'model: waves x time of one wave', \
+        for [i=1:nruns] run(i) using 'n':(on('staircase', 'time_us_median') / 1000.0) \
+            with linespoints lt 1 dt run_dt(i) pt 7 ps 0.7 title key(i, 'measured')
+} else {
+    eval not_run('This device: staircase not run (--part)')
+}
+
+set title "Model: NVIDIA's example, M = 2304, K = 4096\n256x128 tiles, one block per SM"
+set ylabel 'time (waves)'
+set xrange [0:4700]
+set yrange [0:4.6]
+set ytics 1
+set label 1 "N = 1536: 108 tiles, 1 wave\nN = 1544: 117 tiles, 2 waves" at 1950, 0.5 left font ',10'
+set arrow 1 from 1940, 0.55 to 1560, 1.5 lc rgb model_color
+plot \
+    csv using 'n':(of('model', 'model_108sm', 'waves')) with steps dt 2 lw 2 lt 2 \
+        title 'model: 108 SMs (A100)', \
+    csv using 'n':(of('model', 'model_132sm', 'waves')) with steps dt 4 lw 2 lt 3 \
+        title 'model: 132 SMs (H100, H200)'
+unset label 1
+unset arrow 1
+set ytics autofreq
+unset multiplot
+
+# ---- chart 2: the same as TFLOP/s, a sawtooth -----------------------------------
+set output chart('-tflops')
+set multiplot layout 1, 2 title "The same runs as a rate: TFLOP/s falls one step past each wave\n{/*0.8 ".run_title."}"
+set key top left
+if (has_stairs) {
+    set title sprintf("This device: own tiled kernel, M = %d, K = %d", m_stairs, k_stairs)
+    set ylabel 'TFLOP/s'
+    set xrange [0:n_hi * 1.02]
+    set yrange [0:f_hi * 1.5]
+    plot \
+        csv using 'n':(on('staircase', 'wave_end') == 1 ? f_hi * 1.5 : NaN) \
+            with impulses dt 3 lc rgb '#999999' title 'model: end of a wave', \
+        csv using 'n':(on('staircase', 'flops') / on('staircase', 'model_time_us') / 1e6) \
+            with lines dt 2 lw 2 lc rgb model_color title 'model: flops / (waves x time of one wave)', \
+        for [i=1:nruns] run(i) using 'n':(on('staircase', 'tflops')) \
+            with linespoints lt 1 dt run_dt(i) pt 7 ps 0.7 title key(i, 'measured')
+} else {
+    eval not_run('This device: staircase not run (--part)')
+}
+
+if (has_library) {
+    set xrange [l_n_lo - 64 : l_n_hi + 64]
+    set yrange [0:l_hi * 1.5]
+    set title "cuBLAS, FP16 in, FP32 accumulate: NVIDIA's example\nM = 2304, K = 4096, N swept in steps of 8 (64 quick)"
+    plot \
+        csv using 'n':(on('library', 'wave_end') == 1 ? l_hi * 1.5 : NaN) \
+            with impulses dt 3 lc rgb '#999999' title 'model: end of a wave (256x128 tiles)', \
+        for [i=1:nruns] run(i) using 'n':(on('library', 'tflops')) \
+            with lines lt 2 dt run_dt(i) title key(i, 'cuBLAS, measured')
+} else {
+    set title "No GPU: cuBLAS not measured. Model of NVIDIA's example\nshare of the SMs' time doing work (TFLOP/s follows it)"
+    set ylabel 'tiles / (waves x SMs)'
+    set xrange [0:4700]
+    set yrange [0:1.4]
+    plot \
+        csv using 'n':(of('model', 'model_108sm', 'wave_efficiency')) with steps dt 2 lw 1.5 lt 2 \
+            title 'model: 108 SMs (A100)', \
+        csv using 'n':(of('model', 'model_132sm', 'wave_efficiency')) with steps dt 4 lw 1.5 lt 3 \
+            title 'model: 132 SMs (H100, H200)'
+}
+unset multiplot
+
+# ---- chart 3: the vocabulary ---------------------------------------------------
+if (has_vocab) {
+    set output chart('-vocab')
+    set multiplot layout 1, 2 title "GPT-2's output layer: vocabulary 50257 vs 50304 = 64 x 786\n{/*0.8 ".run_title."}"
+    set title sprintf("Forward, logits = X W^T, %d tokens x 768 hidden", tokens)
+    set xlabel 'vocabulary size V'
+    set ylabel 'speedup over V = 50257 (x)'
+    set xrange [50230:50378]
+    set yrange [*:*]
+    set xtics 50240, 32
+    set key inside top right
+    set offsets 0, 0, graph 0.35, graph 0.05  # room for the key above the points
+    fwd(variant, c) = (strcol('part') eq 'vocab' && strcol('gemm') eq 'forward' && strcol('variant') eq variant) ? column(c) : NaN
+    divides8(v) = v - 8 * floor(v / 8.0) == 0
+    mult8(variant) = divides8(fwd(variant, 'vocab')) ? fwd(variant, 'speedup_vs_v50257') : NaN
+    set arrow 2 from 50240, graph 0 to 50240, graph 1 nohead dt 3 lc rgb '#999999'
+    set arrow 3 from 50304, graph 0 to 50304, graph 1 nohead dt 3 lc rgb '#999999'
+    set arrow 4 from 50368, graph 0 to 50368, graph 1 nohead dt 3 lc rgb '#999999'
+    set label 2 '64 x 786' at 50304, graph 0.04 left offset 0.5, 0 font ',10' tc rgb '#666666'
+    set label 3 'GPT-2' at 50257, graph 0.04 left offset 0.5, 0 font ',10' tc rgb '#666666'
+    plot \
+        1 with lines dt 3 lc rgb '#bbbbbb' notitle, \
+        for [i=1:nruns] run(i) using 'vocab':(fwd('blas', 'speedup_vs_v50257')) \
+            with linespoints lt 2 dt run_dt(i) pt 6 title key(i, 'library'), \
+        for [i=1:nruns] run(i) using 'vocab':(mult8('blas')) \
+            with points lt 2 pt 7 notitle, \
+        for [i=1:nruns] run(i) using 'vocab':(fwd('tiled', 'speedup_vs_v50257')) \
+            with linespoints lt 1 dt run_dt(i) pt 4 title key(i, 'own tiled kernel'), \
+        for [i=1:nruns] run(i) using 'vocab':(mult8('tiled')) \
+            with points lt 1 pt 5 notitle, \
+        NaN with points lt 8 pt 7 title 'filled: V a multiple of 8'
+    unset arrow 2
+    unset arrow 3
+    unset arrow 4
+    unset label 2
+    unset label 3
+    set xtics autofreq
+    set offsets 0, 0, 0, 0
+    set bmargin 5
+
+    # The pair, GEMM by GEMM: boxes at 0, 1, 2, the library left of the tick.
+    gemm_x(g) = g eq 'forward' ? 0 : g eq 'backward_data' ? 1 : g eq 'backward_weight' ? 2 : NaN
+    pair(variant, dx) = (strcol('part') eq 'vocab' && strcol('variant') eq variant && column('vocab') == 50304) ? gemm_x(strcol('gemm')) + dx : NaN
+    set title 'V = 50304 against 50257, GEMM by GEMM'
+    set xlabel ''
+    set ylabel 'speedup of the padded size (x)'
+    set xrange [-0.6:2.6]
+    set yrange [0:pair_hi * 1.3]
+    set xtics ("forward" 0, "backward\ndata" 1, "backward\nweight" 2)
+    set style fill solid 0.7 border -1
+    set boxwidth 0.35
+    set key inside top right
+    plot \
+        1 with lines dt 3 lc rgb '#bbbbbb' notitle, \
+        for [i=1:nruns] run(i) using (pair('blas', -0.2)):'speedup_vs_v50257' \
+            with boxes lt 2 title key(i, 'library'), \
+        for [i=1:nruns] run(i) using (pair('tiled', 0.2)):'speedup_vs_v50257' \
+            with boxes lt 1 title key(i, 'own tiled kernel')
+    unset multiplot
+}

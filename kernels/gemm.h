@@ -1,0 +1,80 @@
+/*
+ * gemm.h -- experiment 04's kernels: C = op(A) op(B), cut into output
+ * tiles, one tile per thread block (CUDA) or per thread at a time (CPU).
+ *
+ * Row-major throughout. C is m x n. A is m x k, or stored k x m when
+ * trans_a; B is k x n, or stored n x k when trans_b (the layout of a
+ * linear layer's weight, y = x W^T). FP32 accumulate everywhere.
+ *
+ * Two tables with the same rows, one per backend: gemm.cu (CUDA) and
+ * cpu/gemm.c (C + OpenMP). Adding a variant is one row and one function.
+ */
+#ifndef KERNELS_GEMM_H
+#define KERNELS_GEMM_H
+
+#include "common.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gemm_args {
+    int m, n, k;
+    const void *a, *b; /* in the variant's input format (in_bytes) */
+    float *c;          /* m x n, FP32 */
+    bool trans_a, trans_b;
+    struct CUstream_st *stream; /* CUDA only */
+} gemm_args;
+
+/* Where A(i, kk) and B(kk, j) live, whichever way they are stored. */
+RL_HD size_t gemm_a_index(const gemm_args *g, int i, int kk)
+{
+    return g->trans_a ? (size_t)kk * (size_t)g->m + (size_t)i
+                      : (size_t)i * (size_t)g->k + (size_t)kk;
+}
+
+RL_HD size_t gemm_b_index(const gemm_args *g, int kk, int j)
+{
+    return g->trans_b ? (size_t)j * (size_t)g->k + (size_t)kk
+                      : (size_t)kk * (size_t)g->n + (size_t)j;
+}
+
+typedef struct gemm_variant {
+    int number;
+    const char *name;
+    const char *what;
+    int in_bytes;       /* 4: FP32 inputs; 2: FP16 inputs */
+    int tile_m, tile_n; /* the output tile one block computes; 0: the library chooses */
+    void (*launch)(const gemm_args *g);
+    /* Tiles that run at once on one SM (CUDA: the occupancy calculator)
+     * or one thread (CPU: one). NULL when the library decides. */
+    int (*blocks_per_unit)(void);
+    /* Converts n FP32 values on the device into this variant's input
+     * format at dst; NULL when the variant takes FP32 as it is. */
+    void (*to_input)(void *dst, const float *src, size_t n, struct CUstream_st *stream);
+} gemm_variant;
+
+extern const gemm_variant gemm_cuda_variants[]; /* terminated by a zero row */
+extern const gemm_variant gemm_cpu_variants[];
+
+/* The reference, in double precision: want (m x n) = op(A) op(B), from
+ * FP32 host inputs laid out as g says (g->a and g->b are float *). */
+void gemm_reference(double *want, const gemm_args *g);
+
+/* Rounds each value to the nearest FP16 number (ties to even), kept as
+ * FP32: inputs drawn this way are the same numbers in either format, so
+ * one reference serves FP16 and FP32 variants. */
+void gemm_round_to_half(float *x, size_t n);
+
+/* Tolerance for an FP32-accumulated dot product of length k over inputs
+ * in [-1, 1]: rounding grows with k, so the absolute bar does too. */
+static inline double gemm_atol(int k) { return 1e-6 * (double)k + 1e-6; }
+#define GEMM_RTOL 1e-5
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,294 @@
+/*
+ * test_exp04.c -- experiment 04 end to end on the CPU backend: a quick run
+ * into a temporary folder must write a CSV with the documented columns
+ * and metadata whose rows agree with the wave model, print its verdicts,
+ * and draw non-empty charts; bad usage must fail with the documented
+ * exit codes. Also the wave planning of harness/waves.c, by hand.
+ */
+#include "helpers.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXP04 RL_BUILD_DIR "/exp-04"
+
+static const char *const DOCUMENTED_COLUMNS =
+    "part,variant,number,gemm,m,n,k,vocab,tile_m,tile_n,tiles,units,blocks_per_unit,waves,"
+    "wave_efficiency,wave_end,flops,cache,samples,stop_reason,time_us_median,time_us_q1,"
+    "time_us_q3,time_us_min,time_us_mean,rel_stddev,tflops,mfu,model_time_us,speedup_vs_v50257,"
+    "validated,max_abs_err,skipped_reason";
+
+/* ---- wave planning, by hand ------------------------------------------- */
+
+Test(waves, hand_computed_cases_of_the_claims)
+{
+    /* 108 SMs: 108 tiles are one wave, 117 two; 132 SMs: 132 one, 143 two */
+    cr_assert_eq(rl_waves_by_rounds(108, 108, 1), 1);
+    cr_assert_eq(rl_waves_by_rounds(117, 108, 1), 2);
+    cr_assert_eq(rl_waves_by_rounds(132, 132, 1), 1);
+    cr_assert_eq(rl_waves_by_rounds(143, 132, 1), 2);
+    cr_assert_eq(rl_waves_by_rounds(265, 132, 2), 2);
+    cr_assert_eq(rl_waves_by_rounds(0, 132, 1), 0);
+    cr_assert_eq(rl_waves_by_rounds(5, 0, 1), 0, "no SMs: no waves, not a hang");
+}
+
+Test(waves, the_closed_form_and_the_rounds_agree)
+{
+    for (int sms = 1; sms <= 140; sms += 3)
+        for (int per_sm = 1; per_sm <= 3; per_sm++)
+            for (long long tiles = 0; tiles <= 1000; tiles += 7)
+                cr_assert_eq(rl_waves(tiles, sms, per_sm), rl_waves_by_rounds(tiles, sms, per_sm),
+                             "%lld tiles on %d SMs x %d", tiles, sms, per_sm);
+}
+
+Test(waves, the_most_square_cut_of_a_wave)
+{
+    /* wave tiles -> tile rows: 132 = 11 x 12, 108 = 9 x 12, 2 threads = 1 x 2 */
+    const long long wave[] = {1, 2, 7, 16, 58, 80, 108, 114, 132, 264};
+    const int rows[] = {1, 1, 1, 4, 2, 8, 9, 6, 11, 12};
+    for (size_t i = 0; i < sizeof wave / sizeof wave[0]; i++) {
+        cr_assert_eq(rl_wave_tile_rows(wave[i]), rows[i], "%lld tiles", wave[i]);
+        cr_assert_eq(wave[i] % rows[i], 0, "whole columns fill the wave");
+    }
+    /* The own kernel's plan on an H100/H200: 11 rows of 128 = M 1408; a
+     * wave ends at 12 columns, N = 1536, as in NVIDIA's example. */
+    int r = rl_wave_tile_rows(132);
+    cr_assert_eq(r * 128, 1408);
+    cr_assert_eq(rl_tiles(r * 128, 1536, 128, 128), 132);
+    cr_assert_eq(rl_waves(rl_tiles(r * 128, 1544, 128, 128), 132, 1), 2);
+}
+
+/* ---- end to end --------------------------------------------------------- */
+
+static char dir[512];
+static char out[1 << 17], err[1 << 16];
+
+static void setup(void) { make_temp_dir(dir, sizeof dir); }
+static void teardown(void) { rm_tree(dir); }
+TestSuite(exp04, .init = setup, .fini = teardown, .timeout = 600);
+
+static int run_exp04(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --out '%s/results' --plots '%s/plots' %s", EXP04, dir, dir, args);
+    return run_capture(cmd, out, sizeof out, err, sizeof err);
+}
+
+/* The CSV's rows as cells. Rows of a passing run hold no quoted fields
+ * (only a failure's reason would), so splitting at commas is exact. */
+typedef struct table {
+    char *text;
+    char *header[64];
+    char **cells;
+    int cols, rows;
+} table;
+
+static int split(char *line, char **fields, int max)
+{
+    int n = 0;
+    for (char *p = line; n < max; p++) {
+        fields[n++] = p;
+        p += strcspn(p, ",");
+        if (!*p)
+            break;
+        *p = '\0';
+    }
+    return n;
+}
+
+static table load(const char *path)
+{
+    table t = {.text = read_file(path, NULL)};
+    cr_assert_not_null(t.text, "no CSV at %s", path);
+    cr_assert_null(strchr(t.text, '"'), "no quoted field: nothing failed");
+    char *line = t.text;
+    while (*line == '#')
+        line = strchr(line, '\n') + 1;
+    char *next = strchr(line, '\n');
+    *next = '\0';
+    cr_assert_str_eq(line, DOCUMENTED_COLUMNS);
+    t.cols = split(line, t.header, 64);
+    int cap = 0;
+    for (line = next + 1; *line; line = next + 1) {
+        next = strchr(line, '\n');
+        cr_assert_not_null(next, "the file ends with a newline");
+        *next = '\0';
+        if (t.rows == cap) {
+            cap = cap ? 2 * cap : 256;
+            t.cells = realloc(t.cells, sizeof(char *) * (size_t)cap * (size_t)t.cols);
+        }
+        int n = split(line, t.cells + (size_t)t.rows * (size_t)t.cols, t.cols);
+        cr_assert_eq(n, t.cols, "row %d has %d fields", t.rows, n);
+        t.rows++;
+    }
+    return t;
+}
+
+static const char *cell(const table *t, int row, const char *name)
+{
+    for (int c = 0; c < t->cols; c++)
+        if (!strcmp(t->header[c], name))
+            return t->cells[(size_t)row * (size_t)t->cols + (size_t)c];
+    cr_assert_fail("no column %s", name);
+    return "";
+}
+
+static double num(const table *t, int row, const char *name) { return atof(cell(t, row, name)); }
+
+static bool is(const table *t, int row, const char *name, const char *value)
+{
+    return !strcmp(cell(t, row, name), value);
+}
+
+/* Model rows: NVIDIA's example on 108 and 132 SMs, every 8 of N. */
+static void check_model_rows(const table *t)
+{
+    int rows = 0;
+    for (int r = 0; r < t->rows; r++) {
+        if (!is(t, r, "part", "model"))
+            continue;
+        long long n = (long long)num(t, r, "n"), tiles = rl_tiles(2304, (long long)n, 256, 128);
+        int sms = (int)num(t, r, "units");
+        cr_assert(sms == 108 || sms == 132);
+        cr_assert_eq((long long)num(t, r, "tiles"), tiles, "N %lld", n);
+        cr_assert_eq((long long)num(t, r, "waves"), rl_waves(tiles, sms, 1), "N %lld", n);
+        cr_assert(is(t, r, "validated", "model") && is(t, r, "time_us_median", ""));
+        if (sms == 108 && n == 1536)
+            cr_assert(tiles == 108 && num(t, r, "wave_end") == 1, "the published full wave");
+        rows++;
+    }
+    cr_assert_eq(rows, 2 * 4608 / 8);
+}
+
+/* Staircase rows: the own kernel, validated, in waves the model predicts,
+ * across at least three waves, each wave end followed by N + 8. */
+static void check_staircase_rows(const table *t)
+{
+    int rows = 0;
+    long long last_n = 0, max_waves = 0;
+    for (int r = 0; r < t->rows; r++) {
+        if (!is(t, r, "part", "staircase"))
+            continue;
+        cr_assert(is(t, r, "variant", "tiled") && is(t, r, "validated", "yes"));
+        long long n = (long long)num(t, r, "n"), tiles = (long long)num(t, r, "tiles");
+        cr_assert_gt(n, last_n, "N increases");
+        cr_assert_eq(tiles, rl_tiles((long long)num(t, r, "m"), n, (long long)num(t, r, "tile_m"),
+                                     (long long)num(t, r, "tile_n")));
+        cr_assert_eq((long long)num(t, r, "waves"),
+                     rl_waves(tiles, (int)num(t, r, "units"), (int)num(t, r, "blocks_per_unit")));
+        cr_assert_gt(num(t, r, "time_us_median"), 0);
+        cr_assert_gt(num(t, r, "model_time_us"), 0);
+        if (num(t, r, "wave_end") == 1)
+            cr_assert_eq((long long)num(t, r + 1, "n"), n + 8, "one step past the wave at %lld", n);
+        if (num(t, r, "waves") > max_waves)
+            max_waves = (long long)num(t, r, "waves");
+        last_n = n;
+        rows++;
+    }
+    cr_assert_geq(rows, 16);
+    cr_assert_geq(max_waves, 3, "at least three waves");
+}
+
+/* Vocab rows: both variants, forward at 50257 and 50304 and the two
+ * backward GEMMs at each; speedups relative to 50257. */
+static void check_vocab_rows(const table *t)
+{
+    const char *variants[] = {"tiled", "blas"};
+    const char *gemms[] = {"forward", "backward_data", "backward_weight"};
+    const int pair[] = {50257, 50304};
+    for (int v = 0; v < 2; v++)
+        for (int g = 0; g < 3; g++)
+            for (int p = 0; p < 2; p++) {
+                int vocab = pair[p];
+                int found = 0;
+                for (int r = 0; r < t->rows; r++)
+                    if (is(t, r, "part", "vocab") && is(t, r, "variant", variants[v]) &&
+                        is(t, r, "gemm", gemms[g]) && num(t, r, "vocab") == vocab) {
+                        found++;
+                        cr_assert(is(t, r, "validated", "yes"));
+                        cr_assert_gt(num(t, r, "speedup_vs_v50257"), 0);
+                        if (vocab == 50257)
+                            cr_assert_float_eq(num(t, r, "speedup_vs_v50257"), 1.0, 1e-9);
+                    }
+                cr_assert_eq(found, 1, "%s %s at V = %d", variants[v], gemms[g], vocab);
+            }
+}
+
+static void assert_chart(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/plots/e2e/%s", dir, name);
+    cr_assert_gt(file_size(path), 1000, "%s is missing or empty", path);
+}
+
+Test(exp04, quick_cpu_run_writes_csv_verdicts_and_charts)
+{
+    int rc = run_exp04("--quick --backend cpu --label e2e");
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    const char *said[] = {"backend     cpu", "staircase: own blocked GEMM", "vocab: GPT-2 small",
+                          "verdicts (cpu backend", "model: waves on 108 and 132 SMs",
+                          "own kernel, 1 step past a wave of threads",
+                          "the CPU shows the mechanism, not the GPU's numbers",
+                          "no cuBLAS on the CPU backend", "V 50257 -> 50304"};
+    for (size_t i = 0; i < sizeof said / sizeof said[0]; i++)
+        cr_assert(strstr(out, said[i]), "'%s' not in:\n%s", said[i], out);
+
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results/e2e/exp-04.csv", dir);
+    table t = load(path);
+    const char *meta[] = {"# experiment: 04-waves", "# backend: cpu", "# quick: yes",
+                          "# staircase: variant 1 (tiled)", "# vocab: GPT-2 small's output layer",
+                          "# model: rows with part = model", "# units: CPU threads",
+                          "# compare_keys: part,variant,gemm,m,n,k", "# validation: every element"};
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        cr_assert(strstr(t.text, meta[i]), "metadata '%s' missing", meta[i]);
+    check_model_rows(&t);
+    check_staircase_rows(&t);
+    check_vocab_rows(&t);
+    for (int r = 0; r < t.rows; r++)
+        cr_assert(!is(&t, r, "part", "library"), "no cuBLAS rows on the CPU");
+    free(t.cells);
+    free(t.text);
+
+    snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
+    char *text = read_file(path, NULL);
+    cr_assert_not_null(text);
+    const char *ids[] = {"04-waves,wave_model_108_132,cpu,", "04-waves,wave_step_own_kernel,cpu,",
+                         "04-waves,wave_step_library,cpu,", "04-waves,vocab_padding,cpu,"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        cr_assert(strstr(text, ids[i]), "%s not in %s", ids[i], text);
+    free(text);
+
+    const char *charts[] = {"exp-04.png", "exp-04.pdf", "exp-04.svg",
+                            "exp-04-tflops.png", "exp-04-tflops.pdf", "exp-04-tflops.svg",
+                            "exp-04-vocab.png", "exp-04-vocab.pdf", "exp-04-vocab.svg"};
+    for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++)
+        assert_chart(charts[i]);
+
+    snprintf(path, sizeof path, "%s/results/e2e", dir);
+    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary files left");
+    snprintf(path, sizeof path, "%s/plots/e2e", dir);
+    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary folders left");
+}
+
+Test(exp04, usage_errors_help_and_list)
+{
+    cr_assert_eq(run_exp04("--part waves"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "--part must be one of"), "%s", err);
+    cr_assert_eq(run_exp04("--bogus"), RL_EXIT_USAGE);
+    cr_assert_eq(run_exp04("--help"), 0);
+    cr_assert(strstr(out, "--part PART") && strstr(out, "staircase (own kernel vs N)"), "%s", out);
+    cr_assert_eq(run_exp04("--backend cpu --list"), 0);
+    cr_assert(strstr(out, "tiled") && strstr(out, "OpenBLAS"), "%s", out);
+}
+
+Test(exp04, cuda_backend_without_a_gpu_exits_77)
+{
+    char why[256];
+    if (rl_gpu_available(0, why, sizeof why))
+        cr_skip_test("this machine has a GPU: the no-GPU path cannot be exercised");
+    cr_assert_eq(run_exp04("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
+}

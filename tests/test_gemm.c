@@ -1,0 +1,235 @@
+/*
+ * test_gemm.c -- experiment 04's kernels against the double-precision
+ * reference: every variant, every layout (A and B stored either way), odd
+ * sizes that are not multiples of any tile. The reference itself against
+ * a plain triple loop, and the FP16 rounding against the compiler's own
+ * FP16 type where there is one. The CUDA suite skips without a GPU.
+ */
+#include "gemm.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+typedef struct shape {
+    int m, n, k;
+} shape;
+
+/* Edges of every tile size in use (64 on the CPU, 128 on the GPU), a
+ * k that leaves a partial slab, and degenerate sizes. */
+static const shape SHAPES[] = {{1, 1, 1},    {3, 5, 7},      {64, 64, 64},   {65, 63, 129},
+                               {130, 67, 300}, {17, 200, 513}, {129, 257, 33}, {200, 9, 1000}};
+
+typedef struct job {
+    const gemm_variant *v;
+    gemm_args g;
+} job;
+
+static void launch(void *p)
+{
+    job *j = p;
+    j->v->launch(&j->g);
+}
+
+/* Inputs on the device in the variant's format: FP32 uploaded, converted
+ * on the device when the variant takes FP16. */
+static void *device_input(rl_backend *be, const gemm_variant *v, const float *host, size_t n,
+                          void **f32_out)
+{
+    float *f32 = rl_alloc(be, n * sizeof(float));
+    rl_upload(be, f32, host, n * sizeof(float));
+    *f32_out = f32;
+    if (!v->to_input)
+        return f32;
+    void *converted = rl_alloc(be, n * (size_t)v->in_bytes);
+    v->to_input(converted, f32, n, rl_stream(be));
+    rl_sync(be);
+    return converted;
+}
+
+static void check_variant(rl_backend *be, const gemm_variant *v, shape s, bool ta, bool tb,
+                          uint64_t seed)
+{
+    size_t na = (size_t)s.m * s.k, nb = (size_t)s.k * s.n, nc = (size_t)s.m * s.n;
+    float *a = rl_host_alloc(na * sizeof(float)), *b = rl_host_alloc(nb * sizeof(float));
+    double *want = rl_host_alloc(nc * sizeof(double));
+    rl_fill_uniform(a, na, -1, 1, seed);
+    rl_fill_uniform(b, nb, -1, 1, seed + 1);
+    gemm_round_to_half(a, na);
+    gemm_round_to_half(b, nb);
+    gemm_args host = {.m = s.m, .n = s.n, .k = s.k, .a = a, .b = b, .trans_a = ta, .trans_b = tb};
+    gemm_reference(want, &host);
+
+    void *a32, *b32;
+    job j = {v, host};
+    j.g.a = device_input(be, v, a, na, &a32);
+    j.g.b = device_input(be, v, b, nb, &b32);
+    j.g.c = rl_alloc(be, nc * sizeof(float));
+    j.g.stream = rl_stream(be);
+    rl_check c = rl_validate_f32(be, launch, &j, j.g.c, nc, want, gemm_atol(s.k), GEMM_RTOL);
+    char msg[256];
+    rl_check_describe(&c, msg, sizeof msg);
+    cr_assert(c.ok, "%s variant %d %s (m=%d n=%d k=%d, A%s B%s): %s", rl_backend_name(rl_kind(be)),
+              v->number, v->name, s.m, s.n, s.k, ta ? "^T" : "", tb ? "^T" : "", msg);
+
+    if (j.g.a != a32)
+        rl_free(be, (void *)j.g.a);
+    if (j.g.b != b32)
+        rl_free(be, (void *)j.g.b);
+    rl_free(be, a32);
+    rl_free(be, b32);
+    rl_free(be, j.g.c);
+    rl_host_free(a);
+    rl_host_free(b);
+    rl_host_free(want);
+}
+
+static void check_table(rl_backend *be, const gemm_variant *table)
+{
+    uint64_t seed = 400;
+    int checked = 0;
+    for (const gemm_variant *v = table; v->name; v++)
+        for (size_t s = 0; s < sizeof SHAPES / sizeof SHAPES[0]; s++)
+            for (int layout = 0; layout < 4; layout++, checked++)
+                check_variant(be, v, SHAPES[s], layout & 1, layout & 2, seed += 2);
+    cr_assert_geq(checked, 64, "the table was walked");
+}
+
+Test(gemm_cpu, every_variant_matches_the_reference_on_odd_sizes)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
+    cr_assert_not_null(be, "%s", why);
+    check_table(be, gemm_cpu_variants);
+    rl_backend_close(be);
+}
+
+/* The reference against the definition, one sum at a time. */
+Test(gemm_cpu, the_reference_is_the_definition)
+{
+    enum { M = 7, N = 5, K = 11 };
+    for (int layout = 0; layout < 4; layout++) {
+        float a[M * K], b[K * N];
+        double want[M * N];
+        rl_fill_uniform(a, M * K, -1, 1, 10 + layout);
+        rl_fill_uniform(b, K * N, -1, 1, 20 + layout);
+        gemm_args g = {.m = M, .n = N, .k = K, .a = a, .b = b, .trans_a = layout & 1,
+                       .trans_b = layout & 2};
+        gemm_reference(want, &g);
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double sum = 0;
+                for (int kk = 0; kk < K; kk++) {
+                    double x = g.trans_a ? a[kk * M + i] : a[i * K + kk];
+                    double y = g.trans_b ? b[j * K + kk] : b[kk * N + j];
+                    sum += x * y;
+                }
+                cr_assert_float_eq(want[i * N + j], sum, 1e-12, "layout %d at (%d, %d)", layout,
+                                   i, j);
+            }
+    }
+}
+
+/* A tile that forgets its last column must be caught, not timed. */
+static void forgets_a_column(const gemm_args *g)
+{
+    const float *a = g->a, *b = g->b;
+    for (int i = 0; i < g->m; i++)
+        for (int j = 0; j + 1 < g->n; j++) {
+            float sum = 0;
+            for (int kk = 0; kk < g->k; kk++)
+                sum += a[gemm_a_index(g, i, kk)] * b[gemm_b_index(g, kk, j)];
+            g->c[(size_t)i * g->n + j] = sum;
+        }
+}
+
+Test(gemm_cpu, a_gemm_that_skips_a_column_fails_validation)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
+    gemm_variant broken = {9, "broken", "forgets the last column", 4, 0, 0, forgets_a_column,
+                           NULL, NULL};
+    enum { M = 9, N = 10, K = 12 };
+    float a[M * K], b[K * N];
+    double want[M * N];
+    rl_fill_uniform(a, M * K, -1, 1, 5);
+    rl_fill_uniform(b, K * N, -1, 1, 6);
+    job j = {&broken, {.m = M, .n = N, .k = K, .a = a, .b = b}};
+    gemm_reference(want, &j.g);
+    j.g.c = rl_alloc(be, M * N * sizeof(float));
+    rl_check c = rl_validate_f32(be, launch, &j, j.g.c, M * N, want, gemm_atol(K), GEMM_RTOL);
+    cr_assert_not(c.ok);
+    cr_assert_eq(c.bad, M, "one element per row");
+    cr_assert_eq(c.nonfinite, M, "the poison shows them unwritten");
+    rl_free(be, j.g.c);
+    rl_backend_close(be);
+}
+
+Test(gemm_cpu, rounding_to_half_keeps_eleven_significant_bits)
+{
+    /* 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties go to even (1). */
+    float x[] = {1.0f, 1.0f + 0x1p-11f, 1.0f + 3 * 0x1p-11f, 0.1f, -0.1f, 0x1p-20f, 0x1.8p-24f,
+                 0x1p-26f, 0.0f, -1.0f, 0.999f};
+    float want[] = {1.0f, 1.0f, 1.0f + 0x1p-9f, 0x1.998p-4f, -0x1.998p-4f, 0x1p-20f, 0x1p-23f,
+                    0.0f, 0.0f, -1.0f, 0x1.ff8p-1f};
+    size_t n = sizeof x / sizeof x[0];
+    gemm_round_to_half(x, n);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(x[i], want[i], "case %zu: got %a, want %a", i, (double)x[i], (double)want[i]);
+}
+
+Test(gemm_cpu, rounding_to_half_agrees_with_the_compilers_fp16)
+{
+#ifdef __FLT16_MAX__
+    enum { N = 100000 };
+    static float x[N], y[N];
+    rl_fill_uniform(x, N, -1, 1, 77);
+    for (int i = 0; i < N; i++)
+        x[i] *= i % 3 == 0 ? 1e-4f : 1.0f; /* subnormal halves too */
+    memcpy(y, x, sizeof x);
+    gemm_round_to_half(x, N);
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(x[i], (float)(_Float16)y[i], "%a", (double)y[i]);
+#else
+    cr_skip_test("this compiler has no _Float16");
+#endif
+}
+
+Test(gemm_cpu, numbers_are_unique_and_tables_agree)
+{
+    int count = 0;
+    for (const gemm_variant *a = gemm_cpu_variants; a->name; a++, count++) {
+        for (const gemm_variant *b = a + 1; b->name; b++)
+            cr_assert_neq(a->number, b->number);
+        if (a->tile_m)
+            cr_assert_eq(a->blocks_per_unit(), 1, "a CPU thread computes one tile at a time");
+    }
+    cr_assert_geq(count, 2);
+#ifdef RL_HAVE_CUDA
+    const gemm_variant *c = gemm_cpu_variants, *g = gemm_cuda_variants;
+    for (; c->name && g->name; c++, g++) {
+        cr_assert_eq(c->number, g->number);
+        cr_assert_str_eq(c->name, g->name);
+        cr_assert_eq(!c->tile_m, !g->tile_m, "own kernel on both, or library on both");
+    }
+    cr_assert(!c->name && !g->name, "both backends have the same rows");
+#endif
+}
+
+/* On a GPU: every variant against the reference, and the occupancy the
+ * staircase's wave size rests on. */
+Test(cuda_gemm, every_variant_matches_the_reference_on_odd_sizes)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CUDA, 0, why, sizeof why);
+    if (!be)
+        cr_skip_test("no GPU: %s", why);
+#ifdef RL_HAVE_CUDA
+    for (const gemm_variant *v = gemm_cuda_variants; v->name; v++)
+        if (v->blocks_per_unit)
+            cr_assert_geq(v->blocks_per_unit(), 1, "%s fits on an SM", v->name);
+    check_table(be, gemm_cuda_variants);
+#endif
+    rl_backend_close(be);
+}
