@@ -215,8 +215,11 @@ int main(int argc, char **argv)
     printf("\nmodel       %d layer(s)%s, %.3g billion weights; prefill %d tokens\n", m.layers,
            m.head ? " and the head" : "", m.params / 1e9, m.prefill_n);
     fflush(stdout);
+    double t0 = rl_now_s();
     model_build(ctx, &m, table);
     rl_progress_clear();
+    printf("built       random FP16 weights, encoded in %d formats, with their references, "
+           "in %.1f s (host)\n", QF_COUNT, rl_now_s() - t0);
 
     for (const quant_variant *v = table; v->name; v++)
         if (rl_variant_selected(ctx, v->number, v->name))
