@@ -8,6 +8,7 @@
  * bytes moved, which is what experiment 03 is about, are the same.
  */
 #include "../quant.h"
+#include "simd.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -60,12 +61,15 @@ static float signed_absmax(const float *x, int n)
 
 static float fp16_round(float v) { return fp16_to_float(float_to_fp16(v)); }
 
-/* round(x / step) + offset, clamped to [0, top]; offset when step is 0. */
-static uint32_t level(float x, float step, int offset, int top)
+/* 1 / step, or 0 when the step is 0 (every weight then gets the offset). */
+static float inverse(float step) { return step != 0 ? 1.0f / step : 0.0f; }
+
+/* round(x / step) + offset, clamped to [0, top]. A multiply and rintf
+ * (one instruction where the CPU has SSE4.1), not a division and lrintf
+ * (a library call): the encoders run over every weight of the model. */
+static inline uint32_t level(float x, float inv_step, int offset, int top)
 {
-    if (step == 0)
-        return (uint32_t)offset;
-    long q = lrintf(x / step) + offset;
+    int q = (int)rintf(x * inv_step) + offset;
     return (uint32_t)(q < 0 ? 0 : q > top ? top : q);
 }
 
@@ -81,9 +85,9 @@ static void encode_q8(q8_block *b, const float *x)
     for (int g = 0; g < 8; g++) {
         float amax = fabsf(signed_absmax(x + 32 * g, 32));
         b->d[g] = float_to_fp16(amax / 127);
-        float d = fp16_to_float(b->d[g]);
+        float inv = inverse(fp16_to_float(b->d[g]));
         for (int i = 0; i < 32; i++)
-            q[32 * g + i] = (uint8_t)((int)level(x[32 * g + i], d, 127, 254) - 127);
+            q[32 * g + i] = (uint8_t)((int)level(x[32 * g + i], inv, 127, 254) - 127);
     }
 }
 
@@ -104,10 +108,10 @@ static void encode_q6(q6_block *b, const float *x)
         long sj = d > 0 ? (long)ceilf(fabsf(s[j]) / d) : 0;
         sj = sj > 127 ? 127 : sj;
         b->s[j] = (int8_t)(s[j] < 0 ? -sj : sj);
-        float step = d * b->s[j];
+        float inv = inverse(d * b->s[j]);
         for (int i = 0; i < 16; i++) {
             int w = 16 * j + i, lane = w / 8, n = w % 8;
-            uint32_t q = level(x[w], step, 32, 63);
+            uint32_t q = level(x[w], inv, 32, 63);
             b->ql[2 * lane + n / 4] |= (uint16_t)((q & 15u) << (4 * (n % 4)));
             b->qh[lane] |= (uint16_t)((q >> 4) << (2 * n));
         }
@@ -123,10 +127,10 @@ static void encode_small(fp16 d16[8], uint32_t qs[32], uint8_t *qh, const float 
         memset(qh, 0, 32);
     for (int g = 0; g < 8; g++) {
         d16[g] = float_to_fp16(signed_absmax(x + 32 * g, 32) / -half);
-        float d = fp16_to_float(d16[g]);
+        float inv = inverse(fp16_to_float(d16[g]));
         for (int i = 0; i < 32; i++) {
             int w = 32 * g + i, lane = w / 8, n = w % 8;
-            uint32_t q = level(x[w], d, half, 2 * half - 1);
+            uint32_t q = level(x[w], inv, half, 2 * half - 1);
             qs[lane] |= (q & 15u) << (4 * n);
             if (qh)
                 qh[lane] |= (uint8_t)((q >> 4) << n);
@@ -139,9 +143,10 @@ static void encode_q2(q2_block *b, const float *x)
     float scale[16], min[16], smax = 0, mmax = 0;
     for (int j = 0; j < 16; j++) {
         float lo = 0, hi = x[16 * j];
-        for (int i = 0; i < 16; i++) {
-            lo = fminf(lo, x[16 * j + i]);
-            hi = fmaxf(hi, x[16 * j + i]);
+        for (int i = 0; i < 16; i++) { /* comparisons, not fminf: no library call */
+            float v = x[16 * j + i];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
         }
         scale[j] = (hi - lo) / 3; /* four levels span [lo, hi] */
         min[j] = -lo;             /* >= 0: w = d s q - dmin m */
@@ -153,12 +158,12 @@ static void encode_q2(q2_block *b, const float *x)
     float d = fp16_to_float(b->d), dmin = fp16_to_float(b->dmin);
     memset(b->qs, 0, sizeof b->qs);
     for (int j = 0; j < 16; j++) {
-        uint32_t s = level(scale[j], d, 0, 15), m = level(min[j], dmin, 0, 15);
+        uint32_t s = level(scale[j], inverse(d), 0, 15), m = level(min[j], inverse(dmin), 0, 15);
         b->sm[j] = (uint8_t)(s | m << 4);
-        float step = d * (float)s, offset = dmin * (float)m;
+        float inv = inverse(d * (float)s), offset = dmin * (float)m;
         for (int i = 0; i < 16; i++) {
             int w = 16 * j + i;
-            uint32_t q = level(x[w] + offset, step, 0, 3);
+            uint32_t q = level(x[w] + offset, inv, 0, 3);
             b->qs[w / 8] |= (uint16_t)(q << (2 * (w % 8)));
         }
     }
@@ -196,8 +201,7 @@ void quant_encode_matrix(quant_format f, void *dst, const fp16 *src, int rows, i
             abort();
 #pragma omp for schedule(static)
         for (int r = 0; r < rows; r++) {
-            for (int i = 0; i < k; i++)
-                row[i] = fp16_to_float(src[(size_t)r * k + i]);
+            fp16_row_to_float(row, src + (size_t)r * k, (size_t)k);
             quant_encode_row(f, (char *)dst + (size_t)r * row_bytes, row, k);
         }
         free(row);
