@@ -1,0 +1,234 @@
+/*
+ * Experiment 03 -- quantized size tracks decode speed; prefill does not.
+ *
+ * Decode reads every weight once per token, so on a memory-bound machine
+ * its time is the model's size over the bandwidth: halve the bits per
+ * weight and decode runs twice as fast, and size x tokens/s (bytes per
+ * second) stays near the bandwidth until fixed per-step costs show. Prefill
+ * does n tokens of arithmetic per weight read: compute-bound, so the
+ * format barely matters there.
+ *
+ * Method: the weight matrices of a Llama-3.1-8B-shaped decoder (fewer
+ * layers on the CPU and in --quick) with random FP16 weights, encoded in
+ * six formats of 16 down to 2.625 bits per weight (kernels/quant.h). Each
+ * format's decode step and prefill step is validated against a double-
+ * precision reference, then the formats are timed together, interleaved.
+ * See README.md.
+ */
+#include "exp03.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *layers_choice = "auto";
+
+static const rl_option OPTIONS[] = {
+    {"layers", "N", "decoder layers (auto: 32 on a GPU with the memory, 4 with --quick; 2 on the "
+     "CPU, 1 with --quick)", NULL, &layers_choice},
+    {0},
+};
+
+static const char *const COLUMNS[] = {
+    "source", "format", "bits_per_weight", "phase", "variant", "number", "layers", "params",
+    "size_bytes", "size_gib", "tokens", "cache_resident", RL_MEASUREMENT_COLUMNS, "tokens_per_s",
+    "gbps", "ceiling_tokens_per_s", "mbu", "mbu_datasheet", "tflops", "mfu", "rel_size",
+    "rel_tokens_per_s", "validated", "max_abs_err", "skipped_reason", NULL};
+
+static const rl_experiment EXP03 = {
+    .id = "03",
+    .slug = "03-quant-decode",
+    .title = "Quantization: weight size tracks decode speed, not prefill",
+    .claim = "Decode reads every weight once per token: memory-bound, so its speed tracks the "
+             "bytes of the weights, and size x tokens/s stays near the bandwidth from FP16 down "
+             "to ~4.5 bits (falling only where fixed per-step costs show). Prefill is "
+             "compute-bound: its speed barely changes with the format.",
+    .source = "llama.cpp tools/quantize README, \"Measure\" table (Llama-3.1-8B, llama-bench "
+              "pp512 / tg128); ggml's block formats (bits per weight)",
+    .prediction = "decode speedup F16 -> 4.5 bpw >= 2.5x (bytes: 3.56x); size x decode within "
+                  "+-15 % of F16's from 8.5 to 4.5 bpw; prefill tokens/s within +-25 % of F16's "
+                  "in every format",
+    .columns = COLUMNS,
+    .options = OPTIONS,
+    .default_cache = RL_HOT,
+    .compare_keys = "source,format,phase",
+    .compare_value = "time_us_median",
+};
+
+/* ---- the model's size ------------------------------------------------------- */
+
+/* Device bytes per layer and for the head, every format together. */
+static double all_formats_bytes(double params)
+{
+    double bits = 0;
+    for (int f = 0; f < QF_COUNT; f++)
+        bits += quant_bits_per_weight((quant_format)f);
+    return params * bits / 8;
+}
+
+static int choose_layers(const rl_ctx *ctx, bool head, int prefill_n)
+{
+    if (strcmp(layers_choice, "auto") != 0) {
+        char *end;
+        long v = strtol(layers_choice, &end, 10);
+        if (*end || v < 1 || v > 32)
+            rl_die(RL_EXIT_USAGE, "exp-03: --layers wants 1..32, not '%s'", layers_choice);
+        return (int)v;
+    }
+    if (ctx->kind != RL_CUDA)
+        return ctx->args.quick ? 1 : 2;
+    int want = ctx->args.quick ? 4 : 32;
+    /* Leave a fifth of the memory free; the head's FP16 copy is the scratch. */
+    double layer = all_formats_bytes(2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN);
+    double fixed = head ? all_formats_bytes((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
+                              4.0 * VOCAB * prefill_n : 0;
+    int fit = (int)((0.8 * ctx->dev->mem_bytes - fixed) / layer);
+    return fit < want ? (fit < 1 ? 1 : fit) : want;
+}
+
+/* ---- validate, then time ------------------------------------------------------ */
+
+typedef struct call { const quant_variant *v; quant_args a; } call;
+
+static void launch_call(void *p)
+{
+    call *c = p;
+    c->v->launch(&c->a);
+}
+
+static void fail(rl_ctx *ctx, result *x, const rl_check *c)
+{
+    x->ok = false;
+    rl_check_describe(c, x->why, sizeof x->why);
+    fprintf(stderr, "exp-03: %s %s: %s\n", x->v->name, quant_formats[x->f].name, x->why);
+    ctx->failures++;
+}
+
+/* Decode: one whole step, every output of every matrix. Prefill: the same
+ * call on the first rows of two matrices (a full double-precision
+ * reference of n tokens through the model would take the host minutes). */
+static void validate(rl_ctx *ctx, model *m, result *x)
+{
+    x->ok = true;
+    if (x->phase == QUANT_DECODE) {
+        rl_check c = rl_validate_f32(ctx->be, run_step, &x->step, m->y, m->rows_total, m->ref[x->f],
+                                     gemv_atol(FFN), 0);
+        x->max_abs_err = c.max_abs_err;
+        if (!c.ok)
+            fail(ctx, x, &c);
+        return;
+    }
+    for (int i = 0; i < 2 && x->ok; i++) {
+        const matrix *mat = m->check_mat[i];
+        call c = {x->v, {x->f, m->yval, (const char *)m->w[x->f] + mat->w_offset * quant_formats[x->f].block_bytes,
+                         model_input(m, mat->k, true), m->check_rows[i], mat->k, m->prefill_n,
+                         m->scratch, rl_stream(ctx->be)}};
+        rl_check chk = rl_validate_f32(ctx->be, launch_call, &c, m->yval,
+                                       (size_t)m->check_rows[i] * m->prefill_n, m->check_ref[i][x->f],
+                                       gemv_atol(mat->k), 0);
+        x->max_abs_err = fmax(x->max_abs_err, chk.max_abs_err);
+        if (!chk.ok)
+            fail(ctx, x, &chk);
+    }
+}
+
+static void measure_phase(report *r, model *m, const quant_variant *v)
+{
+    rl_ctx *ctx = r->ctx;
+    rl_work works[QF_COUNT];
+    result *members[QF_COUNT];
+    rl_measurement out[QF_COUNT];
+    int count = 0;
+    for (int f = 0; f < QF_COUNT; f++) {
+        result *x = &r->res[v->phase][f];
+        *x = (result){.f = (quant_format)f, .phase = v->phase, .v = v,
+                      .step = {m, v, (quant_format)f, rl_stream(ctx->be)}};
+        validate(ctx, m, x);
+        if (x->ok) {
+            members[count] = x;
+            works[count++] = (rl_work){quant_formats[f].name, run_step, &x->step};
+        }
+    }
+    rl_progress_step(ctx, "%s, %d formats interleaved", v->phase == QUANT_DECODE ? "decode" : "prefill", count);
+    if (count)
+        rl_measure_group(ctx, works, count, out);
+    for (int i = 0; i < count; i++) {
+        members[i]->m = out[i];
+        members[i]->seconds = out[i].stats.median;
+    }
+    rl_progress_clear();
+}
+
+/* ---- main ------------------------------------------------------------------------ */
+
+static const quant_variant *table_for(rl_backend_kind kind)
+{
+#ifdef RL_HAVE_CUDA
+    if (kind == RL_CUDA)
+        return quant_cuda_variants;
+#endif
+    (void)kind;
+    return quant_cpu_variants;
+}
+
+static void describe_model(rl_ctx *ctx, const model *m)
+{
+    rl_meta(ctx, "model", "Llama-3.1-8B-shaped decoder matrices: %d layer(s) of q, k, v, o (4096 x "
+            "4096, 1024 x 4096 twice, 4096 x 4096), gate, up (14336 x 4096), down (4096 x 14336)%s",
+            m->layers, m->head ? ", plus the output head (128256 x 4096)" : "; no output head");
+    rl_meta(ctx, "params", "%.0f (%.3g billion; Llama-3.1-8B's matrices: 32 layers and the head, "
+            "7.50 billion)", m->params, m->params / 1e9);
+    rl_meta(ctx, "prefill_tokens", "%d", m->prefill_n);
+    for (int f = 0; f < QF_COUNT; f++)
+        rl_meta(ctx, quant_formats[f].name, "%.6g bits per weight, %.0f bytes, like ggml's %s; %s",
+                quant_bits_per_weight((quant_format)f), model_bytes(m, (quant_format)f),
+                quant_formats[f].ggml_peer, quant_formats[f].layout);
+    rl_meta(ctx, "validation", "decode: every output of a whole step vs a double-precision "
+            "reference, atol 14336 * 2^-20; prefill: the same call on the first 128 rows of L0.q "
+            "and 64 of L0.down, every element");
+    rl_meta(ctx, "published", "rows with source llama.cpp: the quantize README's table "
+            "(results/published/), another machine; not measured here");
+}
+
+int main(int argc, char **argv)
+{
+    rl_ctx *ctx = rl_begin(&EXP03, argc, argv);
+    const quant_variant *table = table_for(ctx->kind);
+    if (ctx->args.list) {
+        printf("variants of kernels/%s (every format):\n", ctx->kind == RL_CUDA ? "quant.cu" : "cpu/quant.c");
+        for (const quant_variant *v = table; v->name; v++)
+            rl_list_variant(v->number, v->name, v->what);
+        return rl_end(ctx);
+    }
+    bool head = ctx->kind == RL_CUDA;
+    int prefill_n = ctx->kind == RL_CPU && ctx->args.quick ? 64 : 512;
+    int layers = choose_layers(ctx, head, prefill_n); /* a bad --layers exits here, early */
+    report *r = calloc(1, sizeof *r);
+    r->ctx = ctx;
+    r->ceil = rl_ceilings_get(ctx);
+    model m;
+    model_plan(&m, layers, head, prefill_n);
+    r->m = &m;
+    describe_model(ctx, &m);
+    rl_progress_total(ctx, m.nmat + 2);
+    printf("\nmodel       %d layer(s)%s, %.3g billion weights; prefill %d tokens\n", m.layers,
+           m.head ? " and the head" : "", m.params / 1e9, m.prefill_n);
+    fflush(stdout);
+    double t0 = rl_now_s();
+    model_build(ctx, &m, table);
+    rl_progress_clear();
+    printf("built       random FP16 weights, encoded in %d formats, with their references, "
+           "in %.1f s (host)\n", QF_COUNT, rl_now_s() - t0);
+
+    for (const quant_variant *v = table; v->name; v++)
+        if (rl_variant_selected(ctx, v->number, v->name))
+            measure_phase(r, &m, v);
+    write_rows(r);
+    write_published_rows(r);
+    print_tables(r);
+    judge(r);
+    model_free(ctx, &m);
+    free(r);
+    return rl_end(ctx);
+}

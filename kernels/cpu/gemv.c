@@ -1,0 +1,200 @@
+/*
+ * cpu/gemv.c -- the C + OpenMP counterparts of gemv.cu, OpenBLAS for the
+ * library path, and the double-precision reference both are checked
+ * against.
+ *
+ * A CPU streams a matrix from DRAM the way a GPU streams it from HBM: the
+ * question is again whether the loop keeps the memory bus busy. Variant 2
+ * does what the GPU kernel does: 16-byte loads of eight halves, converted
+ * in one instruction (F16C), several rows at a time so that each load of x
+ * serves several rows, FP32 accumulation in vector registers.
+ */
+#include "../gemv.h"
+#include "simd.h"
+
+#include <cblas.h>
+#include <stdlib.h>
+
+/* ---- the reference ------------------------------------------------------ */
+
+void gemv_reference_rows(double *y, gemv_row_fn row, const void *ctx, const fp16 *x, int rows,
+                         int k, int n)
+{
+    double *xd = malloc(sizeof(double) * (size_t)k * (size_t)n);
+    if (!xd)
+        abort();
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < (size_t)k * (size_t)n; i++)
+        xd[i] = fp16_to_float(x[i]);
+#pragma omp parallel
+    {
+        double *wd = malloc(sizeof(double) * (size_t)k);
+        if (!wd)
+            abort();
+#pragma omp for schedule(static)
+        for (int r = 0; r < rows; r++) {
+            row(ctx, r, wd);
+            for (int t = 0; t < n; t++) {
+                const double *xt = xd + (size_t)t * k;
+                double s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* four chains: it vectorizes */
+                int i = 0;
+                for (; i + 4 <= k; i += 4) {
+                    s0 += wd[i] * xt[i];
+                    s1 += wd[i + 1] * xt[i + 1];
+                    s2 += wd[i + 2] * xt[i + 2];
+                    s3 += wd[i + 3] * xt[i + 3];
+                }
+                for (; i < k; i++)
+                    s0 += wd[i] * xt[i];
+                y[(size_t)t * rows + r] = (s0 + s1) + (s2 + s3);
+            }
+        }
+        free(wd);
+    }
+    free(xd);
+}
+
+typedef struct fp16_rows { const fp16 *w; int k; } fp16_rows;
+
+static void fp16_row(const void *ctx, int r, double *out)
+{
+    const fp16_rows *m = ctx;
+    for (int i = 0; i < m->k; i++)
+        out[i] = fp16_to_float(m->w[(size_t)r * m->k + i]);
+}
+
+void gemv_reference(double *y, const fp16 *w, const fp16 *x, int rows, int k, int n)
+{
+    fp16_rows m = {w, k};
+    gemv_reference_rows(y, fp16_row, &m, x, rows, k, n);
+}
+
+/* ---- variant 1: one row at a time, one weight at a time ------------------ */
+
+/* The loop a C programmer writes first: x converted to floats once (in
+ * the scratch), then for each row a scalar loop that converts one weight
+ * at a time. The bit-level conversion does not vectorize: a few
+ * instructions per weight, far from what the memory bus could feed.
+ * Decode only (n = 1). */
+static size_t scalar_scratch(int rows, int k, int n)
+{
+    (void)rows, (void)n;
+    return sizeof(float) * (size_t)k;
+}
+
+static void launch_scalar(const gemv_args *a)
+{
+    const int k = a->k;
+    float *x = a->scratch;
+    gemv_convert_fp16(x, a->x, (size_t)k);
+#pragma omp parallel for schedule(static)
+    for (int r = 0; r < a->rows; r++) {
+        const fp16 *wr = a->w + (size_t)r * k;
+        float acc = 0;
+        for (int i = 0; i < k; i++)
+            acc += fp16_to_float(wr[i]) * x[i];
+        a->y[r] = acc;
+    }
+}
+
+/* ---- variant 2: 16-byte loads, ROWS rows x NT tokens per step ------------ */
+
+/* ROWS x NT vector accumulators stay in registers when ROWS * NT <= 8:
+ * more rows per step for fewer tokens, so each thread always streams
+ * several rows at once (a CPU keeps more bytes in flight that way). */
+static inline __attribute__((always_inline)) void rows_vec(const gemv_args *a, int r0, int ROWS,
+                                                          int NT)
+{
+    const int k = a->k;
+    v8f acc[8][GEMV_MAX_BATCH];
+    for (int j = 0; j < ROWS; j++)
+        for (int t = 0; t < NT; t++)
+            acc[j][t] = (v8f){0};
+    for (int i = 0; i < k; i += 8) {
+        v8f wv[8];
+        for (int j = 0; j < ROWS; j++)
+            wv[j] = fp16x8_to_v8f(a->w + (size_t)(r0 + j) * k + i);
+        for (int t = 0; t < NT; t++) {
+            v8f xv = fp16x8_to_v8f(a->x + (size_t)t * k + i);
+            for (int j = 0; j < ROWS; j++)
+                acc[j][t] += wv[j] * xv;
+        }
+    }
+    for (int j = 0; j < ROWS; j++)
+        for (int t = 0; t < NT; t++)
+            a->y[(size_t)t * a->rows + r0 + j] = v8f_sum(acc[j][t]);
+}
+
+/* One OpenMP loop per token count: the counts must be constants inside
+ * the loop for the compiler to keep the accumulators in registers. The
+ * last rows % ROWS rows go one at a time. */
+#define GEMV_VEC_FOR(NT, ROWS)                                        \
+    static void gemv_vec_##NT(const gemv_args *a)                     \
+    {                                                                 \
+        int full = a->rows / (ROWS) * (ROWS);                         \
+        _Pragma("omp parallel for schedule(static)")                  \
+        for (int r = 0; r < full; r += (ROWS))                        \
+            rows_vec(a, r, ROWS, NT);                                 \
+        for (int r = full; r < a->rows; r++)                          \
+            rows_vec(a, r, 1, NT);                                    \
+    }
+GEMV_VEC_FOR(1, 8)
+GEMV_VEC_FOR(2, 4)
+GEMV_VEC_FOR(3, 2)
+GEMV_VEC_FOR(4, 2)
+GEMV_VEC_FOR(5, 1)
+GEMV_VEC_FOR(6, 1)
+GEMV_VEC_FOR(7, 1)
+GEMV_VEC_FOR(8, 1)
+
+void gemv_fp16_cpu(const gemv_args *a)
+{
+    static void (*const by_tokens[GEMV_MAX_BATCH + 1])(const gemv_args *) = {
+        NULL, gemv_vec_1, gemv_vec_2, gemv_vec_3, gemv_vec_4,
+        gemv_vec_5, gemv_vec_6, gemv_vec_7, gemv_vec_8};
+    by_tokens[a->n](a);
+}
+
+/* ---- variant 3: the library path ------------------------------------------ */
+
+void gemv_sgemm_f32(float *y, const float *w, const float *x, int rows, int k, int n)
+{
+    /* y (n x rows) = x (n x k) . w^T, all row-major */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, k, 1.0f, x, k, w, k, 0.0f, y,
+                rows);
+}
+
+size_t gemv_library_cpu_scratch(int rows, int k, int n)
+{
+    return sizeof(float) * ((size_t)rows * k + (size_t)n * k);
+}
+
+/* In parallel strips of 4096 (a multiple of 8: vector conversions). */
+void gemv_convert_fp16(float *dst, const fp16 *src, size_t n)
+{
+    enum { STRIP = 4096 };
+    size_t strips = (n + STRIP - 1) / STRIP;
+#pragma omp parallel for schedule(static)
+    for (size_t s = 0; s < strips; s++) {
+        size_t lo = s * STRIP;
+        fp16_row_to_float(dst + lo, src + lo, n - lo < STRIP ? n - lo : STRIP);
+    }
+}
+
+/* OpenBLAS has no FP16 GEMM: convert both operands to FP32 in the scratch
+ * (a streaming pass), then SGEMM. At small n the conversion dominates;
+ * from a few dozen tokens on, SGEMM's arithmetic does. */
+void gemv_library_cpu(const gemv_args *a)
+{
+    float *w32 = a->scratch, *x32 = w32 + (size_t)a->rows * a->k;
+    gemv_convert_fp16(w32, a->w, (size_t)a->rows * a->k);
+    gemv_convert_fp16(x32, a->x, (size_t)a->n * a->k);
+    gemv_sgemm_f32(a->y, w32, x32, a->rows, a->k, a->n);
+}
+
+const gemv_variant gemv_cpu_variants[] = {
+    {1, "gemv_fp16_scalar", "a row per iteration, one weight at a time (scalar FP16 conversion), FP32 sums", 1, launch_scalar, scalar_scratch},
+    {2, "gemv_fp16", "16-byte loads of 8 halves (F16C where present), up to 8 rows per step, FP32 sums", GEMV_MAX_BATCH, gemv_fp16_cpu, NULL},
+    {3, "gemm_library", "FP16 -> FP32 conversion, then OpenBLAS SGEMM (no FP16 GEMM on the CPU)", 0, gemv_library_cpu, gemv_library_cpu_scratch},
+    {0},
+};

@@ -1,0 +1,101 @@
+/*
+ * gemv.h -- experiment 02's kernels: one linear layer with FP16 weights,
+ * applied to n tokens at once.
+ *
+ *   y[t][r] = sum_k w[r][k] * x[t][k]     r < rows, t < n
+ *
+ * w is rows x k, row-major (each output's weights contiguous, as in a
+ * PyTorch Linear or a GGUF file); x is n x k FP16 (token-major); y is
+ * n x rows FP32. At n = 1 this is a GEMV: 2 FLOPs and 2 bytes per weight,
+ * arithmetic intensity ~1, memory-bound on any machine. As n grows each
+ * weight read serves n tokens, and the layer turns into a compute-bound
+ * GEMM.
+ *
+ * Two tables with the same rows, one per backend: gemv.cu (CUDA) and
+ * cpu/gemv.c (C + OpenMP, OpenBLAS). Adding a variant is one row and one
+ * function. A row whose launch is NULL does not exist on that backend.
+ */
+#ifndef KERNELS_GEMV_H
+#define KERNELS_GEMV_H
+
+#include "half.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gemv_args {
+    float *y;         /* n x rows */
+    const fp16 *w;    /* rows x k; k a multiple of 8, w 16-byte aligned */
+    const fp16 *x;    /* n x k */
+    int rows, k, n;
+    void *scratch;    /* gemv_variant.scratch_bytes() of it, or NULL */
+    struct CUstream_st *stream; /* CUDA only */
+} gemv_args;
+
+typedef struct gemv_variant {
+    int number;
+    const char *name;
+    const char *what;
+    int max_n;        /* the most tokens it takes, 0: any number */
+    void (*launch)(const gemv_args *a);
+    /* Scratch memory on the backend's device, or NULL for none. */
+    size_t (*scratch_bytes)(int rows, int k, int n);
+} gemv_variant;
+
+enum { GEMV_MAX_BATCH = 8 }; /* tokens the hand-written kernels take */
+
+extern const gemv_variant gemv_cuda_variants[]; /* terminated by a zero row */
+extern const gemv_variant gemv_cpu_variants[];
+
+/* The library GEMM of each backend, for other kernel families that hand a
+ * dequantized matrix on: cuBLAS on the GPU, OpenBLAS SGEMM on the CPU
+ * (after converting w and x to FP32 in the scratch). */
+void gemv_library_cuda(const gemv_args *a);
+void gemv_library_cpu(const gemv_args *a);
+size_t gemv_library_cpu_scratch(int rows, int k, int n);
+/* The CPU library GEMM on FP32 operands already in place: y = x w^T. */
+void gemv_sgemm_f32(float *y, const float *w, const float *x, int rows, int k, int n);
+/* Variant 2 of each backend, the bandwidth kernel, for FP16 weights in
+ * other families (quant.h's F16 format). */
+void gemv_fp16_cuda(const gemv_args *a);
+void gemv_fp16_cpu(const gemv_args *a);
+/* FP16 to FP32 on the CPU, in parallel. */
+void gemv_convert_fp16(float *dst, const fp16 *src, size_t n);
+
+/* ---- counting, the arithmetic of the roofline ------------------------- */
+
+/* Multiply-adds count two FLOPs. */
+static inline double gemv_flops(double rows, double k, double n) { return 2.0 * rows * k * n; }
+
+/* The least traffic: the weights once, the FP16 tokens in, the FP32
+ * outputs out. */
+static inline double gemv_bytes(double rows, double k, double n)
+{
+    return 2.0 * rows * k + 2.0 * k * n + 4.0 * rows * n;
+}
+
+/* ---- the reference ----------------------------------------------------- */
+
+/* In double precision, every product exact: y[t * rows + r]. */
+void gemv_reference(double *y, const fp16 *w, const fp16 *x, int rows, int k, int n);
+
+/* The same for any weight format: row(ctx, r, out) writes row r's k
+ * weights as doubles (quant.h decodes its blocks through this). */
+typedef void (*gemv_row_fn)(const void *ctx, int r, double *out);
+void gemv_reference_rows(double *y, gemv_row_fn row, const void *ctx, const fp16 *x, int rows,
+                         int k, int n);
+
+/* The tolerance a float accumulation of k products of magnitude <= 1
+ * must meet: the error grows with k, about as sqrt(k) in practice and k
+ * at worst; k * 2^-20 leaves a factor ~10 above what float sums of random
+ * data show, while a single wrong weight (error ~0.25) fails. */
+static inline double gemv_atol(int k) { return (double)k * 9.5367431640625e-07; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,140 @@
+/*
+ * test_exp02.c -- experiment 02 end to end on the CPU backend: a quick run
+ * into a temporary folder writes the documented columns and metadata, one
+ * validated row per (shape, n, variant) it promises, its verdicts and
+ * three charts; bad usage fails with the documented exit codes.
+ */
+#include "csv_table.h"
+#include "helpers.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXP02 RL_BUILD_DIR "/exp-02"
+
+static const char *const DOCUMENTED_COLUMNS =
+    "shape,k,rows,n,variant,number,flops,bytes,ai,copies,footprint_bytes,cache_resident,cache,"
+    "samples,stop_reason,time_us_median,time_us_q1,time_us_q3,time_us_min,time_us_mean,"
+    "rel_stddev,tflops,gbps,mfu,mbu,mfu_datasheet,mbu_datasheet,attainable_tflops,"
+    "time_per_token_us,tokens_per_s,validated,validated_rows,max_abs_err,skipped_reason";
+
+static char dir[512];
+static char out[1 << 16], err[1 << 16];
+
+static void setup(void) { make_temp_dir(dir, sizeof dir); }
+static void teardown(void) { rm_tree(dir); }
+TestSuite(exp02, .init = setup, .fini = teardown, .timeout = 900);
+
+static int run_exp02(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --out '%s/results' --plots '%s/plots' %s", EXP02, dir, dir, args);
+    return run_capture(cmd, out, sizeof out, err, sizeof err);
+}
+
+/* The quick CPU sweep: n = 1, 2, 8, 128; the scalar GEMV at n = 1 only,
+ * gemv_fp16 to n = 8, the library path at every n. */
+static int expected_rows(int n)
+{
+    return (n == 1) + (n <= 8) + 1;
+}
+
+static void check_rows(const csv_table *t, const char *shape)
+{
+    static const int NS[] = {1, 2, 8, 128};
+    int total = 0;
+    for (size_t i = 0; i < sizeof NS / sizeof NS[0]; i++) {
+        int found = 0;
+        for (int r = 0; r < t->nrows; r++)
+            if (!strcmp(csv_table_get(t, r, "shape"), shape) && atoi(csv_table_get(t, r, "n")) == NS[i])
+                found++;
+        cr_assert_eq(found, expected_rows(NS[i]), "%s n=%d: %d rows", shape, NS[i], found);
+        total += found;
+    }
+    cr_assert_eq(csv_table_count(t, "shape", shape), total, "no other n for %s", shape);
+}
+
+Test(exp02, quick_cpu_run_writes_csv_verdicts_and_charts)
+{
+    int rc = run_exp02("--quick --backend cpu --label e2e");
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    cr_assert(strstr(out, "claim       "), "%s", out);
+    cr_assert(strstr(out, "backend     cpu"), "%s", out);
+    cr_assert(strstr(out, "verdicts (cpu backend"), "%s", out);
+    const char *verdicts[] = {"arithmetic intensity at n = 1 (counted) (4096x14336)",
+                              "MBU at n = 1 (gemv_fp16) (8192x8192)",
+                              "MFU at n = 1, vs MFU when compute-bound (4096x14336)",
+                              "MFU when compute-bound", "time per step, n = 2 over n = 1"};
+    for (size_t i = 0; i < sizeof verdicts / sizeof verdicts[0]; i++)
+        cr_assert(strstr(out, verdicts[i]), "verdict '%s' missing:\n%s", verdicts[i], out);
+
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/results/e2e/exp-02.csv", dir);
+    csv_table *t = csv_table_read(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    static const char *meta[] = {"# experiment: 02-prefill-decode", "# backend: cpu", "# quick: yes",
+                                 "# tokens: n = 1 2 8 128", "# ceiling_gbps: ", "# ridge_flop_per_byte: ",
+                                 "# validation: ", "# compare_keys: shape,variant,n"};
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        cr_assert(strstr(t->meta, meta[i]), "metadata '%s' missing", meta[i]);
+    cr_assert_str_eq(t->header, DOCUMENTED_COLUMNS);
+    check_rows(t, "4096x14336");
+    check_rows(t, "8192x8192");
+    for (int r = 0; r < t->nrows; r++) {
+        cr_assert_str_eq(csv_table_get(t, r, "validated"), "yes", "row %d", r);
+        cr_assert_gt(atof(csv_table_get(t, r, "time_us_median")), 0, "row %d", r);
+        cr_assert_gt(atof(csv_table_get(t, r, "mbu")), 0, "row %d", r);
+        cr_assert_str_eq(csv_table_get(t, r, "cache_resident"), "0", "weights rotate past the LLC");
+        double ai = atof(csv_table_get(t, r, "ai")), n = atof(csv_table_get(t, r, "n"));
+        cr_assert(ai > 0.9 * n && ai < 1.01 * n, "FP16 weights: AI ~ n (row %d: n %g, AI %g)", r, n, ai);
+        /* MFU / MBU is AI / ridge for every row: one time, two yardsticks */
+        double mfu = atof(csv_table_get(t, r, "mfu")), mbu = atof(csv_table_get(t, r, "mbu"));
+        double tfl = atof(csv_table_get(t, r, "tflops")), gbps = atof(csv_table_get(t, r, "gbps"));
+        cr_assert_float_eq(mfu / mbu, ai * (gbps / mbu) / (tfl / mfu * 1000), 1e-3 * mfu / mbu);
+    }
+    csv_table_free(t);
+
+    snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
+    char *text = read_file(path, NULL);
+    cr_assert(strstr(text, "02-prefill-decode,mbu_decode_4096x14336,cpu,"), "%s", text);
+    cr_assert(strstr(text, "02-prefill-decode,batching_free_8192x8192,cpu,"), "%s", text);
+    free(text);
+
+    const char *charts[] = {"exp-02", "exp-02-batch", "exp-02-util"}, *fmts[] = {"png", "pdf", "svg"};
+    for (size_t i = 0; i < 3; i++)
+        for (size_t f = 0; f < 3; f++) {
+            snprintf(path, sizeof path, "%s/plots/e2e/%s.%s", dir, charts[i], fmts[f]);
+            cr_assert_gt(file_size(path), 1000, "%s is missing or empty", path);
+        }
+    snprintf(path, sizeof path, "%s/results/e2e", dir);
+    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary files left");
+    snprintf(path, sizeof path, "%s/plots/e2e", dir);
+    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary folders left");
+}
+
+Test(exp02, usage_errors_exit_2)
+{
+    cr_assert_eq(run_exp02("--bogus"), RL_EXIT_USAGE);
+    cr_assert_eq(run_exp02("--shape 4096x4096"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "--shape must be one of"), "%s", err);
+}
+
+Test(exp02, help_and_list)
+{
+    cr_assert_eq(run_exp02("--help"), 0);
+    cr_assert(strstr(out, "--shape SHAPE") && strstr(out, "8192x8192"), "%s", out);
+    cr_assert_eq(run_exp02("--backend cpu --list"), 0);
+    cr_assert(strstr(out, "gemv_fp16_scalar") && strstr(out, "gemm_library") && strstr(out, "n = 1"),
+              "%s", out);
+}
+
+Test(exp02, cuda_backend_without_a_gpu_exits_77)
+{
+    char why[256];
+    if (rl_gpu_available(0, why, sizeof why))
+        cr_skip_test("this machine has a GPU: the no-GPU path cannot be exercised");
+    cr_assert_eq(run_exp02("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
+}

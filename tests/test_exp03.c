@@ -1,0 +1,146 @@
+/*
+ * test_exp03.c -- experiment 03 end to end on the CPU backend: a quick run
+ * writes a measured, validated row per format and phase, the published
+ * llama.cpp rows beside them (marked as such), the tables and verdicts,
+ * and three charts; bad usage fails with the documented exit codes.
+ */
+#include "csv_table.h"
+#include "helpers.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXP03 RL_BUILD_DIR "/exp-03"
+
+static const char *const DOCUMENTED_COLUMNS =
+    "source,format,bits_per_weight,phase,variant,number,layers,params,size_bytes,size_gib,tokens,"
+    "cache_resident,cache,samples,stop_reason,time_us_median,time_us_q1,time_us_q3,time_us_min,"
+    "time_us_mean,rel_stddev,tokens_per_s,gbps,ceiling_tokens_per_s,mbu,mbu_datasheet,tflops,mfu,"
+    "rel_size,rel_tokens_per_s,validated,max_abs_err,skipped_reason";
+
+static const char *const FORMATS[] = {"f16", "q8", "q6", "q5", "q4", "q2"};
+static const double BITS[] = {16, 8.5, 6.5625, 5.5, 4.5, 2.625};
+
+static char dir[512];
+static char out[1 << 16], err[1 << 16];
+
+static void setup(void) { make_temp_dir(dir, sizeof dir); }
+static void teardown(void) { rm_tree(dir); }
+TestSuite(exp03, .init = setup, .fini = teardown, .timeout = 900);
+
+static int run_exp03(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --out '%s/results' --plots '%s/plots' %s", EXP03, dir, dir, args);
+    return run_capture(cmd, out, sizeof out, err, sizeof err);
+}
+
+static int find_row(const csv_table *t, const char *source, const char *format, const char *phase)
+{
+    for (int r = 0; r < t->nrows; r++)
+        if (!strcmp(csv_table_get(t, r, "source"), source) &&
+            !strcmp(csv_table_get(t, r, "format"), format) && !strcmp(csv_table_get(t, r, "phase"), phase))
+            return r;
+    return -1;
+}
+
+static void check_measured(const csv_table *t)
+{
+    /* one layer: 2 x 4096^2 (q, o) + 2 x 1024 x 4096 (k, v) + 3 x 14336 x 4096 */
+    const double params = 2.0 * 4096 * 4096 + 2.0 * 1024 * 4096 + 3.0 * 14336 * 4096;
+    for (int f = 0; f < 6; f++)
+        for (int p = 0; p < 2; p++) {
+            const char *phase = p ? "prefill" : "decode";
+            int r = find_row(t, "measured", FORMATS[f], phase);
+            cr_assert_geq(r, 0, "no %s %s row", FORMATS[f], phase);
+            cr_assert_str_eq(csv_table_get(t, r, "validated"), "yes", "%s %s", FORMATS[f], phase);
+            cr_assert_float_eq(atof(csv_table_get(t, r, "bits_per_weight")), BITS[f], 1e-9);
+            /* the CSV keeps six significant digits */
+            cr_assert_float_eq(atof(csv_table_get(t, r, "params")), params, params * 1e-5);
+            double size = atof(csv_table_get(t, r, "size_bytes"));
+            cr_assert_float_eq(size, params * BITS[f] / 8, size * 1e-5, "%s: bytes = weights x bits / 8", FORMATS[f]);
+            double tps = atof(csv_table_get(t, r, "tokens_per_s"));
+            double us = atof(csv_table_get(t, r, "time_us_median"));
+            int tokens = atoi(csv_table_get(t, r, "tokens"));
+            cr_assert_eq(tokens, p ? 64 : 1, "quick CPU prefill takes 64 tokens");
+            cr_assert_float_eq(tps, tokens / (us * 1e-6), tps * 1e-4, "%s %s tokens/s", FORMATS[f], phase);
+            if (!p) /* size x decode rate: bytes per second */
+                cr_assert_float_eq(atof(csv_table_get(t, r, "gbps")), size * tps / 1e9, 1e-3 * size * tps / 1e9);
+        }
+    cr_assert_float_eq(atof(csv_table_get(t, find_row(t, "measured", "f16", "decode"), "rel_tokens_per_s")), 1, 1e-9);
+}
+
+Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
+{
+    int rc = run_exp03("--quick --backend cpu --label e2e");
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    const char *printed[] = {"verdicts (cpu backend", "decode speedup, F16 -> 4.5 bits (q4)",
+                             "size x decode rate, 8.5 to 4.5 bits, vs F16",
+                             "prefill tokens/s, every format, vs F16", "size x dec GB/s",
+                             "relative to F16: this run vs llama.cpp's published table",
+                             "model: decode tokens/s ceiling", "H200 SXM", "this device (measured)"};
+    for (size_t i = 0; i < sizeof printed / sizeof printed[0]; i++)
+        cr_assert(strstr(out, printed[i]), "'%s' missing:\n%s", printed[i], out);
+
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/results/e2e/exp-03.csv", dir);
+    csv_table *t = csv_table_read(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    cr_assert_str_eq(t->header, DOCUMENTED_COLUMNS);
+    static const char *meta[] = {"# experiment: 03-quant-decode", "# backend: cpu", "# quick: yes",
+                                 "# params: 218103808 ", "# prefill_tokens: 64", "# q6: 6.5625 bits",
+                                 "# published: ", "# compare_keys: source,format,phase"};
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        cr_assert(strstr(t->meta, meta[i]), "metadata '%s' missing", meta[i]);
+    check_measured(t);
+
+    /* The published table: every quant type, both phases, marked, its F16 the anchor. */
+    cr_assert_eq(csv_table_count(t, "source", "measured"), 12);
+    cr_assert_eq(csv_table_count(t, "source", "llama.cpp"), 2 * 24);
+    int f16 = find_row(t, "llama.cpp", "F16", "decode"), q4 = find_row(t, "llama.cpp", "Q4_K_M", "decode");
+    cr_assert_float_eq(atof(csv_table_get(t, f16, "tokens_per_s")), 29.17, 1e-9);
+    cr_assert_float_eq(atof(csv_table_get(t, q4, "rel_tokens_per_s")), 71.93 / 29.17, 1e-5);
+    cr_assert_float_eq(atof(csv_table_get(t, q4, "gbps")), 4.58 * 1073741824.0 * 71.93 / 1e9, 1e-3);
+    cr_assert(strstr(csv_table_get(t, q4, "skipped_reason"), "published"));
+    cr_assert_str_eq(csv_table_get(t, q4, "validated"), "");
+    csv_table_free(t);
+
+    const char *charts[] = {"exp-03", "exp-03-bw", "exp-03-prefill"}, *fmts[] = {"png", "pdf", "svg"};
+    for (size_t i = 0; i < 3; i++)
+        for (size_t f = 0; f < 3; f++) {
+            snprintf(path, sizeof path, "%s/plots/e2e/%s.%s", dir, charts[i], fmts[f]);
+            cr_assert_gt(file_size(path), 1000, "%s is missing or empty", path);
+        }
+    snprintf(path, sizeof path, "%s/results/e2e", dir);
+    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary files left");
+    snprintf(path, sizeof path, "%s/plots/e2e", dir);
+    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary folders left");
+}
+
+Test(exp03, usage_errors_exit_2)
+{
+    cr_assert_eq(run_exp03("--bogus"), RL_EXIT_USAGE);
+    cr_assert_eq(run_exp03("--backend cpu --layers 0"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "--layers"), "%s", err);
+    cr_assert_eq(run_exp03("--backend cpu --layers two"), RL_EXIT_USAGE);
+}
+
+Test(exp03, help_and_list)
+{
+    cr_assert_eq(run_exp03("--help"), 0);
+    cr_assert(strstr(out, "--layers N"), "%s", out);
+    cr_assert_eq(run_exp03("--backend cpu --list"), 0);
+    cr_assert(strstr(out, "gemv_dequant") && strstr(out, "dequant_gemm"), "%s", out);
+}
+
+Test(exp03, cuda_backend_without_a_gpu_exits_77)
+{
+    char why[256];
+    if (rl_gpu_available(0, why, sizeof why))
+        cr_skip_test("this machine has a GPU: the no-GPU path cannot be exercised");
+    cr_assert_eq(run_exp03("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
+}

@@ -1,0 +1,323 @@
+/*
+ * test_quant.c -- experiment 03's formats and kernels: bits per weight
+ * exactly ggml's, round trips within each format's step, decoding by hand
+ * on known blocks, and every kernel against the double-precision reference
+ * (the CUDA suite skips without a GPU).
+ */
+#include "quant.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double GGML_BITS[QF_COUNT] = {16, 8.5, 6.5625, 5.5, 4.5, 2.625};
+
+Test(quant, bits_per_weight_are_ggmls_exactly)
+{
+    for (int f = 0; f < QF_COUNT; f++) {
+        cr_assert_eq(quant_formats[f].id, f);
+        cr_assert_eq(quant_bits_per_weight((quant_format)f), GGML_BITS[f], "%s: %g bits",
+                     quant_formats[f].name, quant_bits_per_weight((quant_format)f));
+        cr_assert_eq(quant_row_bytes((quant_format)f, 4096) * 8, (size_t)(GGML_BITS[f] * 4096));
+        cr_assert_eq(quant_format_by_name(quant_formats[f].name), f);
+    }
+    cr_assert_eq(sizeof(q4_block), 144);
+    cr_assert_eq(sizeof(q6_block), 210);
+    cr_assert_eq(sizeof(q2_block), 84);
+    cr_assert_eq(quant_format_by_name("Q4"), QF_Q4);
+    cr_assert_eq(quant_format_by_name("q3"), QF_COUNT);
+    cr_assert_eq(quant_format_by_name("q"), QF_COUNT);
+}
+
+/* Hand-built blocks: the decoders read the layout the header documents. */
+Test(quant, decoders_read_the_documented_layout)
+{
+    float w[8];
+    q4_block q4 = {0};
+    q4.d[1] = float_to_fp16(0.5f);
+    q4.qs[5] = 0x76543210u; /* lane 5: sub-block 1, nibbles 0..7 */
+    q4_decode8(&q4, 5, w);
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(w[i], 0.5f * (i - 8), "q4 weight %d: %g", i, w[i]);
+
+    q8_block q8 = {0};
+    q8.d[0] = float_to_fp16(0.25f);
+    q8.qs[2] = 0x81ff7f0201000000ull; /* bytes 0, 0, 0, 1, 2, 127, -1, -127 */
+    const int want8[8] = {0, 0, 0, 1, 2, 127, -1, -127};
+    q8_decode8(&q8, 2, w);
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(w[i], 0.25f * want8[i], "q8 weight %d", i);
+
+    q5_block q5 = {0};
+    q5.d[7] = float_to_fp16(2.0f);
+    q5.qs[31] = 0xfedcba98u;
+    q5.qh[31] = 0x0f; /* the first four get the fifth bit */
+    q5_decode8(&q5, 31, w);
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(w[i], 2.0f * ((8 + i) + (i < 4 ? 16 : 0) - 16), "q5 weight %d", i);
+
+    q6_block q6 = {0};
+    q6.d = float_to_fp16(0.125f);
+    q6.s[3] = -3; /* lanes 6 and 7 */
+    q6.ql[14] = 0x3210, q6.ql[15] = 0x7654;
+    q6.qh[7] = 0xffff; /* high bits 3: q = 48 + i */
+    q6_decode8(&q6, 7, w);
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(w[i], 0.125f * -3 * (48 + i - 32), "q6 weight %d", i);
+
+    q2_block q2 = {0};
+    q2.d = float_to_fp16(0.5f), q2.dmin = float_to_fp16(0.25f);
+    q2.sm[4] = 3 | 2 << 4; /* scale 3, min 2: lanes 8 and 9 */
+    q2.qs[9] = 0xe4e4;     /* 0, 1, 2, 3, 0, 1, 2, 3 */
+    q2_decode8(&q2, 9, w);
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(w[i], 0.5f * 3 * (i % 4) - 0.25f * 2, "q2 weight %d", i);
+}
+
+/* Round trips on random weights: every weight within its block's step
+ * (the clamp at the far end of the symmetric formats costs at most one
+ * step), and the RMS error near what uniform rounding predicts. */
+static double round_trip_rms(quant_format f, const float *x, int k, int rows, double *worst_in_steps)
+{
+    size_t rb = quant_row_bytes(f, k);
+    char *enc = malloc(rb * rows);
+    float *dec = malloc(sizeof(float) * k);
+    double se = 0, sx = 0;
+    *worst_in_steps = 0;
+    for (int r = 0; r < rows; r++) {
+        quant_encode_row(f, enc + r * rb, x + (size_t)r * k, k);
+        quant_decode_row(f, enc + r * rb, dec, k);
+        for (int i = 0; i < k; i += 16) { /* sub-blocks of 16: step = the largest gap */
+            double step = 0, lo = INFINITY, hi = -INFINITY;
+            for (int j = i; j < i + 16; j++) {
+                lo = fmin(lo, dec[j]);
+                hi = fmax(hi, dec[j]);
+            }
+            (void)lo, (void)hi;
+            for (int j = i; j < i + 16; j++)
+                for (int m = i; m < i + 16; m++)
+                    if (dec[m] != dec[j])
+                        step = step == 0 ? fabs(dec[m] - dec[j]) : fmin(step, fabs(dec[m] - dec[j]));
+            for (int j = i; j < i + 16; j++) {
+                double e = fabs(dec[j] - x[(size_t)r * k + j]);
+                se += e * e;
+                sx += (double)x[(size_t)r * k + j] * x[(size_t)r * k + j];
+                if (step > 0)
+                    *worst_in_steps = fmax(*worst_in_steps, e / step);
+            }
+        }
+    }
+    free(enc);
+    free(dec);
+    return sqrt(se / sx);
+}
+
+Test(quant, round_trips_stay_within_one_step)
+{
+    enum { K = 4096, ROWS = 8 };
+    float *x = malloc(sizeof(float) * K * ROWS);
+    rl_fill_uniform(x, (size_t)K * ROWS, -1, 1, 11);
+    for (int i = 0; i < K * ROWS; i += 977)
+        x[i] *= 0.01f; /* some small weights too */
+    /* Uniform rounding error is step / sqrt(12); for U(-1, 1) data (RMS
+     * 1/sqrt(3)) the relative RMS error is about step / 2. Steps: q8 1/127,
+     * q6 1/32 of the sub-block's max, q5 1/16, q4 1/8, q2 a third of the range.
+     * F16's step is 2^-10 of the value's power of two: for U(0, 1) the mean
+     * squared step is 2^-20 / 7, so the relative error is 2^-10 sqrt(3 / 84). */
+    const double predicted[QF_COUNT] = {0x1p-10 * 0.18898, 0.5 / 127, 0.5 / 32, 0.5 / 16, 0.5 / 8, 0.5 * 2 / 3};
+    double prev = 0;
+    for (int f = 0; f < QF_COUNT; f++) {
+        double worst, rms = round_trip_rms((quant_format)f, x, K, ROWS, &worst);
+        cr_assert(rms < 1.3 * predicted[f] && rms > 0.5 * predicted[f],
+                  "%s: relative RMS error %.3g, predicted ~%.3g", quant_formats[f].name, rms,
+                  predicted[f]);
+        cr_assert(rms > prev, "%s: fewer bits, more error", quant_formats[f].name);
+        prev = rms;
+        /* One step: the clamp of the value opposite the largest, plus the
+         * FP16 rounding of the scale (2^-11 of 32 levels). q2 is asymmetric. */
+        if (f != QF_F16 && f != QF_Q2)
+            cr_assert(worst <= 1.02, "%s: an error of %.3f steps", quant_formats[f].name, worst);
+    }
+    free(x);
+}
+
+/* Zeros come back as zeros; a constant comes back within the precision of
+ * an FP16 scale (the formats round their scales to FP16). */
+Test(quant, zeros_and_constants_come_back)
+{
+    float x[QUANT_BLOCK], y[QUANT_BLOCK];
+    unsigned char buf[512];
+    for (int f = 0; f < QF_COUNT; f++) {
+        for (int c = 0; c < 2; c++) {
+            for (int i = 0; i < QUANT_BLOCK; i++)
+                x[i] = c ? -0.375f : 0.0f;
+            memset(buf, 0xA5, sizeof buf); /* garbage the encoder must overwrite */
+            quant_encode_row((quant_format)f, buf, x, QUANT_BLOCK);
+            quant_decode_row((quant_format)f, buf, y, QUANT_BLOCK);
+            for (int i = 0; i < QUANT_BLOCK; i++)
+                cr_assert(fabsf(y[i] - x[i]) <= 0.375f / 1024, "%s: %g -> %g",
+                          quant_formats[f].name, x[i], y[i]);
+        }
+    }
+}
+
+/* The CPU kernels' vector decoders give the shared decoders' floats, bit
+ * for bit, on any bytes at all (random blocks: every bit pattern of the
+ * scales and integers), not only on what the encoders write. */
+Test(quant, cpu_vector_decoders_match_the_shared_ones)
+{
+    enum { K = 4096 };
+    unsigned char *row = malloc(quant_row_bytes(QF_F16, K));
+    float *a = malloc(sizeof(float) * K), *b = malloc(sizeof(float) * K);
+    uint64_t z = 12345;
+    for (int trial = 0; trial < 50; trial++)
+        for (int f = 0; f < QF_COUNT; f++) {
+            size_t bytes = quant_row_bytes((quant_format)f, K);
+            for (size_t i = 0; i < bytes; i++) { /* xorshift: cheap random bytes */
+                z ^= z << 13, z ^= z >> 7, z ^= z << 17;
+                row[i] = (unsigned char)(z >> 24);
+            }
+            quant_decode_row((quant_format)f, row, a, K);
+            quant_decode_row_cpu((quant_format)f, row, b, K);
+            for (int i = 0; i < K; i++)
+                cr_assert((isnan(a[i]) && isnan(b[i])) || memcmp(&a[i], &b[i], 4) == 0,
+                          "%s weight %d: %a vs %a", quant_formats[f].name, i, a[i], b[i]);
+        }
+    free(row);
+    free(a);
+    free(b);
+}
+
+/* ---- kernels against the reference ---------------------------------------- */
+
+typedef struct job { const quant_variant *v; quant_args a; } job;
+
+static void launch(void *p)
+{
+    job *j = p;
+    j->v->launch(&j->a);
+}
+
+static fp16 *random_halves(size_t n, uint64_t seed)
+{
+    float *f = rl_host_alloc(n * sizeof(float));
+    fp16 *h = rl_host_alloc(n * sizeof(fp16));
+    rl_fill_uniform(f, n, -1, 1, seed);
+    for (size_t i = 0; i < n; i++)
+        h[i] = float_to_fp16(f[i]);
+    rl_host_free(f);
+    return h;
+}
+
+static void check_kernel(rl_backend *be, const quant_variant *v, quant_format f, int rows, int k,
+                         int n, uint64_t seed)
+{
+    size_t wbytes = quant_row_bytes(f, k) * rows, xn = (size_t)n * k, yn = (size_t)n * rows;
+    fp16 *w16 = random_halves((size_t)rows * k, seed), *x = random_halves(xn, seed + 1);
+    void *w = rl_host_alloc(wbytes);
+    quant_encode_matrix(f, w, w16, rows, k);
+    double *want = rl_host_alloc(yn * sizeof(double));
+    quant_reference(want, f, w, x, rows, k, n, v->rounds_to_fp16);
+
+    size_t scratch = v->scratch_bytes ? v->scratch_bytes(rows, k, n) : 0;
+    job j = {v, {f, rl_alloc(be, yn * 4), rl_alloc(be, wbytes), rl_alloc(be, xn * 2), rows, k, n,
+                 scratch ? rl_alloc(be, scratch) : NULL, rl_stream(be)}};
+    rl_upload(be, (void *)j.a.w, w, wbytes);
+    rl_upload(be, (void *)j.a.x, x, xn * 2);
+    rl_check c = rl_validate_f32(be, launch, &j, j.a.y, yn, want, gemv_atol(k), 0);
+    char msg[256];
+    rl_check_describe(&c, msg, sizeof msg);
+    cr_assert(c.ok, "%s %s, %s (rows %d, k %d, n %d): %s", rl_backend_name(rl_kind(be)), v->name,
+              quant_formats[f].name, rows, k, n, msg);
+    rl_free(be, j.a.y);
+    rl_free(be, (void *)j.a.w);
+    rl_free(be, (void *)j.a.x);
+    if (j.a.scratch)
+        rl_free(be, j.a.scratch);
+    rl_host_free(w16);
+    rl_host_free(x);
+    rl_host_free(w);
+    rl_host_free(want);
+}
+
+static void check_table(rl_backend *be, const quant_variant *table)
+{
+    static const int ROWS[] = {1, 3, 33, 257, 8193}, KS[] = {256, 768, 4096}, PREFILL_N[] = {1, 7, 64};
+    uint64_t seed = 300;
+    int checked = 0;
+    for (const quant_variant *v = table; v->name; v++)
+        for (int f = 0; f < QF_COUNT; f++)
+            for (size_t r = 0; r < sizeof ROWS / sizeof ROWS[0]; r++)
+                for (size_t ki = 0; ki < sizeof KS / sizeof KS[0]; ki++) {
+                    if (ROWS[r] * (size_t)KS[ki] > (1u << 22))
+                        continue; /* the big row count only with a short k */
+                    for (size_t t = 0; t < 3; t++) {
+                        int n = v->phase == QUANT_DECODE ? 1 : PREFILL_N[t];
+                        check_kernel(be, v, (quant_format)f, ROWS[r], KS[ki], n, seed += 2);
+                        checked++;
+                        if (v->phase == QUANT_DECODE)
+                            break;
+                    }
+                }
+    cr_assert_gt(checked, 100, "the table was walked");
+}
+
+Test(quant_cpu, every_kernel_matches_the_reference)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
+    cr_assert_not_null(be, "%s", why);
+    check_table(be, quant_cpu_variants);
+    rl_backend_close(be);
+}
+
+/* Rounding the weights to FP16 (the GPU's prefill path) is visible to the
+ * reference: without it, a q8 matrix would fail the GPU's check. */
+Test(quant_cpu, the_fp16_rounding_of_the_prefill_path_matters)
+{
+    int rows = 16, k = 4096;
+    fp16 *w16 = random_halves((size_t)rows * k, 41), *x = random_halves(k, 42);
+    void *w = rl_host_alloc(quant_row_bytes(QF_Q8, k) * rows);
+    quant_encode_matrix(QF_Q8, w, w16, rows, k);
+    double exact[16], rounded[16], diff = 0;
+    quant_reference(exact, QF_Q8, w, x, rows, k, 1, false);
+    quant_reference(rounded, QF_Q8, w, x, rows, k, 1, true);
+    for (int r = 0; r < rows; r++)
+        diff = fmax(diff, fabs(exact[r] - rounded[r]));
+    cr_assert(diff > 1e-4, "q8 weights are not FP16 values: rounding moves y by %g", diff);
+    rl_host_free(w16);
+    rl_host_free(x);
+    rl_host_free(w);
+}
+
+Test(quant_cpu, tables_agree)
+{
+    int count = 0;
+    for (const quant_variant *a = quant_cpu_variants; a->name; a++, count++)
+        for (const quant_variant *b = a + 1; b->name; b++)
+            cr_assert_neq(a->number, b->number);
+    cr_assert_eq(count, 2);
+#ifdef RL_HAVE_CUDA
+    const quant_variant *c = quant_cpu_variants, *g = quant_cuda_variants;
+    for (; c->name && g->name; c++, g++) {
+        cr_assert_eq(c->number, g->number);
+        cr_assert_str_eq(c->name, g->name);
+        cr_assert_eq(c->phase, g->phase);
+    }
+    cr_assert(!c->name && !g->name, "both backends have the same rows");
+#endif
+}
+
+Test(cuda_quant, every_kernel_matches_the_reference)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CUDA, 0, why, sizeof why);
+    if (!be)
+        cr_skip_test("no GPU: %s", why);
+#ifdef RL_HAVE_CUDA
+    check_table(be, quant_cuda_variants);
+#endif
+    rl_backend_close(be);
+}
