@@ -27,4 +27,21 @@ bool file_exists(const char *path);
 /* Number of entries in dir whose name contains part. */
 int count_entries(const char *dir, const char *part);
 
+/* A parsed CSV: the '#' header lines skipped, the column names, and the
+ * rows split into fields (quoted fields allowed); header_line is the
+ * header as written. False when unreadable, when a row's field count
+ * differs from the header's, or when the file does not end in a newline. */
+typedef struct csv_table {
+    char *text, *header_line;
+    char **header;
+    int ncols;
+    char ***rows;
+    int nrows;
+} csv_table;
+
+bool csv_load(const char *path, csv_table *t);
+void csv_free(csv_table *t);
+/* The index of a column, or -1. */
+int csv_col(const csv_table *t, const char *name);
+
 #endif
