@@ -348,12 +348,15 @@ void rl_nvml_sampler_window(rl_nvml_sampler *s, double t0, double t1, rl_nvml_wi
     pthread_mutex_lock(&s->lock);
     poll_once(s); /* samples stamped up to now, which is after t1 */
     /* The driver's own samples where the window has some; else the polls. */
-    int from_driver = 0;
-    window_stat(&s->util[0], t0, t1, false, &from_driver);
-    const series *u = from_driver > 0 ? s->util : s->rates;
-    out->util_source = from_driver > 0 ? "nvmlDeviceGetSamples" : "nvmlDeviceGetUtilizationRates";
-    out->util_gpu_pct = window_stat(&u[0], t0, t1, false, &out->util_samples);
-    out->util_mem_pct = window_stat(&u[1], t0, t1, false, NULL);
+    int gpu_n = 0, mem_n = 0;
+    out->util_gpu_pct = window_stat(&s->util[0], t0, t1, false, &gpu_n);
+    out->util_mem_pct = window_stat(&s->util[1], t0, t1, false, &mem_n);
+    out->util_source = gpu_n > 0 ? "nvmlDeviceGetSamples" : "nvmlDeviceGetUtilizationRates";
+    if (gpu_n == 0)
+        out->util_gpu_pct = window_stat(&s->rates[0], t0, t1, false, &gpu_n);
+    if (mem_n == 0)
+        out->util_mem_pct = window_stat(&s->rates[1], t0, t1, false, NULL);
+    out->util_samples = gpu_n;
     out->mem_used_bytes = window_stat(&s->mem_used, t0, t1, true, NULL);
     out->mem_total_bytes = s->mem_total > 0 ? s->mem_total : NAN;
     out->sm_clock_mhz = window_stat(&s->sm_clock, t0, t1, false, NULL);

@@ -101,6 +101,29 @@ int count_entries(const char *dir, const char *part)
     return n;
 }
 
+int run_experiment(const char *bin, const char *dir, const char *args, char *out, size_t out_cap,
+                   char *err, size_t err_cap)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --out '%s/results' --plots '%s/plots' %s", bin, dir, dir, args);
+    return run_capture(cmd, out, out_cap, err, err_cap);
+}
+
+int missing_charts(const char *dir, const char *label, const char *const *names, int n, char *first,
+                   size_t len)
+{
+    static const char *const formats[] = {"png", "pdf", "svg"};
+    int missing = 0;
+    for (int i = 0; i < n; i++)
+        for (int f = 0; f < 3; f++) {
+            char path[1024];
+            snprintf(path, sizeof path, "%s/plots/%s/%s.%s", dir, label, names[i], formats[f]);
+            if (file_size(path) < 1000 && missing++ == 0)
+                snprintf(first, len, "%s", path);
+        }
+    return missing;
+}
+
 /* ---- CSV ------------------------------------------------------------------ */
 
 /* Splits one line in place into at most max fields. */

@@ -9,7 +9,7 @@
 #include "busy.h"
 #include "rooflab.h"
 
-enum { MAX_CPU_WORKERS = 256 };
+enum { MAX_CPU_WORKERS = 256, MAX_VARIANTS = 16 }; /* variant numbers 1 .. 15 */
 
 /* What the monitoring tool said about one window of time. */
 typedef struct reading {
@@ -48,8 +48,8 @@ typedef struct workload {
     float *x, *y;
     size_t n;
     double bytes_per_hop;   /* memory traffic of one chase hop: a cache line or sector */
-    bool valid[4];          /* per variant number: passed validation */
-    char why[4][256];
+    bool valid[MAX_VARIANTS];     /* per variant number: passed validation */
+    char why[MAX_VARIANTS][256];
 } workload;
 
 /* One measured point of a sweep. */

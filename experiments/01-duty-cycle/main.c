@@ -86,6 +86,8 @@ static void duty_of(point *p, const busy_result *r)
 
 static point *measure(run *r, const char *sweep, const busy_variant *v, int workers, double duty)
 {
+    if (r->npts == MAX_POINTS)
+        rl_die(RL_EXIT_FAILED, "exp-01: more than %d points: raise MAX_POINTS", MAX_POINTS);
     point *p = &r->pts[r->npts++];
     *p = (point){.sweep = sweep, .name = v->name, .v = v, .workers = workers, .duty = duty};
     p->ok = r->w.valid[v->number];
@@ -139,16 +141,23 @@ static int worker_list(const run *r, int *out)
     return n;
 }
 
+/* arith over the worker list; every other workload but stream (sweep c's)
+ * on one worker, and on one per unit in a full run. */
 static void sweep_occupancy(run *r)
 {
-    const busy_variant *arith = variant(r, 1), *chase = variant(r, 2);
     int list[32], n = worker_list(r, list);
-    for (int i = 0; arith && i < n; i++)
-        measure(r, "a_occupancy", arith, list[i], 1.0);
-    if (chase)
-        measure(r, "a_occupancy", chase, 1, 1.0);
-    if (chase && !r->ctx->args.quick && r->units > 1)
-        measure(r, "a_occupancy", chase, r->units, 1.0);
+    for (const busy_variant *v = r->w.table; v->name; v++) {
+        if (!rl_variant_selected(r->ctx, v->number, v->name) || v->number == 3)
+            continue;
+        if (v->number == 1) {
+            for (int i = 0; i < n; i++)
+                measure(r, "a_occupancy", v, list[i], 1.0);
+            continue;
+        }
+        measure(r, "a_occupancy", v, 1, 1.0);
+        if (!r->ctx->args.quick && r->units > 1)
+            measure(r, "a_occupancy", v, r->units, 1.0);
+    }
 }
 
 static void sweep_duty(run *r)
