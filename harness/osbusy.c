@@ -95,3 +95,14 @@ void rl_sleep_until(double t)
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;
 }
+
+double rl_load_average(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f)
+        return NAN;
+    double one;
+    int got = fscanf(f, "%lf", &one);
+    fclose(f);
+    return got == 1 ? one : NAN;
+}

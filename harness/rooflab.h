@@ -428,6 +428,9 @@ double rl_process_rss_bytes(void); /* VmRSS: resident memory of this process */
 double rl_host_ram_bytes(void);    /* physical memory of the machine */
 /* Sleeps until rl_now_s() reaches t (absolute, on CLOCK_MONOTONIC). */
 void rl_sleep_until(double t);
+/* The machine's 1-minute load average (/proc/loadavg): how many threads
+ * wanted a CPU, on average. NaN when unreadable. */
+double rl_load_average(void);
 
 /* ---- NVML (nvml.c, nvml_sampler.c) -------------------------------------- */
 /* Loads NVML with dlopen (soname NULL: libnvidia-ml.so.1). False, and why

@@ -72,7 +72,8 @@ Test(exp01, quick_cpu_run_writes_csv_verdicts_and_charts)
     static const char *meta[] = {"# experiment: 01-duty-cycle", "# backend: cpu", "# quick: yes",
                                  "# hold: each point", "# observer: CPU:", "# duty_measured: union",
                                  "# compare_keys: sweep,variant,workers,duty_target_pct",
-                                 "# compare_value: util_pct", "# chase_buffer: "};
+                                 "# compare_value: util_pct", "# chase_buffer: ",
+                                 "# host_load: load average "};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
     free(text);

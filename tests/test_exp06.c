@@ -61,7 +61,8 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert_not_null(text);
     static const char *meta[] = {"# experiment: 06-launch-graphs", "# backend: cpu", "# quick: yes",
                                  "# chain: x -> 0.75 x + 0.125", "# floor: one_kernel",
-                                 "# step: h = relu", "# compare_keys: test,way,k,n,batch"};
+                                 "# step: h = relu", "# compare_keys: test,way,k,n,batch",
+                                 "# host_load: load average "};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
     free(text);

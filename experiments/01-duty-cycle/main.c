@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *sweep_choice = "all", *period_ms_opt = "10";
 
@@ -291,6 +292,7 @@ int main(int argc, char **argv)
     if (*end || !(period_ms >= 1 && period_ms <= 1000))
         rl_die(RL_EXIT_USAGE, "exp-01: --period-ms must be between 1 and 1000, not '%s'", period_ms_opt);
     bool gpu = ctx->kind == RL_CUDA, quick = ctx->args.quick;
+    double load_start = rl_load_average();
     r->period_s = period_ms / 1e3;
     r->settle_s = gpu ? (quick ? 0.6 : 1.0) : (quick ? 0.1 : 0.25);
     r->hold_s = gpu ? (quick ? 1.0 : 3.0) : (quick ? 0.4 : 2.0);
@@ -325,6 +327,14 @@ int main(int argc, char **argv)
     observer_describe(&r->obs, buf, sizeof buf); /* now with NVML's sample period */
     rl_meta(ctx, "observer", "%s", buf);
 
+    double load_end = rl_load_average();
+    int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    rl_meta(ctx, "host_load", "load average %.1f at the start, %.1f at the end, on %d logical "
+            "CPUs%s", load_start, load_end, cpus,
+            fmax(load_start, load_end) > cpus + 0.5 ? ": other processes competed for the CPUs" : "");
+    if (!gpu && fmax(load_start, load_end) > cpus + 0.5)
+        printf("note        load average %.1f on %d CPUs: other processes took CPU time from the "
+               "workers, so busy time falls below the duty cycle\n", fmax(load_start, load_end), cpus);
     double full = full_device_rate(r);
     for (int i = 0; i < r->npts; i++)
         write_row(r, &r->pts[i], full);

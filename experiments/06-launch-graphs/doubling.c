@@ -132,6 +132,12 @@ static void write_row(rl_ctx *ctx, const step_point *p)
     rl_end_row(ctx);
 }
 
+void doubling_rows(rl_ctx *ctx, const doubling *dt)
+{
+    for (int i = 0; i < dt->n; i++)
+        write_row(ctx, &dt->pts[i]);
+}
+
 /* t(2b) / t(b), on the row of b, where 2b was measured too. */
 static void ratios(doubling *dt)
 {
@@ -195,7 +201,6 @@ doubling doubling_test(rl_ctx *ctx, const step_way *table, int d, int bmax)
     printf("  %-9s %7s %12s %8s\n", "way", "batch", "time/us", "t(2b)/t(b)");
     for (int i = 0; i < dt.n; i++) {
         const step_point *p = &dt.pts[i];
-        write_row(ctx, p);
         if (p->ok)
             printf("  %-9s %7d %12.2f %8.2f\n", p->way->name, p->batch, p->m.stats.median * 1e6, p->ratio);
         else

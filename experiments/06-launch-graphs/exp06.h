@@ -40,8 +40,10 @@ typedef struct doubling {
     int n;
 } doubling;
 
-/* doubling.c: the step at batch 1 .. bmax for every step way; rows too. */
+/* doubling.c: the step at batch 1 .. bmax for every step way, printed;
+ * doubling_rows() writes them to the CSV. */
 doubling doubling_test(rl_ctx *ctx, const step_way *table, int d, int bmax);
+void doubling_rows(rl_ctx *ctx, const doubling *dt);
 void doubling_free(doubling *dt);
 /* The smallest batch whose doubling ratio exceeds 1.1, or 0. */
 int doubling_knee(const doubling *dt, const char *way);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *test_choice = "all";
 
@@ -281,6 +282,7 @@ int main(int argc, char **argv)
         return rl_end(ctx);
     }
     bool gpu = ctx->kind == RL_CUDA;
+    double load_start = rl_load_average();
     r->nmax = gpu ? (size_t)1 << 24 : (size_t)1 << 22;
     r->serial_cap = gpu ? (size_t)1 << 20 : (size_t)1 << 26;
     int bmax = gpu ? 1 << 16 : 1 << 10;
@@ -312,8 +314,17 @@ int main(int argc, char **argv)
     doubling dt = {0};
     if (want("doubling"))
         dt = doubling_test(ctx, step_table_for(ctx->kind), STEP_D, bmax);
+    double load_end = rl_load_average();
+    int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    rl_meta(ctx, "host_load", "load average %.1f at the start, %.1f at the end, on %d logical "
+            "CPUs%s", load_start, load_end, cpus,
+            fmax(load_start, load_end) > cpus + 0.5 ? ": other processes competed for the CPUs" : "");
+    if (!gpu && fmax(load_start, load_end) > cpus + 0.5)
+        printf("\n  note: load average %.1f on %d CPUs: other processes competed for the CPUs, and a "
+               "region waits for its slowest thread\n", fmax(load_start, load_end), cpus);
     for (int i = 0; i < r->npts; i++)
         write_chain_row(r, &r->pts[i]);
+    doubling_rows(ctx, &dt);
     judge_chain(ctx, r->pts, r->npts);
     judge_doubling(ctx, &dt);
 
