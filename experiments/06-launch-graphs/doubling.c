@@ -206,9 +206,16 @@ doubling doubling_test(rl_ctx *ctx, const step_way *table, int d, int bmax)
         else
             printf("  %-9s %7d  FAILED validation: %s\n", p->way->name, p->batch, p->why);
     }
-    for (const step_way *way = table; way->name; way++)
-        printf("  %s: overhead-bound below batch %d (the first whose doubling costs > 10 %%)\n",
-               way->name, doubling_knee(&dt, way->name));
+    for (const step_way *way = table; way->name; way++) {
+        int knee = doubling_knee(&dt, way->name);
+        if (knee == 0)
+            printf("  %s: doubling never cost > 10 %%: overhead-bound at every batch measured\n", way->name);
+        else if (knee == batches[0])
+            printf("  %s: doubling costs > 10 %% from the smallest batch (%d): no overhead-bound region\n",
+                   way->name, knee);
+        else
+            printf("  %s: doubling first costs > 10 %% at batch %d: overhead-bound below it\n", way->name, knee);
+    }
     fflush(stdout);
     free_weights(ctx, &w);
     free(slots);

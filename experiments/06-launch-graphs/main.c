@@ -217,9 +217,9 @@ static void print_chain(const chain_point *p)
 
 static void chain_sweep(run *r)
 {
-    static const int full[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}, quick[] = {1, 10, 100, 1000};
+    static const int full[] = {1, 3, 10, 30, 100, 300, 1000}, quick[] = {1, 10, 100, 1000};
     const int *ks = r->ctx->args.quick ? quick : full;
-    int nk = r->ctx->args.quick ? 4 : 10;
+    int nk = r->ctx->args.quick ? 4 : 7;
     static const size_t sizes[] = {1, 256}; /* "empty": 1 thread; one block */
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < nk; i++)
@@ -308,8 +308,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < r->npts; i++)
         print_chain(&r->pts[i]);
     size_t stop = overhead_stops(r);
-    if (want("size"))
+    if (want("size") && stop)
         printf("\n  launch overhead stops mattering (async within 25 %% of the floor) at n = %zu\n", stop);
+    else if (want("size"))
+        printf("\n  launch overhead stops mattering (async within 25 %% of the floor): not within the "
+               "sizes measured\n");
 
     doubling dt = {0};
     if (want("doubling"))

@@ -97,13 +97,19 @@ void judge_doubling(rl_ctx *ctx, const doubling *dt)
     rl_verdict(ctx, "doubling_large_batch", claim, "> 1.6", measured,
                hi ? rl_within(hi->ratio, 1.6, 1e9) : RL_NOT_MEASURED, "the work dominates: time follows the batch");
 
+    /* No overhead-bound region to shrink when the launches' smallest batch
+     * already costs > 10 % more doubled; none measured when a way never does. */
     int kl = doubling_knee(dt, "launches"), kg = doubling_knee(dt, "graph");
     snprintf(measured, sizeof measured, "graph %d, launches %d", kg, kl);
     rl_verdict_status st = RL_NOT_MEASURED;
-    if (kl > 0 && kg > 0)
+    const char *why = "below that batch the step is overhead-bound";
+    if (kl == 0 || kg == 0)
+        why = "a way never reached a ratio of 1.1 (0 above): its region has no end in this range";
+    else if (lo && kl == lo->batch)
+        why = "the launched step is work-bound from the smallest batch: no region to shrink";
+    else
         st = kg <= kl ? RL_HOLDS : RL_DOES_NOT_HOLD;
     rl_verdict(ctx, "graph_shrinks_overhead_region",
                "first batch whose doubling costs > 10 %: graph vs launches", "graph <= launches",
-               measured, st, kl > 0 && kg > 0 ? "below that batch the step is overhead-bound"
-                                              : "a way never reached a ratio of 1.1 (0 above)");
+               measured, st, why);
 }
