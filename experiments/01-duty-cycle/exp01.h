@@ -69,6 +69,8 @@ typedef struct point {
 void judge(rl_ctx *ctx, const point *pts, int n, int units, double full, double ceiling_gbps,
            double bytes_per_hop);
 
+/* The backend's table of workloads. */
+const busy_variant *busy_table(rl_backend_kind kind);
 void workload_open(workload *w, rl_ctx *ctx);
 void workload_close(workload *w);
 /* Runs every variant once on fresh inputs and checks it; false on failure. */

@@ -279,11 +279,9 @@ int main(int argc, char **argv)
     run *r = calloc(1, sizeof *r);
     r->ctx = ctx;
     if (ctx->args.list) {
-        workload_open(&r->w, ctx);
         printf("workloads of kernels/%s:\n", ctx->kind == RL_CUDA ? "busy.cu" : "cpu/busy.c");
-        for (const busy_variant *v = r->w.table; v->name; v++)
+        for (const busy_variant *v = busy_table(ctx->kind); v->name; v++)
             rl_list_variant(v->number, v->name, v->what);
-        workload_close(&r->w);
         free(r);
         return rl_end(ctx);
     }

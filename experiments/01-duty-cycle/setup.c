@@ -38,14 +38,19 @@ static void make_chain(workload *w, uint32_t **host_chain)
     *host_chain = chain;
 }
 
+const busy_variant *busy_table(rl_backend_kind kind)
+{
+#ifdef RL_HAVE_CUDA
+    if (kind == RL_CUDA)
+        return busy_cuda_variants;
+#endif
+    (void)kind;
+    return busy_cpu_variants;
+}
+
 void workload_open(workload *w, rl_ctx *ctx)
 {
-    *w = (workload){.ctx = ctx};
-#ifdef RL_HAVE_CUDA
-    w->table = ctx->kind == RL_CUDA ? busy_cuda_variants : busy_cpu_variants;
-#else
-    w->table = busy_cpu_variants;
-#endif
+    *w = (workload){.ctx = ctx, .table = busy_table(ctx->kind)};
     w->max_workers = ctx->kind == RL_CUDA ? 4 * ctx->dev->sm_count : ctx->dev->threads;
     if (w->max_workers > MAX_CPU_WORKERS && ctx->kind == RL_CPU)
         w->max_workers = MAX_CPU_WORKERS;
