@@ -2,61 +2,65 @@
  * nvml.c -- NVML, loaded at run time with dlopen().
  *
  * The toolkit ships no nvml.h, and a binary must start on machines with
- * no driver at all, so nothing links against libnvidia-ml. The few
- * prototypes used are declared here from NVML's documented ABI. Every call
- * is checked; a failure is reported in words, never a crash.
+ * no driver at all, so nothing links against libnvidia-ml. The prototypes
+ * used are declared in nvml_abi.h from NVML's documented ABI. Every call
+ * is checked; a failure is reported in words, never a crash. The sampler
+ * behind experiment 01 (nvml_sampler.c) shares this loader.
  */
 #include "internal.h"
+#include "nvml_abi.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
-typedef int nvmlReturn_t; /* NVML_SUCCESS == 0 */
-typedef struct nvmlDevice_st *nvmlDevice_t;
-enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
+rl_nvml_api rl_nv;
 
-static struct {
-    void *lib;
-    nvmlReturn_t (*init)(void);
-    nvmlReturn_t (*shutdown)(void);
-    const char *(*error_string)(nvmlReturn_t);
-    nvmlReturn_t (*by_pci)(const char *, nvmlDevice_t *);
-    nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned);
-    nvmlReturn_t (*driver)(char *, unsigned);
-    nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned *);
-    nvmlReturn_t (*max_clock)(nvmlDevice_t, int, unsigned *);
-} nv;
+#define NVML_SONAME "libnvidia-ml.so.1"
 
-/* Loads the library and resolves every symbol, or says why not. */
-static bool nvml_load(char *why, size_t len)
+bool rl_nvml_load(const char *soname, char *why, size_t len)
 {
-    if (nv.lib)
+    if (rl_nv.lib)
         return true;
-    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!soname)
+        soname = NVML_SONAME;
+    void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        snprintf(why, len, "NVML not available (libnvidia-ml.so.1: %s)", dlerror());
+        snprintf(why, len, "NVML not available (%s: %s)", soname, dlerror());
         return false;
     }
-    struct { void **slot; const char *symbol; } syms[] = {
-        {(void **)&nv.init, "nvmlInit_v2"},
-        {(void **)&nv.shutdown, "nvmlShutdown"},
-        {(void **)&nv.error_string, "nvmlErrorString"},
-        {(void **)&nv.by_pci, "nvmlDeviceGetHandleByPciBusId_v2"},
-        {(void **)&nv.name, "nvmlDeviceGetName"},
-        {(void **)&nv.driver, "nvmlSystemGetDriverVersion"},
-        {(void **)&nv.clock, "nvmlDeviceGetClockInfo"},
-        {(void **)&nv.max_clock, "nvmlDeviceGetMaxClockInfo"},
+    rl_nvml_api api = {.lib = lib};
+    struct { void **slot; const char *symbol; bool required; } syms[] = {
+        {(void **)&api.init, "nvmlInit_v2", true},
+        {(void **)&api.shutdown, "nvmlShutdown", true},
+        {(void **)&api.error_string, "nvmlErrorString", true},
+        {(void **)&api.by_pci, "nvmlDeviceGetHandleByPciBusId_v2", true},
+        {(void **)&api.name, "nvmlDeviceGetName", true},
+        {(void **)&api.driver, "nvmlSystemGetDriverVersion", true},
+        {(void **)&api.clock, "nvmlDeviceGetClockInfo", true},
+        {(void **)&api.max_clock, "nvmlDeviceGetMaxClockInfo", true},
+        {(void **)&api.utilization, "nvmlDeviceGetUtilizationRates", true},
+        {(void **)&api.memory, "nvmlDeviceGetMemoryInfo", true},
+        {(void **)&api.samples, "nvmlDeviceGetSamples", true},
+        {(void **)&api.gpm_query_support, "nvmlGpmQueryDeviceSupport", false},
+        {(void **)&api.gpm_sample_alloc, "nvmlGpmSampleAlloc", false},
+        {(void **)&api.gpm_sample_free, "nvmlGpmSampleFree", false},
+        {(void **)&api.gpm_sample_get, "nvmlGpmSampleGet", false},
+        {(void **)&api.gpm_metrics_get, "nvmlGpmMetricsGet", false},
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         *syms[i].slot = dlsym(lib, syms[i].symbol);
-        if (!*syms[i].slot) {
-            snprintf(why, len, "NVML too old: no %s", syms[i].symbol);
+        if (!*syms[i].slot && syms[i].required) {
+            snprintf(why, len, "NVML too old: no %s in %s", syms[i].symbol, soname);
             dlclose(lib);
             return false;
         }
     }
-    nv.lib = lib;
+    /* GPM is all or nothing. */
+    if (!api.gpm_query_support || !api.gpm_sample_alloc || !api.gpm_sample_free ||
+        !api.gpm_sample_get || !api.gpm_metrics_get)
+        api.gpm_query_support = NULL;
+    rl_nv = api;
     return true;
 }
 
@@ -64,31 +68,31 @@ static bool nvml_load(char *why, size_t len)
 #define NVML_TRY(call, buf, len)                                                          \
     do {                                                                                  \
         nvmlReturn_t rc_ = (call);                                                        \
-        if (rc_ != 0) {                                                                   \
-            snprintf(buf, len, "NVML: %s failed: %s", #call, nv.error_string(rc_));       \
+        if (rc_ != NVML_SUCCESS) {                                                        \
+            snprintf(buf, len, "NVML: %s failed: %s", #call, rl_nv.error_string(rc_));    \
             goto out;                                                                     \
         }                                                                                 \
     } while (0)
 
 void rl_nvml_describe(const char *pci_bus_id, char *buf, size_t len)
 {
-    if (!nvml_load(buf, len))
+    if (!rl_nvml_load(NULL, buf, len))
         return;
-    if (nv.init() != 0) {
+    if (rl_nv.init() != NVML_SUCCESS) {
         snprintf(buf, len, "NVML: nvmlInit_v2 failed");
         return;
     }
     nvmlDevice_t dev;
     char name[96], driver[80];
     unsigned sm = 0, sm_max = 0, mem = 0;
-    NVML_TRY(nv.by_pci(pci_bus_id, &dev), buf, len);
-    NVML_TRY(nv.name(dev, name, sizeof name), buf, len);
-    NVML_TRY(nv.driver(driver, sizeof driver), buf, len);
-    NVML_TRY(nv.clock(dev, NVML_CLOCK_SM, &sm), buf, len);
-    NVML_TRY(nv.max_clock(dev, NVML_CLOCK_SM, &sm_max), buf, len);
-    NVML_TRY(nv.clock(dev, NVML_CLOCK_MEM, &mem), buf, len);
+    NVML_TRY(rl_nv.by_pci(pci_bus_id, &dev), buf, len);
+    NVML_TRY(rl_nv.name(dev, name, sizeof name), buf, len);
+    NVML_TRY(rl_nv.driver(driver, sizeof driver), buf, len);
+    NVML_TRY(rl_nv.clock(dev, NVML_CLOCK_SM, &sm), buf, len);
+    NVML_TRY(rl_nv.max_clock(dev, NVML_CLOCK_SM, &sm_max), buf, len);
+    NVML_TRY(rl_nv.clock(dev, NVML_CLOCK_MEM, &mem), buf, len);
     snprintf(buf, len, "%s, driver %s, SM clock %u MHz now (max %u), memory clock %u MHz", name,
              driver, sm, sm_max, mem);
 out:
-    nv.shutdown();
+    rl_nv.shutdown();
 }

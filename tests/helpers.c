@@ -100,3 +100,113 @@ int count_entries(const char *dir, const char *part)
     closedir(d);
     return n;
 }
+
+int run_experiment(const char *bin, const char *dir, const char *args, char *out, size_t out_cap,
+                   char *err, size_t err_cap)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --out '%s/results' --plots '%s/plots' %s", bin, dir, dir, args);
+    return run_capture(cmd, out, out_cap, err, err_cap);
+}
+
+int missing_charts(const char *dir, const char *label, const char *const *names, int n, char *first,
+                   size_t len)
+{
+    static const char *const formats[] = {"png", "pdf", "svg"};
+    int missing = 0;
+    for (int i = 0; i < n; i++)
+        for (int f = 0; f < 3; f++) {
+            char path[1024];
+            snprintf(path, sizeof path, "%s/plots/%s/%s.%s", dir, label, names[i], formats[f]);
+            if (file_size(path) < 1000 && missing++ == 0)
+                snprintf(first, len, "%s", path);
+        }
+    return missing;
+}
+
+/* ---- CSV ------------------------------------------------------------------ */
+
+/* Splits one line in place into at most max fields. */
+static int split_fields(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (n < max) {
+        if (*p == '"') {
+            char *w = ++p;
+            fields[n++] = w;
+            for (; *p; p++) {
+                if (*p == '"' && p[1] == '"')
+                    *w++ = '"', p++;
+                else if (*p == '"')
+                    break;
+                else
+                    *w++ = *p;
+            }
+            *w = '\0';
+            p += *p == '"';
+        } else {
+            fields[n++] = p;
+            p += strcspn(p, ",");
+        }
+        if (*p != ',')
+            break;
+        *p++ = '\0';
+    }
+    return n;
+}
+
+bool csv_load(const char *path, csv_table *t)
+{
+    *t = (csv_table){0};
+    t->text = read_file(path, NULL);
+    if (!t->text)
+        return false;
+    char *line = t->text;
+    while (*line == '#')
+        line = strchr(line, '\n') + 1;
+    int cap = 1024, max_fields = 256;
+    t->rows = calloc((size_t)cap, sizeof *t->rows);
+    bool first = true;
+    for (char *next; *line; line = next + 1) {
+        next = strchr(line, '\n');
+        if (!next)
+            return false; /* a complete CSV ends with a newline */
+        *next = '\0';
+        if (first)
+            t->header_line = strdup(line);
+        char **fields = calloc((size_t)max_fields, sizeof *fields);
+        int n = split_fields(line, fields, max_fields);
+        if (first) {
+            t->header = fields;
+            t->ncols = n;
+            first = false;
+            continue;
+        }
+        if (n != t->ncols || t->nrows == cap) {
+            free(fields);
+            return false;
+        }
+        t->rows[t->nrows++] = fields;
+    }
+    return !first;
+}
+
+void csv_free(csv_table *t)
+{
+    for (int i = 0; i < t->nrows; i++)
+        free(t->rows[i]);
+    free(t->rows);
+    free(t->header);
+    free(t->header_line);
+    free(t->text);
+    *t = (csv_table){0};
+}
+
+int csv_col(const csv_table *t, const char *name)
+{
+    for (int i = 0; i < t->ncols; i++)
+        if (!strcmp(t->header[i], name))
+            return i;
+    return -1;
+}

@@ -1,0 +1,346 @@
+/*
+ * Experiment 01 -- nvidia-smi's utilization.gpu is a duty cycle, not work.
+ *
+ * NVML defines utilization.gpu as the fraction of a sample period during
+ * which at least one kernel was running. One block on one SM counts as
+ * much as a kernel on every SM. Three sweeps, each point held for several
+ * NVML sample periods while a sampler thread reads NVML:
+ *   a) occupancy at full duty: 1 block .. every SM (and a few per SM);
+ *   b) duty cycle 0..100 % for a 1-block and a full-device kernel;
+ *   c) memory: a large idle allocation vs a small buffer streamed hard.
+ * Beside each reading: the duty cycle computed from the kernels' own event
+ * timestamps, the work done, and NVML's GPM metrics where the GPU has them.
+ * On the CPU backend the same sweeps put the OS's busy time on trial.
+ */
+#include "exp01.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *sweep_choice = "all", *period_ms_opt = "10";
+
+static const rl_option OPTIONS[] = {
+    {"sweep", "S", "a (occupancy), b (duty cycle), c (memory) or all", "a|b|c|all", &sweep_choice},
+    {"period-ms", "MS", "one burst per period at duty cycles below 100 %", NULL, &period_ms_opt},
+    {0},
+};
+
+static const char *const COLUMNS[] = {
+    "sweep", "variant", "number", "workers", "worker_unit", "workers_per_unit", "duty_target_pct",
+    "period_ms", "window_s", "bursts", "duty_measured_pct", "duty_window_min_pct",
+    "duty_window_max_pct", "work", "work_unit", "work_per_s", "work_fraction", "gbps",
+    "alloc_bytes", "util_pct", "util_mem_pct", "util_samples", "util_source", "units_busy_pct",
+    "gpm_sm_occupancy_pct", "gpm_any_tensor_util_pct", "gpm_dram_bw_util_pct", "gpm_status",
+    "mem_used_bytes", "mem_total_bytes", "sm_clock_mhz", "note", "validated", "skipped_reason", NULL};
+
+static const rl_experiment EXP01 = {
+    .id = "01",
+    .slug = "01-duty-cycle",
+    .title = "Utilization is a duty cycle, not work",
+    .claim = "nvidia-smi's utilization.gpu is the percent of time at least one kernel was running: "
+             "one block on one SM reads ~100 %, like a kernel on every SM, while their work differs "
+             "~SM-count times; the reading follows the duty cycle, not the work. "
+             "utilization.memory is memory traffic time, not memory.used.",
+    .source = "NVML documentation (nvmlUtilization_t, nvidia-smi --help-query-gpu); NVML GPM "
+              "metrics (SM_UTIL, SM_OCCUPANCY) on Hopper",
+    .prediction = "one busy block reads >= 90 %; the reading tracks the measured duty cycle within "
+                  "10 points for 1 block and for every SM; work(full device) / work(1 block) >= "
+                  "SMs / 2; GPM SM_UTIL for 1 block < 5 %",
+    .columns = COLUMNS,
+    .options = OPTIONS,
+    .default_cache = RL_HOT,
+    .compare_keys = "sweep,variant,workers,duty_target_pct",
+    .compare_value = "util_pct",
+};
+
+enum { MAX_POINTS = 64 };
+
+typedef struct run {
+    rl_ctx *ctx;
+    workload w;
+    observer obs;
+    double settle_s, hold_s, period_s;
+    int units;              /* SMs or logical CPUs: "the full device" */
+    point pts[MAX_POINTS];
+    int npts;
+} run;
+
+/* ---- one point: settle, then hold and read ----------------------------- */
+
+static void duty_of(point *p, const busy_result *r)
+{
+    rl_interval *iv = malloc((size_t)(r->bursts ? r->bursts : 1) * sizeof *iv);
+    for (long long i = 0; i < r->bursts; i++)
+        iv[i] = (rl_interval){r->starts[i], r->ends[i]};
+    p->window_s = r->window_s;
+    p->duty_measured = rl_busy_fraction(iv, (size_t)r->bursts, 0, r->window_s);
+    double win[256];
+    int k = rl_busy_windows(iv, (size_t)r->bursts, 0, r->window_s, 0.1, win, 256);
+    p->duty_min = k ? win[0] : NAN, p->duty_max = k ? win[0] : NAN;
+    for (int i = 1; i < k; i++)
+        p->duty_min = fmin(p->duty_min, win[i]), p->duty_max = fmax(p->duty_max, win[i]);
+    free(iv);
+}
+
+static point *measure(run *r, const char *sweep, const busy_variant *v, int workers, double duty)
+{
+    if (r->npts == MAX_POINTS)
+        rl_die(RL_EXIT_FAILED, "exp-01: more than %d points: raise MAX_POINTS", MAX_POINTS);
+    point *p = &r->pts[r->npts++];
+    *p = (point){.sweep = sweep, .name = v->name, .v = v, .workers = workers, .duty = duty};
+    p->ok = r->w.valid[v->number];
+    if (!p->ok)
+        return p;
+    rl_progress_step(r->ctx, "%s: %s on %d, duty %.0f %%", sweep, p->name, workers, duty * 100);
+    busy_args a = workload_args(&r->w, v, workers, duty, r->period_s, NULL);
+    busy_result res;
+    v->run(&a, r->settle_s, &res); /* NVML's last sample period sees this load too */
+    busy_result_free(&res);
+    a.edge = observer_edge, a.edge_arg = &r->obs;
+    v->run(&a, r->hold_s, &res);
+    observer_read(&r->obs, &res, &p->rd);
+    duty_of(p, &res);
+    p->bursts = res.bursts;
+    p->work = res.work;
+    p->work_per_s = res.work / res.window_s;
+    busy_result_free(&res);
+    return p;
+}
+
+/* ---- the sweeps ---------------------------------------------------------- */
+
+static bool want(const char *s) { return !strcmp(sweep_choice, "all") || !strcmp(sweep_choice, s); }
+
+static const busy_variant *variant(const run *r, int number)
+{
+    for (const busy_variant *v = r->w.table; v->name; v++)
+        if (v->number == number && rl_variant_selected(r->ctx, v->number, v->name))
+            return v;
+    return NULL;
+}
+
+/* Workers 1, 2, 4, ... below the unit count, the unit count, and (GPU)
+ * 2 and 4 blocks per SM; quick: 1, all units, and the most. */
+static int worker_list(const run *r, int *out)
+{
+    int n = 0, units = r->units, most = r->w.max_workers;
+    if (r->ctx->args.quick) {
+        out[n++] = 1;
+        if (units > 1)
+            out[n++] = units;
+        if (most > units)
+            out[n++] = most;
+        return n;
+    }
+    for (int b = 1; b < units; b *= 2)
+        out[n++] = b;
+    for (int b = units; b <= most; b *= 2)
+        out[n++] = b;
+    return n;
+}
+
+/* arith over the worker list; every other workload but stream (sweep c's)
+ * on one worker, and on one per unit in a full run. */
+static void sweep_occupancy(run *r)
+{
+    int list[32], n = worker_list(r, list);
+    for (const busy_variant *v = r->w.table; v->name; v++) {
+        if (!rl_variant_selected(r->ctx, v->number, v->name) || v->number == 3)
+            continue;
+        if (v->number == 1) {
+            for (int i = 0; i < n; i++)
+                measure(r, "a_occupancy", v, list[i], 1.0);
+            continue;
+        }
+        measure(r, "a_occupancy", v, 1, 1.0);
+        if (!r->ctx->args.quick && r->units > 1)
+            measure(r, "a_occupancy", v, r->units, 1.0);
+    }
+}
+
+static void sweep_duty(run *r)
+{
+    const busy_variant *arith = variant(r, 1);
+    int steps = r->ctx->args.quick ? (r->ctx->kind == RL_CUDA ? 2 : 4) : 10;
+    int sizes[2] = {1, r->units};
+    for (int s = 0; arith && s < (r->units > 1 ? 2 : 1); s++)
+        for (int k = 0; k <= steps; k++)
+            measure(r, "b_duty", arith, sizes[s], (double)k / steps);
+}
+
+static void sweep_memory(run *r)
+{
+    const busy_variant *arith = variant(r, 1), *stream = variant(r, 3);
+    if (arith) { /* an idle point: held memory, no kernel (arith at duty 0) */
+        double bytes;
+        void *held = idle_allocation(r->ctx, &bytes);
+        point *p = measure(r, "c_memory", arith, 1, 0.0);
+        p->name = "idle_allocation", p->alloc_bytes = bytes;
+        rl_free(r->ctx->be, held);
+    }
+    if (stream)
+        measure(r, "c_memory", stream, r->w.max_workers, 1.0);
+}
+
+/* ---- rows and the table --------------------------------------------------- */
+
+/* The most work per second arith did in sweep a: "the full device". */
+static double full_device_rate(const run *r)
+{
+    double best = NAN;
+    for (int i = 0; i < r->npts; i++)
+        if (r->pts[i].ok && !strcmp(r->pts[i].sweep, "a_occupancy") && r->pts[i].v->number == 1)
+            best = isnan(best) ? r->pts[i].work_per_s : fmax(best, r->pts[i].work_per_s);
+    return best;
+}
+
+static double gbps_of(const run *r, const point *p)
+{
+    if (p->v->number == 2)
+        return p->work_per_s * r->w.bytes_per_hop / 1e9;
+    return p->v->number == 3 && strcmp(p->name, "idle_allocation") ? p->work_per_s / 1e9 : NAN;
+}
+
+static void write_row(run *r, const point *p, double full)
+{
+    rl_ctx *ctx = r->ctx;
+    const reading *d = &p->rd;
+    rl_set_str(ctx, "sweep", p->sweep);
+    rl_set_str(ctx, "variant", p->name);
+    rl_set_int(ctx, "number", p->v->number);
+    rl_set_int(ctx, "workers", p->workers);
+    rl_set_str(ctx, "worker_unit", ctx->kind == RL_CUDA ? "blocks" : "threads");
+    rl_set_num(ctx, "workers_per_unit", (double)p->workers / r->units);
+    rl_set_num(ctx, "duty_target_pct", 100 * p->duty);
+    rl_set_num(ctx, "period_ms", 1e3 * r->period_s);
+    rl_set_num(ctx, "alloc_bytes", p->alloc_bytes);
+    rl_set_str(ctx, "work_unit", p->v->work_unit);
+    rl_set_str(ctx, "validated", p->ok ? "yes" : "no");
+    if (!p->ok) {
+        rl_set_str(ctx, "skipped_reason", r->w.why[p->v->number]);
+        rl_end_row(ctx);
+        return;
+    }
+    rl_set_num(ctx, "window_s", p->window_s);
+    rl_set_int(ctx, "bursts", p->bursts);
+    rl_set_num(ctx, "duty_measured_pct", 100 * p->duty_measured);
+    rl_set_num(ctx, "duty_window_min_pct", 100 * p->duty_min);
+    rl_set_num(ctx, "duty_window_max_pct", 100 * p->duty_max);
+    rl_set_num(ctx, "work", p->work);
+    rl_set_num(ctx, "work_per_s", p->work_per_s);
+    rl_set_num(ctx, "work_fraction", p->v->number == 1 ? p->work_per_s / full : NAN);
+    rl_set_num(ctx, "gbps", gbps_of(r, p));
+    rl_set_num(ctx, "util_pct", d->util_pct);
+    rl_set_num(ctx, "util_mem_pct", d->util_mem_pct);
+    rl_set_int(ctx, "util_samples", d->util_samples);
+    rl_set_str(ctx, "util_source", d->util_source);
+    rl_set_num(ctx, "units_busy_pct", d->units_busy_pct);
+    rl_set_num(ctx, "gpm_sm_occupancy_pct", d->occupancy_pct);
+    rl_set_num(ctx, "gpm_any_tensor_util_pct", d->tensor_pct);
+    rl_set_num(ctx, "gpm_dram_bw_util_pct", d->dram_bw_pct);
+    rl_set_str(ctx, "gpm_status", d->gpm_status);
+    rl_set_num(ctx, "mem_used_bytes", d->mem_used);
+    rl_set_num(ctx, "mem_total_bytes", d->mem_total);
+    rl_set_num(ctx, "sm_clock_mhz", d->sm_clock_mhz);
+    if (d->note[0])
+        rl_set_str(ctx, "note", d->note);
+    rl_end_row(ctx);
+}
+
+static void print_table(const run *r, double full)
+{
+    bool gpu = r->ctx->kind == RL_CUDA;
+    printf("\n  %-11s %-15s %7s %6s %7s %7s %7s %7s %11s %7s %9s\n", "sweep", "variant",
+           gpu ? "blocks" : "threads", "duty%", "meas.%", gpu ? "util%" : "busy%",
+           gpu ? "memut%" : "-", gpu ? "SM_UTL%" : "mach.%", "work/s", "work/fd", "mem used");
+    for (int i = 0; i < r->npts; i++) {
+        const point *p = &r->pts[i];
+        if (!p->ok) {
+            printf("  %-11s %-15s %7d  FAILED validation: %s\n", p->sweep, p->name, p->workers,
+                   r->w.why[p->v->number]);
+            continue;
+        }
+        char used[32];
+        rl_format_bytes(p->rd.mem_used, used, sizeof used);
+        printf("  %-11s %-15s %7d %6.0f %7.1f %7.1f %7.1f %7.1f %11.3g %7.3f %9s\n", p->sweep,
+               p->name, p->workers, 100 * p->duty, 100 * p->duty_measured, p->rd.util_pct,
+               p->rd.util_mem_pct, p->rd.units_busy_pct, p->work_per_s,
+               p->v->number == 1 ? p->work_per_s / full : NAN, used);
+    }
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    rl_ctx *ctx = rl_begin(&EXP01, argc, argv);
+    run *r = calloc(1, sizeof *r);
+    r->ctx = ctx;
+    if (ctx->args.list) {
+        printf("workloads of kernels/%s:\n", ctx->kind == RL_CUDA ? "busy.cu" : "cpu/busy.c");
+        for (const busy_variant *v = busy_table(ctx->kind); v->name; v++)
+            rl_list_variant(v->number, v->name, v->what);
+        free(r);
+        return rl_end(ctx);
+    }
+    char *end;
+    double period_ms = strtod(period_ms_opt, &end);
+    if (*end || !(period_ms >= 1 && period_ms <= 1000))
+        rl_die(RL_EXIT_USAGE, "exp-01: --period-ms must be between 1 and 1000, not '%s'", period_ms_opt);
+    bool gpu = ctx->kind == RL_CUDA, quick = ctx->args.quick;
+    double load_start = rl_load_average();
+    r->period_s = period_ms / 1e3;
+    r->settle_s = gpu ? (quick ? 0.6 : 1.0) : (quick ? 0.1 : 0.25);
+    r->hold_s = gpu ? (quick ? 1.0 : 3.0) : (quick ? 0.4 : 2.0);
+    r->units = gpu ? ctx->dev->sm_count : ctx->dev->threads;
+    const rl_ceilings *ceil = rl_ceilings_get(ctx);
+
+    workload_open(&r->w, ctx);
+    observer_open(&r->obs, ctx);
+    char buf[512];
+    observer_describe(&r->obs, buf, sizeof buf);
+    printf("observer    %s\n", buf);
+    for (const busy_variant *v = r->w.table; v->name; v++)
+        if (rl_variant_selected(ctx, v->number, v->name) && !workload_validate(&r->w, v)) {
+            fprintf(stderr, "exp-01: %s %s\n", v->name, r->w.why[v->number]);
+            ctx->failures++;
+        }
+    rl_meta(ctx, "hold", "each point: %.2f s of the same load unobserved, then %.2f s observed; "
+            "one burst per %.0f ms below 100 %% duty", r->settle_s, r->hold_s, period_ms);
+    rl_meta(ctx, "duty_measured", "union of the kernels' busy intervals (%s) over the window; "
+            "min/max over 100 ms sub-windows", gpu ? "CUDA events around each launch" : "CLOCK_MONOTONIC");
+    rl_meta(ctx, "chase_buffer", "%zu lines of %zu bytes (%.0f MiB), one random cycle",
+            r->w.chain_lines, r->w.chain_stride * 4, r->w.chain_lines * r->w.chain_stride * 4.0 / 1048576);
+    rl_meta(ctx, "stream_buffer", "x and y of %zu floats each", r->w.n);
+
+    if (want("a"))
+        sweep_occupancy(r);
+    if (want("b"))
+        sweep_duty(r);
+    if (want("c"))
+        sweep_memory(r);
+    rl_progress_clear();
+    observer_describe(&r->obs, buf, sizeof buf); /* now with NVML's sample period */
+    rl_meta(ctx, "observer", "%s", buf);
+
+    double load_end = rl_load_average();
+    int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    rl_meta(ctx, "host_load", "load average %.1f at the start, %.1f at the end, on %d logical "
+            "CPUs%s", load_start, load_end, cpus,
+            fmax(load_start, load_end) > cpus + 0.5 ? ": other processes competed for the CPUs" : "");
+    if (!gpu && fmax(load_start, load_end) > cpus + 0.5)
+        printf("note        load average %.1f on %d CPUs: other processes took CPU time from the "
+               "workers, so busy time falls below the duty cycle\n", fmax(load_start, load_end), cpus);
+    double full = full_device_rate(r);
+    for (int i = 0; i < r->npts; i++)
+        write_row(r, &r->pts[i], full);
+    print_table(r, full);
+    judge(ctx, r->pts, r->npts, r->units, full, ceil->copy_gbps, r->w.bytes_per_hop);
+
+    observer_close(&r->obs);
+    workload_close(&r->w);
+    free(r);
+    return rl_end(ctx);
+}

@@ -1,0 +1,291 @@
+/*
+ * setup.c -- experiment 01's buffers, validation, and the observer: the
+ * monitoring tool whose reading the experiment puts on trial (NVML on the
+ * GPU, the kernel's per-thread CPU time on the CPU).
+ */
+#include "exp01.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- buffers ------------------------------------------------------------- */
+
+static uint32_t mix32(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return (uint32_t)(x ^ (x >> 31));
+}
+
+/* The chase and stream buffers defeat the cache: the chain covers 4x the
+ * last-level cache, and the stream's x and y 2x each. */
+static void make_chain(workload *w, uint32_t **host_chain)
+{
+    rl_ctx *ctx = w->ctx;
+    w->chain_stride = ctx->kind == RL_CUDA ? 32 : 16; /* a 128-byte GPU line, a 64-byte CPU line */
+    w->bytes_per_hop = ctx->kind == RL_CUDA ? 32 : 64; /* a DRAM sector, a cache line */
+    size_t line_bytes = w->chain_stride * sizeof(uint32_t);
+    w->chain_lines = (size_t)ceil(4 * ctx->dev->llc_bytes / (double)line_bytes);
+    size_t bytes = w->chain_lines * line_bytes;
+    uint32_t *chain = rl_host_alloc(bytes);
+    memset(chain, 0, bytes);
+    w->chain_starts = rl_host_alloc(w->lanes * sizeof(uint32_t));
+    busy_make_chain(chain, w->chain_lines, w->chain_stride, w->chain_starts, w->lanes, rl_next_seed(ctx));
+    w->chain = rl_alloc(ctx->be, bytes);
+    rl_upload(ctx->be, w->chain, chain, bytes);
+    *host_chain = chain;
+}
+
+const busy_variant *busy_table(rl_backend_kind kind)
+{
+#ifdef RL_HAVE_CUDA
+    if (kind == RL_CUDA)
+        return busy_cuda_variants;
+#endif
+    (void)kind;
+    return busy_cpu_variants;
+}
+
+void workload_open(workload *w, rl_ctx *ctx)
+{
+    *w = (workload){.ctx = ctx, .table = busy_table(ctx->kind)};
+    w->max_workers = ctx->kind == RL_CUDA ? 4 * ctx->dev->sm_count : ctx->dev->threads;
+    if (w->max_workers > MAX_CPU_WORKERS && ctx->kind == RL_CPU)
+        w->max_workers = MAX_CPU_WORKERS;
+    int most = 1;
+    for (const busy_variant *v = w->table; v->name; v++) {
+        if (v->number <= 0 || v->number >= MAX_VARIANTS)
+            rl_die(RL_EXIT_FAILED, "busy variant %s: number %d outside 1..%d", v->name, v->number,
+                   MAX_VARIANTS - 1);
+        most = v->lanes > most ? v->lanes : most;
+    }
+    w->lanes = (size_t)w->max_workers * (size_t)most;
+    w->states = rl_alloc(ctx->be, w->lanes * sizeof *w->states);
+    w->counts = rl_alloc(ctx->be, w->lanes * sizeof *w->counts);
+    w->work = rl_alloc(ctx->be, sizeof *w->work);
+    w->seeds_host = rl_host_alloc(w->lanes * sizeof *w->seeds_host);
+    uint64_t seed = rl_next_seed(ctx);
+    for (size_t i = 0; i < w->lanes; i++)
+        w->seeds_host[i] = mix32(seed * 0x9e3779b97f4a7c15ULL + i);
+
+    w->n = (size_t)ceil(2 * ctx->dev->llc_bytes / sizeof(float) / (1 << 20)) << 20;
+    w->x = rl_alloc(ctx->be, w->n * sizeof(float));
+    w->y = rl_alloc(ctx->be, w->n * sizeof(float));
+    float *host = rl_host_alloc(w->n * sizeof(float));
+    rl_fill_uniform(host, w->n, -1, 1, rl_next_seed(ctx));
+    rl_upload(ctx->be, w->x, host, w->n * sizeof(float));
+    rl_host_free(host);
+}
+
+void workload_close(workload *w)
+{
+    rl_backend *be = w->ctx->be;
+    rl_free(be, w->states);
+    rl_free(be, w->counts);
+    rl_free(be, w->work);
+    rl_free(be, w->x);
+    rl_free(be, w->y);
+    if (w->chain)
+        rl_free(be, w->chain);
+    rl_host_free(w->seeds_host);
+    if (w->chain_starts)
+        rl_host_free(w->chain_starts);
+}
+
+busy_args workload_args(workload *w, const busy_variant *v, int workers, double duty, double period_s,
+                        observer *obs)
+{
+    rl_ctx *ctx = w->ctx;
+    size_t lanes = (size_t)workers * (size_t)v->lanes;
+    /* Chases resume from a slot of the chain; the others from fresh seeds. */
+    const uint32_t *start = v->number == 2 ? w->chain_starts : w->seeds_host;
+    rl_upload(ctx->be, w->states, start, lanes * sizeof *w->states);
+    return (busy_args){.workers = workers, .duty = duty, .period_s = period_s,
+                       .lcg_a = BUSY_LCG_A, .lcg_c = BUSY_LCG_C, .states = w->states,
+                       .counts = w->counts, .chain = w->chain, .x = w->x, .y = w->y, .n = w->n,
+                       .work = w->work, .stream = rl_stream(ctx->be),
+                       .edge = obs ? observer_edge : NULL, .edge_arg = obs};
+}
+
+/* ---- validation: one short burst, every lane and element checked ---------- */
+
+typedef struct stream_job {
+    const busy_variant *v;
+    busy_args a;
+} stream_job;
+
+static void run_stream_burst(void *arg)
+{
+    stream_job *j = arg;
+    j->v->burst(&j->a, 2e-3);
+}
+
+bool workload_validate(workload *w, const busy_variant *v)
+{
+    rl_ctx *ctx = w->ctx;
+    /* Two workers cover every code path of a burst; the stream variant's
+     * burst passes over all its data at least once, so it gets them all. */
+    int workers = v->number == 3 || w->max_workers < 2 ? w->max_workers : 2;
+    size_t lanes = (size_t)workers * (size_t)v->lanes, bad = 0, first = 0;
+    char *why = w->why[v->number];
+    uint32_t *host_chain = NULL;
+    if (v->number == 2)
+        make_chain(w, &host_chain);
+    busy_args a = workload_args(w, v, workers, 1, 1, NULL);
+    if (v->number == 3) {
+        double *want = rl_host_alloc(w->n * sizeof(double));
+        float *x = rl_host_alloc(w->n * sizeof(float));
+        rl_download(ctx->be, x, w->x, w->n * sizeof(float));
+        for (size_t i = 0; i < w->n; i++)
+            want[i] = (double)x[i] * BUSY_STREAM_A + BUSY_STREAM_B;
+        stream_job j = {v, a};
+        rl_check c = rl_validate_f32(ctx->be, run_stream_burst, &j, w->y, w->n, want, 1e-6, 1e-6);
+        rl_check_describe(&c, why, 256);
+        rl_host_free(want);
+        rl_host_free(x);
+        return w->valid[v->number] = c.ok;
+    }
+    uint32_t *end = rl_host_alloc(lanes * sizeof *end);
+    unsigned long long *counts = rl_host_alloc(lanes * sizeof *counts);
+    rl_poison(ctx->be, w->counts, lanes * sizeof *counts);
+    v->burst(&a, 2e-3);
+    rl_download(ctx->be, end, w->states, lanes * sizeof *end);
+    rl_download(ctx->be, counts, w->counts, lanes * sizeof *counts);
+    if (v->number == 1)
+        bad = busy_check_arith(w->seeds_host, end, counts, lanes, BUSY_LCG_A, BUSY_LCG_C, &first);
+    else if (v->number == 2)
+        bad = busy_check_chase(host_chain, w->chain_starts, end, counts, lanes, &first);
+    else
+        bad = lanes, first = 0; /* a new workload needs its own reference, here */
+    if (bad && v->number > 3)
+        snprintf(why, 256, "no reference check for workload %d: add one to workload_validate() "
+                 "in experiments/01-duty-cycle/setup.c", v->number);
+    else if (bad)
+        snprintf(why, 256, "FAILED: %zu of %zu lanes wrong, first at %zu (count %llu)", bad, lanes,
+                 first, counts[first]);
+    else
+        snprintf(why, 256, "ok (%zu lanes, every end state equal to the reference's)", lanes);
+    rl_host_free(end);
+    rl_host_free(counts);
+    if (host_chain)
+        rl_host_free(host_chain);
+    return w->valid[v->number] = bad == 0;
+}
+
+void *idle_allocation(rl_ctx *ctx, double *bytes)
+{
+    double want;
+    if (ctx->kind == RL_CUDA) {
+#ifdef RL_HAVE_CUDA
+        char pci[32];
+        double free_b, total_b;
+        busy_cuda_device(pci, sizeof pci, &free_b, &total_b);
+        want = 0.5 * free_b; /* half of what is free: memory.used high */
+#else
+        want = 0;
+#endif
+    } else {
+        /* 16x the stream's buffers, at most a quarter of the machine's RAM. */
+        want = fmin(16 * 2 * 2 * ctx->dev->llc_bytes, 0.25 * rl_host_ram_bytes());
+    }
+    size_t b = (size_t)want & ~(size_t)((1 << 20) - 1);
+    void *p = rl_alloc(ctx->be, b);
+    rl_poison(ctx->be, p, b); /* written once, so every page is resident */
+    *bytes = (double)b;
+    return p;
+}
+
+/* ---- the observer ---------------------------------------------------------- */
+
+void observer_open(observer *o, rl_ctx *ctx)
+{
+    *o = (observer){.ctx = ctx};
+    if (ctx->kind != RL_CUDA)
+        return;
+#ifdef RL_HAVE_CUDA
+    char pci[32];
+    double free_b, total_b;
+    busy_cuda_device(pci, sizeof pci, &free_b, &total_b);
+    o->nvml = rl_nvml_sampler_start(pci, 0.05, o->nvml_why, sizeof o->nvml_why);
+#endif
+}
+
+void observer_edge(void *arg, int which, const int *tids, int ntids)
+{
+    observer *o = arg;
+    if (o->ctx->kind == RL_CUDA)
+        return; /* NVML's thread samples on its own; the window is in busy_result */
+    o->ntids = ntids < MAX_CPU_WORKERS ? ntids : MAX_CPU_WORKERS;
+    for (int i = 0; i < o->ntids; i++)
+        o->thread_busy[which][i] = rl_cpu_busy_s(tids[i]);
+    o->proc[which] = rl_cpu_busy_s(0);
+    o->t[which] = rl_now_s();
+    if (which == 1)
+        o->rss = rl_process_rss_bytes();
+}
+
+static void read_nvml(observer *o, const busy_result *r, reading *out)
+{
+    if (!o->nvml) {
+        snprintf(out->util_source, sizeof out->util_source, "not available");
+        snprintf(out->gpm_status, sizeof out->gpm_status, "not available");
+        snprintf(out->note, sizeof out->note, "%s", o->nvml_why);
+        return;
+    }
+    rl_nvml_window nw;
+    rl_nvml_sampler_window(o->nvml, r->t0, r->t1, &nw);
+    out->util_pct = nw.util_gpu_pct;
+    out->util_mem_pct = nw.util_mem_pct;
+    out->util_samples = nw.util_samples;
+    out->units_busy_pct = nw.gpm_sm_util_pct;
+    out->occupancy_pct = nw.gpm_sm_occupancy_pct;
+    out->tensor_pct = nw.gpm_any_tensor_util_pct;
+    out->dram_bw_pct = nw.gpm_dram_bw_util_pct;
+    out->mem_used = nw.mem_used_bytes;
+    out->mem_total = nw.mem_total_bytes;
+    out->sm_clock_mhz = nw.sm_clock_mhz;
+    snprintf(out->util_source, sizeof out->util_source, "%s", nw.util_source);
+    snprintf(out->gpm_status, sizeof out->gpm_status, "%s", nw.gpm_status);
+    snprintf(out->note, sizeof out->note, "%s", nw.note);
+}
+
+void observer_read(observer *o, const busy_result *r, reading *out)
+{
+    *out = (reading){.util_pct = NAN, .util_mem_pct = NAN, .units_busy_pct = NAN,
+                     .occupancy_pct = NAN, .tensor_pct = NAN, .dram_bw_pct = NAN,
+                     .mem_used = NAN, .mem_total = NAN, .sm_clock_mhz = NAN};
+    if (o->ctx->kind == RL_CUDA) {
+        read_nvml(o, r, out);
+        return;
+    }
+    double wall = o->t[1] - o->t[0], busy = 0;
+    for (int i = 0; i < o->ntids; i++)
+        busy += o->thread_busy[1][i] - o->thread_busy[0][i];
+    out->util_pct = o->ntids ? 100 * busy / o->ntids / wall : NAN;
+    out->units_busy_pct = 100 * (o->proc[1] - o->proc[0]) / (o->ctx->dev->threads * wall);
+    out->mem_used = o->rss;
+    out->mem_total = rl_host_ram_bytes();
+    out->util_samples = 2;
+    snprintf(out->util_source, sizeof out->util_source, "/proc/self/task/<tid>/stat");
+    snprintf(out->gpm_status, sizeof out->gpm_status, "n/a (CPU backend)");
+}
+
+void observer_describe(observer *o, char *buf, size_t len)
+{
+    if (o->ctx->kind != RL_CUDA)
+        snprintf(buf, len, "CPU: each worker thread's utime + stime from /proc/self/task/<tid>/stat "
+                 "(what top -H shows), the process's from /proc/self/stat, read at the window's "
+                 "two ends; resident memory from /proc/self/statm");
+    else if (o->nvml)
+        rl_nvml_sampler_describe(o->nvml, buf, len);
+    else
+        snprintf(buf, len, "%s", o->nvml_why);
+}
+
+void observer_close(observer *o)
+{
+    rl_nvml_sampler_stop(o->nvml);
+    o->nvml = NULL;
+}

@@ -1,0 +1,108 @@
+/*
+ * osbusy.c -- the operating system's busy time, the CPU's own duty cycle.
+ *
+ * The kernel charges a thread the time it spent on a CPU (user + system),
+ * whatever it did there: a thread stalled on cache misses and one retiring
+ * four instructions a cycle both count every nanosecond. top, ps and
+ * /proc/stat report this, as nvidia-smi reports kernel-running time.
+ */
+#include "rooflab.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+bool rl_proc_stat_ticks(const char *line, unsigned long long *ticks)
+{
+    /* "pid (comm) state ppid ...": fields are counted after the last ')'. */
+    const char *p = line ? strrchr(line, ')') : NULL;
+    if (!p)
+        return false;
+    p++;
+    unsigned long long utime = 0, stime = 0;
+    /* After ')': field 3 (state) is the first; utime is field 14, stime 15. */
+    for (int field = 3; field <= 15; field++) {
+        while (*p == ' ')
+            p++;
+        if (!*p || *p == '\n')
+            return false;
+        if (field >= 14) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(p, &end, 10);
+            if (errno || end == p || (*end != ' ' && *end != '\n' && *end))
+                return false;
+            if (field == 14)
+                utime = v;
+            else
+                stime = v;
+            p = end;
+        } else {
+            p += strcspn(p, " \n");
+        }
+    }
+    *ticks = utime + stime;
+    return true;
+}
+
+double rl_cpu_busy_s(int tid)
+{
+    char path[64], line[1024];
+    if (tid > 0)
+        snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    else
+        snprintf(path, sizeof path, "/proc/self/stat");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NAN;
+    bool ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    unsigned long long ticks;
+    if (!ok || !rl_proc_stat_ticks(line, &ticks))
+        return NAN;
+    return (double)ticks / (double)sysconf(_SC_CLK_TCK);
+}
+
+double rl_process_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return NAN;
+    unsigned long long size, resident;
+    int got = fscanf(f, "%llu %llu", &size, &resident);
+    fclose(f);
+    return got == 2 ? (double)resident * (double)sysconf(_SC_PAGESIZE) : NAN;
+}
+
+double rl_host_ram_bytes(void)
+{
+    struct sysinfo si;
+    if (sysinfo(&si) != 0)
+        return NAN;
+    return (double)si.totalram * (double)si.mem_unit;
+}
+
+void rl_sleep_until(double t)
+{
+    struct timespec ts = {.tv_sec = (time_t)t, .tv_nsec = (long)((t - floor(t)) * 1e9)};
+    if (ts.tv_nsec >= 1000000000L)
+        ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
+double rl_load_average(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f)
+        return NAN;
+    double one;
+    int got = fscanf(f, "%lf", &one);
+    fclose(f);
+    return got == 1 ? one : NAN;
+}

@@ -1,0 +1,199 @@
+/*
+ * cpu/launch.c -- experiment 06's chain and step on the CPU, and the
+ * double-precision references both backends are checked against.
+ *
+ * A CPU "launch" is an OpenMP parallel region: the fork wakes the pool's
+ * threads, the join waits for the last of them, and a barrier inside a
+ * region is a join without the fork. Those are the CPU's launch and
+ * synchronization costs. The chain's loops use schedule(static) over the
+ * same n: OpenMP then gives every thread the same elements in every loop,
+ * so a loop needs no barrier to see its own elements' previous values.
+ */
+#include "../launch.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+
+double launch_reference(double x, int k)
+{
+    const double a = LAUNCH_A, p = LAUNCH_B / (1.0 - LAUNCH_A);
+    return pow(a, k) * (x - p) + p;
+}
+
+void step_reference(int batch, int d, const float *w1, const float *w2, const float *bias,
+                    const float *x, double *y)
+{
+#pragma omp parallel
+    {
+        double *h = malloc((size_t)d * sizeof *h);
+        if (!h)
+            abort();
+#pragma omp for schedule(static)
+        for (int b = 0; b < batch; b++) {
+            const float *xb = x + (size_t)b * d;
+            for (int j = 0; j < d; j++)
+                h[j] = 0;
+            for (int k = 0; k < d; k++)
+                for (int j = 0; j < d; j++)
+                    h[j] += (double)xb[k] * w1[(size_t)k * d + j];
+            for (int j = 0; j < d; j++)
+                h[j] = fmax(h[j] + bias[j], 0.0);
+            double *yb = y + (size_t)b * d;
+            for (int j = 0; j < d; j++)
+                yb[j] = xb[j];
+            for (int k = 0; k < d; k++)
+                for (int j = 0; j < d; j++)
+                    yb[j] += h[k] * w2[(size_t)k * d + j];
+        }
+        free(h);
+    }
+}
+
+/* ---- the chain ------------------------------------------------------------ */
+
+static void chain_sync_each(launch_args *a)
+{
+    float *x = a->x;
+    for (int j = 0; j < a->k; j++) {
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < a->n; i++)
+            x[i] = launch_op(x[i]);
+    }
+}
+
+static void chain_barrier(launch_args *a)
+{
+    float *x = a->x;
+    size_t n = a->n;
+    int k = a->k;
+#pragma omp parallel
+    for (int j = 0; j < k; j++) {
+#pragma omp for schedule(static)
+        for (size_t i = 0; i < n; i++)
+            x[i] = launch_op(x[i]);
+    }
+}
+
+static void chain_nowait(launch_args *a)
+{
+    float *x = a->x;
+    size_t n = a->n;
+    int k = a->k;
+#pragma omp parallel
+    for (int j = 0; j < k; j++) {
+#pragma omp for schedule(static) nowait
+        for (size_t i = 0; i < n; i++)
+            x[i] = launch_op(x[i]);
+    }
+}
+
+/* The floor: one region, each thread its static slice, k passes over it.
+ * The empty asm is a compiler barrier: it keeps the passes apart, so the
+ * compiler cannot fuse them into one pass with k ops in registers. */
+static void one_kernel(launch_args *a)
+{
+    float *x = a->x;
+    size_t n = a->n;
+    int k = a->k;
+#pragma omp parallel
+    {
+        size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+        size_t lo = n * t / nt, hi = n * (t + 1) / nt;
+        for (int j = 0; j < k; j++) {
+            for (size_t i = lo; i < hi; i++)
+                x[i] = launch_op(x[i]);
+            __asm__ __volatile__("" ::: "memory");
+        }
+    }
+}
+
+/* Pass by pass, the compiler barrier keeping the passes apart. */
+static void serial(launch_args *a)
+{
+    float *x = a->x;
+    for (int j = 0; j < a->k; j++) {
+        for (size_t i = 0; i < a->n; i++)
+            x[i] = launch_op(x[i]);
+        __asm__ __volatile__("" ::: "memory");
+    }
+}
+
+const launch_way launch_cpu_ways[] = {
+    {1, "sync_each", "one parallel region per kernel: fork and join each time", NULL, chain_sync_each, NULL, NULL},
+    {2, "async", "one persistent region, a barrier after each kernel", NULL, chain_barrier, NULL, NULL},
+    {3, "graph", "one persistent region, no barrier: each thread runs its elements through the chain", NULL, chain_nowait, NULL, NULL},
+    {4, "one_kernel", "the floor: one region, each thread k passes over its own slice", NULL, one_kernel, NULL, NULL},
+    {5, "serial", "the calling thread alone, no OpenMP", NULL, serial, NULL, NULL},
+    {0},
+};
+
+/* ---- the step -------------------------------------------------------------- */
+
+enum { JB = 64 }; /* output columns per task: one vectorizable strip */
+
+/* out = in W for rows [0, batch): each task one row and one strip of
+ * columns, the k loop outside so that the strip stays in registers. Called
+ * inside a parallel region: an orphaned "omp for". */
+static void gemm_tasks(float *out, const float *in, const float *w, int batch, int d)
+{
+    int strips = (d + JB - 1) / JB;
+#pragma omp for schedule(static)
+    for (int t = 0; t < batch * strips; t++) {
+        int b = t / strips, j0 = t % strips * JB, j1 = j0 + JB < d ? j0 + JB : d;
+        float acc[JB] = {0};
+        const float *row = in + (size_t)b * d;
+        for (int k = 0; k < d; k++) {
+            const float xk = row[k], *wk = w + (size_t)k * d;
+            for (int j = j0; j < j1; j++)
+                acc[j - j0] += xk * wk[j];
+        }
+        for (int j = j0; j < j1; j++)
+            out[(size_t)b * d + j] = acc[j - j0];
+    }
+}
+
+static void bias_relu_tasks(float *h, const float *bias, int batch, int d)
+{
+#pragma omp for schedule(static)
+    for (size_t i = 0; i < (size_t)batch * d; i++)
+        h[i] = fmaxf(h[i] + bias[i % d], 0.0f);
+}
+
+static void residual_tasks(float *y, const float *x, int batch, int d)
+{
+#pragma omp for schedule(static)
+    for (size_t i = 0; i < (size_t)batch * d; i++)
+        y[i] += x[i];
+}
+
+/* Four regions: the CPU's four launches and synchronizations. */
+static void step_regions(step_args *s)
+{
+#pragma omp parallel
+    gemm_tasks(s->h, s->x, s->w1, s->batch, s->d);
+#pragma omp parallel
+    bias_relu_tasks(s->h, s->bias, s->batch, s->d);
+#pragma omp parallel
+    gemm_tasks(s->y, s->h, s->w2, s->batch, s->d);
+#pragma omp parallel
+    residual_tasks(s->y, s->x, s->batch, s->d);
+}
+
+/* One region, the ops separated by the barriers their loops end with. */
+static void step_one_region(step_args *s)
+{
+#pragma omp parallel
+    {
+        gemm_tasks(s->h, s->x, s->w1, s->batch, s->d);
+        bias_relu_tasks(s->h, s->bias, s->batch, s->d);
+        gemm_tasks(s->y, s->h, s->w2, s->batch, s->d);
+        residual_tasks(s->y, s->x, s->batch, s->d);
+    }
+}
+
+const step_way step_cpu_ways[] = {
+    {1, "launches", "four parallel regions, one per op", step_regions, NULL, NULL},
+    {2, "graph", "one parallel region for the step, a barrier between ops", step_one_region, NULL, NULL},
+    {0},
+};

@@ -1,0 +1,167 @@
+/*
+ * test_exp01.c -- experiment 01 end to end on the CPU backend: a quick run
+ * into a temporary folder writes the documented CSV, prints its verdicts
+ * and draws its charts; a run of one sweep still draws every chart; bad
+ * usage exits 2.
+ */
+#include "helpers.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXP01 RL_BUILD_DIR "/exp-01"
+
+static const char *const DOCUMENTED_COLUMNS =
+    "sweep,variant,number,workers,worker_unit,workers_per_unit,duty_target_pct,period_ms,window_s,"
+    "bursts,duty_measured_pct,duty_window_min_pct,duty_window_max_pct,work,work_unit,work_per_s,"
+    "work_fraction,gbps,alloc_bytes,util_pct,util_mem_pct,util_samples,util_source,units_busy_pct,"
+    "gpm_sm_occupancy_pct,gpm_any_tensor_util_pct,gpm_dram_bw_util_pct,gpm_status,mem_used_bytes,"
+    "mem_total_bytes,sm_clock_mhz,note,validated,skipped_reason";
+
+static char dir[512];
+static char out[1 << 16], err[1 << 16];
+
+static void setup(void) { make_temp_dir(dir, sizeof dir); }
+static void teardown(void) { rm_tree(dir); }
+TestSuite(exp01, .init = setup, .fini = teardown, .timeout = 600);
+
+static int run_exp01(const char *args)
+{
+    return run_experiment(EXP01, dir, args, out, sizeof out, err, sizeof err);
+}
+
+static void assert_charts(const char *label)
+{
+    static const char *const names[] = {"exp-01", "exp-01-duty", "exp-01-memory"};
+    char first[1024] = "";
+    cr_assert_eq(missing_charts(dir, label, names, 3, first, sizeof first), 0, "%s is missing or empty", first);
+}
+
+static int cpu_threads(void)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
+    int t = rl_device(be)->threads;
+    rl_backend_close(be);
+    return t;
+}
+
+Test(exp01, quick_cpu_run_writes_csv_verdicts_and_charts)
+{
+    int rc = run_exp01("--quick --backend cpu --label e2e");
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    cr_assert(strstr(out, "backend     cpu"), "%s", out);
+    cr_assert(strstr(out, "observer    CPU: each worker thread's utime + stime"), "%s", out);
+    cr_assert(strstr(out, "verdicts (cpu backend"), "%s", out);
+    static const char *claims[] = {"one busy thread reads busy (top -H)",
+                                   "a pointer chase reads busy while moving little data",
+                                   "busy time tracks the duty cycle, 1 thread",
+                                   "work: full device / one busy worker",
+                                   "the machine-wide view (process CPU / CPUs), one thread",
+                                   "resident memory says nothing of memory traffic (CPU)"};
+    for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++)
+        cr_assert(strstr(out, claims[i]), "verdict '%s' missing:\n%s", claims[i], out);
+
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results/e2e/exp-01.csv", dir);
+    char *text = read_file(path, NULL);
+    cr_assert_not_null(text, "no CSV at %s", path);
+    static const char *meta[] = {"# experiment: 01-duty-cycle", "# backend: cpu", "# quick: yes",
+                                 "# hold: each point", "# observer: CPU:", "# duty_measured: union",
+                                 "# compare_keys: sweep,variant,workers,duty_target_pct",
+                                 "# compare_value: util_pct", "# chase_buffer: ",
+                                 "# host_load: load average "};
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
+    free(text);
+
+    csv_table t;
+    cr_assert(csv_load(path, &t), "the CSV parses, every row complete");
+    cr_assert_str_eq(t.header_line, DOCUMENTED_COLUMNS);
+    int c_sweep = csv_col(&t, "sweep"), c_var = csv_col(&t, "variant"), c_valid = csv_col(&t, "validated");
+    int c_util = csv_col(&t, "util_pct"), c_duty = csv_col(&t, "duty_measured_pct");
+    int c_target = csv_col(&t, "duty_target_pct"), c_bursts = csv_col(&t, "bursts");
+    int c_frac = csv_col(&t, "work_fraction"), c_alloc = csv_col(&t, "alloc_bytes");
+    int c_gbps = csv_col(&t, "gbps"), c_gpm = csv_col(&t, "gpm_status"), c_win = csv_col(&t, "window_s");
+    int per_sweep[3] = {0}, full_device = 0;
+    for (int i = 0; i < t.nrows; i++) {
+        char **f = t.rows[i];
+        cr_assert_str_eq(f[c_valid], "yes", "row %d", i);
+        cr_assert_gt(atof(f[c_win]), 0.3, "row %d held its window", i);
+        double util = atof(f[c_util]), duty = atof(f[c_duty]);
+        cr_assert(util >= 0 && util <= 110, "row %d: busy %g %%", i, util);
+        cr_assert(duty >= 0 && duty <= 100.001, "row %d: duty %g %%", i, duty);
+        cr_assert_str_eq(f[c_gpm], "n/a (CPU backend)");
+        per_sweep[f[c_sweep][0] - 'a']++;
+        if (atof(f[c_target]) == 0) {
+            cr_assert_eq(atoi(f[c_bursts]), 0, "row %d: no bursts at duty 0", i);
+            cr_assert_leq(util, 5, "row %d: sleeping threads read idle", i);
+        }
+        full_device += !strcmp(f[c_sweep], "a_occupancy") && atof(f[c_frac]) == 1.0;
+        if (!strcmp(f[c_var], "idle_allocation"))
+            cr_assert_gt(atof(f[c_alloc]), 1e8);
+        if (!strcmp(f[c_var], "stream"))
+            cr_assert_gt(atof(f[c_gbps]), 0.1);
+    }
+    int many = cpu_threads() > 1;
+    cr_assert_eq(per_sweep[0], 1 + many + 1, "sweep a: arith on 1 (and all) threads, one chase");
+    cr_assert_eq(per_sweep[1], 5 * (1 + many), "sweep b: five duty cycles per size");
+    cr_assert_eq(per_sweep[2], 2, "sweep c: idle allocation and stream");
+    cr_assert_eq(full_device, 1, "one point is the full device's work");
+    csv_free(&t);
+
+    snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
+    text = read_file(path, NULL);
+    static const char *ids[] = {"one_worker_reads_busy", "chase_reads_busy", "tracks_duty_one_worker",
+                                "tracks_duty_full_device", "work_differs", "units_view_one_worker",
+                                "memory_held_is_not_traffic"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "01-duty-cycle,%s,cpu,", ids[i]);
+        cr_assert(strstr(text, want), "%s missing from %s", want, text);
+    }
+    free(text);
+    assert_charts("e2e");
+    snprintf(path, sizeof path, "%s/results/e2e", dir);
+    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary files left");
+    snprintf(path, sizeof path, "%s/plots/e2e", dir);
+    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary folders left");
+}
+
+/* One sweep: the other verdicts say "not measured", and every chart is
+ * still drawn (gnuplot must not choke on the absent sweeps). */
+Test(exp01, one_sweep_still_draws_every_chart)
+{
+    int rc = run_exp01("--quick --backend cpu --label part --sweep c");
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
+    cr_assert(strstr(out, "not measured"), "%s", out);
+    assert_charts("part");
+}
+
+Test(exp01, usage_errors_exit_2)
+{
+    cr_assert_eq(run_exp01("--bogus"), RL_EXIT_USAGE);
+    cr_assert_eq(run_exp01("--sweep d --backend cpu"), RL_EXIT_USAGE);
+    cr_assert_eq(run_exp01("--period-ms 0 --backend cpu --no-plot"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "--period-ms"), "%s", err);
+    cr_assert_eq(run_exp01("--period-ms ten --backend cpu --no-plot"), RL_EXIT_USAGE);
+}
+
+Test(exp01, help_and_list)
+{
+    cr_assert_eq(run_exp01("--help"), 0);
+    cr_assert(strstr(out, "--sweep S") && strstr(out, "--period-ms MS"), "%s", out);
+    cr_assert_eq(run_exp01("--backend cpu --list"), 0);
+    cr_assert(strstr(out, "arith") && strstr(out, "chase") && strstr(out, "stream"), "%s", out);
+}
+
+Test(exp01, cuda_backend_without_a_gpu_exits_77)
+{
+    char why[256];
+    if (rl_gpu_available(0, why, sizeof why))
+        cr_skip_test("this machine has a GPU: the no-GPU path cannot be exercised");
+    cr_assert_eq(run_exp01("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
+}

@@ -1,0 +1,146 @@
+/*
+ * test_exp06.c -- experiment 06 end to end on the CPU backend: a quick run
+ * into a temporary folder writes the documented CSV, prints its verdicts
+ * and draws its charts; a run of one test still draws every chart; bad
+ * usage exits 2.
+ */
+#include "helpers.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXP06 RL_BUILD_DIR "/exp-06"
+
+static const char *const DOCUMENTED_COLUMNS =
+    "test,way,number,k,n,batch,d,cache_resident,cache,samples,stop_reason,time_us_median,"
+    "time_us_q1,time_us_q3,time_us_min,time_us_mean,rel_stddev,us_per_kernel,floor_us_per_kernel,"
+    "overhead_fraction,host_us_per_launch,graph_build_us,graph_breakeven_replays,doubling_ratio,"
+    "validated,max_abs_err,skipped_reason";
+
+static char dir[512];
+static char out[1 << 16], err[1 << 16];
+
+static void setup(void) { make_temp_dir(dir, sizeof dir); }
+static void teardown(void) { rm_tree(dir); }
+TestSuite(exp06, .init = setup, .fini = teardown, .timeout = 900);
+
+static int run_exp06(const char *args)
+{
+    return run_experiment(EXP06, dir, args, out, sizeof out, err, sizeof err);
+}
+
+static void assert_charts(const char *label)
+{
+    static const char *const names[] = {"exp-06", "exp-06-size", "exp-06-doubling"};
+    char first[1024] = "";
+    cr_assert_eq(missing_charts(dir, label, names, 3, first, sizeof first), 0, "%s is missing or empty", first);
+}
+
+Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
+{
+    int rc = run_exp06("--quick --backend cpu --label e2e");
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    cr_assert(strstr(out, "verdicts (cpu backend"), "%s", out);
+    cr_assert(strstr(out, "doubling test: h = relu(x W1 + bias); y = h W2 + x"), "%s", out);
+    cr_assert(strstr(out, "launch overhead stops mattering"), "%s", out);
+    static const char *claims[] = {"region without barriers per empty kernel",
+                                   "fork/join per kernel vs one region with barriers",
+                                   "doubling ratio at the smallest batch (1)",
+                                   "doubling ratio at the largest batch (512)",
+                                   "first batch whose doubling costs > 10 %"};
+    for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++)
+        cr_assert(strstr(out, claims[i]), "verdict '%s' missing:\n%s", claims[i], out);
+
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results/e2e/exp-06.csv", dir);
+    char *text = read_file(path, NULL);
+    cr_assert_not_null(text);
+    static const char *meta[] = {"# experiment: 06-launch-graphs", "# backend: cpu", "# quick: yes",
+                                 "# chain: x -> 0.75 x + 0.125", "# floor: one_kernel",
+                                 "# step: h = relu", "# compare_keys: test,way,k,n,batch",
+                                 "# host_load: load average "};
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
+    free(text);
+
+    csv_table t;
+    cr_assert(csv_load(path, &t), "the CSV parses, every row complete");
+    cr_assert_str_eq(t.header_line, DOCUMENTED_COLUMNS);
+    int c_test = csv_col(&t, "test"), c_way = csv_col(&t, "way"), c_valid = csv_col(&t, "validated");
+    int c_time = csv_col(&t, "time_us_median"), c_upk = csv_col(&t, "us_per_kernel");
+    int c_floor = csv_col(&t, "floor_us_per_kernel"), c_k = csv_col(&t, "k"), c_n = csv_col(&t, "n");
+    int c_ratio = csv_col(&t, "doubling_ratio"), c_batch = csv_col(&t, "batch");
+    int chain = 0, size = 0, doubling = 0, ratios = 0;
+    for (int i = 0; i < t.nrows; i++) {
+        char **f = t.rows[i];
+        cr_assert_str_eq(f[c_valid], "yes", "row %d", i);
+        cr_assert_gt(atof(f[c_time]), 0, "row %d", i);
+        if (!strcmp(f[c_test], "doubling")) {
+            doubling++;
+            ratios += f[c_ratio][0] != '\0';
+            cr_assert_gt(atoi(f[c_batch]), 0);
+            continue;
+        }
+        chain += !strcmp(f[c_test], "chain");
+        size += !strcmp(f[c_test], "size");
+        double upk = atof(f[c_upk]);
+        cr_assert(fabs(upk - atof(f[c_time]) / atoi(f[c_k])) <= 1e-3 * upk, "row %d: per kernel = time / k", i);
+        cr_assert_gt(atof(f[c_floor]), 0, "row %d has the floor", i);
+        if (!strcmp(f[c_way], "serial"))
+            cr_assert_leq(atof(f[c_k]) * atof(f[c_n]), 67108864.0, "serial only below its cap");
+    }
+    cr_assert_eq(chain, 2 * 4 * 5, "chain: 2 sizes x 4 lengths x 5 ways");
+    cr_assert_eq(size, 4 * 5 - 1, "size: 4 sizes x 5 ways, no serial at the largest");
+    cr_assert_eq(doubling, 7 * 2, "doubling: batches 1 2 16 32 256 512 1024, two ways");
+    cr_assert_eq(ratios, 4 * 2, "a ratio on each batch whose double was measured");
+    csv_free(&t);
+
+    snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
+    text = read_file(path, NULL);
+    static const char *ids[] = {"graph_replay_cheap", "sync_each_slowest", "doubling_small_batch",
+                                "doubling_large_batch", "graph_shrinks_overhead_region"};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        char want[128];
+        snprintf(want, sizeof want, "06-launch-graphs,%s,cpu,", ids[i]);
+        cr_assert(strstr(text, want), "%s missing from %s", want, text);
+    }
+    free(text);
+    assert_charts("e2e");
+    snprintf(path, sizeof path, "%s/results/e2e", dir);
+    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary files left");
+}
+
+Test(exp06, one_test_still_draws_every_chart)
+{
+    int rc = run_exp06("--quick --backend cpu --label part --test size --variant async,one_kernel");
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
+    cr_assert(strstr(out, "not measured"), "%s", out);
+    assert_charts("part");
+}
+
+Test(exp06, usage_errors_exit_2)
+{
+    cr_assert_eq(run_exp06("--bogus"), RL_EXIT_USAGE);
+    cr_assert_eq(run_exp06("--test nothing --backend cpu"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "--test"), "%s", err);
+}
+
+Test(exp06, help_and_list)
+{
+    cr_assert_eq(run_exp06("--help"), 0);
+    cr_assert(strstr(out, "--test T"), "%s", out);
+    cr_assert_eq(run_exp06("--backend cpu --list"), 0);
+    cr_assert(strstr(out, "sync_each") && strstr(out, "one_kernel") && strstr(out, "launches"), "%s", out);
+}
+
+Test(exp06, cuda_backend_without_a_gpu_exits_77)
+{
+    char why[256];
+    if (rl_gpu_available(0, why, sizeof why))
+        cr_skip_test("this machine has a GPU: the no-GPU path cannot be exercised");
+    cr_assert_eq(run_exp06("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
+}

@@ -1,0 +1,216 @@
+/*
+ * test_launch.c -- experiment 06's chain and step: the closed-form
+ * reference against stepping, every CPU way against the reference at odd
+ * sizes, and (suite cuda_launch, on a GPU only) every CUDA way, with the
+ * graph's results identical to the stream's, bit for bit.
+ */
+#include "launch.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const size_t SIZES[] = {1, 3, 255, 257, 4099};
+static const int KS[] = {1, 2, 7, 50};
+
+Test(launch, closed_form_equals_stepping)
+{
+    double x = -0.8125, stepped = x;
+    for (int k = 0; k <= 60; k++) {
+        cr_assert(fabs(launch_reference(x, k) - stepped) < 1e-14, "k %d: %.17g vs %.17g", k,
+                  launch_reference(x, k), stepped);
+        stepped = stepped * LAUNCH_A + LAUNCH_B;
+    }
+}
+
+/* Runs the chain of one way on fresh input; returns the result (host). */
+static float *run_chain(rl_backend *be, const launch_way *w, size_t n, int k, const float *in)
+{
+    float *x = rl_alloc(be, n * sizeof(float)), *out = rl_host_alloc(n * sizeof(float));
+    rl_upload(be, x, in, n * sizeof(float));
+    launch_args a = {.x = x, .n = n, .k = k, .stream = rl_stream(be)};
+    if (w->build)
+        w->build(&a);
+    w->run(&a);
+    if (w->release)
+        w->release(&a);
+    rl_download(be, out, x, n * sizeof(float));
+    rl_free(be, x);
+    return out;
+}
+
+static void check_ways(rl_backend *be, const launch_way *table)
+{
+    int checked = 0;
+    for (size_t s = 0; s < sizeof SIZES / sizeof SIZES[0]; s++)
+        for (size_t j = 0; j < sizeof KS / sizeof KS[0]; j++) {
+            size_t n = SIZES[s];
+            int k = KS[j];
+            float *in = rl_host_alloc(n * sizeof(float));
+            double *want = rl_host_alloc(n * sizeof(double));
+            rl_fill_uniform(in, n, -1, 1, 100 + s * 10 + j);
+            for (size_t i = 0; i < n; i++)
+                want[i] = launch_reference(in[i], k);
+            float *first = NULL;
+            for (const launch_way *w = table; w->name; w++) {
+                float *got = run_chain(be, w, n, k, in);
+                rl_check c = rl_compare_f32(got, want, n, 1e-6, 1e-5);
+                char msg[256];
+                rl_check_describe(&c, msg, sizeof msg);
+                cr_assert(c.ok, "%s %s (n=%zu, k=%d): %s", rl_backend_name(rl_kind(be)), w->name, n, k, msg);
+                /* Every way applies the same float op in the same order. */
+                if (first)
+                    cr_assert_eq(memcmp(first, got, n * sizeof(float)), 0, "%s differs from %s, n=%zu k=%d",
+                                 w->name, table[0].name, n, k);
+                else
+                    first = got, got = NULL;
+                rl_host_free(got);
+                checked++;
+            }
+            rl_host_free(first);
+            rl_host_free(in);
+            rl_host_free(want);
+        }
+    cr_assert_gt(checked, 0);
+}
+
+Test(launch, cpu_ways_match_the_reference)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
+    check_ways(be, launch_cpu_ways);
+    rl_backend_close(be);
+}
+
+/* The step of every way at odd batches and widths, against the double
+ * reference; the graph's output identical to the launches'. */
+static void check_steps(rl_backend *be, const step_way *table)
+{
+    static const int batches[] = {1, 3, 17}, widths[] = {8, 65, 256};
+    for (size_t bi = 0; bi < 3; bi++)
+        for (size_t wi = 0; wi < 3; wi++) {
+            int batch = batches[bi], d = widths[wi];
+            size_t dd = (size_t)d * d, xd = (size_t)batch * d;
+            float *hw1 = rl_host_alloc(dd * 4), *hw2 = rl_host_alloc(dd * 4), *hb = rl_host_alloc(d * 4);
+            float *hx = rl_host_alloc(xd * 4), *got = rl_host_alloc(xd * 4), *first = rl_host_alloc(xd * 4);
+            double *want = rl_host_alloc(xd * 8);
+            float scale = sqrtf(3.0f / d);
+            rl_fill_uniform(hw1, dd, -scale, scale, 1);
+            rl_fill_uniform(hw2, dd, -scale, scale, 2);
+            rl_fill_uniform(hb, d, -0.5f, 0.5f, 3);
+            rl_fill_uniform(hx, xd, -1, 1, 4);
+            step_reference(batch, d, hw1, hw2, hb, hx, want);
+            step_args s = {.batch = batch, .d = d, .stream = rl_stream(be)};
+            float *w1 = rl_alloc(be, dd * 4), *w2 = rl_alloc(be, dd * 4), *bias = rl_alloc(be, d * 4);
+            float *x = rl_alloc(be, xd * 4), *h = rl_alloc(be, xd * 4), *y = rl_alloc(be, xd * 4);
+            rl_upload(be, w1, hw1, dd * 4);
+            rl_upload(be, w2, hw2, dd * 4);
+            rl_upload(be, bias, hb, d * 4);
+            rl_upload(be, x, hx, xd * 4);
+            s.w1 = w1, s.w2 = w2, s.bias = bias, s.x = x, s.h = h, s.y = y;
+            for (const step_way *w = table; w->name; w++) {
+                rl_poison(be, y, xd * 4);
+                rl_poison(be, h, xd * 4);
+                if (w->build)
+                    w->build(&s);
+                w->run(&s);
+                if (w->release)
+                    w->release(&s);
+                rl_download(be, got, y, xd * 4);
+                rl_check c = rl_compare_f32(got, want, xd, 1e-4, 1e-4);
+                char msg[256];
+                rl_check_describe(&c, msg, sizeof msg);
+                cr_assert(c.ok, "step %s (batch %d, d %d): %s", w->name, batch, d, msg);
+                if (w == table)
+                    memcpy(first, got, xd * 4);
+                else
+                    cr_assert_eq(memcmp(first, got, xd * 4), 0, "step %s differs from %s (batch %d, d %d)",
+                                 w->name, table->name, batch, d);
+            }
+            float *all[] = {w1, w2, bias, x, h, y};
+            for (int i = 0; i < 6; i++)
+                rl_free(be, all[i]);
+            float *hosts[] = {hw1, hw2, hb, hx, got, first};
+            for (int i = 0; i < 6; i++)
+                rl_host_free(hosts[i]);
+            rl_host_free(want);
+        }
+}
+
+Test(launch, cpu_step_matches_the_reference)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
+    check_steps(be, step_cpu_ways);
+    rl_backend_close(be);
+}
+
+#ifdef RL_HAVE_CUDA
+Test(launch, cuda_and_cpu_tables_have_the_same_rows)
+{
+    int n = 0;
+    for (; launch_cpu_ways[n].name; n++) {
+        cr_assert_not_null(launch_cuda_ways[n].name);
+        cr_assert_eq(launch_cuda_ways[n].number, launch_cpu_ways[n].number);
+        cr_assert_str_eq(launch_cuda_ways[n].name, launch_cpu_ways[n].name);
+    }
+    cr_assert_null(launch_cuda_ways[n].name);
+    for (n = 0; step_cpu_ways[n].name; n++)
+        cr_assert_str_eq(step_cuda_ways[n].name, step_cpu_ways[n].name);
+    cr_assert_null(step_cuda_ways[n].name);
+}
+#endif
+
+/* ---- on a GPU ------------------------------------------------------------------ */
+
+static rl_backend *gpu_or_skip(void)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CUDA, 0, why, sizeof why);
+    if (!be)
+        cr_skip_test("no GPU: %s", why);
+    return be;
+}
+
+/* check_ways and check_steps compare every way's output with the first
+ * way's bit for bit: the graph replays exactly what the stream ran. */
+Test(cuda_launch, graph_and_stream_give_identical_results)
+{
+    rl_backend *be = gpu_or_skip();
+#ifdef RL_HAVE_CUDA
+    check_ways(be, launch_cuda_ways);
+    check_steps(be, step_cuda_ways);
+#endif
+    rl_backend_close(be);
+}
+
+/* A replayed graph keeps working on new data in the same buffer: graphs
+ * capture pointers, not values. */
+Test(cuda_launch, a_graph_replays_on_new_data)
+{
+    rl_backend *be = gpu_or_skip();
+#ifdef RL_HAVE_CUDA
+    const launch_way *g = &launch_cuda_ways[2];
+    cr_assert_str_eq(g->name, "graph");
+    size_t n = 1000;
+    float *x = rl_alloc(be, n * 4), *in = rl_host_alloc(n * 4), *got = rl_host_alloc(n * 4);
+    double *want = rl_host_alloc(n * 8);
+    launch_args a = {.x = x, .n = n, .k = 10, .stream = rl_stream(be)};
+    g->build(&a);
+    for (int round = 0; round < 3; round++) {
+        rl_fill_uniform(in, n, -1, 1, 50 + round);
+        for (size_t i = 0; i < n; i++)
+            want[i] = launch_reference(in[i], 10);
+        rl_upload(be, x, in, n * 4);
+        g->run(&a);
+        rl_download(be, got, x, n * 4);
+        cr_assert(rl_compare_f32(got, want, n, 1e-6, 1e-5).ok, "round %d", round);
+    }
+    g->release(&a);
+    rl_free(be, x);
+    rl_host_free(in), rl_host_free(got), rl_host_free(want);
+#endif
+    rl_backend_close(be);
+}
