@@ -124,89 +124,49 @@ int missing_charts(const char *dir, const char *label, const char *const *names,
     return missing;
 }
 
-/* ---- CSV ------------------------------------------------------------------ */
+/* ---- results read back ------------------------------------------------------ */
 
-/* Splits one line in place into at most max fields. */
-static int split_fields(char *line, char **fields, int max)
+rl_table *load_results(const char *path, char *why, size_t len)
+{
+    size_t n = 0;
+    char *text = read_file(path, &n);
+    if (!text) {
+        snprintf(why, len, "no file at %s", path);
+        return NULL;
+    }
+    bool complete = n > 0 && text[n - 1] == '\n';
+    free(text);
+    if (!complete) {
+        snprintf(why, len, "%s does not end with a newline", path);
+        return NULL;
+    }
+    return rl_table_read(path, why, len);
+}
+
+void header_line(const rl_table *t, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int c = 0; c < t->ncols && used < len; c++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", c ? "," : "", t->cols[c]);
+}
+
+bool has_meta(const rl_table *t, const char *line)
+{
+    const char *key = line + (line[0] == '#') + (line[1] == ' ');
+    const char *colon = strstr(key, ": ");
+    if (!colon)
+        return false;
+    char name[128];
+    snprintf(name, sizeof name, "%.*s", (int)(colon - key), key);
+    const char *value = rl_table_meta(t, name), *want = colon + 2;
+    return value && !strncmp(value, want, strlen(want));
+}
+
+int table_count(const rl_table *t, const char *col, const char *value)
 {
     int n = 0;
-    char *p = line;
-    while (n < max) {
-        if (*p == '"') {
-            char *w = ++p;
-            fields[n++] = w;
-            for (; *p; p++) {
-                if (*p == '"' && p[1] == '"')
-                    *w++ = '"', p++;
-                else if (*p == '"')
-                    break;
-                else
-                    *w++ = *p;
-            }
-            *w = '\0';
-            p += *p == '"';
-        } else {
-            fields[n++] = p;
-            p += strcspn(p, ",");
-        }
-        if (*p != ',')
-            break;
-        *p++ = '\0';
-    }
+    for (int r = 0; r < t->nrows; r++)
+        n += !strcmp(rl_table_get(t, r, col), value);
     return n;
-}
-
-bool csv_load(const char *path, csv_table *t)
-{
-    *t = (csv_table){0};
-    t->text = read_file(path, NULL);
-    if (!t->text)
-        return false;
-    char *line = t->text;
-    while (*line == '#')
-        line = strchr(line, '\n') + 1;
-    int cap = 1024, max_fields = 256;
-    t->rows = calloc((size_t)cap, sizeof *t->rows);
-    bool first = true;
-    for (char *next; *line; line = next + 1) {
-        next = strchr(line, '\n');
-        if (!next)
-            return false; /* a complete CSV ends with a newline */
-        *next = '\0';
-        if (first)
-            t->header_line = strdup(line);
-        char **fields = calloc((size_t)max_fields, sizeof *fields);
-        int n = split_fields(line, fields, max_fields);
-        if (first) {
-            t->header = fields;
-            t->ncols = n;
-            first = false;
-            continue;
-        }
-        if (n != t->ncols || t->nrows == cap) {
-            free(fields);
-            return false;
-        }
-        t->rows[t->nrows++] = fields;
-    }
-    return !first;
-}
-
-void csv_free(csv_table *t)
-{
-    for (int i = 0; i < t->nrows; i++)
-        free(t->rows[i]);
-    free(t->rows);
-    free(t->header);
-    free(t->header_line);
-    free(t->text);
-    *t = (csv_table){0};
-}
-
-int csv_col(const csv_table *t, const char *name)
-{
-    for (int i = 0; i < t->ncols; i++)
-        if (!strcmp(t->header[i], name))
-            return i;
-    return -1;
 }

@@ -5,6 +5,8 @@
 #ifndef TESTS_HELPERS_H
 #define TESTS_HELPERS_H
 
+#include "rooflab.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -36,21 +38,16 @@ int run_experiment(const char *bin, const char *dir, const char *args, char *out
 int missing_charts(const char *dir, const char *label, const char *const *names, int n, char *first,
                    size_t len);
 
-/* A parsed CSV: the '#' header lines skipped, the column names, and the
- * rows split into fields (quoted fields allowed); header_line is the
- * header as written. False when unreadable, when a row's field count
- * differs from the header's, or when the file does not end in a newline. */
-typedef struct csv_table {
-    char *text, *header_line;
-    char **header;
-    int ncols;
-    char ***rows;
-    int nrows;
-} csv_table;
-
-bool csv_load(const char *path, csv_table *t);
-void csv_free(csv_table *t);
-/* The index of a column, or -1. */
-int csv_col(const csv_table *t, const char *name);
+/* A results CSV read back with the harness's own reader, after checking
+ * what every experiment's file must satisfy: it exists, ends in a newline,
+ * and every row has the header's number of fields. NULL and why if not. */
+rl_table *load_results(const char *path, char *why, size_t len);
+/* The column names joined by commas: the header line as written. */
+void header_line(const rl_table *t, char *buf, size_t len);
+/* Whether the '# key: value' header has a line starting like this one,
+ * e.g. has_meta(t, "# backend: cpu") or has_meta(t, "# ceiling_gbps: "). */
+bool has_meta(const rl_table *t, const char *line);
+/* Rows whose column col equals value. */
+int table_count(const rl_table *t, const char *col, const char *value);
 
 #endif

@@ -78,17 +78,19 @@ Test(exp01, quick_cpu_run_writes_csv_verdicts_and_charts)
         cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
     free(text);
 
-    csv_table t;
-    cr_assert(csv_load(path, &t), "the CSV parses, every row complete");
-    cr_assert_str_eq(t.header_line, DOCUMENTED_COLUMNS);
-    int c_sweep = csv_col(&t, "sweep"), c_var = csv_col(&t, "variant"), c_valid = csv_col(&t, "validated");
-    int c_util = csv_col(&t, "util_pct"), c_duty = csv_col(&t, "duty_measured_pct");
-    int c_target = csv_col(&t, "duty_target_pct"), c_bursts = csv_col(&t, "bursts");
-    int c_frac = csv_col(&t, "work_fraction"), c_alloc = csv_col(&t, "alloc_bytes");
-    int c_gbps = csv_col(&t, "gbps"), c_gpm = csv_col(&t, "gpm_status"), c_win = csv_col(&t, "window_s");
+    char why[512], header[4096];
+    rl_table *t = load_results(path, why, sizeof why);
+    cr_assert_not_null(t, "the CSV parses, every row complete: %s", why);
+    header_line(t, header, sizeof header);
+    cr_assert_str_eq(header, DOCUMENTED_COLUMNS);
+    int c_sweep = rl_table_col(t, "sweep"), c_var = rl_table_col(t, "variant"), c_valid = rl_table_col(t, "validated");
+    int c_util = rl_table_col(t, "util_pct"), c_duty = rl_table_col(t, "duty_measured_pct");
+    int c_target = rl_table_col(t, "duty_target_pct"), c_bursts = rl_table_col(t, "bursts");
+    int c_frac = rl_table_col(t, "work_fraction"), c_alloc = rl_table_col(t, "alloc_bytes");
+    int c_gbps = rl_table_col(t, "gbps"), c_gpm = rl_table_col(t, "gpm_status"), c_win = rl_table_col(t, "window_s");
     int per_sweep[3] = {0}, full_device = 0;
-    for (int i = 0; i < t.nrows; i++) {
-        char **f = t.rows[i];
+    for (int i = 0; i < t->nrows; i++) {
+        char **f = t->cells[i];
         cr_assert_str_eq(f[c_valid], "yes", "row %d", i);
         cr_assert_gt(atof(f[c_win]), 0.3, "row %d held its window", i);
         double util = atof(f[c_util]), duty = atof(f[c_duty]);
@@ -111,7 +113,7 @@ Test(exp01, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert_eq(per_sweep[1], 5 * (1 + many), "sweep b: five duty cycles per size");
     cr_assert_eq(per_sweep[2], 2, "sweep c: idle allocation and stream");
     cr_assert_eq(full_device, 1, "one point is the full device's work");
-    csv_free(&t);
+    rl_table_free(t);
 
     snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
     text = read_file(path, NULL);

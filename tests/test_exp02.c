@@ -4,7 +4,6 @@
  * validated row per (shape, n, variant) it promises, its verdicts and
  * three charts; bad usage fails with the documented exit codes.
  */
-#include "csv_table.h"
 #include "helpers.h"
 #include "rooflab.h"
 
@@ -42,19 +41,19 @@ static int expected_rows(int n)
     return (n == 1) + (n <= 8) + 1;
 }
 
-static void check_rows(const csv_table *t, const char *shape)
+static void check_rows(const rl_table *t, const char *shape)
 {
     static const int NS[] = {1, 2, 8, 128};
     int total = 0;
     for (size_t i = 0; i < sizeof NS / sizeof NS[0]; i++) {
         int found = 0;
         for (int r = 0; r < t->nrows; r++)
-            if (!strcmp(csv_table_get(t, r, "shape"), shape) && atoi(csv_table_get(t, r, "n")) == NS[i])
+            if (!strcmp(rl_table_get(t, r, "shape"), shape) && atoi(rl_table_get(t, r, "n")) == NS[i])
                 found++;
         cr_assert_eq(found, expected_rows(NS[i]), "%s n=%d: %d rows", shape, NS[i], found);
         total += found;
     }
-    cr_assert_eq(csv_table_count(t, "shape", shape), total, "no other n for %s", shape);
+    cr_assert_eq(table_count(t, "shape", shape), total, "no other n for %s", shape);
 }
 
 Test(exp02, quick_cpu_run_writes_csv_verdicts_and_charts)
@@ -73,29 +72,31 @@ Test(exp02, quick_cpu_run_writes_csv_verdicts_and_charts)
 
     char path[1024], why[256];
     snprintf(path, sizeof path, "%s/results/e2e/exp-02.csv", dir);
-    csv_table *t = csv_table_read(path, why, sizeof why);
+    rl_table *t = load_results(path, why, sizeof why);
     cr_assert_not_null(t, "%s", why);
     static const char *meta[] = {"# experiment: 02-prefill-decode", "# backend: cpu", "# quick: yes",
                                  "# tokens: n = 1 2 8 128", "# ceiling_gbps: ", "# ridge_flop_per_byte: ",
                                  "# validation: ", "# compare_keys: shape,variant,n"};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
-        cr_assert(strstr(t->meta, meta[i]), "metadata '%s' missing", meta[i]);
-    cr_assert_str_eq(t->header, DOCUMENTED_COLUMNS);
+        cr_assert(has_meta(t, meta[i]), "metadata '%s' missing", meta[i]);
+    char header[4096];
+    header_line(t, header, sizeof header);
+    cr_assert_str_eq(header, DOCUMENTED_COLUMNS);
     check_rows(t, "4096x14336");
     check_rows(t, "8192x8192");
     for (int r = 0; r < t->nrows; r++) {
-        cr_assert_str_eq(csv_table_get(t, r, "validated"), "yes", "row %d", r);
-        cr_assert_gt(atof(csv_table_get(t, r, "time_us_median")), 0, "row %d", r);
-        cr_assert_gt(atof(csv_table_get(t, r, "mbu")), 0, "row %d", r);
-        cr_assert_str_eq(csv_table_get(t, r, "cache_resident"), "0", "weights rotate past the LLC");
-        double ai = atof(csv_table_get(t, r, "ai")), n = atof(csv_table_get(t, r, "n"));
+        cr_assert_str_eq(rl_table_get(t, r, "validated"), "yes", "row %d", r);
+        cr_assert_gt(atof(rl_table_get(t, r, "time_us_median")), 0, "row %d", r);
+        cr_assert_gt(atof(rl_table_get(t, r, "mbu")), 0, "row %d", r);
+        cr_assert_str_eq(rl_table_get(t, r, "cache_resident"), "0", "weights rotate past the LLC");
+        double ai = atof(rl_table_get(t, r, "ai")), n = atof(rl_table_get(t, r, "n"));
         cr_assert(ai > 0.9 * n && ai < 1.01 * n, "FP16 weights: AI ~ n (row %d: n %g, AI %g)", r, n, ai);
         /* MFU / MBU is AI / ridge for every row: one time, two yardsticks */
-        double mfu = atof(csv_table_get(t, r, "mfu")), mbu = atof(csv_table_get(t, r, "mbu"));
-        double tfl = atof(csv_table_get(t, r, "tflops")), gbps = atof(csv_table_get(t, r, "gbps"));
+        double mfu = atof(rl_table_get(t, r, "mfu")), mbu = atof(rl_table_get(t, r, "mbu"));
+        double tfl = atof(rl_table_get(t, r, "tflops")), gbps = atof(rl_table_get(t, r, "gbps"));
         cr_assert_float_eq(mfu / mbu, ai * (gbps / mbu) / (tfl / mfu * 1000), 1e-3 * mfu / mbu);
     }
-    csv_table_free(t);
+    rl_table_free(t);
 
     snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
     char *text = read_file(path, NULL);

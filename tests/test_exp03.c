@@ -4,7 +4,6 @@
  * llama.cpp rows beside them (marked as such), the tables and verdicts,
  * and three charts; bad usage fails with the documented exit codes.
  */
-#include "csv_table.h"
 #include "helpers.h"
 #include "rooflab.h"
 
@@ -39,16 +38,16 @@ static int run_exp03(const char *args)
     return run_capture(cmd, out, sizeof out, err, sizeof err);
 }
 
-static int find_row(const csv_table *t, const char *source, const char *format, const char *phase)
+static int find_row(const rl_table *t, const char *source, const char *format, const char *phase)
 {
     for (int r = 0; r < t->nrows; r++)
-        if (!strcmp(csv_table_get(t, r, "source"), source) &&
-            !strcmp(csv_table_get(t, r, "format"), format) && !strcmp(csv_table_get(t, r, "phase"), phase))
+        if (!strcmp(rl_table_get(t, r, "source"), source) &&
+            !strcmp(rl_table_get(t, r, "format"), format) && !strcmp(rl_table_get(t, r, "phase"), phase))
             return r;
     return -1;
 }
 
-static void check_measured(const csv_table *t)
+static void check_measured(const rl_table *t)
 {
     /* one layer: 2 x 4096^2 (q, o) + 2 x 1024 x 4096 (k, v) + 3 x 14336 x 4096 */
     const double params = 2.0 * 4096 * 4096 + 2.0 * 1024 * 4096 + 3.0 * 14336 * 4096;
@@ -57,21 +56,21 @@ static void check_measured(const csv_table *t)
             const char *phase = p ? "prefill" : "decode";
             int r = find_row(t, "measured", FORMATS[f], phase);
             cr_assert_geq(r, 0, "no %s %s row", FORMATS[f], phase);
-            cr_assert_str_eq(csv_table_get(t, r, "validated"), "yes", "%s %s", FORMATS[f], phase);
-            cr_assert_float_eq(atof(csv_table_get(t, r, "bits_per_weight")), BITS[f], 1e-9);
+            cr_assert_str_eq(rl_table_get(t, r, "validated"), "yes", "%s %s", FORMATS[f], phase);
+            cr_assert_float_eq(atof(rl_table_get(t, r, "bits_per_weight")), BITS[f], 1e-9);
             /* the CSV keeps six significant digits */
-            cr_assert_float_eq(atof(csv_table_get(t, r, "params")), params, params * 1e-5);
-            double size = atof(csv_table_get(t, r, "size_bytes"));
+            cr_assert_float_eq(atof(rl_table_get(t, r, "params")), params, params * 1e-5);
+            double size = atof(rl_table_get(t, r, "size_bytes"));
             cr_assert_float_eq(size, params * BITS[f] / 8, size * 1e-5, "%s: bytes = weights x bits / 8", FORMATS[f]);
-            double tps = atof(csv_table_get(t, r, "tokens_per_s"));
-            double us = atof(csv_table_get(t, r, "time_us_median"));
-            int tokens = atoi(csv_table_get(t, r, "tokens"));
+            double tps = atof(rl_table_get(t, r, "tokens_per_s"));
+            double us = atof(rl_table_get(t, r, "time_us_median"));
+            int tokens = atoi(rl_table_get(t, r, "tokens"));
             cr_assert_eq(tokens, p ? 64 : 1, "quick CPU prefill takes 64 tokens");
             cr_assert_float_eq(tps, tokens / (us * 1e-6), tps * 1e-4, "%s %s tokens/s", FORMATS[f], phase);
             if (!p) /* size x decode rate: bytes per second */
-                cr_assert_float_eq(atof(csv_table_get(t, r, "gbps")), size * tps / 1e9, 1e-3 * size * tps / 1e9);
+                cr_assert_float_eq(atof(rl_table_get(t, r, "gbps")), size * tps / 1e9, 1e-3 * size * tps / 1e9);
         }
-    cr_assert_float_eq(atof(csv_table_get(t, find_row(t, "measured", "f16", "decode"), "rel_tokens_per_s")), 1, 1e-9);
+    cr_assert_float_eq(atof(rl_table_get(t, find_row(t, "measured", "f16", "decode"), "rel_tokens_per_s")), 1, 1e-9);
 }
 
 Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
@@ -88,26 +87,28 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
 
     char path[1024], why[256];
     snprintf(path, sizeof path, "%s/results/e2e/exp-03.csv", dir);
-    csv_table *t = csv_table_read(path, why, sizeof why);
+    rl_table *t = load_results(path, why, sizeof why);
     cr_assert_not_null(t, "%s", why);
-    cr_assert_str_eq(t->header, DOCUMENTED_COLUMNS);
+    char header[4096];
+    header_line(t, header, sizeof header);
+    cr_assert_str_eq(header, DOCUMENTED_COLUMNS);
     static const char *meta[] = {"# experiment: 03-quant-decode", "# backend: cpu", "# quick: yes",
                                  "# params: 218103808 ", "# prefill_tokens: 64", "# q6: 6.5625 bits",
                                  "# published: ", "# compare_keys: source,format,phase"};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
-        cr_assert(strstr(t->meta, meta[i]), "metadata '%s' missing", meta[i]);
+        cr_assert(has_meta(t, meta[i]), "metadata '%s' missing", meta[i]);
     check_measured(t);
 
     /* The published table: every quant type, both phases, marked, its F16 the anchor. */
-    cr_assert_eq(csv_table_count(t, "source", "measured"), 12);
-    cr_assert_eq(csv_table_count(t, "source", "llama.cpp"), 2 * 24);
+    cr_assert_eq(table_count(t, "source", "measured"), 12);
+    cr_assert_eq(table_count(t, "source", "llama.cpp"), 2 * 24);
     int f16 = find_row(t, "llama.cpp", "F16", "decode"), q4 = find_row(t, "llama.cpp", "Q4_K_M", "decode");
-    cr_assert_float_eq(atof(csv_table_get(t, f16, "tokens_per_s")), 29.17, 1e-9);
-    cr_assert_float_eq(atof(csv_table_get(t, q4, "rel_tokens_per_s")), 71.93 / 29.17, 1e-5);
-    cr_assert_float_eq(atof(csv_table_get(t, q4, "gbps")), 4.58 * 1073741824.0 * 71.93 / 1e9, 1e-3);
-    cr_assert(strstr(csv_table_get(t, q4, "skipped_reason"), "published"));
-    cr_assert_str_eq(csv_table_get(t, q4, "validated"), "");
-    csv_table_free(t);
+    cr_assert_float_eq(atof(rl_table_get(t, f16, "tokens_per_s")), 29.17, 1e-9);
+    cr_assert_float_eq(atof(rl_table_get(t, q4, "rel_tokens_per_s")), 71.93 / 29.17, 1e-5);
+    cr_assert_float_eq(atof(rl_table_get(t, q4, "gbps")), 4.58 * 1073741824.0 * 71.93 / 1e9, 1e-3);
+    cr_assert(strstr(rl_table_get(t, q4, "skipped_reason"), "published"));
+    cr_assert_str_eq(rl_table_get(t, q4, "validated"), "");
+    rl_table_free(t);
 
     const char *charts[] = {"exp-03", "exp-03-bw", "exp-03-prefill"}, *fmts[] = {"png", "pdf", "svg"};
     for (size_t i = 0; i < 3; i++)

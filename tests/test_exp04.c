@@ -77,77 +77,26 @@ static int run_exp04(const char *args)
     return run_capture(cmd, out, sizeof out, err, sizeof err);
 }
 
-/* The CSV's rows as cells. Rows of a passing run hold no quoted fields
- * (only a failure's reason would), so splitting at commas is exact. */
-typedef struct table {
-    char *text;
-    char *header[64];
-    char **cells;
-    int cols, rows;
-} table;
-
-static int split(char *line, char **fields, int max)
+/* The CSV, read back with the harness's reader; a missing column is a
+ * test failure, not an empty string. */
+static const char *cell(const rl_table *t, int row, const char *name)
 {
-    int n = 0;
-    for (char *p = line; n < max; p++) {
-        fields[n++] = p;
-        p += strcspn(p, ",");
-        if (!*p)
-            break;
-        *p = '\0';
-    }
-    return n;
+    cr_assert_geq(rl_table_col(t, name), 0, "no column %s", name);
+    return rl_table_get(t, row, name);
 }
 
-static table load(const char *path)
-{
-    table t = {.text = read_file(path, NULL)};
-    cr_assert_not_null(t.text, "no CSV at %s", path);
-    cr_assert_null(strchr(t.text, '"'), "no quoted field: nothing failed");
-    char *line = t.text;
-    while (*line == '#')
-        line = strchr(line, '\n') + 1;
-    char *next = strchr(line, '\n');
-    *next = '\0';
-    cr_assert_str_eq(line, DOCUMENTED_COLUMNS);
-    t.cols = split(line, t.header, 64);
-    int cap = 0;
-    for (line = next + 1; *line; line = next + 1) {
-        next = strchr(line, '\n');
-        cr_assert_not_null(next, "the file ends with a newline");
-        *next = '\0';
-        if (t.rows == cap) {
-            cap = cap ? 2 * cap : 256;
-            t.cells = realloc(t.cells, sizeof(char *) * (size_t)cap * (size_t)t.cols);
-        }
-        int n = split(line, t.cells + (size_t)t.rows * (size_t)t.cols, t.cols);
-        cr_assert_eq(n, t.cols, "row %d has %d fields", t.rows, n);
-        t.rows++;
-    }
-    return t;
-}
+static double num(const rl_table *t, int row, const char *name) { return atof(cell(t, row, name)); }
 
-static const char *cell(const table *t, int row, const char *name)
-{
-    for (int c = 0; c < t->cols; c++)
-        if (!strcmp(t->header[c], name))
-            return t->cells[(size_t)row * (size_t)t->cols + (size_t)c];
-    cr_assert_fail("no column %s", name);
-    return "";
-}
-
-static double num(const table *t, int row, const char *name) { return atof(cell(t, row, name)); }
-
-static bool is(const table *t, int row, const char *name, const char *value)
+static bool is(const rl_table *t, int row, const char *name, const char *value)
 {
     return !strcmp(cell(t, row, name), value);
 }
 
 /* Model rows: NVIDIA's example on 108 and 132 SMs, every 8 of N. */
-static void check_model_rows(const table *t)
+static void check_model_rows(const rl_table *t)
 {
     int rows = 0;
-    for (int r = 0; r < t->rows; r++) {
+    for (int r = 0; r < t->nrows; r++) {
         if (!is(t, r, "part", "model"))
             continue;
         long long n = (long long)num(t, r, "n"), tiles = rl_tiles(2304, (long long)n, 256, 128);
@@ -165,11 +114,11 @@ static void check_model_rows(const table *t)
 
 /* Staircase rows: the own kernel, validated, in waves the model predicts,
  * across at least three waves, each wave end followed by N + 8. */
-static void check_staircase_rows(const table *t)
+static void check_staircase_rows(const rl_table *t)
 {
     int rows = 0;
     long long last_n = 0, max_waves = 0;
-    for (int r = 0; r < t->rows; r++) {
+    for (int r = 0; r < t->nrows; r++) {
         if (!is(t, r, "part", "staircase"))
             continue;
         cr_assert(is(t, r, "variant", "tiled") && is(t, r, "validated", "yes"));
@@ -194,7 +143,7 @@ static void check_staircase_rows(const table *t)
 
 /* Vocab rows: both variants, forward at 50257 and 50304 and the two
  * backward GEMMs at each; speedups relative to 50257. */
-static void check_vocab_rows(const table *t)
+static void check_vocab_rows(const rl_table *t)
 {
     const char *variants[] = {"tiled", "blas"};
     const char *gemms[] = {"forward", "backward_data", "backward_weight"};
@@ -204,7 +153,7 @@ static void check_vocab_rows(const table *t)
             for (int p = 0; p < 2; p++) {
                 int vocab = pair[p];
                 int found = 0;
-                for (int r = 0; r < t->rows; r++)
+                for (int r = 0; r < t->nrows; r++)
                     if (is(t, r, "part", "vocab") && is(t, r, "variant", variants[v]) &&
                         is(t, r, "gemm", gemms[g]) && num(t, r, "vocab") == vocab) {
                         found++;
@@ -238,20 +187,23 @@ Test(exp04, quick_cpu_run_writes_csv_verdicts_and_charts)
 
     char path[1024];
     snprintf(path, sizeof path, "%s/results/e2e/exp-04.csv", dir);
-    table t = load(path);
+    char why[512], header[4096];
+    rl_table *t = load_results(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    header_line(t, header, sizeof header);
+    cr_assert_str_eq(header, DOCUMENTED_COLUMNS);
     const char *meta[] = {"# experiment: 04-waves", "# backend: cpu", "# quick: yes",
                           "# staircase: variant 1 (tiled)", "# vocab: GPT-2 small's output layer",
                           "# model: rows with part = model", "# units: CPU threads",
                           "# compare_keys: part,variant,gemm,m,n,k", "# validation: every element"};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
-        cr_assert(strstr(t.text, meta[i]), "metadata '%s' missing", meta[i]);
-    check_model_rows(&t);
-    check_staircase_rows(&t);
-    check_vocab_rows(&t);
-    for (int r = 0; r < t.rows; r++)
-        cr_assert(!is(&t, r, "part", "library"), "no cuBLAS rows on the CPU");
-    free(t.cells);
-    free(t.text);
+        cr_assert(has_meta(t, meta[i]), "metadata '%s' missing", meta[i]);
+    check_model_rows(t);
+    check_staircase_rows(t);
+    check_vocab_rows(t);
+    for (int r = 0; r < t->nrows; r++)
+        cr_assert(!is(t, r, "part", "library"), "no cuBLAS rows on the CPU");
+    rl_table_free(t);
 
     snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
     char *text = read_file(path, NULL);

@@ -33,47 +33,6 @@ static int run_exp05(const char *args)
     return run_capture(cmd, out, sizeof out, err, sizeof err);
 }
 
-/* Splits one CSV line into at most max fields (quoted fields allowed). */
-static int split_csv(char *line, char **fields, int max)
-{
-    int n = 0;
-    char *p = line;
-    while (n < max) {
-        if (*p == '"') {
-            char *w = ++p;
-            fields[n++] = w;
-            for (; *p; p++) {
-                if (*p == '"' && p[1] == '"')
-                    *w++ = '"', p++;
-                else if (*p == '"')
-                    break;
-                else
-                    *w++ = *p;
-            }
-            *w = '\0';
-            p += *p == '"';
-        } else {
-            fields[n++] = p;
-            p += strcspn(p, ",\n");
-        }
-        if (*p != ',') {
-            *p = '\0';
-            break;
-        }
-        *p++ = '\0';
-    }
-    return n;
-}
-
-static int column(char **header, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (!strcmp(header[i], name))
-            return i;
-    cr_assert_fail("no column %s", name);
-    return -1;
-}
-
 static void assert_chart(const char *name)
 {
     char path[1024];
@@ -105,37 +64,28 @@ Test(exp05, quick_cpu_run_writes_csv_verdicts_and_charts)
                                  "# compare_keys: op,variant,k,n"};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
+    free(text);
 
     /* The header line is the documented schema; every row is complete. */
-    char *line = text, *header[64], *f[64];
-    while (*line == '#')
-        line = strchr(line, '\n') + 1;
-    char *next = strchr(line, '\n');
-    *next = '\0';
-    cr_assert_str_eq(line, DOCUMENTED_COLUMNS);
-    int ncols = split_csv(line, header, 64);
-    int c_variant = column(header, ncols, "variant"), c_valid = column(header, ncols, "validated");
-    int c_time = column(header, ncols, "time_us_median"), c_gbps = column(header, ncols, "gbps");
-    int c_op = column(header, ncols, "op"), c_stop = column(header, ncols, "stop_reason");
-    int rows = 0, fused_pairs = 0;
-    for (line = next + 1; *line; line = next + 1) {
-        next = strchr(line, '\n');
-        cr_assert_not_null(next, "the file ends with a newline");
-        *next = '\0';
-        int n = split_csv(line, f, 64);
-        cr_assert_eq(n, ncols, "row %d has %d fields: %s", rows, n, line);
-        cr_assert_str_eq(f[c_valid], "yes");
-        cr_assert_gt(atof(f[c_time]), 0, "row %d", rows);
-        cr_assert_gt(atof(f[c_gbps]), 0, "row %d", rows);
-        cr_assert(!strcmp(f[c_op], "cos") || !strcmp(f[c_op], "affine"));
-        cr_assert(strcmp(f[c_stop], "running") != 0);
-        fused_pairs += !strcmp(f[c_variant], "cos_cos_fused");
-        rows++;
+    char why[512], header[4096];
+    rl_table *t = load_results(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    header_line(t, header, sizeof header);
+    cr_assert_str_eq(header, DOCUMENTED_COLUMNS);
+    int fused_pairs = 0;
+    for (int r = 0; r < t->nrows; r++) {
+        cr_assert_str_eq(rl_table_get(t, r, "validated"), "yes");
+        cr_assert_gt(atof(rl_table_get(t, r, "time_us_median")), 0, "row %d", r);
+        cr_assert_gt(atof(rl_table_get(t, r, "gbps")), 0, "row %d", r);
+        const char *op = rl_table_get(t, r, "op");
+        cr_assert(!strcmp(op, "cos") || !strcmp(op, "affine"));
+        cr_assert(strcmp(rl_table_get(t, r, "stop_reason"), "running") != 0);
+        fused_pairs += !strcmp(rl_table_get(t, r, "variant"), "cos_cos_fused");
     }
     /* quick: 3 sizes x 4 pair variants + 4 chain lengths x 2, for 2 ops */
-    cr_assert_eq(rows, 2 * (3 * 4 + 4 * 2), "rows: %d", rows);
+    cr_assert_eq(t->nrows, 2 * (3 * 4 + 4 * 2), "rows: %d", t->nrows);
     cr_assert_eq(fused_pairs, 6);
-    free(text);
+    rl_table_free(t);
 
     snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
     text = read_file(path, NULL);

@@ -67,16 +67,18 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
         cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
     free(text);
 
-    csv_table t;
-    cr_assert(csv_load(path, &t), "the CSV parses, every row complete");
-    cr_assert_str_eq(t.header_line, DOCUMENTED_COLUMNS);
-    int c_test = csv_col(&t, "test"), c_way = csv_col(&t, "way"), c_valid = csv_col(&t, "validated");
-    int c_time = csv_col(&t, "time_us_median"), c_upk = csv_col(&t, "us_per_kernel");
-    int c_floor = csv_col(&t, "floor_us_per_kernel"), c_k = csv_col(&t, "k"), c_n = csv_col(&t, "n");
-    int c_ratio = csv_col(&t, "doubling_ratio"), c_batch = csv_col(&t, "batch");
+    char why[512], header[4096];
+    rl_table *t = load_results(path, why, sizeof why);
+    cr_assert_not_null(t, "the CSV parses, every row complete: %s", why);
+    header_line(t, header, sizeof header);
+    cr_assert_str_eq(header, DOCUMENTED_COLUMNS);
+    int c_test = rl_table_col(t, "test"), c_way = rl_table_col(t, "way"), c_valid = rl_table_col(t, "validated");
+    int c_time = rl_table_col(t, "time_us_median"), c_upk = rl_table_col(t, "us_per_kernel");
+    int c_floor = rl_table_col(t, "floor_us_per_kernel"), c_k = rl_table_col(t, "k"), c_n = rl_table_col(t, "n");
+    int c_ratio = rl_table_col(t, "doubling_ratio"), c_batch = rl_table_col(t, "batch");
     int chain = 0, size = 0, doubling = 0, ratios = 0;
-    for (int i = 0; i < t.nrows; i++) {
-        char **f = t.rows[i];
+    for (int i = 0; i < t->nrows; i++) {
+        char **f = t->cells[i];
         cr_assert_str_eq(f[c_valid], "yes", "row %d", i);
         cr_assert_gt(atof(f[c_time]), 0, "row %d", i);
         if (!strcmp(f[c_test], "doubling")) {
@@ -97,7 +99,7 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert_eq(size, 4 * 5 - 1, "size: 4 sizes x 5 ways, no serial at the largest");
     cr_assert_eq(doubling, 7 * 2, "doubling: batches 1 2 16 32 256 512 1024, two ways");
     cr_assert_eq(ratios, 4 * 2, "a ratio on each batch whose double was measured");
-    csv_free(&t);
+    rl_table_free(t);
 
     snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
     text = read_file(path, NULL);
