@@ -101,6 +101,15 @@ int count_entries(const char *dir, const char *part)
     return n;
 }
 
+int temp_files_left(const char *dir, const char *label)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results/%s", dir, label);
+    int n = count_entries(path, ".tmp");
+    snprintf(path, sizeof path, "%s/plots/%s", dir, label);
+    return n + count_entries(path, ".tmp");
+}
+
 int run_experiment(const char *bin, const char *dir, const char *args, char *out, size_t out_cap,
                    char *err, size_t err_cap)
 {

@@ -29,6 +29,10 @@ bool file_exists(const char *path);
 /* Number of entries in dir whose name contains part. */
 int count_entries(const char *dir, const char *part);
 
+/* Temporary files or folders (".tmp") left in DIR/results/LABEL and
+ * DIR/plots/LABEL: a finished run leaves none. */
+int temp_files_left(const char *dir, const char *label);
+
 /* Runs an experiment's binary with --out DIR/results --plots DIR/plots and
  * args, capturing as run_capture does. */
 int run_experiment(const char *bin, const char *dir, const char *args, char *out, size_t out_cap,

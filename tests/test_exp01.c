@@ -127,10 +127,7 @@ Test(exp01, quick_cpu_run_writes_csv_verdicts_and_charts)
     }
     free(text);
     assert_charts("e2e");
-    snprintf(path, sizeof path, "%s/results/e2e", dir);
-    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary files left");
-    snprintf(path, sizeof path, "%s/plots/e2e", dir);
-    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary folders left");
+    cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
 
 /* One sweep: the other verdicts say "not measured", and every chart is

@@ -116,10 +116,7 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
             snprintf(path, sizeof path, "%s/plots/e2e/%s.%s", dir, charts[i], fmts[f]);
             cr_assert_gt(file_size(path), 1000, "%s is missing or empty", path);
         }
-    snprintf(path, sizeof path, "%s/results/e2e", dir);
-    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary files left");
-    snprintf(path, sizeof path, "%s/plots/e2e", dir);
-    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary folders left");
+    cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
 
 Test(exp03, usage_errors_exit_2)

@@ -220,10 +220,7 @@ Test(exp04, quick_cpu_run_writes_csv_verdicts_and_charts)
     for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++)
         assert_chart(charts[i]);
 
-    snprintf(path, sizeof path, "%s/results/e2e", dir);
-    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary files left");
-    snprintf(path, sizeof path, "%s/plots/e2e", dir);
-    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary folders left");
+    cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
 
 Test(exp04, usage_errors_help_and_list)

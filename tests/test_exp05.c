@@ -103,10 +103,7 @@ Test(exp05, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert(!memcmp(text, "\x89PNG", 4), "a real PNG");
     free(text);
 
-    snprintf(path, sizeof path, "%s/results/e2e", dir);
-    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary files left");
-    snprintf(path, sizeof path, "%s/plots/e2e", dir);
-    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary folders left");
+    cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
 
 Test(exp05, second_run_reuses_ceilings_and_replaces_its_verdicts)

@@ -112,8 +112,7 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
     }
     free(text);
     assert_charts("e2e");
-    snprintf(path, sizeof path, "%s/results/e2e", dir);
-    cr_assert_eq(count_entries(path, ".tmp"), 0, "no temporary files left");
+    cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
 
 Test(exp06, one_test_still_draws_every_chart)
