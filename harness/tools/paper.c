@@ -94,13 +94,15 @@ static void figure(strbuf *b, const tool_opts *o, const char *id, const rl_table
         sb_printf(b, "} for this run.}\n\n");
         return;
     }
-    sb_printf(b, "\\begin{figure}[htbp]\n\\centering\n");
+    /* Two charts a row; [H] keeps each figure in its experiment's section. */
+    sb_printf(b, "\\begin{figure}[H]\n\\centering\n");
     for (int i = 0; i < n; i++) {
         char path[1400];
         snprintf(path, sizeof path, "%s/%s", dir, charts[i]);
         if (!realpath(path, abs))
             snprintf(abs, sizeof abs, "%s", path);
-        sb_printf(b, "\\includegraphics[width=0.92\\linewidth]{%s}\\par\\medskip\n", abs);
+        sb_printf(b, "\\includegraphics[width=%s\\linewidth]{%s}%s\n",
+                  n == 1 ? "0.8" : "0.495", abs, i % 2 == 1 || i == n - 1 ? "\\par\\smallskip" : "\\hfill");
         free(charts[i]);
     }
     sb_printf(b, "\\caption{Experiment %s, ", id);
@@ -117,7 +119,7 @@ static void figure(strbuf *b, const tool_opts *o, const char *id, const rl_table
  * so that tests can count them). */
 static void verdict_table(strbuf *b, const rl_table *v, const char *slug, const char *id)
 {
-    sb_printf(b, "\\begin{table}[htbp]\n\\centering\\small\n"
+    sb_printf(b, "\\begin{table}[H]\n\\centering\\small\n"
                  "\\begin{tabular}{p{0.38\\linewidth}p{0.17\\linewidth}p{0.14\\linewidth}"
                  "p{0.17\\linewidth}}\n\\toprule\nclaim & predicted & measured & verdict \\\\\n"
                  "\\midrule\n");
