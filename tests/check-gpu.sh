@@ -57,13 +57,19 @@ if ! step "build (SMS=$sm)" "$log_dir/build.log" \
 fi
 
 # The CUDA suites must run, not skip: on a GPU machine a skip is a failure.
+# --verbose also prints "[SKIP] suite::test: Test is disabled" for every
+# test the filter leaves out, so only the cuda_ suites' own lines count.
 cuda_tests() {
     "$B/tests/rooflab-tests" --verbose --filter='cuda_*/*' || return 1
 }
 if step "CUDA kernels vs CPU references" "$log_dir/cuda-tests.log" cuda_tests; then
-    if grep -q "SKIP" "$log_dir/cuda-tests.log"; then
-        rows[-1]="$(printf '%-42s %-5s %6s   %s' "CUDA kernels vs CPU references" FAIL "" \
-            "skipped on a GPU machine: $(grep -m1 SKIP "$log_dir/cuda-tests.log")")"
+    skipped=$(grep -m1 -E '^\[SKIP\] cuda_' "$log_dir/cuda-tests.log")
+    ran=$(grep -c -E '^\[RUN \] cuda_' "$log_dir/cuda-tests.log")
+    why=""
+    [ "$ran" -eq 0 ] && why="no cuda_ test ran"
+    [ -n "$skipped" ] && why="skipped on a GPU machine: $skipped"
+    if [ -n "$why" ]; then
+        rows[-1]="$(printf '%-42s %-5s %6s   %s' "CUDA kernels vs CPU references" FAIL "" "$why")"
         failed=1
     fi
 fi
