@@ -59,8 +59,11 @@ fi
 # The CUDA suites must run, not skip: on a GPU machine a skip is a failure.
 # --verbose also prints "[SKIP] suite::test: Test is disabled" for every
 # test the filter leaves out, so only the cuda_ suites' own lines count.
+# One test at a time: Criterion runs one process per core by default, and
+# cuda_busy's duty-cycle test times 5 ms bursts from events, which other
+# processes time-slicing the GPU would stretch.
 cuda_tests() {
-    "$B/tests/rooflab-tests" --verbose --filter='cuda_*/*' || return 1
+    "$B/tests/rooflab-tests" --verbose --jobs 1 --filter='cuda_*/*' || return 1
 }
 if step "CUDA kernels vs CPU references" "$log_dir/cuda-tests.log" cuda_tests; then
     skipped=$(grep -m1 -E '^\[SKIP\] cuda_' "$log_dir/cuda-tests.log")
