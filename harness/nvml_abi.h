@@ -129,6 +129,17 @@ typedef struct {
     unsigned int isSupportedDevice; /* out */
 } nvmlGpmSupport_t;
 
+/* The sizes and offsets NVML's nvml.h gives these on x86-64 Linux: a wrong
+ * layout here would corrupt memory in the driver's hands, so the build
+ * refuses one. */
+_Static_assert(sizeof(nvmlUtilization_t) == 8, "nvmlUtilization_t layout");
+_Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t layout");
+_Static_assert(sizeof(nvmlValue_t) == 8, "nvmlValue_t layout");
+_Static_assert(sizeof(nvmlSample_t) == 16, "nvmlSample_t layout");
+_Static_assert(sizeof(nvmlGpmMetric_t) == 40, "nvmlGpmMetric_t layout");
+_Static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24, "nvmlGpmMetricsGet_t layout");
+_Static_assert(sizeof(nvmlGpmSupport_t) == 8, "nvmlGpmSupport_t layout");
+
 /* ---- the loaded library ---------------------------------------------- */
 
 /* Entry points resolved by rl_nvml_load(). The first group is required
