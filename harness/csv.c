@@ -48,7 +48,7 @@ rl_csv *rl_csv_open(const char *path, const char *const *columns)
     } else {
         snprintf(c->tmp, sizeof c->tmp, ".%s.tmp.XXXXXX", base);
     }
-    int fd = mkstemp(c->tmp);
+    int fd = rl_mkstemp_shared(c->tmp);
     if (fd < 0)
         fail("cannot create temporary file", c->tmp);
     rl_cleanup_register(c->tmp);

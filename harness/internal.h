@@ -88,6 +88,8 @@ void rl_nvml_describe(const char *pci_bus_id, char *buf, size_t len);
 
 /* util.c */
 int rl_mkdirs(const char *path); /* mkdir -p; 0 on success */
+/* mkstemp makes files only the owner can read; results are shared (rw-r--r-- under the usual umask). */
+int rl_mkstemp_shared(char *template_path);
 
 #ifdef __cplusplus
 }

@@ -149,11 +149,26 @@ void rl_fail_check(const char *library, const char *message, const char *expr, c
     exit(RL_EXIT_FAILED);
 }
 
+int rl_mkstemp_shared(char *template_path)
+{
+    int fd = mkstemp(template_path);
+    if (fd < 0)
+        return -1;
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        close(fd);
+        unlink(template_path);
+        return -1;
+    }
+    return fd;
+}
+
 int rl_write_file_atomic(const char *path, const char *content)
 {
     char tmp[1100];
     snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
+    int fd = rl_mkstemp_shared(tmp);
     if (fd < 0)
         return -1;
     rl_cleanup_register(tmp);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,6 +68,21 @@ Test(csv, nothing_appears_until_commit)
     cr_assert_eq(rl_csv_commit(c), 0);
     cr_assert(file_exists(path));
     cr_assert_eq(count_entries(folder, ".tmp"), 0, "the temporary file is renamed, not copied");
+}
+
+Test(csv, results_are_readable_by_others_as_the_umask_allows)
+{
+    mode_t old = umask(022);
+    rl_csv *c = rl_csv_open(path, COLS);
+    rl_csv_set_str(c, "name", "x");
+    rl_csv_end_row(c);
+    int rc = rl_csv_commit(c);
+    umask(old);
+    cr_assert_eq(rc, 0);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0644, "mode %o: a results file shared in a course lab must be readable",
+                 (unsigned)(st.st_mode & 0777));
 }
 
 Test(csv, abort_leaves_nothing_and_keeps_the_previous_result)
