@@ -106,3 +106,14 @@ double rl_load_average(void)
     fclose(f);
     return got == 1 ? one : NAN;
 }
+
+double rl_record_host_load(rl_ctx *ctx, double load_start)
+{
+    double load_end = rl_load_average();
+    int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    double peak = fmax(load_start, load_end);
+    bool competed = peak > cpus + 0.5;
+    rl_meta(ctx, "host_load", "load average %.1f at the start, %.1f at the end, on %d logical CPUs%s",
+            load_start, load_end, cpus, competed ? ": other processes competed for the CPUs" : "");
+    return competed ? peak : 0.0;
+}

@@ -466,6 +466,10 @@ void rl_sleep_until(double t);
 /* The machine's 1-minute load average (/proc/loadavg): how many threads
  * wanted a CPU, on average. NaN when unreadable. */
 double rl_load_average(void);
+/* Records the load average at the start and end of a run in the CSV header
+ * (key host_load). Returns the larger reading when it exceeded the logical
+ * CPUs -- other processes competed for them -- and 0 otherwise. */
+double rl_record_host_load(rl_ctx *ctx, double load_start);
 
 /* ---- NVML (nvml.c, nvml_sampler.c) -------------------------------------- */
 /* Loads NVML with dlopen (soname NULL: libnvidia-ml.so.1). False, and why

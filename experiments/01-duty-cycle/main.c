@@ -325,14 +325,11 @@ int main(int argc, char **argv)
     observer_describe(&r->obs, buf, sizeof buf); /* now with NVML's sample period */
     rl_meta(ctx, "observer", "%s", buf);
 
-    double load_end = rl_load_average();
-    int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    rl_meta(ctx, "host_load", "load average %.1f at the start, %.1f at the end, on %d logical "
-            "CPUs%s", load_start, load_end, cpus,
-            fmax(load_start, load_end) > cpus + 0.5 ? ": other processes competed for the CPUs" : "");
-    if (!gpu && fmax(load_start, load_end) > cpus + 0.5)
-        printf("note        load average %.1f on %d CPUs: other processes took CPU time from the "
-               "workers, so busy time falls below the duty cycle\n", fmax(load_start, load_end), cpus);
+    double overload = rl_record_host_load(ctx, load_start);
+    if (!gpu && overload > 0)
+        printf("note        load average %.1f on %ld CPUs: other processes took CPU time from the "
+               "workers, so busy time falls below the duty cycle\n", overload,
+               sysconf(_SC_NPROCESSORS_ONLN));
     double full = full_device_rate(r);
     for (int i = 0; i < r->npts; i++)
         write_row(r, &r->pts[i], full);

@@ -317,14 +317,10 @@ int main(int argc, char **argv)
     doubling dt = {0};
     if (want("doubling"))
         dt = doubling_test(ctx, step_table_for(ctx->kind), STEP_D, bmax);
-    double load_end = rl_load_average();
-    int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    rl_meta(ctx, "host_load", "load average %.1f at the start, %.1f at the end, on %d logical "
-            "CPUs%s", load_start, load_end, cpus,
-            fmax(load_start, load_end) > cpus + 0.5 ? ": other processes competed for the CPUs" : "");
-    if (!gpu && fmax(load_start, load_end) > cpus + 0.5)
-        printf("\n  note: load average %.1f on %d CPUs: other processes competed for the CPUs, and a "
-               "region waits for its slowest thread\n", fmax(load_start, load_end), cpus);
+    double overload = rl_record_host_load(ctx, load_start);
+    if (!gpu && overload > 0)
+        printf("\n  note: load average %.1f on %ld CPUs: other processes competed for the CPUs, and a "
+               "region waits for its slowest thread\n", overload, sysconf(_SC_NPROCESSORS_ONLN));
     for (int i = 0; i < r->npts; i++)
         write_chain_row(r, &r->pts[i]);
     doubling_rows(ctx, &dt);
