@@ -78,7 +78,7 @@ static void judge_memory(rl_ctx *ctx, const point *pts, int n)
     double share_stream = 100 * stream->rd.mem_used / stream->rd.mem_total;
     double busy_idle = gpu ? idle->rd.util_mem_pct : idle->rd.util_pct;
     double busy_stream = gpu ? stream->rd.util_mem_pct : stream->rd.util_pct;
-    snprintf(measured, sizeof measured, "idle: %.1f %% held, %.0f %% busy; stream: %.1f %% held, %.0f %% busy",
+    snprintf(measured, sizeof measured, "idle: %.1f %% held, %.1f %% busy; stream: %.1f %% held, %.1f %% busy",
              share_idle, busy_idle, share_stream, busy_stream);
     rl_verdict_status st = RL_NOT_MEASURED;
     if (!isnan(busy_idle) && !isnan(busy_stream) && !isnan(share_idle) && !isnan(share_stream))
@@ -112,7 +112,7 @@ void judge(rl_ctx *ctx, const point *pts, int n, int units, double full, double 
     const point *chase = find(pts, n, "a_occupancy", "chase", 1, 1.0);
     double share = chase ? chase->work_per_s * bytes_per_hop / 1e9 / ceiling_gbps : NAN;
     double uc = chase ? chase->rd.util_pct : NAN;
-    snprintf(measured, sizeof measured, isnan(uc) ? "-" : "%.0f %% busy, %.3f of bandwidth", uc, share);
+    snprintf(measured, sizeof measured, isnan(uc) ? "-" : "%.1f %% busy, %.3f of bandwidth", uc, share);
     snprintf(note, sizeof note, "a pointer chase waits on memory every hop; traffic counted as %.0f B "
              "per hop over the measured copy bandwidth", bytes_per_hop);
     rl_verdict(ctx, "chase_reads_busy", "a pointer chase reads busy while moving little data",

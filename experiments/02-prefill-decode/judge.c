@@ -143,7 +143,7 @@ void judge_shape(run *r, const shape *s)
     else
         snprintf(note, sizeof note, "no measured point %s",
                  gpu ? "with n >= 2048" : "with AI >= 8 x the ridge");
-    verdict_for(r, s, "mfu_prefill", claim, ">= 50 %", mfu_c * 100, "%.0f %%", 50, INFINITY, note);
+    verdict_for(r, s, "mfu_prefill", claim, ">= 50 %", mfu_c * 100, "%.1f %%", 50, INFINITY, note);
 
     int nf = free_batch_tokens(r);
     const point *t1 = fastest_at(r, s, 1), *tn = nf > 1 ? fastest_at(r, s, nf) : NULL;
