@@ -9,6 +9,7 @@
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,26 @@ static void assert_chart(const char *name)
     cr_assert_gt(file_size(path), 1000, "%s is missing or empty", path);
 }
 
+/* "Padded faster" holds only when the ratio clears the bar the note states
+ * (1 + max(2 %, twice the spread)): a ratio inside the noise is not a win. */
+static void check_vocab_verdict_clears_the_noise(const char *verdicts)
+{
+    const char *row = strstr(verdicts, "04-waves,vocab_padding,cpu,");
+    cr_assert_not_null(row);
+    double ratio, bar, floor_pct, spread_pct;
+    const char *m = strstr(row, ",> 1x beyond noise,");
+    cr_assert_not_null(m, "prediction missing in %s", row);
+    cr_assert_eq(sscanf(m + strlen(",> 1x beyond noise,"), "%lfx", &ratio), 1, "%s", row);
+    const char *b = strstr(row, "bar ");
+    cr_assert_not_null(b, "the note must state the bar: %s", row);
+    cr_assert_eq(sscanf(b, "bar %lfx = 1 + max(%lf %%, 2 x spread %lf %%)", &bar, &floor_pct,
+                        &spread_pct), 3, "%s", b);
+    cr_assert_float_eq(bar, 1 + fmax(floor_pct, 2 * spread_pct) / 100, 2e-3, "%s", b);
+    cr_assert_geq(bar, 1.02, "the bar is never under 2 %%");
+    bool holds = strstr(row, ",holds,") != NULL;
+    cr_assert_eq(holds, ratio >= bar, "ratio %.3f, bar %.3f, yet the row says: %s", ratio, bar, row);
+}
+
 Test(exp04, quick_cpu_run_writes_csv_verdicts_and_charts)
 {
     int rc = run_exp04("--quick --backend cpu --label e2e");
@@ -212,6 +233,7 @@ Test(exp04, quick_cpu_run_writes_csv_verdicts_and_charts)
                          "04-waves,wave_step_library,cpu,", "04-waves,vocab_padding,cpu,"};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         cr_assert(strstr(text, ids[i]), "%s not in %s", ids[i], text);
+    check_vocab_verdict_clears_the_noise(text);
     free(text);
 
     const char *charts[] = {"exp-04.png", "exp-04.pdf", "exp-04.svg",
