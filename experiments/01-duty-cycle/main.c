@@ -250,6 +250,15 @@ static void write_row(run *r, const point *p, double full)
     rl_end_row(ctx);
 }
 
+/* A number for the table, or "-" where this backend has no such reading. */
+static const char *cell(char buf[24], const char *fmt, double v)
+{
+    if (isnan(v))
+        return "-";
+    snprintf(buf, 24, fmt, v);
+    return buf;
+}
+
 static void print_table(const run *r, double full)
 {
     bool gpu = r->ctx->kind == RL_CUDA;
@@ -265,10 +274,12 @@ static void print_table(const run *r, double full)
         }
         char used[32];
         rl_format_bytes(p->rd.mem_used, used, sizeof used);
-        printf("  %-11s %-15s %7d %6.0f %7.1f %7.1f %7.1f %7.1f %11.3g %7.3f %9s\n", p->sweep,
-               p->name, p->workers, 100 * p->duty, 100 * p->duty_measured, p->rd.util_pct,
-               p->rd.util_mem_pct, p->rd.units_busy_pct, p->work_per_s,
-               p->v->number == 1 ? p->work_per_s / full : NAN, used);
+        char c[4][24];
+        printf("  %-11s %-15s %7d %6.0f %7.1f %7s %7s %7s %11.3g %7s %9s\n", p->sweep, p->name,
+               p->workers, 100 * p->duty, 100 * p->duty_measured,
+               cell(c[0], "%.1f", p->rd.util_pct), cell(c[1], "%.1f", p->rd.util_mem_pct),
+               cell(c[2], "%.1f", p->rd.units_busy_pct), p->work_per_s,
+               cell(c[3], "%.3f", p->v->number == 1 ? p->work_per_s / full : NAN), used);
     }
     fflush(stdout);
 }
