@@ -3,6 +3,7 @@
  */
 #include "helpers.h"
 
+#include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,41 @@ int missing_charts(const char *dir, const char *label, const char *const *names,
                 snprintf(first, len, "%s", path);
         }
     return missing;
+}
+
+int missing_verdicts(const char *dir, const char *label, const char *experiment,
+                     const char *backend, const char *const *ids, int n, char *first, size_t len)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results/%s/verdicts.csv", dir, label);
+    char *text = read_file(path, NULL);
+    int missing = 0;
+    for (int i = 0; i < n; i++) {
+        char want[256];
+        snprintf(want, sizeof want, "%s,%s,%s,", experiment, ids[i], backend);
+        if ((!text || !strstr(text, want)) && missing++ == 0)
+            snprintf(first, len, "%s (in %s)", want, path);
+    }
+    free(text);
+    return missing;
+}
+
+/* ---- the GPU, or a skip ------------------------------------------------------ */
+
+rl_backend *gpu_or_skip(void)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CUDA, 0, why, sizeof why);
+    if (!be)
+        cr_skip_test("no GPU: %s", why);
+    return be;
+}
+
+void skip_if_a_gpu_is_present(void)
+{
+    char why[256];
+    if (rl_gpu_available(0, why, sizeof why))
+        cr_skip_test("this machine has a GPU: the no-GPU path cannot be exercised");
 }
 
 /* ---- results read back ------------------------------------------------------ */

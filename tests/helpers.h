@@ -42,6 +42,19 @@ int run_experiment(const char *bin, const char *dir, const char *args, char *out
 int missing_charts(const char *dir, const char *label, const char *const *names, int n, char *first,
                    size_t len);
 
+/* How many of the verdict ids have no row "EXPERIMENT,ID,BACKEND," in
+ * DIR/results/LABEL/verdicts.csv (all of them when the file is missing);
+ * the first missing row in first. */
+int missing_verdicts(const char *dir, const char *label, const char *experiment,
+                     const char *backend, const char *const *ids, int n, char *first, size_t len);
+
+/* The CUDA backend on device 0, or the running test skipped with the
+ * reason (Criterion's skip) when there is no GPU. */
+rl_backend *gpu_or_skip(void);
+/* Skips the running test when a GPU is present: for tests of the no-GPU
+ * path. */
+void skip_if_a_gpu_is_present(void);
+
 /* A results CSV read back with the harness's own reader, after checking
  * what every experiment's file must satisfy: it exists, ends in a newline,
  * and every row has the header's number of fields. NULL and why if not. */

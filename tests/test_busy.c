@@ -5,6 +5,7 @@
  * GPU only) the CUDA variants and the NVML sampler on the real device.
  */
 #include "busy.h"
+#include "helpers.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
@@ -233,15 +234,6 @@ Test(busy, cuda_and_cpu_tables_have_the_same_rows)
 #endif
 
 /* ---- on a GPU ---------------------------------------------------------------- */
-
-static rl_backend *gpu_or_skip(void)
-{
-    char why[256];
-    rl_backend *be = rl_backend_open(RL_CUDA, 0, why, sizeof why);
-    if (!be)
-        cr_skip_test("no GPU: %s", why);
-    return be;
-}
 
 Test(cuda_busy, bursts_match_the_references)
 {

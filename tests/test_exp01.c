@@ -115,17 +115,13 @@ Test(exp01, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert_eq(full_device, 1, "one point is the full device's work");
     rl_table_free(t);
 
-    snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
-    text = read_file(path, NULL);
-    static const char *ids[] = {"one_worker_reads_busy", "chase_reads_busy", "tracks_duty_one_worker",
-                                "tracks_duty_full_device", "work_differs", "units_view_one_worker",
-                                "memory_held_is_not_traffic"};
-    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
-        char want[128];
-        snprintf(want, sizeof want, "01-duty-cycle,%s,cpu,", ids[i]);
-        cr_assert(strstr(text, want), "%s missing from %s", want, text);
-    }
-    free(text);
+    static const char *const ids[] = {"one_worker_reads_busy", "chase_reads_busy",
+                                      "tracks_duty_one_worker", "tracks_duty_full_device",
+                                      "work_differs", "units_view_one_worker",
+                                      "memory_held_is_not_traffic"};
+    char first[1024] = "";
+    cr_assert_eq(missing_verdicts(dir, "e2e", "01-duty-cycle", "cpu", ids, 7, first, sizeof first), 0,
+                 "%s missing", first);
     assert_charts("e2e");
     cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
@@ -159,8 +155,6 @@ Test(exp01, help_and_list)
 
 Test(exp01, cuda_backend_without_a_gpu_exits_77)
 {
-    char why[256];
-    if (rl_gpu_available(0, why, sizeof why))
-        cr_skip_test("this machine has a GPU: the no-GPU path cannot be exercised");
+    skip_if_a_gpu_is_present();
     cr_assert_eq(run_exp01("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
 }

@@ -98,18 +98,13 @@ Test(exp02, quick_cpu_run_writes_csv_verdicts_and_charts)
     }
     rl_table_free(t);
 
-    snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
-    char *text = read_file(path, NULL);
-    cr_assert(strstr(text, "02-prefill-decode,mbu_decode_4096x14336,cpu,"), "%s", text);
-    cr_assert(strstr(text, "02-prefill-decode,batching_free_8192x8192,cpu,"), "%s", text);
-    free(text);
-
-    const char *charts[] = {"exp-02", "exp-02-batch", "exp-02-util"}, *fmts[] = {"png", "pdf", "svg"};
-    for (size_t i = 0; i < 3; i++)
-        for (size_t f = 0; f < 3; f++) {
-            snprintf(path, sizeof path, "%s/plots/e2e/%s.%s", dir, charts[i], fmts[f]);
-            cr_assert_gt(file_size(path), 1000, "%s is missing or empty", path);
-        }
+    static const char *const ids[] = {"mbu_decode_4096x14336", "batching_free_8192x8192"};
+    char first[1024] = "";
+    cr_assert_eq(missing_verdicts(dir, "e2e", "02-prefill-decode", "cpu", ids, 2, first, sizeof first), 0,
+                 "%s missing", first);
+    static const char *const charts[] = {"exp-02", "exp-02-batch", "exp-02-util"};
+    cr_assert_eq(missing_charts(dir, "e2e", charts, 3, first, sizeof first), 0,
+                 "%s is missing or empty", first);
     cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
 
@@ -131,8 +126,6 @@ Test(exp02, help_and_list)
 
 Test(exp02, cuda_backend_without_a_gpu_exits_77)
 {
-    char why[256];
-    if (rl_gpu_available(0, why, sizeof why))
-        cr_skip_test("this machine has a GPU: the no-GPU path cannot be exercised");
+    skip_if_a_gpu_is_present();
     cr_assert_eq(run_exp02("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
 }

@@ -137,8 +137,6 @@ Test(exp03, help_and_list)
 
 Test(exp03, cuda_backend_without_a_gpu_exits_77)
 {
-    char why[256];
-    if (rl_gpu_available(0, why, sizeof why))
-        cr_skip_test("this machine has a GPU: the no-GPU path cannot be exercised");
+    skip_if_a_gpu_is_present();
     cr_assert_eq(run_exp03("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
 }

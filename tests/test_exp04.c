@@ -167,13 +167,6 @@ static void check_vocab_rows(const rl_table *t)
             }
 }
 
-static void assert_chart(const char *name)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/plots/e2e/%s", dir, name);
-    cr_assert_gt(file_size(path), 1000, "%s is missing or empty", path);
-}
-
 /* "Padded faster" holds only when the ratio clears the bar the note states
  * (1 + max(2 %, twice the spread)): a ratio inside the noise is not a win. */
 static void check_vocab_verdict_clears_the_noise(const char *verdicts)
@@ -229,18 +222,17 @@ Test(exp04, quick_cpu_run_writes_csv_verdicts_and_charts)
     snprintf(path, sizeof path, "%s/results/e2e/verdicts.csv", dir);
     char *text = read_file(path, NULL);
     cr_assert_not_null(text);
-    const char *ids[] = {"04-waves,wave_model_108_132,cpu,", "04-waves,wave_step_own_kernel,cpu,",
-                         "04-waves,wave_step_library,cpu,", "04-waves,vocab_padding,cpu,"};
-    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-        cr_assert(strstr(text, ids[i]), "%s not in %s", ids[i], text);
+    static const char *const ids[] = {"wave_model_108_132", "wave_step_own_kernel",
+                                      "wave_step_library", "vocab_padding"};
+    char first[1024] = "";
+    cr_assert_eq(missing_verdicts(dir, "e2e", "04-waves", "cpu", ids, 4, first, sizeof first), 0,
+                 "%s missing", first);
     check_vocab_verdict_clears_the_noise(text);
     free(text);
 
-    const char *charts[] = {"exp-04.png", "exp-04.pdf", "exp-04.svg",
-                            "exp-04-tflops.png", "exp-04-tflops.pdf", "exp-04-tflops.svg",
-                            "exp-04-vocab.png", "exp-04-vocab.pdf", "exp-04-vocab.svg"};
-    for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++)
-        assert_chart(charts[i]);
+    static const char *const charts[] = {"exp-04", "exp-04-tflops", "exp-04-vocab"};
+    cr_assert_eq(missing_charts(dir, "e2e", charts, 3, first, sizeof first), 0,
+                 "%s is missing or empty", first);
 
     cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
@@ -258,8 +250,6 @@ Test(exp04, usage_errors_help_and_list)
 
 Test(exp04, cuda_backend_without_a_gpu_exits_77)
 {
-    char why[256];
-    if (rl_gpu_available(0, why, sizeof why))
-        cr_skip_test("this machine has a GPU: the no-GPU path cannot be exercised");
+    skip_if_a_gpu_is_present();
     cr_assert_eq(run_exp04("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
 }

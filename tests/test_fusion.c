@@ -4,6 +4,7 @@
  * of strips), several chain lengths. The CUDA suite skips without a GPU.
  */
 #include "fusion.h"
+#include "helpers.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
@@ -140,10 +141,7 @@ Test(fusion_cpu, numbers_are_unique_and_tables_agree)
 
 Test(cuda_fusion, every_variant_matches_the_reference)
 {
-    char why[256];
-    rl_backend *be = rl_backend_open(RL_CUDA, 0, why, sizeof why);
-    if (!be)
-        cr_skip_test("no GPU: %s", why);
+    rl_backend *be = gpu_or_skip();
 #ifdef RL_HAVE_CUDA
     check_table(be, fusion_cuda_variants);
 #endif

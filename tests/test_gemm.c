@@ -6,6 +6,7 @@
  * FP16 type where there is one. The CUDA suite skips without a GPU.
  */
 #include "gemm.h"
+#include "helpers.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
@@ -221,10 +222,7 @@ Test(gemm_cpu, numbers_are_unique_and_tables_agree)
  * staircase's wave size rests on. */
 Test(cuda_gemm, every_variant_matches_the_reference_on_odd_sizes)
 {
-    char why[256];
-    rl_backend *be = rl_backend_open(RL_CUDA, 0, why, sizeof why);
-    if (!be)
-        cr_skip_test("no GPU: %s", why);
+    rl_backend *be = gpu_or_skip();
 #ifdef RL_HAVE_CUDA
     for (const gemm_variant *v = gemm_cuda_variants; v->name; v++)
         if (v->blocks_per_unit)

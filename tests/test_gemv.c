@@ -5,6 +5,7 @@
  * counting the roofline rests on. The CUDA suite skips without a GPU.
  */
 #include "gemv.h"
+#include "helpers.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
@@ -157,10 +158,7 @@ Test(gemv_cpu, numbers_are_unique_and_tables_agree)
 
 Test(cuda_gemv, every_variant_matches_the_reference)
 {
-    char why[256];
-    rl_backend *be = rl_backend_open(RL_CUDA, 0, why, sizeof why);
-    if (!be)
-        cr_skip_test("no GPU: %s", why);
+    rl_backend *be = gpu_or_skip();
 #ifdef RL_HAVE_CUDA
     check_table(be, gemv_cuda_variants);
 #endif

@@ -6,6 +6,7 @@
  */
 #include "cpu/simd.h"
 #include "half.h"
+#include "helpers.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
@@ -135,10 +136,7 @@ Test(half, vector_conversions_match_the_scalar_one)
 
 Test(cuda_half, device_conversions_match_the_c_ones)
 {
-    char why[256];
-    rl_backend *be = rl_backend_open(RL_CUDA, 0, why, sizeof why);
-    if (!be)
-        cr_skip_test("no GPU: %s", why);
+    rl_backend *be = gpu_or_skip();
     enum { N = 1 << 20 };
     float *probes = malloc(sizeof(float) * N), *got_f = malloc(sizeof(float) * 65536);
     fp16 *got_h = malloc(sizeof(fp16) * N);

@@ -5,6 +5,7 @@
  * graph's results identical to the stream's, bit for bit.
  */
 #include "launch.h"
+#include "helpers.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
@@ -164,15 +165,6 @@ Test(launch, cuda_and_cpu_tables_have_the_same_rows)
 #endif
 
 /* ---- on a GPU ------------------------------------------------------------------ */
-
-static rl_backend *gpu_or_skip(void)
-{
-    char why[256];
-    rl_backend *be = rl_backend_open(RL_CUDA, 0, why, sizeof why);
-    if (!be)
-        cr_skip_test("no GPU: %s", why);
-    return be;
-}
 
 /* check_ways and check_steps compare every way's output with the first
  * way's bit for bit: the graph replays exactly what the stream ran. */

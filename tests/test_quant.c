@@ -5,6 +5,7 @@
  * (the CUDA suite skips without a GPU).
  */
 #include "quant.h"
+#include "helpers.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
@@ -312,10 +313,7 @@ Test(quant_cpu, tables_agree)
 
 Test(cuda_quant, every_kernel_matches_the_reference)
 {
-    char why[256];
-    rl_backend *be = rl_backend_open(RL_CUDA, 0, why, sizeof why);
-    if (!be)
-        cr_skip_test("no GPU: %s", why);
+    rl_backend *be = gpu_or_skip();
 #ifdef RL_HAVE_CUDA
     check_table(be, quant_cuda_variants);
 #endif
