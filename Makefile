@@ -12,9 +12,12 @@ MAKEFLAGS += --no-builtin-rules
 LABEL   ?=
 BACKEND ?= auto
 QUICK   ?=
+FULL    ?=
 SMS     ?= 75 80 86 89 90
 ARGS    ?=
 B       ?= build
+
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 # ---- toolchain ---------------------------------------------------------------
 NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin/nvcc))
@@ -64,8 +67,9 @@ RUNS ?=
 TOOL_BIN := $(B)/rooflab
 
 QUICK_FLAG := $(if $(filter-out 0 no false,$(QUICK)),--quick)
+FULL_FLAG := $(if $(filter-out 0 no false,$(FULL)),--full)
 # Flags for every experiment binary; LABEL is added where it is known.
-BASEFLAGS = --backend $(BACKEND) $(QUICK_FLAG) $(if $(REFERENCE),--reference $(REFERENCE)) $(ARGS)
+BASEFLAGS = --backend $(BACKEND) $(QUICK_FLAG) $(FULL_FLAG) $(if $(REFERENCE),--reference $(REFERENCE)) $(ARGS)
 RUNFLAGS = $(BASEFLAGS) $(if $(LABEL),--label $(LABEL))
 # In a recipe: the label runs use, LABEL or else the device's slug.
 SHELL_LABEL = $(if $(LABEL),$(LABEL),$$($(firstword $(EXP_BINS)) --print-label --backend $(BACKEND)))
@@ -161,7 +165,7 @@ reference:
 	@harness/deps.sh run
 	@$(MAKE) --no-print-directory build
 	@slug=$$($(firstword $(EXP_BINS)) --print-label --backend $(BACKEND)) || exit $$?; \
-	$(MAKE) --no-print-directory all LABEL="reference/$$slug" REFERENCE=none
+	$(MAKE) --no-print-directory all LABEL="reference/$$slug" REFERENCE=none FULL=1
 
 paper:
 	@harness/deps.sh paper
@@ -170,9 +174,10 @@ paper:
 	ROOFLAB=$(TOOL_BIN) paper/build.sh "$$label" results plots $(B)/paper && \
 	cp $(B)/paper/paper.pdf paper/paper.pdf && echo "wrote paper/paper.pdf (label $$label)"
 
+# The build on every core: nvcc's fat binary is most of a fresh clone's test time.
 test:
 	@harness/deps.sh test
-	@$(MAKE) --no-print-directory build-tests
+	@$(MAKE) --no-print-directory -j$(NPROC) build-tests
 	$(TEST_BIN) $(TESTFLAGS)
 
 check-gpu:
@@ -208,7 +213,9 @@ help:
 	@echo '  LABEL=name         name of the run: results/<name>/, plots/<name>/ (default: the'
 	@echo '                     device'"'"'s slug, e.g. h100-sxm or cpu-amd-epyc)'
 	@echo '  BACKEND=auto       cuda, cpu or auto (the GPU when there is one)'
-	@echo '  QUICK=1            pass --quick: short sweeps, 3 samples per point'
+	@echo '  QUICK=1            pass --quick: a smoke test, seconds per experiment'
+	@echo '  FULL=1             pass --full: the reference sweeps (make reference sets it); without'
+	@echo '                     QUICK or FULL a lab run: about two minutes per experiment on a CPU'
 	@echo '  ARGS="..."         more options for the experiment binary (see build/exp-NN --help)'
 	@echo '  REFERENCE=none     do not overlay the checked-in reference run of this device'
 	@echo '  EXP=NN RUNS="..."  for make compare: the experiment and the labels to compare'

@@ -2,9 +2,8 @@
  * backend_cpu.c -- the CPU backend: host memory, OpenMP threads, the
  * monotonic clock, and the host's memory hierarchy in place of HBM and L2.
  *
- * Ceilings: a STREAM-style triad (a = b + s*c, counting 24 bytes per
- * element read and written, as STREAM does) over at least 4x the last-level
- * cache, and OpenBLAS SGEMM for the matrix rate.
+ * Ceilings (ladder_cpu.c): read, copy and triad bandwidth at every level
+ * of the memory hierarchy, OpenBLAS SGEMM and the FMA peak.
  */
 #include "internal.h"
 
@@ -74,18 +73,6 @@ static double cpu_timer_stop(void) { return rl_now_s() - timer_t0; }
 static void cpu_range(const char *name) { (void)name; }
 static void cpu_range_pop(void) {}
 
-typedef struct triad_args { double *a, *b, *c; size_t n; } triad_args;
-
-static void triad(void *arg)
-{
-    triad_args *t = arg;
-    double *restrict a = t->a;
-    const double *restrict b = t->b, *restrict c = t->c;
-#pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < t->n; i++)
-        a[i] = b[i] + 3.0 * c[i];
-}
-
 typedef struct sgemm_args { float *a, *b, *c; int n; } sgemm_args;
 
 static void sgemm(void *arg)
@@ -95,40 +82,19 @@ static void sgemm(void *arg)
                 g->b, g->n, 0.0f, g->c, g->n);
 }
 
-static double measure_triad_gbps(rl_ctx *ctx, double *working_set)
+static rl_band cpu_gemm(rl_ctx *ctx, int n, int trials)
 {
-    /* Three arrays of n doubles: the working set is 24n bytes >= 4 x LLC. */
-    size_t n = (size_t)(4 * ctx->dev->llc_bytes / 24.0);
-    n = (n + (1u << 20) - 1) / (1u << 20) * (1u << 20);
-    triad_args t = {cpu_alloc(n * 8), cpu_alloc(n * 8), cpu_alloc(n * 8), n};
-    rl_fill_uniform_f64(t.b, n, -1, 1, rl_next_seed(ctx));
-    rl_fill_uniform_f64(t.c, n, -1, 1, rl_next_seed(ctx));
-    rl_measurement m = rl_measure_as(ctx, "ceiling: triad", triad, &t, RL_HOT);
-    free(t.a), free(t.b), free(t.c);
-    *working_set = 24.0 * (double)n;
-    return 24.0 * (double)n / m.stats.median / 1e9;
-}
-
-static double measure_sgemm_tflops(rl_ctx *ctx)
-{
-    int n = ctx->args.quick ? 1024 : 2048;
     size_t elems = (size_t)n * n;
     sgemm_args g = {cpu_alloc(elems * 4), cpu_alloc(elems * 4), cpu_alloc(elems * 4), n};
     rl_fill_uniform(g.a, elems, -1, 1, rl_next_seed(ctx));
     rl_fill_uniform(g.b, elems, -1, 1, rl_next_seed(ctx));
-    rl_measurement m = rl_measure_as(ctx, "ceiling: sgemm", sgemm, &g, RL_HOT);
+    rl_band b = rl_measure_trials(ctx, "ceiling: sgemm", sgemm, &g, rl_gemm_flops(n, n, n) / 1e12,
+                                  trials);
     free(g.a), free(g.b), free(g.c);
-    return rl_gemm_flops(n, n, n) / m.stats.median / 1e12;
+    return b;
 }
 
-static void cpu_measure_ceilings(rl_ctx *ctx, rl_ceilings *out)
-{
-    double working_set;
-    out->copy_gbps = measure_triad_gbps(ctx, &working_set);
-    out->matrix_tflops = measure_sgemm_tflops(ctx);
-    snprintf(out->how, sizeof out->how, "triad over %.0f MiB, OpenBLAS SGEMM %d^3, %d threads",
-             working_set / 1048576.0, ctx->args.quick ? 1024 : 2048, omp_get_max_threads());
-}
+static const int CPU_GEMM_SIZES[] = {512, 1024, 2048, 0};
 
 const rl_backend_ops rl_cpu_ops = {
     .name = "cpu",
@@ -146,5 +112,9 @@ const rl_backend_ops rl_cpu_ops = {
     .timer_stop = cpu_timer_stop,
     .range_push = cpu_range,
     .range_pop = cpu_range_pop,
-    .measure_ceilings = cpu_measure_ceilings,
+    .bandwidth = rl_cpu_bandwidth,
+    .gemm = cpu_gemm,
+    .fma_peak = rl_cpu_fma_peak,
+    .gemm_sizes = CPU_GEMM_SIZES,
+    .gemm_name = "OpenBLAS SGEMM",
 };

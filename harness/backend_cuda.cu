@@ -1,7 +1,7 @@
 /*
  * backend_cuda.cu -- the CUDA backend: device memory, one stream, events
- * for timing, an L2 flush for cold samples, and the two measured ceilings
- * (device-to-device copy bandwidth, cuBLAS FP16 GEMM rate).
+ * for timing, an L2 flush for cold samples; its ceilings are in
+ * ladder_cuda.cu.
  *
  * cudart is linked statically, so on a machine without a driver the first
  * call returns an error that open() turns into a sentence, not a crash.
@@ -9,8 +9,6 @@
 #include "check.h"
 #include "internal.h"
 
-#include <cublas_v2.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
@@ -154,97 +152,6 @@ static double cuda_timer_stop(void)
 static void cuda_range_push(const char *name) { nvtxRangePushA(name); }
 static void cuda_range_pop(void) { nvtxRangePop(); }
 
-/* ---- ceilings ---------------------------------------------------------- */
-
-/* Random FP16 in [-1, 1) from a hash of the index: never zeros, which can
- * run faster than real data on some tensor-core paths. */
-__global__ void fill_random_half(__half *x, size_t n, unsigned long long seed)
-{
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    unsigned long long z = seed * 0x9e3779b97f4a7c15ULL + i + 1;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    x[i] = __float2half((float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f);
-}
-
-static void fill_random(__half *x, size_t n, unsigned long long seed)
-{
-    fill_random_half<<<(unsigned)((n + 255) / 256), 256, 0, stream>>>(x, n, seed);
-    RL_CUDA_CHECK_LAUNCH();
-}
-
-typedef struct copy_args { void *dst; const void *src; size_t bytes; } copy_args;
-
-static void device_copy(void *arg)
-{
-    copy_args *c = (copy_args *)arg;
-    RL_CUDA_CHECK(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, stream));
-}
-
-typedef struct gemm_args { cublasHandle_t h; const __half *a, *b; __half *c; int n; } gemm_args;
-
-static void fp16_gemm(void *arg)
-{
-    gemm_args *g = (gemm_args *)arg;
-    const float one = 1.0f, zero = 0.0f;
-    RL_CUBLAS_CHECK(cublasGemmEx(g->h, CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->n, g->n, &one, g->a,
-                                 CUDA_R_16F, g->n, g->b, CUDA_R_16F, g->n, &zero, g->c, CUDA_R_16F,
-                                 g->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-}
-
-static double measure_copy_gbps(rl_ctx *ctx, size_t *bytes_out)
-{
-    /* 8x the L2 each way, at least 256 MiB, at most a quarter of free memory. */
-    size_t free_b, total_b;
-    RL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    size_t bytes = (size_t)(8 * ctx->dev->llc_bytes);
-    bytes = bytes < (256u << 20) ? (256u << 20) : bytes;
-    bytes = bytes > free_b / 4 ? free_b / 4 : bytes;
-    bytes &= ~(size_t)4095;
-    copy_args c = {cuda_alloc(bytes), cuda_alloc(bytes), bytes};
-    fill_random((__half *)c.src, bytes / 2, rl_next_seed(ctx));
-    rl_measurement m = rl_measure_as(ctx, "ceiling: device copy", device_copy, &c, RL_HOT);
-    cuda_free(c.dst);
-    cuda_free((void *)c.src);
-    *bytes_out = bytes;
-    return 2.0 * (double)bytes / m.stats.median / 1e9; /* read + written */
-}
-
-static double measure_gemm_tflops(rl_ctx *ctx, int n)
-{
-    gemm_args g;
-    size_t elems = (size_t)n * n;
-    RL_CUBLAS_CHECK(cublasCreate(&g.h));
-    RL_CUBLAS_CHECK(cublasSetStream(g.h, stream));
-    g.a = (const __half *)cuda_alloc(elems * 2);
-    g.b = (const __half *)cuda_alloc(elems * 2);
-    g.c = (__half *)cuda_alloc(elems * 2);
-    g.n = n;
-    fill_random((__half *)g.a, elems, rl_next_seed(ctx));
-    fill_random((__half *)g.b, elems, rl_next_seed(ctx));
-    rl_measurement m = rl_measure_as(ctx, "ceiling: cuBLAS FP16 GEMM", fp16_gemm, &g, RL_HOT);
-    cuda_free((void *)g.a);
-    cuda_free((void *)g.b);
-    cuda_free(g.c);
-    RL_CUBLAS_CHECK(cublasDestroy(g.h));
-    return rl_gemm_flops(n, n, n) / m.stats.median / 1e12;
-}
-
-static void cuda_measure_ceilings(rl_ctx *ctx, rl_ceilings *out)
-{
-    const int n = 8192;
-    size_t bytes;
-    out->copy_gbps = measure_copy_gbps(ctx, &bytes);
-    out->matrix_tflops = measure_gemm_tflops(ctx, n);
-    snprintf(out->how, sizeof out->how,
-             "device-to-device copy of %.0f MiB (bytes read + written), cuBLAS FP16 GEMM %d^3 "
-             "(FP32 accumulate)",
-             bytes / 1048576.0, n);
-}
-
 extern "C" const rl_backend_ops rl_cuda_ops = {
     "cuda",
     cuda_open,
@@ -261,5 +168,9 @@ extern "C" const rl_backend_ops rl_cuda_ops = {
     cuda_timer_stop,
     cuda_range_push,
     cuda_range_pop,
-    cuda_measure_ceilings,
+    rl_cuda_bandwidth,
+    rl_cuda_gemm,
+    NULL, /* no FMA roof: the matrix units set the GPU's */
+    rl_cuda_gemm_sizes,
+    "cuBLAS FP16 GEMM (FP32 out)",
 };

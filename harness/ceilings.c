@@ -1,12 +1,25 @@
 /*
  * ceilings.c -- the measured roofs, cached per device and label.
  *
- * A full run always measures them afresh, at its start: a machine's
- * bandwidth drifts (neighbours, clocks), and MBU is only meaningful against
- * a ceiling taken in the same run. Every measurement is kept in
- * results/<label>/ceilings.csv, and a quick run reuses the one found there
- * when it was taken on the same device (and thread count), so that quick
- * runs stay quick. Delete the file to make a quick run measure again.
+ * Two kinds of roof (after the Empirical Roofline Toolkit and Intel
+ * Advisor's cache-aware roofline):
+ *   - a bandwidth ladder: every level of the memory hierarchy (CPU: L1, L2,
+ *     the LLC, DRAM; GPU: L2 and device memory), each with three access
+ *     patterns (read, copy, triad), measured over a working set that fits
+ *     the level comfortably;
+ *   - a compute roof: the best of the library GEMM at a few sizes and, on
+ *     the CPU, an FMA-throughput microbenchmark.
+ * Each ceiling is the best of at least three trials (a ceiling is a
+ * maximum), and keeps its worst trial so a chart can draw the band.
+ *
+ * A full run measures afresh at its start: a machine's bandwidth drifts
+ * (neighbours, clocks), and utilization is only meaningful against a roof
+ * taken in the same run. Every measurement is kept in
+ * results/<label>/ceilings.csv; a lab run reuses one from the last half
+ * hour, a quick run any of the same device; --ceilings FILE uses a given
+ * file and measures nothing (the end-to-end tests do, so that no test
+ * measures a roof beside another test's run). roofs.c judges points
+ * against these roofs.
  */
 #include "internal.h"
 
@@ -14,6 +27,120 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static const double REUSE_LAB_S = 1800; /* a lab run reuses roofs this recent */
+
+const char *rl_level_name(rl_backend_kind kind, rl_level l)
+{
+    static const char *const cpu[] = {"L1", "L2", "LLC", "DRAM"};
+    static const char *const gpu[] = {"-", "-", "L2", "DRAM"};
+    return l < RL_LEVEL_COUNT ? (kind == RL_CUDA ? gpu : cpu)[l] : "?";
+}
+
+const char *rl_pattern_name(rl_pattern p)
+{
+    static const char *const names[] = {"read", "copy", "triad"};
+    return p < RL_PATTERN_COUNT ? names[p] : "?";
+}
+
+int rl_ceiling_trials(const rl_ctx *ctx) { return ctx->args.mode == RL_MODE_FULL ? 5 : 3; }
+
+/* ---- what to measure -------------------------------------------------------- */
+
+/* Capacities of the levels, for the whole device: per-core caches times
+ * the cores, the shared LLC once; 0 where the device has no such level. */
+static void level_capacities(const rl_device_info *d, double cap[RL_LEVEL_COUNT])
+{
+    if (d->kind == RL_CUDA) {
+        cap[RL_L1] = cap[RL_L2] = 0;
+        cap[RL_LLC] = d->llc_bytes;
+        cap[RL_DRAM] = d->mem_bytes;
+        return;
+    }
+    int cores = d->cores > 0 ? d->cores : 1;
+    cap[RL_L1] = d->l1d_bytes * cores;
+    cap[RL_L2] = d->l3_bytes > 0 ? d->l2_bytes * cores : 0; /* with no L3, the L2 is the LLC */
+    cap[RL_LLC] = d->llc_bytes;
+    cap[RL_DRAM] = rl_host_ram_bytes();
+}
+
+/* A cache level is measured at half its capacity: well inside it, with
+ * room for whatever else lives there. DRAM at 4x the LLC (8x the L2 on a
+ * GPU), at least 64 MiB, at most an eighth of the memory. */
+static double probe_bytes(const rl_device_info *d, rl_level l, const double cap[RL_LEVEL_COUNT])
+{
+    if (l != RL_DRAM)
+        return cap[l] / 2;
+    double want = fmax((d->kind == RL_CUDA ? 8 : 4) * d->llc_bytes, 64.0 * 1048576);
+    return fmin(want, cap[RL_DRAM] / 8);
+}
+
+static rl_band unmeasured(void) { return (rl_band){NAN, NAN, NAN}; }
+
+static rl_band measure_rung(rl_ctx *ctx, rl_level l, rl_pattern p)
+{
+    double cap[RL_LEVEL_COUNT];
+    level_capacities(ctx->dev, cap);
+    if (!(cap[l] > 0))
+        return unmeasured();
+    double probe = probe_bytes(ctx->dev, l, cap);
+    rl_band b = ctx->be->ops->bandwidth(ctx, p, probe, rl_ceiling_trials(ctx));
+    b.probe_bytes = probe;
+    return b;
+}
+
+static void measure_ladder(rl_ctx *ctx, rl_ceilings *c)
+{
+    level_capacities(ctx->dev, c->level_bytes);
+    for (int l = 0; l < RL_LEVEL_COUNT; l++)
+        for (int p = 0; p < RL_PATTERN_COUNT; p++)
+            c->bw[l][p] = measure_rung(ctx, (rl_level)l, (rl_pattern)p);
+    c->copy_gbps = c->bw[RL_DRAM][ctx->kind == RL_CUDA ? RL_COPY : RL_TRIAD].best;
+}
+
+/* The compute roof: the best source wins. A quick run tries the two
+ * smallest GEMM sizes only. */
+static int measure_compute(rl_ctx *ctx, rl_ceilings *c)
+{
+    const rl_backend_ops *ops = ctx->be->ops;
+    int trials = rl_ceiling_trials(ctx), best_n = 0, largest = 0;
+    c->gemm_tflops = NAN;
+    for (int i = 0; ops->gemm_sizes[i]; i++) {
+        if (ctx->args.mode == RL_MODE_QUICK && i >= 2)
+            break;
+        largest = ops->gemm_sizes[i];
+        rl_band b = ops->gemm(ctx, largest, trials);
+        if (!(b.best <= c->gemm_tflops)) {
+            c->gemm_tflops = b.best;
+            best_n = ops->gemm_sizes[i];
+        }
+    }
+    c->fma_tflops = ops->fma_peak ? ops->fma_peak(ctx, trials).best : NAN;
+    bool fma_wins = c->fma_tflops > c->gemm_tflops;
+    c->matrix_tflops = fma_wins ? c->fma_tflops : c->gemm_tflops;
+    if (fma_wins)
+        snprintf(c->matrix_source, sizeof c->matrix_source, "FMA peak");
+    else
+        snprintf(c->matrix_source, sizeof c->matrix_source, "%s %d^3", ops->gemm_name, best_n);
+    return largest;
+}
+
+static void measure_all(rl_ctx *ctx, rl_ceilings *c)
+{
+    measure_ladder(ctx, c);
+    int largest = measure_compute(ctx, c);
+    snprintf(c->how, sizeof c->how,
+             "best of %d trials: bandwidth ladder (read, copy, triad; bytes read + written) at "
+             "each level; compute: %s up to %d^3%s", rl_ceiling_trials(ctx),
+             ctx->be->ops->gemm_name, largest,
+             ctx->be->ops->fma_peak ? " and an FMA microbenchmark" : "");
+}
+
+/* ---- the cache file ------------------------------------------------------------- */
+
+static const char *const CACHE_COLUMNS[] = {"roof", "level", "pattern", "probe_bytes", "best",
+                                            "worst", "unit", NULL};
 
 static void ceilings_path(const rl_ctx *ctx, char *buf, size_t len)
 {
@@ -28,45 +155,181 @@ static void identity(const rl_ctx *ctx, char *buf, size_t len)
         snprintf(buf, len, "cpu | %s | %d threads", ctx->dev->name, ctx->dev->threads);
 }
 
-static bool load_cached(const rl_ctx *ctx, const char *path, rl_ceilings *c)
+static void save_row(rl_csv *f, const char *roof, const char *level, const char *pattern,
+                     double probe, double best, double worst, const char *unit)
 {
-    char want[320], got[320], quick[16], gbps[64], tflops[64], how[160], date[64];
-    identity(ctx, want, sizeof want);
-    if (!rl_csv_read_meta(path, "identity", got, sizeof got) || strcmp(got, want) != 0)
-        return false;
-    if (!rl_csv_read_meta(path, "quick", quick, sizeof quick) ||
-        !rl_csv_read_meta(path, "copy_gbps", gbps, sizeof gbps) ||
-        !rl_csv_read_meta(path, "matrix_tflops", tflops, sizeof tflops) ||
-        !rl_csv_read_meta(path, "how", how, sizeof how) ||
-        !rl_csv_read_meta(path, "date_utc", date, sizeof date))
-        return false;
-    c->copy_gbps = atof(gbps);
-    c->matrix_tflops = atof(tflops);
-    if (!(c->copy_gbps > 0) || !(c->matrix_tflops > 0))
-        return false;
-    snprintf(c->how, sizeof c->how, "%s; cached, measured %s%s", how, date,
-             !strcmp(quick, "yes") ? " (quick)" : "");
-    return true;
+    rl_csv_set_str(f, "roof", roof);
+    rl_csv_set_str(f, "level", level);
+    rl_csv_set_str(f, "pattern", pattern);
+    rl_csv_set_num(f, "probe_bytes", probe);
+    rl_csv_set_num(f, "best", best);
+    rl_csv_set_num(f, "worst", worst);
+    rl_csv_set_str(f, "unit", unit);
+    rl_csv_end_row(f);
 }
 
 static void save(const rl_ctx *ctx, const char *path, const rl_ceilings *c)
 {
-    static const char *const cols[] = {"copy_gbps", "matrix_tflops", NULL};
     char id[320], date[64];
     identity(ctx, id, sizeof id);
     rl_utc_now(date, sizeof date);
-    rl_csv *f = rl_csv_open(path, cols);
+    rl_csv *f = rl_csv_open(path, CACHE_COLUMNS);
     rl_csv_meta(f, "about", "rooflab's measured ceilings for this label; delete to measure again");
     rl_csv_meta(f, "identity", "%s", id);
     rl_csv_meta(f, "quick", "%s", ctx->args.quick ? "yes" : "no");
+    rl_csv_meta(f, "mode", "%s", rl_mode_name(ctx->args.mode));
     rl_csv_meta(f, "copy_gbps", "%.6g", c->copy_gbps);
     rl_csv_meta(f, "matrix_tflops", "%.6g", c->matrix_tflops);
+    rl_csv_meta(f, "matrix_source", "%s", c->matrix_source);
     rl_csv_meta(f, "how", "%s", c->how);
     rl_csv_meta(f, "date_utc", "%s", date);
-    rl_csv_set_num(f, "copy_gbps", c->copy_gbps);
-    rl_csv_set_num(f, "matrix_tflops", c->matrix_tflops);
-    rl_csv_end_row(f);
+    rl_csv_meta(f, "epoch_s", "%lld", (long long)time(NULL));
+    for (int l = 0; l < RL_LEVEL_COUNT; l++) {
+        char key[32];
+        snprintf(key, sizeof key, "capacity_%d", l);
+        rl_csv_meta(f, key, "%.0f", c->level_bytes[l]);
+        for (int p = 0; p < RL_PATTERN_COUNT; p++)
+            if (!isnan(c->bw[l][p].best))
+                save_row(f, "bandwidth", rl_level_name(ctx->kind, (rl_level)l),
+                         rl_pattern_name((rl_pattern)p), c->bw[l][p].probe_bytes, c->bw[l][p].best,
+                         c->bw[l][p].worst, "GB/s");
+    }
+    save_row(f, "compute", "-", "gemm", NAN, c->gemm_tflops, NAN, "TFLOP/s");
+    save_row(f, "compute", "-", "fma", NAN, c->fma_tflops, NAN, "TFLOP/s");
     rl_csv_commit(f);
+}
+
+static int level_by_name(rl_backend_kind kind, const char *s)
+{
+    for (int l = 0; l < RL_LEVEL_COUNT; l++)
+        if (!strcmp(s, rl_level_name(kind, (rl_level)l)))
+            return l;
+    return -1;
+}
+
+static int pattern_by_name(const char *s)
+{
+    for (int p = 0; p < RL_PATTERN_COUNT; p++)
+        if (!strcmp(s, rl_pattern_name((rl_pattern)p)))
+            return p;
+    return -1;
+}
+
+static void load_rows(const rl_ctx *ctx, const rl_table *t, rl_ceilings *c)
+{
+    for (int r = 0; r < t->nrows; r++) {
+        const char *roof = rl_table_get(t, r, "roof"), *pat = rl_table_get(t, r, "pattern");
+        double best = atof(rl_table_get(t, r, "best"));
+        if (!strcmp(roof, "compute")) {
+            if (!strcmp(pat, "gemm")) c->gemm_tflops = best > 0 ? best : NAN;
+            if (!strcmp(pat, "fma")) c->fma_tflops = best > 0 ? best : NAN;
+            continue;
+        }
+        int l = level_by_name(ctx->kind, rl_table_get(t, r, "level")), p = pattern_by_name(pat);
+        if (l < 0 || p < 0 || !(best > 0))
+            continue;
+        const char *worst = rl_table_get(t, r, "worst");
+        c->bw[l][p] = (rl_band){best, *worst ? atof(worst) : best,
+                                atof(rl_table_get(t, r, "probe_bytes"))};
+    }
+}
+
+/* The roofs in path. check: the same device, and for a lab run no older
+ * than REUSE_LAB_S from a lab or full run; why says what was wrong. */
+static bool load(const rl_ctx *ctx, const char *path, bool check, rl_ceilings *c, char *why,
+                 size_t len)
+{
+    rl_table *t = rl_table_read(path, why, len);
+    if (!t)
+        return false;
+    char want[320];
+    identity(ctx, want, sizeof want);
+    const char *id = rl_table_meta(t, "identity"), *mode = rl_table_meta(t, "mode");
+    const char *epoch = rl_table_meta(t, "epoch_s"), *date = rl_table_meta(t, "date_utc");
+    double age = epoch ? difftime(time(NULL), (time_t)atoll(epoch)) : INFINITY;
+    bool ok = true;
+    if (check && (!id || strcmp(id, want))) {
+        snprintf(why, len, "measured on another device");
+        ok = false;
+    } else if (check && ctx->args.mode == RL_MODE_LAB &&
+               (age > REUSE_LAB_S || !mode || !strcmp(mode, "quick"))) {
+        snprintf(why, len, "older than %.0f min or from a quick run", REUSE_LAB_S / 60);
+        ok = false;
+    }
+    if (ok) {
+        for (int l = 0; l < RL_LEVEL_COUNT; l++)
+            for (int p = 0; p < RL_PATTERN_COUNT; p++)
+                c->bw[l][p] = unmeasured();
+        level_capacities(ctx->dev, c->level_bytes);
+        load_rows(ctx, t, c);
+        const char *src = rl_table_meta(t, "matrix_source");
+        c->copy_gbps = c->bw[RL_DRAM][ctx->kind == RL_CUDA ? RL_COPY : RL_TRIAD].best;
+        c->matrix_tflops = fmax(c->gemm_tflops, isnan(c->fma_tflops) ? 0 : c->fma_tflops);
+        snprintf(c->matrix_source, sizeof c->matrix_source, "%s", src ? src : "?");
+        snprintf(c->how, sizeof c->how, "%s", rl_table_meta(t, "how") ? rl_table_meta(t, "how") : "?");
+        if (check)
+            snprintf(c->origin, sizeof c->origin, "cached, measured %s", date ? date : "?");
+        else
+            snprintf(c->origin, sizeof c->origin, "from %s, measured %s", path, date ? date : "?");
+        ok = c->copy_gbps > 0 && c->matrix_tflops > 0;
+        if (!ok)
+            snprintf(why, len, "no DRAM or compute roof in it");
+    }
+    rl_table_free(t);
+    return ok;
+}
+
+/* ---- publishing: the CSV header and the console ------------------------------------ */
+
+static void write_meta(rl_ctx *ctx, const rl_ceilings *c)
+{
+    rl_meta(ctx, "ceiling_gbps", "%.6g", c->copy_gbps);
+    rl_meta(ctx, "ceiling_tflops", "%.6g", c->matrix_tflops);
+    rl_meta(ctx, "ceiling_tflops_source", "%s", c->matrix_source);
+    rl_meta(ctx, "ceilings_how", "%s; %s", c->how, c->origin);
+    /* One line per rung, "best worst probe_bytes": charts draw the ladder. */
+    for (int l = 0; l < RL_LEVEL_COUNT; l++)
+        for (int p = 0; p < RL_PATTERN_COUNT; p++) {
+            const rl_band *b = &c->bw[l][p];
+            if (isnan(b->best))
+                continue;
+            char key[48];
+            snprintf(key, sizeof key, "roof_%s_%s_gbps", rl_level_name(ctx->kind, (rl_level)l),
+                     rl_pattern_name((rl_pattern)p));
+            rl_meta(ctx, key, "%.6g %.6g %.0f", b->best, b->worst, b->probe_bytes);
+        }
+    const rl_datasheet *ds = ctx->dev->datasheet;
+    if (ds)
+        rl_meta(ctx, "datasheet_gbps_tflops", "%.0f GB/s, %.1f TFLOP/s (%s)", ds->mem_gbps,
+                ds->fp16_tflops, ds->source);
+}
+
+static void print_ladder(const rl_ctx *ctx, const rl_ceilings *c)
+{
+    const char *mx = ctx->kind == RL_CUDA ? "matrix" : "compute";
+    printf("ceilings    DRAM %s %.1f GB/s, %s %.3g TFLOP/s (%s); %s\n",
+           ctx->kind == RL_CUDA ? "copy" : "triad", c->copy_gbps, mx, c->matrix_tflops,
+           c->matrix_source, c->origin);
+    printf("            %s\n", c->how);
+    printf("            GB/s       read     copy    triad   working set\n");
+    for (int l = 0; l < RL_LEVEL_COUNT; l++) {
+        if (isnan(c->bw[l][RL_READ].best) && isnan(c->bw[l][RL_TRIAD].best))
+            continue;
+        char ws[32];
+        rl_format_bytes(c->bw[l][RL_READ].probe_bytes, ws, sizeof ws);
+        printf("            %-6s", rl_level_name(ctx->kind, (rl_level)l));
+        for (int p = 0; p < RL_PATTERN_COUNT; p++)
+            printf(" %8.1f", c->bw[l][p].best);
+        printf("   %s\n", ws);
+    }
+    if (!isnan(c->fma_tflops) || !isnan(c->gemm_tflops))
+        printf("            compute: library GEMM %.3g TFLOP/s, FMA peak %.3g TFLOP/s\n",
+               c->gemm_tflops, c->fma_tflops);
+    const rl_datasheet *ds = ctx->dev->datasheet;
+    if (ds)
+        printf("datasheet   %.0f GB/s, %.1f TFLOP/s dense FP16 (%s)\n", ds->mem_gbps,
+               ds->fp16_tflops, ds->source);
+    fflush(stdout);
 }
 
 static const rl_ceilings *publish(rl_ctx *ctx, rl_ceilings *c)
@@ -76,43 +339,90 @@ static const rl_ceilings *publish(rl_ctx *ctx, rl_ceilings *c)
     c->sheet_tflops = ds ? ds->fp16_tflops : NAN;
     ctx->priv->ceilings = *c;
     ctx->priv->have_ceilings = true;
-
-    const char *bw = ctx->kind == RL_CUDA ? "copy" : "triad";
-    const char *mx = ctx->kind == RL_CUDA ? "FP16 GEMM" : "SGEMM";
-    rl_meta(ctx, "ceiling_gbps", "%.6g", c->copy_gbps);
-    rl_meta(ctx, "ceiling_tflops", "%.6g", c->matrix_tflops);
-    rl_meta(ctx, "ceilings_how", "%s", c->how);
-    if (ds)
-        rl_meta(ctx, "datasheet_gbps_tflops", "%.0f GB/s, %.1f TFLOP/s (%s)", ds->mem_gbps,
-                ds->fp16_tflops, ds->source);
-    printf("ceilings    %s %.1f GB/s, %s %.2f TFLOP/s (%s)\n", bw, c->copy_gbps, mx,
-           c->matrix_tflops, c->how);
-    if (ds)
-        printf("datasheet   %.0f GB/s, %.1f TFLOP/s dense FP16 (%s)\n", ds->mem_gbps,
-               ds->fp16_tflops, ds->source);
-    fflush(stdout);
+    write_meta(ctx, c);
+    print_ladder(ctx, c);
     return &ctx->priv->ceilings;
 }
 
-const rl_ceilings *rl_ceilings_fresh(rl_ctx *ctx)
+/* ---- a busy host ---------------------------------------------------------------- */
+
+static void warn(rl_ctx *ctx, const char *msg)
 {
-    char path[1024];
-    rl_ceilings c = {0};
-    ctx->be->ops->measure_ceilings(ctx, &c);
-    ceilings_path(ctx, path, sizeof path);
-    save(ctx, path, &c);
-    snprintf(c.how + strlen(c.how), sizeof c.how - strlen(c.how), "; measured now");
-    return publish(ctx, &c);
+    printf("warning     %s\n", msg);
+    rl_meta(ctx, "host_busy_warning", "%s", msg);
+    fflush(stdout);
 }
+
+/* Before measuring: other processes wanting the CPUs slow every roof. */
+static void warn_if_loaded(rl_ctx *ctx)
+{
+    double load = rl_load_average();
+    int cpus = ctx->dev->kind == RL_CPU ? ctx->dev->threads : 0;
+    if (cpus <= 0) {
+        rl_device_info host = {0};
+        rl_cpu_describe(&host);
+        cpus = host.threads > 0 ? host.threads : 1;
+    }
+    if (load > cpus / 2.0) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "the host is busy (load average %.1f on %d CPUs): ceilings may be "
+                 "under-measured and times inflated; rerun on a quiet machine", load, cpus);
+        warn(ctx, msg);
+    }
+}
+
+/* After measuring: a roof far below this device's last one says the same. */
+static void warn_if_below_cached(rl_ctx *ctx, const rl_ceilings *fresh, const rl_ceilings *old)
+{
+    if (!(old->copy_gbps > 0) || fresh->copy_gbps >= 0.7 * old->copy_gbps)
+        return;
+    char msg[256];
+    snprintf(msg, sizeof msg, "DRAM bandwidth measured %.1f GB/s, %.0f %% of this device's last "
+             "%.1f GB/s: the host may be busy", fresh->copy_gbps,
+             100 * fresh->copy_gbps / old->copy_gbps, old->copy_gbps);
+    warn(ctx, msg);
+}
+
+/* ---- the entry point ------------------------------------------------------------------- */
 
 const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
 {
     if (ctx->priv->have_ceilings)
         return &ctx->priv->ceilings;
-    char path[1024];
-    rl_ceilings c = {0};
-    ceilings_path(ctx, path, sizeof path);
-    if (ctx->args.quick && load_cached(ctx, path, &c))
+    char path[1024], why[256] = "";
+    rl_ceilings c = {0}, old = {0};
+    if (ctx->args.ceilings_file) {
+        if (!load(ctx, ctx->args.ceilings_file, false, &c, why, sizeof why))
+            rl_die(RL_EXIT_USAGE, "exp-%s: --ceilings %s: %s", ctx->exp->id,
+                   ctx->args.ceilings_file, why);
+        ctx->priv->ceilings_fixed = true;
         return publish(ctx, &c);
-    return rl_ceilings_fresh(ctx);
+    }
+    ceilings_path(ctx, path, sizeof path);
+    if (ctx->args.mode != RL_MODE_FULL && load(ctx, path, true, &c, why, sizeof why))
+        return publish(ctx, &c);
+    bool have_old = load(ctx, path, false, &old, why, sizeof why);
+    warn_if_loaded(ctx);
+    rl_progress_note(ctx, "measuring the ceilings");
+    measure_all(ctx, &c);
+    save(ctx, path, &c);
+    snprintf(c.origin, sizeof c.origin, "measured now");
+    if (have_old)
+        warn_if_below_cached(ctx, &c, &old);
+    return publish(ctx, &c);
+}
+
+/* roofs.c re-measures one rung, or the compute roof, when a point beats it. */
+rl_band rl_ceilings_remeasure_rung(rl_ctx *ctx, rl_level l, rl_pattern p)
+{
+    return measure_rung(ctx, l, p);
+}
+
+void rl_ceilings_remeasure_compute(rl_ctx *ctx, rl_ceilings *c) { (void)measure_compute(ctx, c); }
+
+void rl_ceilings_save(rl_ctx *ctx)
+{
+    char path[1024];
+    ceilings_path(ctx, path, sizeof path);
+    save(ctx, path, &ctx->priv->ceilings);
 }

@@ -14,7 +14,12 @@
 
 static const char *COMMON_HELP =
     "  --backend cuda|cpu|auto  where to run (default auto: the GPU if there is one)\n"
-    "  --quick                  short sweeps and the quick stop rule (3 samples, 2 s cap)\n"
+    "  --quick                  a smoke test: the fewest points, 3 samples each, seconds\n"
+    "  --full                   the reference sweep (make reference): every point, the strict\n"
+    "                           stop rule; without --quick or --full, a lab run (minutes)\n"
+    "  --max-bytes SIZE         cap every working set at SIZE (e.g. 512Mi); points that then\n"
+    "                           fit a cache are judged against that cache's ceiling\n"
+    "  --ceilings FILE          use the roofs in FILE (a ceilings.csv) and measure none\n"
     "  --out DIR                results root; the CSV goes to DIR/<label>/ (default results)\n"
     "  --plots DIR              charts root; charts go to DIR/<label>/ (default plots)\n"
     "  --label NAME             name of this run (default: the device's slug)\n"
@@ -168,6 +173,14 @@ static int parse_common(const char *prog, const char *name, const char *value, r
         a->label = value;
     } else if (!strcmp(name, "variant")) {
         a->variants = value;
+    } else if (!strcmp(name, "ceilings")) {
+        a->ceilings_file = value;
+    } else if (!strcmp(name, "max-bytes")) {
+        size_t bytes;
+        if (!rl_parse_size(value, &bytes) || bytes < (1u << 20))
+            return usage_error(prog, "bad --max-bytes '%s': expected a size of at least 1Mi, "
+                                     "such as 256Mi or 2Gi", value);
+        a->max_bytes = (double)bytes;
     } else if (!strcmp(name, "device")) {
         uint64_t d;
         if (!parse_u64(value, &d) || d > 64)
@@ -185,6 +198,7 @@ static int parse_common(const char *prog, const char *name, const char *value, r
 static bool *common_flag(const char *name, rl_args *a)
 {
     if (!strcmp(name, "quick")) return &a->quick;
+    if (!strcmp(name, "full")) return &a->full;
     if (!strcmp(name, "list")) return &a->list;
     if (!strcmp(name, "help")) return &a->help;
     if (!strcmp(name, "no-plot")) return &a->no_plot;
@@ -195,8 +209,9 @@ static bool *common_flag(const char *name, rl_args *a)
 
 static bool common_takes_value(const char *name)
 {
-    static const char *with_value[] = {"backend", "cache", "out",    "plots", "label",
-                                       "variant", "device", "seed", "reference"};
+    static const char *with_value[] = {"backend", "cache",    "out",  "plots",    "label",
+                                       "variant", "device",   "seed", "reference", "ceilings",
+                                       "max-bytes"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (!strcmp(name, with_value[i]))
             return true;
@@ -266,5 +281,13 @@ int rl_parse_args(int argc, char **argv, const rl_option *extra, rl_args *a)
     }
     if (a->plot_only && a->list)
         return usage_error(prog, "--plot-only and --list exclude each other");
+    if (a->quick && a->full)
+        return usage_error(prog, "--quick and --full exclude each other");
+    a->mode = a->quick ? RL_MODE_QUICK : a->full ? RL_MODE_FULL : RL_MODE_LAB;
     return 0;
+}
+
+const char *rl_mode_name(rl_mode m)
+{
+    return m == RL_MODE_QUICK ? "quick" : m == RL_MODE_FULL ? "full" : "lab";
 }

@@ -102,6 +102,11 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
     rl_meta(ctx, "argv", "%s", buf);
     rl_meta(ctx, "label", "%s", ctx->label);
     rl_meta(ctx, "quick", "%s", ctx->args.quick ? "yes" : "no");
+    rl_meta(ctx, "mode", "%s", rl_mode_name(ctx->args.mode));
+    char cap[32];
+    rl_format_bytes(rl_max_bytes(ctx), cap, sizeof cap);
+    rl_meta(ctx, "max_bytes", "%.0f (%s%s)", rl_max_bytes(ctx), cap,
+            ctx->args.max_bytes > 0 ? ", --max-bytes" : ", the mode's default");
     rl_meta(ctx, "seed", "%llu", (unsigned long long)ctx->args.seed);
     rl_meta(ctx, "stop_rule",
             "at least %d samples and %.2f s measured; stop at %.1f %% relative stddev, or "
@@ -129,8 +134,11 @@ static void print_story(const rl_ctx *ctx)
            ctx->priv->fallback_note);
     printf("device      %s\n", dev);
     printf("label       %s (%s)\n", ctx->label, ctx->csv_path);
-    printf("run         %s, %s samples, seed %llu\n", ctx->args.quick ? "quick" : "full",
-           ctx->args.cache == RL_COLD ? "cold" : "hot", (unsigned long long)ctx->args.seed);
+    char cap[32];
+    rl_format_bytes(rl_max_bytes(ctx), cap, sizeof cap);
+    printf("run         %s, %s samples, working sets up to %s, seed %llu\n",
+           rl_mode_name(ctx->args.mode), ctx->args.cache == RL_COLD ? "cold" : "hot", cap,
+           (unsigned long long)ctx->args.seed);
     fflush(stdout);
 }
 
@@ -179,7 +187,10 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
     }
     if (!ctx->args.cache_given)
         ctx->args.cache = exp->default_cache;
-    ctx->rule = ctx->args.quick ? RL_STOP_QUICK : RL_STOP_FULL;
+    ctx->rule = ctx->args.mode == RL_MODE_QUICK  ? RL_STOP_QUICK
+                : ctx->args.mode == RL_MODE_FULL ? RL_STOP_FULL
+                                                 : RL_STOP_LAB;
+    ctx->priv->started = rl_now_s();
 
     open_backend(ctx);
     snprintf(ctx->label, sizeof ctx->label, "%s", ctx->args.label ? ctx->args.label : ctx->dev->slug);
@@ -214,6 +225,7 @@ int rl_end(rl_ctx *ctx)
         code = RL_EXIT_OK;
         goto out;
     }
+    rl_print_duration(ctx);
     bool written = rl_csv_commit(ctx->priv->csv) == 0 && rl_verdicts_write(ctx) == 0;
     if (!written)
         code = RL_EXIT_FAILED;
@@ -240,22 +252,62 @@ void rl_list_variant(int number, const char *name, const char *what)
     printf("  %2d  %-22s %s\n", number, name, what);
 }
 
+static bool item_names(const char *item, size_t len, int number, const char *name);
+
 bool rl_variant_selected(const rl_ctx *ctx, int number, const char *name)
 {
     const char *list = ctx->args.variants;
     if (!list || !*list)
         return true;
-    char num[16];
-    snprintf(num, sizeof num, "%d", number);
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
-        if ((strlen(name) == n && !strncmp(p, name, n)) || (strlen(num) == n && !strncmp(p, num, n)))
+        if (item_names(p, n, number, name))
             return true;
         p += n;
         if (*p == ',')
             p++;
     }
     return false;
+}
+
+/* A usage error found after rl_begin: nothing written, exit code 2. */
+static void exit_usage(rl_ctx *ctx)
+{
+    if (ctx->priv->csv)
+        rl_csv_abort(ctx->priv->csv);
+    exit(RL_EXIT_USAGE);
+}
+
+/* Whether one item of a --variant list names this variant. */
+static bool item_names(const char *item, size_t len, int number, const char *name)
+{
+    char num[16];
+    snprintf(num, sizeof num, "%d", number);
+    return (strlen(name) == len && !strncmp(item, name, len)) ||
+           (strlen(num) == len && !strncmp(item, num, len));
+}
+
+void rl_check_variants(rl_ctx *ctx, const int *numbers, const char *const *names, int n)
+{
+    const char *list = ctx->args.variants;
+    for (const char *p = list ? list : ""; *p;) {
+        size_t len = strcspn(p, ",");
+        bool known = false;
+        for (int i = 0; i < n && !known; i++)
+            known = item_names(p, len, numbers[i], names[i]);
+        if (!known) {
+            fprintf(stderr, "exp-%s: --variant: no variant '%.*s' on the %s backend; valid:",
+                    ctx->exp->id, (int)len, p, rl_backend_name(ctx->kind));
+            for (int i = 0; i < n; i++)
+                fprintf(stderr, "%s %d (%s)", i ? "," : "", numbers[i], names[i]);
+            fprintf(stderr, "\n");
+            rl_progress_clear();
+            exit_usage(ctx);
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
 }
 
 uint64_t rl_next_seed(rl_ctx *ctx)
@@ -301,4 +353,19 @@ void rl_set_measurement(rl_ctx *ctx, const rl_measurement *m)
     rl_set_num(ctx, "rel_stddev", m->stats.rel_stddev);
 }
 
-void rl_end_row(rl_ctx *ctx) { rl_csv_end_row(ctx->priv->csv); }
+void rl_end_row(rl_ctx *ctx)
+{
+    rl_flag_row(ctx, ctx->priv->csv);
+    rl_csv_end_row(ctx->priv->csv);
+}
+
+/* Defaults sized for each mode; never more than a quarter of the memory. */
+double rl_max_bytes(const rl_ctx *ctx)
+{
+    static const double GiB = 1024.0 * 1024 * 1024;
+    double cap = ctx->args.max_bytes;
+    if (!(cap > 0))
+        cap = ctx->args.mode == RL_MODE_QUICK ? 0.25 * GiB : ctx->args.mode == RL_MODE_FULL ? 8 * GiB : 3 * GiB;
+    double memory = ctx->kind == RL_CUDA ? ctx->dev->mem_bytes : rl_host_ram_bytes();
+    return memory > 0 && cap > memory / 4 ? memory / 4 : cap;
+}

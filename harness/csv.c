@@ -1,9 +1,12 @@
 /*
  * csv.c -- tidy CSV with a '# key: value' metadata header.
  *
- * Rows stream into a temporary file beside the target; rl_csv_commit()
- * flushes, syncs and renames it into place. A run that dies half way
- * leaves the previous result untouched and no partial file behind.
+ * Metadata goes straight into a temporary file beside the target; rows
+ * wait in memory, so metadata may be added at any time before the end (a
+ * ceiling re-measured half way, the run's duration). rl_csv_commit() writes
+ * the column header and the rows, syncs and renames the file into place. A
+ * run that dies half way leaves the previous result untouched and no
+ * partial file behind.
  */
 #include "internal.h"
 
@@ -20,7 +23,9 @@ struct rl_csv {
     const char *const *columns;
     int ncols;
     char **cells;          /* the row being built, one string per column */
-    bool header_written;
+    FILE *rows;            /* finished rows, in memory until the commit */
+    char *rows_buf;
+    size_t rows_len;
 };
 
 static void fail(const char *what, const char *path)
@@ -60,15 +65,14 @@ rl_csv *rl_csv_open(const char *path, const char *const *columns)
     while (columns[c->ncols])
         c->ncols++;
     c->cells = calloc((size_t)c->ncols, sizeof(char *));
-    if (!c->cells)
+    c->rows = open_memstream(&c->rows_buf, &c->rows_len);
+    if (!c->cells || !c->rows)
         rl_die(RL_EXIT_FAILED, "out of memory");
     return c;
 }
 
 void rl_csv_meta(rl_csv *c, const char *key, const char *fmt, ...)
 {
-    if (c->header_written)
-        rl_die(RL_EXIT_FAILED, "internal error: metadata '%s' added after the first row", key);
     char value[2048];
     va_list ap;
     va_start(ap, fmt);
@@ -80,12 +84,28 @@ void rl_csv_meta(rl_csv *c, const char *key, const char *fmt, ...)
     fprintf(c->f, "# %s: %s\n", key, value);
 }
 
-static int column_index(const rl_csv *c, const char *column)
+static int find_column(const rl_csv *c, const char *column)
 {
     for (int i = 0; i < c->ncols; i++)
         if (!strcmp(c->columns[i], column))
             return i;
-    rl_die(RL_EXIT_FAILED, "internal error: no column '%s' in %s", column, c->path);
+    return -1;
+}
+
+static int column_index(const rl_csv *c, const char *column)
+{
+    int i = find_column(c, column);
+    if (i < 0)
+        rl_die(RL_EXIT_FAILED, "internal error: no column '%s' in %s", column, c->path);
+    return i;
+}
+
+bool rl_csv_has_column(const rl_csv *c, const char *column) { return find_column(c, column) >= 0; }
+
+const char *rl_csv_get(const rl_csv *c, const char *column)
+{
+    int i = find_column(c, column);
+    return i >= 0 && c->cells[i] ? c->cells[i] : "";
 }
 
 void rl_csv_set_str(rl_csv *c, const char *column, const char *value)
@@ -130,28 +150,20 @@ static void write_header(rl_csv *c)
     for (int i = 0; i < c->ncols; i++)
         fprintf(c->f, "%s%s", i ? "," : "", c->columns[i]);
     fputc('\n', c->f);
-    c->header_written = true;
 }
 
-FILE *rl_csv_stream(rl_csv *c)
-{
-    if (!c->header_written)
-        write_header(c);
-    return c->f;
-}
+FILE *rl_csv_stream(rl_csv *c) { return c->rows; }
 
 void rl_csv_end_row(rl_csv *c)
 {
-    if (!c->header_written)
-        write_header(c);
     for (int i = 0; i < c->ncols; i++) {
         if (i)
-            fputc(',', c->f);
-        write_field(c->f, c->cells[i] ? c->cells[i] : "");
+            fputc(',', c->rows);
+        write_field(c->rows, c->cells[i] ? c->cells[i] : "");
         free(c->cells[i]);
         c->cells[i] = NULL;
     }
-    fputc('\n', c->f);
+    fputc('\n', c->rows);
 }
 
 static void csv_free(rl_csv *c)
@@ -159,14 +171,26 @@ static void csv_free(rl_csv *c)
     for (int i = 0; i < c->ncols; i++)
         free(c->cells[i]);
     free(c->cells);
+    if (c->rows)
+        fclose(c->rows);
+    free(c->rows_buf);
     free(c);
+}
+
+/* The column header, then the rows kept in memory. */
+static int write_body(rl_csv *c)
+{
+    write_header(c);
+    if (fflush(c->rows) != 0)
+        return -1;
+    if (c->rows_len && fwrite(c->rows_buf, 1, c->rows_len, c->f) != c->rows_len)
+        return -1;
+    return 0;
 }
 
 int rl_csv_commit(rl_csv *c)
 {
-    if (!c->header_written)
-        write_header(c);
-    int rc = 0;
+    int rc = write_body(c);
     if (fflush(c->f) != 0 || fsync(fileno(c->f)) != 0)
         rc = -1;
     if (fclose(c->f) != 0)

@@ -35,12 +35,26 @@ typedef struct rl_backend_ops {
     /* NVTX ranges on CUDA; nothing on the CPU. */
     void (*range_push)(const char *name);
     void (*range_pop)(void);
-    /* Measures the copy/triad bandwidth and the matrix rate. */
-    void (*measure_ceilings)(rl_ctx *ctx, rl_ceilings *out);
+    /* The ceilings (ceilings.c decides what to measure): one access pattern
+     * over one working set, one GEMM size, or the FMA peak (NULL where the
+     * backend has none), each measured `trials` times; the band of rates
+     * (GB/s, bytes read plus written; TFLOP/s). */
+    rl_band (*bandwidth)(rl_ctx *ctx, rl_pattern p, double probe_bytes, int trials);
+    rl_band (*gemm)(rl_ctx *ctx, int n, int trials);
+    rl_band (*fma_peak)(rl_ctx *ctx, int trials);
+    const int *gemm_sizes; /* 0-terminated: the library GEMM's n for the compute roof */
+    const char *gemm_name; /* "OpenBLAS SGEMM", "cuBLAS FP16 GEMM (FP32 out)" */
 } rl_backend_ops;
 
 extern const rl_backend_ops rl_cpu_ops;
+/* ladder_cpu.c: the CPU backend's bandwidth and FMA ceilings. */
+rl_band rl_cpu_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials);
+rl_band rl_cpu_fma_peak(rl_ctx *ctx, int trials);
 extern const rl_backend_ops rl_cuda_ops; /* backend_cuda.cu, or backend_nocuda.c */
+/* ladder_cuda.cu: the CUDA backend's ceilings. */
+rl_band rl_cuda_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials);
+rl_band rl_cuda_gemm(rl_ctx *ctx, int n, int trials);
+extern const int rl_cuda_gemm_sizes[];
 
 struct rl_backend {
     const rl_backend_ops *ops;
@@ -57,8 +71,34 @@ struct rl_ctx_private {
     int n_verdicts, cap_verdicts;
     rl_ceilings ceilings;
     bool have_ceilings;
+    bool ceilings_fixed;        /* --ceilings FILE: never measure */
+    bool remeasured_bw[RL_LEVEL_COUNT][RL_PATTERN_COUNT], remeasured_compute;
+    bool suspect;               /* a ceiling stayed under-measured */
+    char suspect_note[256];
+    double started;             /* rl_now_s() at rl_begin */
+    double plan_s;              /* the plan's expected seconds */
+    int plan_groups, plan_points;
     char fallback_note[256];
 };
+
+/* measure.c: work measured `trials` times under a short stop rule; the
+ * band of units_per_call / median time (the best trial is the ceiling). */
+rl_band rl_measure_trials(rl_ctx *ctx, const char *name, void (*fn)(void *), void *arg,
+                          double units_per_call, int trials);
+
+/* ceilings.c: the trials each ceiling gets (at least three); measuring one
+ * rung or the compute roof again (roofs.c, when a point beats it); saving
+ * the context's ceilings to results/<label>/ceilings.csv. */
+int rl_ceiling_trials(const rl_ctx *ctx);
+rl_band rl_ceilings_remeasure_rung(rl_ctx *ctx, rl_level l, rl_pattern p);
+void rl_ceilings_remeasure_compute(rl_ctx *ctx, rl_ceilings *c);
+void rl_ceilings_save(rl_ctx *ctx);
+
+/* roofs.c: sets ceiling_flag on a row whose MBU or MFU beats 1.05. */
+void rl_flag_row(rl_ctx *ctx, rl_csv *csv);
+
+/* progress.c */
+void rl_print_duration(rl_ctx *ctx); /* "took ... (the plan expected ...)" */
 
 /* csv.c: the file under construction, header written, for raw rows. */
 FILE *rl_csv_stream(rl_csv *c);

@@ -119,3 +119,24 @@ rl_measurement rl_measure(rl_ctx *ctx, const char *name, void (*work)(void *), v
 {
     return rl_measure_as(ctx, name, work, arg, ctx->args.cache);
 }
+
+/* A trial of a ceiling: short, because a ceiling is the best of several
+ * trials rather than the median of one long measurement. */
+static const rl_stop_rule TRIAL_RULE = {.min_samples = 3, .min_time_s = 0.02, .max_noise = 0.02, .timeout_s = 0.5};
+static const rl_stop_rule TRIAL_RULE_FULL = {.min_samples = 5, .min_time_s = 0.05, .max_noise = 0.01, .timeout_s = 1.0};
+
+rl_band rl_measure_trials(rl_ctx *ctx, const char *name, void (*fn)(void *), void *arg,
+                          double units_per_call, int trials)
+{
+    rl_stop_rule saved = ctx->rule;
+    ctx->rule = ctx->args.mode == RL_MODE_FULL ? TRIAL_RULE_FULL : TRIAL_RULE;
+    rl_band b = {.best = -INFINITY, .worst = INFINITY, .probe_bytes = NAN};
+    for (int t = 0; t < trials; t++) {
+        rl_measurement m = rl_measure_as(ctx, name, fn, arg, RL_HOT);
+        double rate = units_per_call / m.stats.median;
+        b.best = fmax(b.best, rate);
+        b.worst = fmin(b.worst, rate);
+    }
+    ctx->rule = saved;
+    return b;
+}

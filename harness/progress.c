@@ -4,6 +4,7 @@
  */
 #include "internal.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -51,4 +52,95 @@ void rl_progress_clear(void)
         fflush(stderr);
     }
     shown = false;
+}
+
+void rl_progress_note(rl_ctx *ctx, const char *msg)
+{
+    if (!enabled())
+        return;
+    fprintf(stderr, "\r\033[K[exp-%s] %s", ctx->exp->id, msg);
+    fflush(stderr);
+    shown = true;
+}
+
+/* ---- the plan: what a run will measure, and how long that should take ----
+ * The stop rule bounds each member of a group: at least min_samples
+ * samples and min_time_s of measured time, at most timeout_s. A hot sample
+ * is a batch of at least a millisecond; a cold one is one call after the
+ * cache flush (a read of twice the LLC). The call's own time comes from the
+ * roofline: the larger of its bytes over its roof and its FLOPs over the
+ * compute roof. A model, and printed as one, next to what the run took. */
+
+double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_pattern pattern,
+                          double flops)
+{
+    const rl_ceilings *c = rl_ceilings_get(ctx);
+    rl_roof roof = rl_roof_for(ctx, footprint, pattern);
+    double t_bytes = bytes > 0 && roof.gbps > 0 ? bytes / (roof.gbps * 1e9) : 0;
+    double t_flops = flops > 0 && c->matrix_tflops > 0 ? flops / (c->matrix_tflops * 1e12) : 0;
+    return t_bytes > t_flops ? t_bytes : t_flops;
+}
+
+static double member_seconds(rl_ctx *ctx, double call_s)
+{
+    const rl_stop_rule *r = &ctx->rule;
+    double t;
+    if (ctx->args.cache == RL_COLD) {
+        const rl_ceilings *c = rl_ceilings_get(ctx);
+        double flush_s = 2 * ctx->dev->llc_bytes / (c->bw[RL_DRAM][RL_READ].best * 1e9);
+        double samples = fmax(r->min_samples, r->min_time_s / fmax(call_s, 1e-9));
+        t = samples * (call_s + (flush_s > 0 ? flush_s : 0));
+    } else {
+        double batch = fmax(1e-3, r->min_time_s / r->min_samples / 5);
+        t = fmax(r->min_time_s, r->min_samples * fmax(call_s, batch));
+    }
+    return fmin(t, r->timeout_s) + 3 * call_s; /* warm-up and validation */
+}
+
+void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call)
+{
+    rl_ctx_private *p = ctx->priv;
+    p->plan_groups++;
+    p->plan_points += members;
+    p->plan_s += members * member_seconds(ctx, seconds_per_call);
+}
+
+void rl_plan_fixed(rl_ctx *ctx, double seconds) { ctx->priv->plan_s += seconds; }
+
+static void format_duration(double s, char *buf, size_t len)
+{
+    if (s < 90)
+        snprintf(buf, len, "%.0f s", s);
+    else
+        snprintf(buf, len, "%.0f min %02.0f s", floor(s / 60), fmod(s, 60));
+}
+
+void rl_plan_print(rl_ctx *ctx)
+{
+    rl_ctx_private *p = ctx->priv;
+    char t[32];
+    double so_far = rl_now_s() - p->started; /* the ceilings, the inputs */
+    p->plan_s += so_far;
+    format_duration(p->plan_s, t, sizeof t);
+    printf("plan        %d group(s) of %d point(s); expected about %s in all, %.0f s of it so "
+           "far (model: stop rule x roofline time per call)\n", p->plan_groups, p->plan_points, t,
+           so_far);
+    rl_meta(ctx, "plan", "%d groups, %d points, expected %.0f s", p->plan_groups, p->plan_points,
+            p->plan_s);
+    fflush(stdout);
+    rl_progress_total(ctx, p->plan_groups);
+}
+
+void rl_print_duration(rl_ctx *ctx)
+{
+    rl_ctx_private *p = ctx->priv;
+    double took = rl_now_s() - p->started;
+    char a[32], b[32];
+    format_duration(took, a, sizeof a);
+    format_duration(p->plan_s, b, sizeof b);
+    if (p->plan_s > 0)
+        printf("took        %s (the plan expected about %s)\n", a, b);
+    else
+        printf("took        %s\n", a);
+    rl_meta(ctx, "duration_s", "%.1f", took);
 }

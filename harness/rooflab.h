@@ -53,8 +53,11 @@ typedef struct rl_stop_rule {
     double timeout_s;   /* wall time for the point, preparation included */
 } rl_stop_rule;
 
-extern const rl_stop_rule RL_STOP_FULL;  /* 10 samples, 0.5 s, 0.5 %, 15 s */
-extern const rl_stop_rule RL_STOP_QUICK; /*  3 samples, 0.05 s, 5 %, 2 s: a smoke test */
+/* One rule per run mode (see rl_mode): a reference run, a lab run (the
+ * default), a smoke test. */
+extern const rl_stop_rule RL_STOP_FULL;  /* 10 samples, 0.5 s, 0.5 %, 6 s */
+extern const rl_stop_rule RL_STOP_LAB;   /*  5 samples, 0.15 s, 1 %, 2 s */
+extern const rl_stop_rule RL_STOP_QUICK; /*  3 samples, 0.03 s, 5 %, 1 s: a smoke test */
 
 typedef enum rl_stop_reason {
     RL_CONTINUE = 0,
@@ -209,10 +212,20 @@ typedef struct rl_option {
 typedef enum rl_backend_choice { RL_BACKEND_AUTO, RL_BACKEND_CPU, RL_BACKEND_CUDA } rl_backend_choice;
 typedef enum rl_cache_state { RL_COLD, RL_HOT } rl_cache_state;
 
+/* How much a run measures. A lab run (the default) keeps the points the
+ * verdicts need and a few more for the charts, sized to finish in about
+ * two minutes on a two-core CPU; --full is the reference sweep; --quick a
+ * smoke test of a few seconds. */
+typedef enum rl_mode { RL_MODE_LAB = 0, RL_MODE_QUICK, RL_MODE_FULL } rl_mode;
+const char *rl_mode_name(rl_mode m); /* "lab", "quick", "full" */
+
 typedef struct rl_args {
     rl_backend_choice backend;
-    bool quick, list, help, no_plot, plot_only, print_label, cache_given, no_reference;
+    bool quick, full, list, help, no_plot, plot_only, print_label, cache_given, no_reference;
+    rl_mode mode; /* from --quick / --full */
     const char *out_dir, *plots_dir, *label, *variants;
+    const char *ceilings_file; /* --ceilings FILE: use these roofs, measure none */
+    double max_bytes;          /* --max-bytes: largest working set; 0: the mode's default */
     int device;
     uint64_t seed;
     rl_cache_state cache;
@@ -231,14 +244,17 @@ bool rl_parse_size(const char *s, size_t *out);
 typedef struct rl_csv rl_csv;
 
 /* Opens a temporary file beside path; nothing appears at path until
- * rl_csv_commit(). columns is NULL-terminated. */
+ * rl_csv_commit(). columns is NULL-terminated. Metadata may be added at any
+ * time before the commit; it is written above the rows. */
 rl_csv *rl_csv_open(const char *path, const char *const *columns);
 void rl_csv_meta(rl_csv *c, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void rl_csv_set_str(rl_csv *c, const char *column, const char *value);
 void rl_csv_set_num(rl_csv *c, const char *column, double value); /* NaN: empty */
 void rl_csv_set_int(rl_csv *c, const char *column, long long value);
-void rl_csv_end_row(rl_csv *c); /* writes the row; unset cells stay empty */
+void rl_csv_end_row(rl_csv *c); /* keeps the row; unset cells stay empty */
+bool rl_csv_has_column(const rl_csv *c, const char *column);
+const char *rl_csv_get(const rl_csv *c, const char *column); /* the row being built; "" if unset */
 int rl_csv_commit(rl_csv *c);  /* flush, fsync, rename; 0 on success */
 void rl_csv_abort(rl_csv *c);  /* removes the temporary file */
 /* Reads "# key: value" from a CSV's header into buf; false if absent. */
@@ -267,12 +283,43 @@ int rl_table_match(const rl_table *t, const rl_table *src, int src_row, const ch
 /* ------------------------------------------------------------------------
  * The experiment context (context.c)
  * ---------------------------------------------------------------------- */
+/* The memory hierarchy as the ceilings see it. On the CPU: each core's L1
+ * and L2 (capacities summed over the cores), the shared last-level cache
+ * and DRAM. On a GPU: its L2 (the LLC) and device memory; it has no rungs
+ * for L1 and L2 of its own here. */
+typedef enum rl_level { RL_L1 = 0, RL_L2, RL_LLC, RL_DRAM, RL_LEVEL_COUNT } rl_level;
+
+/* How a kernel touches memory: only reads (a GEMV's weights, a sum), one
+ * read and one write stream (an element-wise map), two reads and a write
+ * (STREAM's triad). Bytes are counted as the program reads and writes
+ * them; the hardware also reads each written line first (write-allocate),
+ * for the ceilings and the kernels alike, so the two stay comparable. */
+typedef enum rl_pattern { RL_READ = 0, RL_COPY, RL_TRIAD, RL_PATTERN_COUNT } rl_pattern;
+
+const char *rl_level_name(rl_backend_kind kind, rl_level l); /* "L1" ... "DRAM" */
+const char *rl_pattern_name(rl_pattern p);                   /* "read", "copy", "triad" */
+
+/* One ceiling: the best of its trials (a ceiling is a maximum), and the
+ * worst, so charts can draw it as a band. NaN when not measured. */
+typedef struct rl_band {
+    double best, worst;
+    double probe_bytes; /* the working set it was measured at */
+} rl_band;
+
 typedef struct rl_ceilings {
-    double copy_gbps;      /* measured: GPU device copy or CPU triad, bytes read + written */
-    double matrix_tflops;  /* measured: cuBLAS FP16 GEMM or OpenBLAS SGEMM */
+    /* The bandwidth ladder, GB/s, bytes read plus written. */
+    rl_band bw[RL_LEVEL_COUNT][RL_PATTERN_COUNT];
+    double level_bytes[RL_LEVEL_COUNT]; /* capacity; 0 where the device has no such level */
+    double copy_gbps;      /* the headline device-memory roof: DRAM copy (GPU) or triad (CPU) */
+    /* The compute roof: the best of the library GEMM at a few sizes and
+     * (on the CPU) an FMA-throughput microbenchmark. */
+    double matrix_tflops;
+    double gemm_tflops, fma_tflops; /* its sources; NaN where not measured */
+    char matrix_source[64];         /* which source set the roof */
     double sheet_gbps;     /* datasheet, NaN when the device is not in the table */
     double sheet_tflops;
-    char how[256];         /* what was measured, and whether it came from the cache */
+    char how[256];         /* what was measured */
+    char origin[160];      /* "measured now", "cached, measured <date>", "from <file>, ..." */
 } rl_ceilings;
 
 typedef struct rl_experiment {
@@ -319,8 +366,17 @@ int rl_end(rl_ctx *ctx);
 
 /* For --list: prints one variant line and returns. */
 void rl_list_variant(int number, const char *name, const char *what);
+/* Exits with code 2, listing the valid variants, when --variant names one
+ * that is not among these n (numbers[i], names[i]): before any work. */
+void rl_check_variants(rl_ctx *ctx, const int *numbers, const char *const *names, int n);
 /* True when --variant was not given, or names this variant (by number or name). */
 bool rl_variant_selected(const rl_ctx *ctx, int number, const char *name);
+
+/* The largest working set a point may have: --max-bytes, or the mode's
+ * default (quick 256 MiB, lab 3 GiB, full 8 GiB), at most a quarter of the
+ * device's memory. Sweeps stop below it; a claim about device memory that
+ * the cap keeps in the cache is judged against the cache, and says so. */
+double rl_max_bytes(const rl_ctx *ctx);
 
 /* A fresh seed for each input set, derived from --seed. */
 uint64_t rl_next_seed(rl_ctx *ctx);
@@ -329,11 +385,49 @@ uint64_t rl_next_seed(rl_ctx *ctx);
 void rl_meta(rl_ctx *ctx, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* The measured ceilings. A full run measures them now; a quick run reuses
- * results/<label>/ceilings.csv when it holds a measurement of this device.
- * Every measurement is saved there. rl_ceilings_fresh() always measures. */
+/* The measured ceilings. A full run measures them now. A lab run reuses
+ * results/<label>/ceilings.csv when a full or lab run of this device wrote
+ * it within the last half hour, a quick run whenever it holds this device;
+ * --ceilings FILE uses that file and measures nothing. Every measurement is
+ * saved there. The first call prints a warning when the host looks busy. */
 const rl_ceilings *rl_ceilings_get(rl_ctx *ctx);
-const rl_ceilings *rl_ceilings_fresh(rl_ctx *ctx);
+
+/* The roof a memory-bound point is judged against: the ceiling of the
+ * level its working set lives in, for its access pattern. A working set
+ * that does not fit one level but is under 4x its capacity may still hit
+ * in it (caches are not strict LRU), so it is judged against that faster
+ * level and marked mixed ("L2-LLC"): a roof must never be beaten. */
+typedef struct rl_roof {
+    rl_level level;
+    bool mixed;          /* between level and the next one out */
+    rl_pattern pattern;
+    double gbps;         /* NaN when that rung was not measured */
+    char name[16];       /* "LLC", "L2-LLC", "DRAM" */
+} rl_roof;
+
+rl_roof rl_roof_for(rl_ctx *ctx, double footprint_bytes, rl_pattern pattern);
+/* Its rule alone: the first level whose capacity (0: absent) exceeds a
+ * quarter of the footprint; mixed when the footprint exceeds the capacity. */
+rl_level rl_level_for(const double capacity[RL_LEVEL_COUNT], double footprint_bytes, bool *mixed);
+/* Whether a working set is at least 4x the last-level cache: what a claim
+ * about device memory needs (cache_resident is the opposite). */
+bool rl_beyond_cache(const rl_ctx *ctx, double footprint_bytes);
+
+/* Utilization against a roof: achieved / ceiling. Above 1.05 the ceiling
+ * was under-measured (a busy machine, or a kernel faster than the
+ * benchmark): it is measured again once; if the point still beats it, the
+ * CSV says so (metadata, and ceiling_flag in the row when the experiment
+ * has that column) and rl_ceiling_suspect() turns true. */
+double rl_mbu(rl_ctx *ctx, double gbps, const rl_roof *roof);
+double rl_mfu(rl_ctx *ctx, double tflops);
+/* True once a ceiling stayed under-measured: verdicts built on MBU or MFU
+ * must then say so instead of judging (rl_verdict_on_ceiling). */
+bool rl_ceiling_suspect(const rl_ctx *ctx);
+const char *rl_ceiling_suspect_note(const rl_ctx *ctx); /* NULL when none */
+/* The columns of a memory-bound row: mem_level, ceiling_gbps, ceiling_flag.
+ * rl_set_roof() fills them for the roof a row was judged against. */
+#define RL_ROOF_COLUMNS "mem_level", "ceiling_gbps", "ceiling_flag"
+void rl_set_roof(rl_ctx *ctx, const rl_roof *roof);
 
 /* ------------------------------------------------------------------------
  * Measurement (measure.c)
@@ -390,6 +484,10 @@ const char *rl_verdict_name(rl_verdict_status s);
 /* id: short and stable ("fused_speedup_cos"); note: why, in a few words. */
 void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
                 const char *measured, rl_verdict_status status, const char *note);
+/* The same for a claim judged on MBU or MFU: when a ceiling stayed
+ * under-measured, the verdict is "not measured" with the reason instead. */
+void rl_verdict_on_ceiling(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
+                           const char *measured, rl_verdict_status status, const char *note);
 /* RL_HOLDS when lo <= x <= hi; RL_NOT_MEASURED when x is NaN. */
 rl_verdict_status rl_within(double x, double lo, double hi);
 
@@ -399,6 +497,19 @@ rl_verdict_status rl_within(double x, double lo, double hi);
 void rl_progress_total(rl_ctx *ctx, int total);
 void rl_progress_step(rl_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rl_progress_clear(void);
+/* A message on the progress line that is not a step ("encoding L0.q"). */
+void rl_progress_note(rl_ctx *ctx, const char *msg);
+
+/* The plan (progress.c): an experiment declares each group it will time
+ * (its members and the expected time of one call, from
+ * rl_estimate_call_s) and any fixed work (building inputs), then prints
+ * the plan: how long the run should take. That also sets the progress
+ * line's total (one step per group); rl_end prints what it took. */
+double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_pattern pattern,
+                          double flops);
+void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call);
+void rl_plan_fixed(rl_ctx *ctx, double seconds);
+void rl_plan_print(rl_ctx *ctx);
 
 /* ------------------------------------------------------------------------
  * Small helpers (util.c)

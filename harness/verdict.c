@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 typedef struct rl_verdict_row {
-    char id[64], claim[256], predicted[128], measured[160], note[256];
+    char id[64], claim[256], predicted[128], measured[160], note[400];
     rl_verdict_status status;
 } rl_verdict_row;
 
@@ -52,6 +52,16 @@ void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *pred
     snprintf(v->measured, sizeof v->measured, "%s", measured ? measured : "");
     snprintf(v->note, sizeof v->note, "%s", note ? note : "");
     v->status = status;
+}
+
+void rl_verdict_on_ceiling(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
+                           const char *measured, rl_verdict_status status, const char *note)
+{
+    const char *suspect = rl_ceiling_suspect_note(ctx);
+    if (suspect)
+        rl_verdict(ctx, id, claim, predicted, measured, RL_NOT_MEASURED, suspect);
+    else
+        rl_verdict(ctx, id, claim, predicted, measured, status, note);
 }
 
 void rl_verdicts_print(rl_ctx *ctx)

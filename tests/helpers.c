@@ -5,9 +5,11 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -111,12 +113,54 @@ int temp_files_left(const char *dir, const char *label)
     return n + count_entries(path, ".tmp");
 }
 
+/* ---- one measurement at a time ------------------------------------------------
+ * Criterion runs tests in parallel processes. A test that times anything
+ * holds this lock (an flock, released when the process dies), so that no
+ * two measure at once and a busy machine cannot fail the suite. */
+static int lock_fd = -1;
+
+void measure_lock(void)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/.measure.lock", RL_BUILD_DIR);
+    lock_fd = open(path, O_RDWR | O_CREAT, 0666);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX) != 0) {
+        perror("measure_lock");
+        abort();
+    }
+}
+
+void measure_unlock(void)
+{
+    if (lock_fd >= 0) {
+        flock(lock_fd, LOCK_UN);
+        close(lock_fd);
+        lock_fd = -1;
+    }
+}
+
+static int run_locked(const char *bin, const char *dir, const char *ceilings, const char *args,
+                      char *out, size_t out_cap, char *err, size_t err_cap)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --out '%s/results' --plots '%s/plots'%s%s %s", bin, dir, dir,
+             ceilings ? " --ceilings " : "", ceilings ? ceilings : "", args);
+    measure_lock();
+    int rc = run_capture(cmd, out, out_cap, err, err_cap);
+    measure_unlock();
+    return rc;
+}
+
 int run_experiment(const char *bin, const char *dir, const char *args, char *out, size_t out_cap,
                    char *err, size_t err_cap)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s --out '%s/results' --plots '%s/plots' %s", bin, dir, dir, args);
-    return run_capture(cmd, out, out_cap, err, err_cap);
+    return run_locked(bin, dir, TEST_CEILINGS, args, out, out_cap, err, err_cap);
+}
+
+int run_experiment_measuring(const char *bin, const char *dir, const char *args, char *out,
+                             size_t out_cap, char *err, size_t err_cap)
+{
+    return run_locked(bin, dir, NULL, args, out, out_cap, err, err_cap);
 }
 
 int missing_charts(const char *dir, const char *label, const char *const *names, int n, char *first,

@@ -33,10 +33,23 @@ int count_entries(const char *dir, const char *part);
  * DIR/plots/LABEL: a finished run leaves none. */
 int temp_files_left(const char *dir, const char *label);
 
-/* Runs an experiment's binary with --out DIR/results --plots DIR/plots and
- * args, capturing as run_capture does. */
+/* The roofs the end-to-end tests use: a fixture of made-up values, so
+ * that no test measures a ceiling (tests/README.md). */
+#define TEST_CEILINGS RL_SOURCE_ROOT "/tests/fixtures/ceilings-cpu.csv"
+
+/* Tests that time anything hold this lock (an flock in the build folder):
+ * one measurement at a time, whatever Criterion runs in parallel. */
+void measure_lock(void);
+void measure_unlock(void);
+
+/* Runs an experiment's binary with --out DIR/results --plots DIR/plots,
+ * --ceilings TEST_CEILINGS and args, under the measurement lock, capturing
+ * as run_capture does. */
 int run_experiment(const char *bin, const char *dir, const char *args, char *out, size_t out_cap,
                    char *err, size_t err_cap);
+/* The same without the fixture: the run measures its own ceilings. */
+int run_experiment_measuring(const char *bin, const char *dir, const char *args, char *out,
+                             size_t out_cap, char *err, size_t err_cap);
 /* How many of the charts NAME.{png,pdf,svg} for each of the n names are
  * missing, or under 1000 bytes, in DIR/plots/LABEL; the first in first. */
 int missing_charts(const char *dir, const char *label, const char *const *names, int n, char *first,

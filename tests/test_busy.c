@@ -187,6 +187,7 @@ static double duty_of(const busy_result *r)
  * no bursts at duty 0. */
 Test(busy, the_cpu_run_keeps_its_duty_cycle)
 {
+    measure_lock(); /* it times bursts: not beside another measurement */
     char why[256];
     rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
     bufs b;

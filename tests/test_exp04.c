@@ -73,9 +73,7 @@ TestSuite(exp04, .init = setup, .fini = teardown, .timeout = 600);
 
 static int run_exp04(const char *args)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s --out '%s/results' --plots '%s/plots' %s", EXP04, dir, dir, args);
-    return run_capture(cmd, out, sizeof out, err, sizeof err);
+    return run_experiment(EXP04, dir, args, out, sizeof out, err, sizeof err);
 }
 
 /* The CSV, read back with the harness's reader; a missing column is a
@@ -189,7 +187,7 @@ static void check_vocab_verdict_clears_the_noise(const char *verdicts)
 
 Test(exp04, quick_cpu_run_writes_csv_verdicts_and_charts)
 {
-    int rc = run_exp04("--quick --backend cpu --label e2e");
+    int rc = run_exp04("--quick --backend cpu --max-bytes 64Mi --label e2e");
     cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
     const char *said[] = {"backend     cpu", "staircase: own blocked GEMM", "vocab: GPT-2 small",
                           "verdicts (cpu backend", "model: waves on 108 and 132 SMs",

@@ -42,7 +42,7 @@ static void assert_charts(const char *label)
 
 Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
 {
-    int rc = run_exp06("--quick --backend cpu --label e2e");
+    int rc = run_exp06("--quick --backend cpu --max-bytes 64Mi --label e2e");
     cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
     cr_assert(strstr(out, "verdicts (cpu backend"), "%s", out);
     cr_assert(strstr(out, "doubling test: h = relu(x W1 + bias); y = h W2 + x"), "%s", out);
@@ -113,7 +113,7 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
 
 Test(exp06, one_test_still_draws_every_chart)
 {
-    int rc = run_exp06("--quick --backend cpu --label part --test size --variant async,one_kernel");
+    int rc = run_exp06("--quick --backend cpu --max-bytes 64Mi --label part --test size --variant async,one_kernel");
     cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
     cr_assert(strstr(out, "not measured"), "%s", out);
     assert_charts("part");

@@ -64,6 +64,8 @@ typedef struct run {
     observer obs;
     double settle_s, hold_s, period_s;
     int units;              /* SMs or logical CPUs: "the full device" */
+    bool counting;          /* planning: measure() only counts the points */
+    int planned;
     point pts[MAX_POINTS];
     int npts;
 } run;
@@ -87,6 +89,11 @@ static void duty_of(point *p, const busy_result *r)
 
 static point *measure(run *r, const char *sweep, const busy_variant *v, int workers, double duty)
 {
+    static point scratch;
+    if (r->counting) {
+        r->planned++;
+        return &scratch;
+    }
     if (r->npts == MAX_POINTS)
         rl_die(RL_EXIT_FAILED, "exp-01: more than %d points: raise MAX_POINTS", MAX_POINTS);
     point *p = &r->pts[r->npts++];
@@ -127,7 +134,7 @@ static const busy_variant *variant(const run *r, int number)
 static int worker_list(const run *r, int *out)
 {
     int n = 0, units = r->units, most = r->w.max_workers;
-    if (r->ctx->args.quick) {
+    if (r->ctx->args.mode == RL_MODE_QUICK) {
         out[n++] = 1;
         if (units > 1)
             out[n++] = units;
@@ -156,7 +163,7 @@ static void sweep_occupancy(run *r)
             continue;
         }
         measure(r, "a_occupancy", v, 1, 1.0);
-        if (!r->ctx->args.quick && r->units > 1)
+        if (r->ctx->args.mode != RL_MODE_QUICK && r->units > 1)
             measure(r, "a_occupancy", v, r->units, 1.0);
     }
 }
@@ -164,7 +171,9 @@ static void sweep_occupancy(run *r)
 static void sweep_duty(run *r)
 {
     const busy_variant *arith = variant(r, 1);
-    int steps = r->ctx->args.quick ? (r->ctx->kind == RL_CUDA ? 2 : 4) : 10;
+    int steps = r->ctx->args.mode == RL_MODE_QUICK  ? (r->ctx->kind == RL_CUDA ? 2 : 4)
+                : r->ctx->args.mode == RL_MODE_LAB ? 5
+                                                   : 10;
     int sizes[2] = {1, r->units};
     for (int s = 0; arith && s < (r->units > 1 ? 2 : 1); s++)
         for (int k = 0; k <= steps; k++)
@@ -174,7 +183,9 @@ static void sweep_duty(run *r)
 static void sweep_memory(run *r)
 {
     const busy_variant *arith = variant(r, 1), *stream = variant(r, 3);
-    if (arith) { /* an idle point: held memory, no kernel (arith at duty 0) */
+    if (arith && r->counting) {
+        measure(r, "c_memory", arith, 1, 0.0);
+    } else if (arith) { /* an idle point: held memory, no kernel (arith at duty 0) */
         double bytes;
         void *held = idle_allocation(r->ctx, &bytes);
         point *p = measure(r, "c_memory", arith, 1, 0.0);
@@ -284,11 +295,47 @@ static void print_table(const run *r, double full)
     fflush(stdout);
 }
 
+static void run_sweeps(run *r)
+{
+    if (want("a"))
+        sweep_occupancy(r);
+    if (want("b"))
+        sweep_duty(r);
+    if (want("c"))
+        sweep_memory(r);
+}
+
+/* The plan: each point holds its load for settle + hold seconds, a fixed
+ * time whatever the workload. */
+static void plan(run *r)
+{
+    r->counting = true;
+    r->planned = 0;
+    run_sweeps(r);
+    r->counting = false;
+    for (int i = 0; i < r->planned; i++)
+        rl_plan_group(r->ctx, 1, 0);
+    rl_plan_fixed(r->ctx, r->planned * (r->settle_s + r->hold_s));
+    rl_plan_print(r->ctx);
+}
+
+static void check_variants(rl_ctx *ctx)
+{
+    int numbers[MAX_VARIANTS], n = 0;
+    const char *names[MAX_VARIANTS];
+    for (const busy_variant *v = busy_table(ctx->kind); v->name && n < MAX_VARIANTS; v++, n++) {
+        numbers[n] = v->number;
+        names[n] = v->name;
+    }
+    rl_check_variants(ctx, numbers, names, n);
+}
+
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP01, argc, argv);
     run *r = calloc(1, sizeof *r);
     r->ctx = ctx;
+    check_variants(ctx);
     if (ctx->args.list) {
         printf("workloads of kernels/%s:\n", ctx->kind == RL_CUDA ? "busy.cu" : "cpu/busy.c");
         for (const busy_variant *v = busy_table(ctx->kind); v->name; v++)
@@ -300,11 +347,16 @@ int main(int argc, char **argv)
     double period_ms = strtod(period_ms_opt, &end);
     if (*end || !(period_ms >= 1 && period_ms <= 1000))
         rl_die(RL_EXIT_USAGE, "exp-01: --period-ms must be between 1 and 1000, not '%s'", period_ms_opt);
-    bool gpu = ctx->kind == RL_CUDA, quick = ctx->args.quick;
+    bool gpu = ctx->kind == RL_CUDA;
+    rl_mode mode = ctx->args.mode;
     double load_start = rl_load_average();
     r->period_s = period_ms / 1e3;
-    r->settle_s = gpu ? (quick ? 0.6 : 1.0) : (quick ? 0.1 : 0.25);
-    r->hold_s = gpu ? (quick ? 1.0 : 3.0) : (quick ? 0.4 : 2.0);
+    /* NVML averages over its own sample period (up to a sixth of a second),
+     * so a GPU point settles and holds longer than a CPU point. */
+    static const double SETTLE[2][3] = {{0.2, 0.1, 0.25}, {0.8, 0.6, 1.0}}; /* [gpu][mode] */
+    static const double HOLD[2][3] = {{1.0, 0.4, 2.0}, {2.0, 1.0, 3.0}};
+    r->settle_s = SETTLE[gpu][mode];
+    r->hold_s = HOLD[gpu][mode];
     r->units = gpu ? ctx->dev->sm_count : ctx->dev->threads;
     const rl_ceilings *ceil = rl_ceilings_get(ctx);
 
@@ -326,12 +378,8 @@ int main(int argc, char **argv)
             r->w.chain_lines, r->w.chain_stride * 4, r->w.chain_lines * r->w.chain_stride * 4.0 / 1048576);
     rl_meta(ctx, "stream_buffer", "x and y of %zu floats each", r->w.n);
 
-    if (want("a"))
-        sweep_occupancy(r);
-    if (want("b"))
-        sweep_duty(r);
-    if (want("c"))
-        sweep_memory(r);
+    plan(r);
+    run_sweeps(r);
     rl_progress_clear();
     observer_describe(&r->obs, buf, sizeof buf); /* now with NVML's sample period */
     rl_meta(ctx, "observer", "%s", buf);
@@ -345,7 +393,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < r->npts; i++)
         write_row(r, &r->pts[i], full);
     print_table(r, full);
-    judge(ctx, r->pts, r->npts, r->units, full, ceil->copy_gbps, r->w.bytes_per_hop);
+    judge(ctx, r->pts, r->npts, r->units, full, ceil->bw[RL_DRAM][RL_READ].best, r->w.bytes_per_hop);
 
     observer_close(&r->obs);
     workload_close(&r->w);

@@ -27,7 +27,8 @@ static void make_chain(workload *w, uint32_t **host_chain)
     w->chain_stride = ctx->kind == RL_CUDA ? 32 : 16; /* a 128-byte GPU line, a 64-byte CPU line */
     w->bytes_per_hop = ctx->kind == RL_CUDA ? 32 : 64; /* a DRAM sector, a cache line */
     size_t line_bytes = w->chain_stride * sizeof(uint32_t);
-    w->chain_lines = (size_t)ceil(4 * ctx->dev->llc_bytes / (double)line_bytes);
+    double chain_bytes = fmin(4 * ctx->dev->llc_bytes, rl_max_bytes(ctx) / 4);
+    w->chain_lines = (size_t)ceil(chain_bytes / (double)line_bytes);
     size_t bytes = w->chain_lines * line_bytes;
     uint32_t *chain = rl_host_alloc(bytes);
     memset(chain, 0, bytes);
@@ -70,7 +71,8 @@ void workload_open(workload *w, rl_ctx *ctx)
     for (size_t i = 0; i < w->lanes; i++)
         w->seeds_host[i] = mix32(seed * 0x9e3779b97f4a7c15ULL + i);
 
-    w->n = (size_t)ceil(2 * ctx->dev->llc_bytes / sizeof(float) / (1 << 20)) << 20;
+    double stream_bytes = fmin(2 * ctx->dev->llc_bytes, rl_max_bytes(ctx) / 8); /* x and y */
+    w->n = (size_t)ceil(stream_bytes / sizeof(float) / (1 << 20)) << 20;
     w->x = rl_alloc(ctx->be, w->n * sizeof(float));
     w->y = rl_alloc(ctx->be, w->n * sizeof(float));
     float *host = rl_host_alloc(w->n * sizeof(float));
@@ -188,7 +190,7 @@ void *idle_allocation(rl_ctx *ctx, double *bytes)
 #endif
     } else {
         /* 16x the stream's buffers, at most a quarter of the machine's RAM. */
-        want = fmin(16 * 2 * 2 * ctx->dev->llc_bytes, 0.25 * rl_host_ram_bytes());
+        want = fmin(16 * 2 * 2 * ctx->dev->llc_bytes, fmin(0.25 * rl_host_ram_bytes(), rl_max_bytes(ctx)));
     }
     size_t b = (size_t)want & ~(size_t)((1 << 20) - 1);
     void *p = rl_alloc(ctx->be, b);

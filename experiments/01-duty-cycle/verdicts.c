@@ -114,7 +114,7 @@ void judge(rl_ctx *ctx, const point *pts, int n, int units, double full, double 
     double uc = chase ? chase->rd.util_pct : NAN;
     snprintf(measured, sizeof measured, isnan(uc) ? "-" : "%.1f %% busy, %.3f of bandwidth", uc, share);
     snprintf(note, sizeof note, "a pointer chase waits on memory every hop; traffic counted as %.0f B "
-             "per hop over the measured copy bandwidth", bytes_per_hop);
+             "per hop over the DRAM read bandwidth", bytes_per_hop);
     rl_verdict(ctx, "chase_reads_busy", "a pointer chase reads busy while moving little data",
                "busy >= 90 %, < 0.25 of bandwidth", measured,
                isnan(uc) || isnan(share) ? RL_NOT_MEASURED

@@ -31,6 +31,7 @@ typedef struct point {
     job job;
     bool ok;
     int validated_rows;
+    double footprint; /* bytes: the rotating weights, the tokens, the outputs */
     double max_abs_err, seconds;
     rl_measurement m;
     char why[256];
@@ -52,6 +53,7 @@ double point_gbps(const point *p);
 double point_ai(const point *p);
 double point_mfu(const run *r, const point *p);
 double point_mbu(const run *r, const point *p);
+rl_roof point_roof(const run *r, const point *p);
 
 /* judge.c */
 const point *find_point(const run *r, const shape *s, int n, const char *variant);

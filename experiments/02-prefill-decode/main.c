@@ -32,7 +32,7 @@ static const rl_option OPTIONS[] = {
 static const char *const COLUMNS[] = {
     "shape", "k", "rows", "n", "variant", "number", "flops", "bytes", "ai", "copies",
     "footprint_bytes", "cache_resident", RL_MEASUREMENT_COLUMNS, "tflops", "gbps", "mfu", "mbu",
-    "mfu_datasheet", "mbu_datasheet", "attainable_tflops", "time_per_token_us", "tokens_per_s",
+    RL_ROOF_COLUMNS, "mfu_datasheet", "mbu_datasheet", "attainable_tflops", "time_per_token_us", "tokens_per_s",
     "validated", "validated_rows", "max_abs_err", "skipped_reason", NULL};
 
 static const rl_experiment EXP02 = {
@@ -58,19 +58,25 @@ static const rl_experiment EXP02 = {
 
 static const shape SHAPES[] = {{"4096x14336", 4096, 14336}, {"8192x8192", 8192, 8192}};
 
-/* Token counts: powers of two, fewer on the CPU (a 14336 x 4096 x 512
- * SGEMM takes half a second there) and in --quick, which keeps the points
- * the verdicts need. */
+/* Token counts: powers of two in a full run, fewer on the CPU (a 14336 x
+ * 4096 x 512 SGEMM takes half a second there); a lab run keeps every point
+ * a verdict needs and enough between them to draw the curves; a quick run
+ * only what the verdicts need. */
 static const int GPU_FULL[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 0};
+static const int GPU_LAB[] = {1, 2, 4, 8, 32, 128, 512, 2048, 8192, 0};
 static const int GPU_QUICK[] = {1, 2, 4, 8, 64, 512, 2048, 0};
 static const int CPU_FULL[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 0};
+static const int CPU_LAB[] = {1, 2, 4, 8, 32, 128, 512, 0};
 static const int CPU_QUICK[] = {1, 2, 8, 128, 0};
 
 static const int *token_counts(const rl_ctx *ctx)
 {
-    if (ctx->kind == RL_CUDA)
-        return ctx->args.quick ? GPU_QUICK : GPU_FULL;
-    return ctx->args.quick ? CPU_QUICK : CPU_FULL;
+    bool gpu = ctx->kind == RL_CUDA;
+    switch (ctx->args.mode) {
+    case RL_MODE_QUICK: return gpu ? GPU_QUICK : CPU_QUICK;
+    case RL_MODE_FULL: return gpu ? GPU_FULL : CPU_FULL;
+    default: return gpu ? GPU_LAB : CPU_LAB;
+    }
 }
 
 /* Validation: every row of the layer while that costs at most 2^29
@@ -93,8 +99,17 @@ double point_ai(const point *p)
 {
     return rl_arith_intensity(gemv_flops(p->s->rows, p->s->k, p->n), gemv_bytes(p->s->rows, p->s->k, p->n));
 }
-double point_mfu(const run *r, const point *p) { return point_tflops(p) / r->ceil->matrix_tflops; }
-double point_mbu(const run *r, const point *p) { return point_gbps(p) / r->ceil->copy_gbps; }
+double point_mfu(const run *r, const point *p) { return rl_mfu(r->ctx, point_tflops(p)); }
+
+/* A GEMV reads its weights and little else: the read pattern, at the level
+ * where the rotating copies of the weights live. */
+rl_roof point_roof(const run *r, const point *p) { return rl_roof_for(r->ctx, p->footprint, RL_READ); }
+
+double point_mbu(const run *r, const point *p)
+{
+    rl_roof roof = point_roof(r, p);
+    return rl_mbu(r->ctx, point_gbps(p), &roof);
+}
 
 /* ---- one shape's buffers --------------------------------------------------- */
 
@@ -120,6 +135,15 @@ static fp16 *random_halves(rl_ctx *ctx, size_t n)
     return h;
 }
 
+/* Enough copies of the weights to span 4x the last-level cache, as many
+ * as --max-bytes allows (at least one). */
+static int copies_for(const rl_ctx *ctx, const shape *s)
+{
+    double wbytes = 2.0 * s->rows * (double)s->k;
+    int copies = (int)fmin(ceil(4 * ctx->dev->llc_bytes / wbytes), floor(rl_max_bytes(ctx) / wbytes));
+    return copies < 1 ? 1 : copies;
+}
+
 static void layer_open(run *r, layer *L, const shape *s)
 {
     rl_ctx *ctx = r->ctx;
@@ -136,10 +160,8 @@ static void layer_open(run *r, layer *L, const shape *s)
                 scratch = b > scratch ? b : scratch;
             }
     }
-    /* Enough copies of the weights to span 4x the last-level cache. */
     double wbytes = 2.0 * (double)wn;
-    L->copies = (int)ceil(4 * ctx->dev->llc_bytes / wbytes);
-    L->copies = L->copies < 1 ? 1 : L->copies;
+    L->copies = copies_for(ctx, s);
     L->hw = random_halves(ctx, wn);
     L->hx = random_halves(ctx, (size_t)L->nmax * s->k);
     L->w = rl_alloc(ctx->be, wbytes * L->copies);
@@ -178,13 +200,19 @@ static void launch_job(void *p)
     j->v->launch(&j->a);
 }
 
+static double footprint_of(const layer *L, int n)
+{
+    return 2.0 * L->s->rows * L->s->k * L->copies + 2.0 * L->s->k * n + 4.0 * L->s->rows * n;
+}
+
 static void validate_point(run *r, layer *L, const gemv_variant *v, int n)
 {
     rl_ctx *ctx = r->ctx;
     const shape *s = L->s;
     point *p = &r->pts[r->npts++];
     size_t wn = (size_t)s->rows * s->k;
-    *p = (point){.s = s, .v = v, .n = n, .validated_rows = validation_rows(s, n)};
+    *p = (point){.s = s, .v = v, .n = n, .validated_rows = validation_rows(s, n),
+                 .footprint = footprint_of(L, n)};
     p->job = (job){v, {L->y, L->w, L->x, s->rows, s->k, n, L->scratch, rl_stream(ctx->be)},
                    L->w, wn, L->copies, 0};
     int vr = p->validated_rows;
@@ -231,17 +259,13 @@ static void time_points(run *r, int first)
 
 /* ---- output ------------------------------------------------------------------- */
 
-static double footprint_of(const layer *L, int n)
-{
-    return 2.0 * L->s->rows * L->s->k * L->copies + 2.0 * L->s->k * n + 4.0 * L->s->rows * n;
-}
 
 static void write_row(run *r, const layer *L, const point *p)
 {
     rl_ctx *ctx = r->ctx;
     const rl_ceilings *c = r->ceil;
     double flops = gemv_flops(p->s->rows, p->s->k, p->n), bytes = gemv_bytes(p->s->rows, p->s->k, p->n);
-    double footprint = footprint_of(L, p->n);
+    double footprint = p->footprint;
     rl_set_str(ctx, "shape", p->s->name);
     rl_set_int(ctx, "k", p->s->k);
     rl_set_int(ctx, "rows", p->s->rows);
@@ -253,9 +277,10 @@ static void write_row(run *r, const layer *L, const point *p)
     rl_set_num(ctx, "ai", rl_arith_intensity(flops, bytes));
     rl_set_int(ctx, "copies", L->copies);
     rl_set_num(ctx, "footprint_bytes", footprint);
-    rl_set_int(ctx, "cache_resident", footprint < 4 * ctx->dev->llc_bytes);
+    rl_set_int(ctx, "cache_resident", !rl_beyond_cache(ctx, footprint));
+    rl_roof roof = point_roof(r, p);
     rl_set_num(ctx, "attainable_tflops",
-               rl_attainable(rl_arith_intensity(flops, bytes), c->matrix_tflops * 1e12, c->copy_gbps * 1e9) / 1e12);
+               rl_attainable(rl_arith_intensity(flops, bytes), c->matrix_tflops * 1e12, roof.gbps * 1e9) / 1e12);
     rl_set_str(ctx, "validated", p->ok ? "yes" : "no");
     rl_set_int(ctx, "validated_rows", p->validated_rows);
     rl_set_num(ctx, "max_abs_err", p->max_abs_err);
@@ -265,6 +290,7 @@ static void write_row(run *r, const layer *L, const point *p)
         rl_set_num(ctx, "gbps", point_gbps(p));
         rl_set_num(ctx, "mfu", point_mfu(r, p));
         rl_set_num(ctx, "mbu", point_mbu(r, p));
+        rl_set_roof(ctx, &roof);
         rl_set_num(ctx, "mfu_datasheet", point_tflops(p) / c->sheet_tflops);
         rl_set_num(ctx, "mbu_datasheet", point_gbps(p) / c->sheet_gbps);
         rl_set_num(ctx, "time_per_token_us", p->seconds / p->n * 1e6);
@@ -282,8 +308,9 @@ static void print_point(const run *r, const point *p)
         printf("  FAILED validation\n");
         return;
     }
-    printf(" %11.1f %8.3f %8.1f %7.1f %6.3f %6.3f %11.0f\n", p->seconds * 1e6, point_tflops(p),
-           point_gbps(p), point_ai(p), point_mfu(r, p), point_mbu(r, p), p->n / p->seconds);
+    printf(" %11.1f %8.3f %8.1f %7.1f %6.3f %-8s %6.3f %11.0f\n", p->seconds * 1e6,
+           point_tflops(p), point_gbps(p), point_ai(p), point_mfu(r, p), point_roof(r, p).name,
+           point_mbu(r, p), p->n / p->seconds);
 }
 
 /* ---- the sweep ---------------------------------------------------------------- */
@@ -342,12 +369,62 @@ static void list_variants(const run *r)
     }
 }
 
+static bool shape_selected(const shape *s)
+{
+    return !strcmp(shape_choice, "all") || !strcmp(shape_choice, s->name);
+}
+
+/* The plan: per shape, the GEMV points as one group, then one group per
+ * larger n; each call at the roofline's time. */
+static void plan(run *r)
+{
+    rl_ctx *ctx = r->ctx;
+    const int *ns = token_counts(ctx);
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++) {
+        const shape *s = &SHAPES[i];
+        if (!shape_selected(s))
+            continue;
+        double weights = 2.0 * s->rows * (double)s->k, footprint = weights * copies_for(ctx, s);
+        int members = 0;
+        double call_s = 0;
+        for (int j = 0; ns[j]; j++) {
+            for (const gemv_variant *v = r->table; v->name; v++)
+                if (runs_at(ctx, v, ns[j])) {
+                    members++;
+                    call_s = fmax(call_s, rl_estimate_call_s(ctx, gemv_bytes(s->rows, s->k, ns[j]),
+                        footprint, RL_READ, gemv_flops(s->rows, s->k, ns[j])));
+                }
+            /* as sweep_shape groups them: n <= 8 together, larger n alone */
+            if (!ns[j + 1] || ns[j + 1] > GEMV_MAX_BATCH || ns[j] > GEMV_MAX_BATCH) {
+                if (members)
+                    rl_plan_group(ctx, members, call_s);
+                members = 0;
+                call_s = 0;
+            }
+        }
+    }
+    rl_plan_print(ctx);
+}
+
+static void check_variants(const run *r)
+{
+    int numbers[32], n = 0;
+    const char *names[32];
+    for (const gemv_variant *v = r->table; v->name && n < 32; v++)
+        if (v->launch) {
+            numbers[n] = v->number;
+            names[n++] = v->name;
+        }
+    rl_check_variants(r->ctx, numbers, names, n);
+}
+
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP02, argc, argv);
     run *r = calloc(1, sizeof *r);
     r->ctx = ctx;
     r->table = table_for(ctx->kind);
+    check_variants(r);
     if (ctx->args.list) {
         list_variants(r);
         free(r);
@@ -364,15 +441,12 @@ int main(int argc, char **argv)
     rl_meta(ctx, "validation", "every element vs a double-precision reference, atol k * 2^-20; every "
             "row while rows k n <= 2^29, else the first rows (>= 64) within 2^28 multiply-adds");
     rl_meta(ctx, "ridge_flop_per_byte", "%.1f (measured ceilings)", measured_ridge(r));
-    int groups = 1; /* the GEMV points, then one per larger n */
-    for (int i = 0; ns[i]; i++)
-        groups += ns[i] > GEMV_MAX_BATCH;
-    rl_progress_total(ctx, groups * (int)(sizeof SHAPES / sizeof SHAPES[0]));
+    plan(r);
 
-    printf("\n  %-10s %5s  %-16s %11s %8s %8s %7s %6s %6s %11s\n", "shape", "n", "variant",
-           "time/us", "TFLOP/s", "GB/s", "AI", "MFU", "MBU", "tokens/s");
+    printf("\n  %-10s %5s  %-16s %11s %8s %8s %7s %6s %-8s %6s %11s\n", "shape", "n", "variant",
+           "time/us", "TFLOP/s", "GB/s", "AI", "MFU", "level", "MBU", "tokens/s");
     for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
-        if (!strcmp(shape_choice, "all") || !strcmp(shape_choice, SHAPES[i].name)) {
+        if (shape_selected(&SHAPES[i])) {
             sweep_shape(r, &SHAPES[i]);
             judge_shape(r, &SHAPES[i]);
         }

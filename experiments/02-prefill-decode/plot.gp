@@ -8,12 +8,21 @@
 # One series: rows of one shape and one variant.
 sel(shape, variant, c) = (strcol('shape') eq shape && strcol('variant') eq variant) ? column(c) : NaN
 
-# The measured ceilings, recovered from any measured row: rate / utilization.
-stats csv using (column('mfu') > 0 ? column('tflops') / column('mfu') : NaN) nooutput
-peak = STATS_max                      # TFLOP/s
-stats csv using (column('mbu') > 0 ? column('gbps') / column('mbu') : NaN) nooutput
-bw = STATS_max / 1000.0               # TB/s
+# The measured ceilings, from the CSV header: the compute roof and the
+# bandwidth ladder (one read roof per level of the memory hierarchy; the
+# decode's weights stream from DRAM). Runs older than the ladder only have
+# rate / utilization in their rows.
+meta(key) = system(sprintf("sed -n 's/^# %s: //p' '%s' | head -n 1", key, csv))
+roof_gbps(level) = (meta('roof_'.level.'_read_gbps') eq '' ? 0 : real(word(meta('roof_'.level.'_read_gbps'), 1)))
+peak = meta('ceiling_tflops') eq '' ? 0 : real(meta('ceiling_tflops'))   # TFLOP/s
+bw = roof_gbps('DRAM') / 1000.0                                         # TB/s
+if (peak <= 0) { stats csv using (column('mfu') > 0 ? column('tflops') / column('mfu') : NaN) nooutput; peak = STATS_max }
+if (bw <= 0) { stats csv using (column('mbu') > 0 ? column('gbps') / column('mbu') : NaN) nooutput; bw = STATS_max / 1000.0 }
 ridge = peak / bw                     # FLOP/B
+# The cache levels' roofs (0 where absent): the same slope, higher.
+ladder = 'L1 L2 LLC'
+ladder_bw(level) = roof_gbps(level) / 1000.0
+ladder_roof(ai, level) = ladder_bw(level) > 0 ? (ai * ladder_bw(level) < peak ? ai * ladder_bw(level) : peak) : NaN
 stats csv using (column('mfu_datasheet') > 0 ? column('tflops') / column('mfu_datasheet') : 0) nooutput
 sheet_peak = STATS_max
 stats csv using (column('mbu_datasheet') > 0 ? column('gbps') / column('mbu_datasheet') : 0) nooutput
@@ -61,7 +70,9 @@ set arrow 1 from ridge, graph 0 to ridge, graph 1 nohead dt 3 lc rgb model_color
 set label 1 sprintf(' ridge %.0f', ridge) at ridge, graph 0.06 left tc rgb model_color
 set samples 400
 plot \
-    roof(x) with lines dt 2 lw 2 lc rgb model_color title 'model: measured roofline', \
+    roof(x) with lines dt 2 lw 2 lc rgb model_color title 'model: measured roofline (DRAM read)', \
+    for [l in ladder] ladder_roof(x, l) with lines dt 3 lw 1 lc rgb '#aaaaaa' \
+        title (ladder_bw(l) > 0 ? sprintf('model: %s read roof, %.0f GB/s', l, 1000 * ladder_bw(l)) : ''), \
     (have_sheet ? sheet_roof(x) : NaN) with lines dt 3 lc rgb '#999999' title (have_sheet ? 'model: datasheet roofline' : ''), \
     for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'ai':(sel(s, v, 'tflops')) \
         with linespoints lt vlt(v) pt spt(s) dt run_dt(i) title key(i, label_of(s, v)) noenhanced

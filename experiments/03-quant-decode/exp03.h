@@ -18,7 +18,8 @@ typedef struct matrix {
 
 /* A Llama-3.1-8B-shaped decoder's matrices, in every format at once. */
 typedef struct model {
-    int layers;
+    int layers;             /* 0 for the cache-sized model */
+    int mini_rows;          /* its rows, else 0 */
     bool head;
     int nmat;
     matrix *mats;
@@ -41,6 +42,7 @@ typedef struct model {
 enum { HIDDEN = 4096, FFN = 14336, KV = 1024, VOCAB = 128256 };
 
 void model_plan(model *m, int layers, bool head, int prefill_n);
+void model_plan_mini(model *m, int rows, int prefill_n);
 /* Random FP16 weights, every format encoded on the host and uploaded, with
  * the references computed on the way. */
 void model_build(rl_ctx *ctx, model *m, const quant_variant *prefill);
@@ -81,6 +83,8 @@ typedef struct report {
 double result_tokens_per_s(const report *r, const result *x);
 double result_gbps(const report *r, const result *x); /* weight bytes per second */
 bool model_cache_resident(const report *r, quant_format f);
+/* The read roof of a format's weights: the level they live in. */
+rl_roof model_roof(const report *r, quant_format f);
 void write_rows(report *r);
 void write_published_rows(report *r);
 void print_tables(const report *r);

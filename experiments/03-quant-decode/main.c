@@ -25,15 +25,16 @@
 static const char *layers_choice = "auto";
 
 static const rl_option OPTIONS[] = {
-    {"layers", "N", "decoder layers (auto: 32 on a GPU with the memory, 4 with --quick; 2 on the "
-     "CPU, 1 with --quick)", NULL, &layers_choice},
+    {"layers", "N", "decoder layers (auto: on a GPU 32 with --full, 8, 4 with --quick; on the "
+     "CPU the fewest whose q4 weights are 4x the LLC, or a cache-sized model when that exceeds "
+     "--max-bytes)", NULL, &layers_choice},
     {0},
 };
 
 static const char *const COLUMNS[] = {
     "source", "format", "bits_per_weight", "phase", "variant", "number", "layers", "params",
     "size_bytes", "size_gib", "tokens", "cache_resident", RL_MEASUREMENT_COLUMNS, "tokens_per_s",
-    "gbps", "ceiling_tokens_per_s", "mbu", "mbu_datasheet", "tflops", "mfu", "rel_size",
+    "gbps", "ceiling_tokens_per_s", "mbu", RL_ROOF_COLUMNS, "mbu_datasheet", "tflops", "mfu", "rel_size",
     "rel_tokens_per_s", "validated", "max_abs_err", "skipped_reason", NULL};
 
 static const rl_experiment EXP03 = {
@@ -58,7 +59,7 @@ static const rl_experiment EXP03 = {
 
 /* ---- the model's size ------------------------------------------------------- */
 
-/* Device bytes per layer and for the head, every format together. */
+/* Device bytes of params weights in every format together. */
 static double all_formats_bytes(double params)
 {
     double bits = 0;
@@ -67,24 +68,71 @@ static double all_formats_bytes(double params)
     return params * bits / 8;
 }
 
-static int choose_layers(const rl_ctx *ctx, bool head, int prefill_n)
+static double layer_params(void) { return 2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN; }
+
+typedef struct model_size {
+    int layers, mini_rows;
+    bool head;
+    char regime[256]; /* where the weights live, and why */
+} model_size;
+
+static int explicit_layers(void)
 {
-    if (strcmp(layers_choice, "auto") != 0) {
-        char *end;
-        long v = strtol(layers_choice, &end, 10);
-        if (*end || v < 1 || v > 32)
-            rl_die(RL_EXIT_USAGE, "exp-03: --layers wants 1..32, not '%s'", layers_choice);
-        return (int)v;
-    }
-    if (ctx->kind != RL_CUDA)
-        return ctx->args.quick ? 1 : 2;
-    int want = ctx->args.quick ? 4 : 32;
-    /* Leave a fifth of the memory free; the head's FP16 copy is the scratch. */
-    double layer = all_formats_bytes(2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN);
+    char *end;
+    long v = strtol(layers_choice, &end, 10);
+    if (*end || v < 1 || v > 32)
+        rl_die(RL_EXIT_USAGE, "exp-03: --layers wants 1..32 or auto, not '%s'", layers_choice);
+    return (int)v;
+}
+
+/* GPU: the whole model where memory allows (a fifth left free; the
+ * head's FP16 copy is the scratch); fewer layers in lab and quick runs,
+ * still far beyond the L2. */
+static int gpu_layers(const rl_ctx *ctx, bool head, int prefill_n)
+{
+    int want = ctx->args.mode == RL_MODE_QUICK ? 4 : ctx->args.mode == RL_MODE_LAB ? 8 : 32;
     double fixed = head ? all_formats_bytes((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
                               4.0 * VOCAB * prefill_n : 0;
-    int fit = (int)((0.8 * ctx->dev->mem_bytes - fixed) / layer);
+    int fit = (int)((0.8 * ctx->dev->mem_bytes - fixed) / all_formats_bytes(layer_params()));
     return fit < want ? (fit < 1 ? 1 : fit) : want;
+}
+
+/* CPU: decode's claim is about memory, so the model is judged where its
+ * weights live. With the fewest layers whose q4 weights are 4x the LLC,
+ * when every format of them fits --max-bytes: DRAM. Otherwise (a large LLC,
+ * a quick run) a model whose formats together fit half the LLC: the LLC,
+ * whose bandwidth the same claim then speaks of. */
+static model_size choose_size(const rl_ctx *ctx, int prefill_n)
+{
+    model_size z = {.head = ctx->kind == RL_CUDA};
+    double llc = ctx->dev->llc_bytes;
+    char a[32], b[32];
+    if (strcmp(layers_choice, "auto") != 0) {
+        z.layers = explicit_layers();
+        snprintf(z.regime, sizeof z.regime, "--layers %d", z.layers);
+        return z;
+    }
+    if (ctx->kind == RL_CUDA) {
+        z.layers = gpu_layers(ctx, z.head, prefill_n);
+        snprintf(z.regime, sizeof z.regime, "device memory: %d layers and the head", z.layers);
+        return z;
+    }
+    int need = (int)ceil(4 * llc / (layer_params() * quant_bits_per_weight(QF_Q4) / 8));
+    double total = need * all_formats_bytes(layer_params());
+    rl_format_bytes(total, a, sizeof a);
+    if (total <= rl_max_bytes(ctx)) {
+        z.layers = need;
+        snprintf(z.regime, sizeof z.regime, "DRAM: %d layer(s), the q4 weights at least 4x the LLC "
+                 "(%s in all formats)", need, a);
+        return z;
+    }
+    int rows = (int)(0.5 * llc / all_formats_bytes(HIDDEN + FFN)) / 64 * 64;
+    z.mini_rows = rows < 64 ? 64 : rows;
+    rl_format_bytes(rl_max_bytes(ctx), b, sizeof b);
+    snprintf(z.regime, sizeof z.regime, "the LLC: every format together fits half of it (%d rows of "
+             "4096 and of 14336); a DRAM-sized model needs %s in all formats, over --max-bytes %s",
+             z.mini_rows, a, b);
+    return z;
 }
 
 /* ---- validate, then time ------------------------------------------------------ */
@@ -174,9 +222,14 @@ static const quant_variant *table_for(rl_backend_kind kind)
 
 static void describe_model(rl_ctx *ctx, const model *m)
 {
-    rl_meta(ctx, "model", "Llama-3.1-8B-shaped decoder matrices: %d layer(s) of q, k, v, o (4096 x "
-            "4096, 1024 x 4096 twice, 4096 x 4096), gate, up (14336 x 4096), down (4096 x 14336)%s",
-            m->layers, m->head ? ", plus the output head (128256 x 4096)" : "; no output head");
+    if (m->mini_rows)
+        rl_meta(ctx, "model", "cache-sized: %d x 4096 and %d x 14336 (Llama-3.1-8B's widths)",
+                m->mini_rows, m->mini_rows);
+    else
+        rl_meta(ctx, "model", "Llama-3.1-8B-shaped decoder matrices: %d layer(s) of q, k, v, o "
+                "(4096 x 4096, 1024 x 4096 twice, 4096 x 4096), gate, up (14336 x 4096), down "
+                "(4096 x 14336)%s", m->layers, m->head ? ", plus the output head (128256 x 4096)"
+                : "; no output head");
     rl_meta(ctx, "params", "%.0f (%.3g billion; Llama-3.1-8B's matrices: 32 layers and the head, "
             "7.50 billion)", m->params, m->params / 1e9);
     rl_meta(ctx, "prefill_tokens", "%d", m->prefill_n);
@@ -191,30 +244,65 @@ static void describe_model(rl_ctx *ctx, const model *m)
             "(results/published/), another machine; not measured here");
 }
 
+/* The plan: building (encoding every format and the double-precision
+ * references: about 60 ns per weight on one core of a server CPU, a
+ * measured rate, not a model of anything), then one group per phase. */
+static void plan(report *r, const quant_variant *table)
+{
+    rl_ctx *ctx = r->ctx;
+    const model *m = r->m;
+    rl_plan_fixed(ctx, 6e-8 * m->params / (ctx->dev->threads > 0 ? ctx->dev->threads : 1) * 2);
+    for (const quant_variant *v = table; v->name; v++) {
+        if (!rl_variant_selected(ctx, v->number, v->name))
+            continue;
+        int n = v->phase == QUANT_DECODE ? 1 : m->prefill_n;
+        double call_s = 0;
+        for (int f = 0; f < QF_COUNT; f++)
+            call_s = fmax(call_s, rl_estimate_call_s(ctx, model_bytes(m, (quant_format)f),
+                          model_bytes(m, (quant_format)f), RL_READ, 2.0 * m->params * n));
+        rl_plan_group(ctx, QF_COUNT, call_s);
+    }
+    rl_plan_print(ctx);
+}
+
+static void check_variants(rl_ctx *ctx, const quant_variant *table)
+{
+    int numbers[32], n = 0;
+    const char *names[32];
+    for (const quant_variant *v = table; v->name && n < 32; v++, n++) {
+        numbers[n] = v->number;
+        names[n] = v->name;
+    }
+    rl_check_variants(ctx, numbers, names, n);
+}
+
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP03, argc, argv);
     const quant_variant *table = table_for(ctx->kind);
+    check_variants(ctx, table);
     if (ctx->args.list) {
         printf("variants of kernels/%s (every format):\n", ctx->kind == RL_CUDA ? "quant.cu" : "cpu/quant.c");
         for (const quant_variant *v = table; v->name; v++)
             rl_list_variant(v->number, v->name, v->what);
         return rl_end(ctx);
     }
-    bool head = ctx->kind == RL_CUDA;
-    int prefill_n = ctx->kind == RL_CPU && ctx->args.quick ? 64 : 512;
-    int layers = choose_layers(ctx, head, prefill_n); /* a bad --layers exits here, early */
+    int prefill_n = ctx->kind == RL_CPU && ctx->args.mode != RL_MODE_FULL ? 64 : 512;
+    model_size size = choose_size(ctx, prefill_n); /* a bad --layers exits here, early */
     report *r = calloc(1, sizeof *r);
     r->ctx = ctx;
     r->ceil = rl_ceilings_get(ctx);
     model m;
-    model_plan(&m, layers, head, prefill_n);
+    if (size.mini_rows)
+        model_plan_mini(&m, size.mini_rows, prefill_n);
+    else
+        model_plan(&m, size.layers, size.head, prefill_n);
     r->m = &m;
     describe_model(ctx, &m);
-    rl_progress_total(ctx, m.nmat + 2);
-    printf("\nmodel       %d layer(s)%s, %.3g billion weights; prefill %d tokens\n", m.layers,
-           m.head ? " and the head" : "", m.params / 1e9, m.prefill_n);
-    fflush(stdout);
+    rl_meta(ctx, "regime", "%s", size.regime);
+    printf("\nmodel       %s, %.3g million weights; prefill %d tokens\n", size.regime,
+           m.params / 1e6, m.prefill_n);
+    plan(r, table);
     double t0 = rl_now_s();
     model_build(ctx, &m, table);
     rl_progress_clear();

@@ -53,6 +53,21 @@ void model_plan(model *m, int layers, bool head, int prefill_n)
     m->check_rows[1] = 64;
 }
 
+/* A model sized for the last-level cache: one matrix of each width, rows
+ * x 4096 ("up") and rows x 14336 ("down"), every format of it small
+ * enough to stay in the cache together while they are timed in turn. */
+void model_plan_mini(model *m, int rows, int prefill_n)
+{
+    *m = (model){.layers = 0, .head = false, .prefill_n = prefill_n, .mini_rows = rows};
+    m->mats = calloc(2, sizeof *m->mats);
+    add_matrix(m, "mini.up", -1, rows, HIDDEN);
+    add_matrix(m, "mini.down", -1, rows, FFN);
+    m->check_mat[0] = &m->mats[0];
+    m->check_mat[1] = &m->mats[1];
+    m->check_rows[0] = rows < 128 ? rows : 128;
+    m->check_rows[1] = rows < 64 ? rows : 64;
+}
+
 double model_bytes(const model *m, quant_format f)
 {
     return (double)m->blocks * quant_formats[f].block_bytes;
@@ -125,7 +140,9 @@ void model_build(rl_ctx *ctx, model *m, const quant_variant *table)
 
     for (int i = 0; i < m->nmat; i++) {
         const matrix *mat = &m->mats[i];
-        rl_progress_step(ctx, "encoding %s", mat->name);
+        char what[64];
+        snprintf(what, sizeof what, "encoding %s", mat->name);
+        rl_progress_note(ctx, what);
         fp16 *w16 = random_halves(ctx, (size_t)mat->rows * mat->k);
         const fp16 *x = hx[mat->k == HIDDEN ? 0 : 1], *xs = hxs[mat->k == HIDDEN ? 0 : 1];
         for (int f = 0; f < QF_COUNT; f++) {

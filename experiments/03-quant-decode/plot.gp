@@ -25,8 +25,9 @@ f16_prefill = STATS_max
 stats csv using (strcol('source') eq 'llama.cpp' ? 1 : 0) nooutput
 have_published = STATS_sum > 0
 
-# The measured ceilings, from rates over utilizations; the model's size.
-stats csv using (measured('decode', 'mbu') > 0 ? column('gbps') / column('mbu') : 0) nooutput
+# The measured ceilings, from rates over utilizations (F16's row: the
+# roof of the level its weights live in, DRAM or the LLC); the model's size.
+stats csv using (is_f16('decode') && column('mbu') > 0 ? column('gbps') / column('mbu') : 0) nooutput
 bw = STATS_max                     # GB/s
 stats csv using (measured('decode', 'mbu_datasheet') > 0 ? column('gbps') / column('mbu_datasheet') : 0) nooutput
 sheet_bw = STATS_max

@@ -34,7 +34,20 @@ double result_gbps(const report *r, const result *x)
 
 bool model_cache_resident(const report *r, quant_format f)
 {
-    return model_bytes(r->m, f) < 4 * r->ctx->dev->llc_bytes;
+    return !rl_beyond_cache(r->ctx, model_bytes(r->m, f));
+}
+
+/* Decode reads the weights once per step: the read pattern, at the level
+ * one format's weights live in. */
+rl_roof model_roof(const report *r, quant_format f)
+{
+    return rl_roof_for(r->ctx, model_bytes(r->m, f), RL_READ);
+}
+
+static double format_mbu(const report *r, quant_format f)
+{
+    rl_roof roof = model_roof(r, f);
+    return rl_mbu(r->ctx, result_gbps(r, &r->res[QUANT_DECODE][f]), &roof);
 }
 
 static double rel_to_f16(const report *r, const result *x)
@@ -74,13 +87,15 @@ static void write_result(report *r, const result *x)
     rl_set_num(ctx, "gbps", gbps);
     rl_set_num(ctx, "rel_tokens_per_s", rel_to_f16(r, x));
     if (decode) {
-        rl_set_num(ctx, "ceiling_tokens_per_s", rl_tokens_per_s_ceiling(r->ceil->copy_gbps * 1e9, size));
-        rl_set_num(ctx, "mbu", gbps / r->ceil->copy_gbps);
+        rl_roof roof = model_roof(r, x->f);
+        rl_set_num(ctx, "ceiling_tokens_per_s", rl_tokens_per_s_ceiling(roof.gbps * 1e9, size));
+        rl_set_num(ctx, "mbu", rl_mbu(ctx, gbps, &roof));
+        rl_set_roof(ctx, &roof);
         rl_set_num(ctx, "mbu_datasheet", gbps / r->ceil->sheet_gbps);
     } else {
         double tflops = 2.0 * r->m->params * r->m->prefill_n / x->seconds / 1e12;
         rl_set_num(ctx, "tflops", tflops);
-        rl_set_num(ctx, "mfu", tflops / r->ceil->matrix_tflops);
+        rl_set_num(ctx, "mfu", rl_mfu(ctx, tflops));
     }
     rl_end_row(ctx);
 }
@@ -173,17 +188,17 @@ void write_published_rows(report *r)
 
 static void print_measured(const report *r)
 {
-    printf("\n  %-6s %8s %10s %12s %11s %14s %12s %6s\n", "format", "bits/w", "size GiB",
-           "prefill t/s", "decode t/s", "size x dec GB/s", "ceiling t/s", "MBU");
+    printf("\n  %-6s %8s %10s %12s %11s %14s %12s %-8s %6s\n", "format", "bits/w", "size MiB",
+           "prefill t/s", "decode t/s", "size x dec GB/s", "ceiling t/s", "level", "MBU");
     for (int f = 0; f < QF_COUNT; f++) {
         const result *d = &r->res[QUANT_DECODE][f], *p = &r->res[QUANT_PREFILL][f];
         double size = model_bytes(r->m, (quant_format)f);
-        printf("  %-6s %8.6g %10.3f %12.1f %11.1f %14.1f %12.1f %6.2f%s\n", quant_formats[f].name,
-               quant_bits_per_weight((quant_format)f), size / GIB, result_tokens_per_s(r, p),
+        rl_roof roof = model_roof(r, (quant_format)f);
+        printf("  %-6s %8.6g %10.1f %12.1f %11.1f %14.1f %12.1f %-8s %6.2f\n", quant_formats[f].name,
+               quant_bits_per_weight((quant_format)f), size / 1048576.0, result_tokens_per_s(r, p),
                result_tokens_per_s(r, d), result_gbps(r, d),
-               rl_tokens_per_s_ceiling(r->ceil->copy_gbps * 1e9, size),
-               result_gbps(r, d) / r->ceil->copy_gbps,
-               model_cache_resident(r, (quant_format)f) ? "  (in cache)" : "");
+               rl_tokens_per_s_ceiling(roof.gbps * 1e9, size), roof.name,
+               format_mbu(r, (quant_format)f));
     }
 }
 
@@ -234,9 +249,10 @@ static void print_ceilings(const report *r)
             printf(" %11.0f", rl_tokens_per_s_ceiling(d->mem_gbps * 1e9, MODELS[i].bytes));
         printf("\n");
     }
-    printf("  %-26s %9.0f", "this device (measured)", r->ceil->copy_gbps);
+    double dram = r->ceil->bw[RL_DRAM][RL_READ].best;
+    printf("  %-26s %9.0f", "this device (DRAM read)", dram);
     for (int i = 0; i < NM; i++)
-        printf(" %11.1f", rl_tokens_per_s_ceiling(r->ceil->copy_gbps * 1e9, MODELS[i].bytes));
+        printf(" %11.1f", rl_tokens_per_s_ceiling(dram * 1e9, MODELS[i].bytes));
     printf("\n");
 }
 
@@ -253,7 +269,7 @@ void print_tables(const report *r)
 /* Which formats fell behind F16's bandwidth on decode, from the measurement:
  * below three quarters of F16's bytes per second, something other than the
  * bytes (the decode's instructions, or fixed per-step costs) set the time. */
-static void decode_regime(const report *r, char *buf, size_t len)
+static void decode_regime(report *r, char *buf, size_t len)
 {
     double ref = result_gbps(r, &r->res[QUANT_DECODE][QF_F16]);
     size_t used = (size_t)snprintf(buf, len, "MBU");
@@ -261,7 +277,7 @@ static void decode_regime(const report *r, char *buf, size_t len)
     for (int f = 0; f < QF_COUNT && used < len; f++) {
         double g = result_gbps(r, &r->res[QUANT_DECODE][f]);
         used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name,
-                                 g / r->ceil->copy_gbps);
+                                 format_mbu(r, (quant_format)f));
         if (g < 0.75 * ref)
             snprintf(slow + strlen(slow), sizeof slow - strlen(slow), " %s", quant_formats[f].name);
     }
@@ -271,8 +287,19 @@ static void decode_regime(const report *r, char *buf, size_t len)
                                          : "compute-bound: dequantizing, not reading, sets the time");
 }
 
+/* Where the judged formats' weights live: "DRAM", or "LLC" when they all
+ * share one level, else the range ("L2-LLC to LLC"). */
+static void judged_levels(const report *r, char *buf, size_t len)
+{
+    rl_roof lo = model_roof(r, QF_Q4), hi = model_roof(r, QF_F16);
+    if (!strcmp(lo.name, hi.name))
+        snprintf(buf, len, "the %s", hi.name);
+    else
+        snprintf(buf, len, "%s (q4) to %s (f16)", lo.name, hi.name);
+}
+
 /* The largest deviation from F16 of a rate over formats [lo, hi], or NaN
- * when one is missing or in cache. */
+ * when one is missing. */
 static double worst_deviation(const report *r, quant_phase p, bool bytes, int lo, int hi, int *which)
 {
     const result *ref = &r->res[p][QF_F16];
@@ -280,7 +307,7 @@ static double worst_deviation(const report *r, quant_phase p, bool bytes, int lo
     for (int f = lo; f <= hi; f++) {
         const result *x = &r->res[p][f];
         double v = bytes ? result_gbps(r, x) : result_tokens_per_s(r, x);
-        if (isnan(v) || isnan(base) || (p == QUANT_DECODE && model_cache_resident(r, (quant_format)f)))
+        if (isnan(v) || isnan(base))
             return NAN;
         if (fabs(v / base - 1) >= fabs(worst)) {
             worst = v / base - 1;
@@ -290,17 +317,18 @@ static double worst_deviation(const report *r, quant_phase p, bool bytes, int lo
     return worst;
 }
 
+/* The decode verdicts are ratios between formats: judged wherever the
+ * weights live, the note says where (DRAM, or the LLC for a cache-sized
+ * model: the same claim about that level's bandwidth). */
 void judge(report *r)
 {
     rl_ctx *ctx = r->ctx;
-    char note[256], measured[64];
+    char note[400], regime[300], where[64], measured[64];
     const result *f16 = &r->res[QUANT_DECODE][QF_F16], *q4 = &r->res[QUANT_DECODE][QF_Q4];
-    bool resident = model_cache_resident(r, QF_Q4);
-    decode_regime(r, note, sizeof note);
-    if (resident)
-        snprintf(note, sizeof note, "the q4 model fits within 4x the last-level cache: "
-                 "run more --layers for a memory verdict");
-    double speedup = resident ? NAN : result_tokens_per_s(r, q4) / result_tokens_per_s(r, f16);
+    decode_regime(r, regime, sizeof regime);
+    judged_levels(r, where, sizeof where);
+    snprintf(note, sizeof note, "weights in %s; %s", where, regime);
+    double speedup = result_tokens_per_s(r, q4) / result_tokens_per_s(r, f16);
     snprintf(measured, sizeof measured, isnan(speedup) ? "-" : "%.2fx", speedup);
     rl_verdict(ctx, "decode_speedup_q4", "decode speedup, F16 -> 4.5 bits (q4)",
                ">= 2.5x (bytes: 3.56x)", measured, rl_within(speedup, 2.5, INFINITY), note);

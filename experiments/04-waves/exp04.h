@@ -47,10 +47,12 @@ wave_sweep plan_staircase(run *r);
 wave_sweep plan_library(run *r);
 void run_staircase(run *r, const wave_sweep *w);
 void run_library(run *r, const wave_sweep *w);
+void plan_sweep(rl_ctx *ctx, const wave_sweep *w); /* its groups, for the run's plan */
 
 /* vocab.c */
 vocab_plan plan_vocab(run *r);
 void run_vocab(run *r, const vocab_plan *plan);
+void plan_vocab_time(rl_ctx *ctx, const vocab_plan *p, int variants);
 
 /* model.c: rows and a verdict for 108 and 132 SMs, whatever the device */
 void model_rows(rl_ctx *ctx);

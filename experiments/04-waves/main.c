@@ -83,11 +83,23 @@ static const gemm_variant *table_for(rl_backend_kind kind)
     return gemm_cpu_variants;
 }
 
+static void check_variants(const run *r)
+{
+    int numbers[32], n = 0;
+    const char *names[32];
+    for (const gemm_variant *v = r->table; v->name && n < 32; v++, n++) {
+        numbers[n] = v->number;
+        names[n] = v->name;
+    }
+    rl_check_variants(r->ctx, numbers, names, n);
+}
+
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP04, argc, argv);
     run r = {.ctx = ctx, .table = table_for(ctx->kind), .part = part_choice};
     r.units = ctx->kind == RL_CUDA ? ctx->dev->sm_count : ctx->dev->threads;
+    check_variants(&r);
     if (ctx->args.list) {
         printf("variants of kernels/%s:\n", ctx->kind == RL_CUDA ? "gemm.cu" : "cpu/gemm.c");
         for (const gemm_variant *v = r.table; v->name; v++)
@@ -104,6 +116,10 @@ int main(int argc, char **argv)
                                "rtol %g", GEMM_RTOL);
     wave_sweep stairs = plan_staircase(&r), lib = plan_library(&r);
     vocab_plan voc = plan_vocab(&r);
+    plan_sweep(ctx, &stairs);
+    plan_sweep(ctx, &lib);
+    plan_vocab_time(ctx, &voc, (variant_number(&r, 1) != NULL) + (variant_number(&r, 2) != NULL));
+    rl_plan_print(ctx);
 
     model_rows(ctx);
     judge_model(ctx);

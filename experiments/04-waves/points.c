@@ -179,7 +179,7 @@ void sweep_free(sweep *s)
 
 /* ---- rows ---------------------------------------------------------------- */
 
-static void write_row(rl_ctx *ctx, const point *p, const rl_ceilings *ceil)
+static void write_row(rl_ctx *ctx, const point *p)
 {
     rl_set_str(ctx, "part", p->part);
     rl_set_str(ctx, "variant", p->v->name);
@@ -207,7 +207,7 @@ static void write_row(rl_ctx *ctx, const point *p, const rl_ceilings *ceil)
     if (p->ok) {
         rl_set_measurement(ctx, &p->m);
         rl_set_num(ctx, "tflops", point_tflops(p));
-        rl_set_num(ctx, "mfu", point_tflops(p) / ceil->matrix_tflops);
+        rl_set_num(ctx, "mfu", rl_mfu(ctx, point_tflops(p)));
         rl_set_num(ctx, "model_time_us", p->model_s * 1e6);
         rl_set_num(ctx, "speedup_vs_v50257", p->speedup);
     } else {
@@ -235,14 +235,14 @@ static void print_point(const point *p)
     printf("%s\n", p->wave_end ? "  <- end of a wave" : "");
 }
 
-void sweep_report(sweep *s, const rl_ceilings *ceil, const char *extra)
+void sweep_report(sweep *s, const char *extra)
 {
     if (s->n == 0)
         return;
     printf("\n  %-6s %-15s %6s %6s %6s %6s %3s %11s %8s %11s\n", "var", "gemm", "m", "n", "k",
            "tiles", "wav", "time/us", "TFLOP/s", extra);
     for (int i = 0; i < s->n; i++) {
-        write_row(s->ctx, &s->pts[i], ceil);
+        write_row(s->ctx, &s->pts[i]);
         print_point(&s->pts[i]);
     }
     fflush(stdout);

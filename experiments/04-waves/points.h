@@ -68,7 +68,7 @@ void point_set_waves(point *p, int tile_m, int tile_n, int units, int blocks_per
 void sweep_run(sweep *s);
 /* Writes the CSV rows and prints the table; extra names its last column
  * (the model's time, or the speedup over V = 50257). */
-void sweep_report(sweep *s, const rl_ceilings *ceil, const char *extra);
+void sweep_report(sweep *s, const char *extra);
 void sweep_free(sweep *s);
 
 double point_flops(const point *p);

@@ -82,6 +82,18 @@ static int first_wave_end(const sweep *s)
     return -1;
 }
 
+/* The plan: every point of a sweep, one group each (a wave end and the
+ * step past it share one), at the compute roof's time. */
+void plan_sweep(rl_ctx *ctx, const wave_sweep *w)
+{
+    if (!w->v)
+        return;
+    for (int n = w->n_lo; n <= w->n_hi; n += w->step) {
+        double t = rl_estimate_call_s(ctx, 0, 0, RL_READ, rl_gemm_flops(w->m, n, w->k));
+        rl_plan_group(ctx, ends_a_wave(w, n) ? 2 : 1, t);
+    }
+}
+
 /* ---- the own kernel's staircase on this device ------------------------ */
 
 wave_sweep plan_staircase(run *r)
@@ -99,7 +111,10 @@ wave_sweep plan_staircase(run *r)
      * wake-up, so that the steps are the tiles' and not the scheduler's. */
     int cols_end = (int)ceil(3.5 * cols) > 16 ? (int)ceil(3.5 * cols) : 16;
     wave_sweep w = {.part = "staircase", .v = v, .m = rows * v->tile_m, .k = gpu ? 4096 : 8192,
-                    .step = v->tile_n / (ctx->args.quick ? 1 : 4), .n_hi = cols_end * v->tile_n,
+                    .step = v->tile_n / (ctx->args.mode == RL_MODE_QUICK  ? 1
+                                         : ctx->args.mode == RL_MODE_LAB ? 2
+                                                                         : 4),
+                    .n_hi = cols_end * v->tile_n,
                     .tile_m = v->tile_m, .tile_n = v->tile_n, .units = r->units,
                     .blocks_per_unit = per_unit};
     w.n_lo = w.step;
@@ -161,7 +176,7 @@ void run_staircase(run *r, const wave_sweep *w)
     sweep_init(&s, r->ctx);
     measure(r, &s, w);
     fit_wave_model(&s);
-    sweep_report(&s, r->ceil, "model/us");
+    sweep_report(&s, "model/us");
     judge_staircase(r, &s, w);
     sweep_free(&s);
 }
@@ -177,7 +192,7 @@ wave_sweep plan_library(run *r)
     if (!v || ctx->kind != RL_CUDA || !part_selected(r, "library"))
         return (wave_sweep){0};
     wave_sweep w = {.part = "library", .v = v, .m = EX_M, .k = EX_K, .n_lo = 1024, .n_hi = 4096,
-                    .step = ctx->args.quick ? 64 : WAVE_STEP, .tile_m = EX_TILE_M,
+                    .step = ctx->args.mode == RL_MODE_FULL ? WAVE_STEP : 64, .tile_m = EX_TILE_M,
                     .tile_n = EX_TILE_N, .units = r->units, .blocks_per_unit = 1};
     rl_meta(ctx, "library",
             "variant %d (%s), M = %d, K = %d, N = %d..%d step %d; the tiles and waves of these "
@@ -233,7 +248,7 @@ void run_library(run *r, const wave_sweep *w)
     sweep s;
     sweep_init(&s, r->ctx);
     measure(r, &s, w);
-    sweep_report(&s, r->ceil, "");
+    sweep_report(&s, "");
     judge_library(r, &s);
     sweep_free(&s);
 }

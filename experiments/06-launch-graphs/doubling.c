@@ -27,7 +27,7 @@ typedef struct weights {
 static int batch_list(const rl_ctx *ctx, int bmax, int *out)
 {
     int n = 0;
-    if (!ctx->args.quick) {
+    if (ctx->args.mode != RL_MODE_QUICK) {
         for (int b = 1; b <= bmax; b *= 2)
             out[n++] = b;
         return n;
@@ -220,6 +220,19 @@ doubling doubling_test(rl_ctx *ctx, const step_way *table, int d, int bmax)
     free_weights(ctx, &w);
     free(slots);
     return dt;
+}
+
+/* The plan: one group per batch, every way; the step's FLOPs at the
+ * compute roof and four launches of a few microseconds (a model). */
+void plan_doubling(rl_ctx *ctx, const step_way *table, int d, int bmax)
+{
+    int batches[64], nb = batch_list(ctx, bmax, batches), nways = 0;
+    for (const step_way *w = table; w->name; w++)
+        nways++;
+    for (int b = 0; b < nb; b++) {
+        double flops = 4.0 * batches[b] * d * (double)d;
+        rl_plan_group(ctx, nways, rl_estimate_call_s(ctx, 0, 0, RL_READ, flops) + 4 * 3e-6);
+    }
 }
 
 int doubling_knee(const doubling *dt, const char *way)

@@ -46,6 +46,7 @@ doubling doubling_test(rl_ctx *ctx, const step_way *table, int d, int bmax);
 void doubling_rows(rl_ctx *ctx, const doubling *dt);
 void doubling_free(doubling *dt);
 /* The smallest batch whose doubling ratio exceeds 1.1, or 0. */
+void plan_doubling(rl_ctx *ctx, const step_way *table, int d, int bmax);
 int doubling_knee(const doubling *dt, const char *way);
 
 /* verdicts.c */

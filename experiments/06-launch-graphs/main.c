@@ -103,7 +103,7 @@ static void run_way(void *arg)
 static double host_cost_us(rl_ctx *ctx, chain_point *p)
 {
     double t[32];
-    int reps = ctx->args.quick ? 8 : 32;
+    int reps = ctx->args.mode == RL_MODE_QUICK ? 8 : 32;
     for (int i = 0; i < reps; i++) {
         double t0 = rl_now_s();
         p->way->enqueue(&p->a);
@@ -215,23 +215,39 @@ static void print_chain(const chain_point *p)
 
 /* ---- the sweeps ----------------------------------------------------------------- */
 
-static void chain_sweep(run *r)
+/* The sweeps call point() for each (test, k, n): measure_point, or while
+ * planning a function that adds the point to the plan. */
+typedef void (*point_fn)(run *r, const char *test, int k, size_t n);
+
+static void chain_sweep(run *r, point_fn point)
 {
-    static const int full[] = {1, 3, 10, 30, 100, 300, 1000}, quick[] = {1, 10, 100, 1000};
-    const int *ks = r->ctx->args.quick ? quick : full;
-    int nk = r->ctx->args.quick ? 4 : 7;
+    static const int full[] = {1, 3, 10, 30, 100, 300, 1000}, fewer[] = {1, 10, 100, 1000};
+    bool all = r->ctx->args.mode == RL_MODE_FULL;
     static const size_t sizes[] = {1, 256}; /* "empty": 1 thread; one block */
     for (int s = 0; s < 2; s++)
-        for (int i = 0; i < nk; i++)
-            measure_point(r, "chain", ks[i], sizes[s]);
+        for (int i = 0; i < (all ? 7 : 4); i++)
+            point(r, "chain", all ? full[i] : fewer[i], sizes[s]);
 }
 
-/* n = 1, 4, 16, ... (quick: every 256th) up to nmax, at k = 20. */
-static void size_sweep(run *r)
+/* n = 1, 4, 16, ... up to nmax at k = 20; every 16th in a lab run, every
+ * 256th in a quick one. */
+static void size_sweep(run *r, point_fn point)
 {
-    size_t step = r->ctx->args.quick ? 256 : 4;
+    size_t step = r->ctx->args.mode == RL_MODE_QUICK ? 256 : r->ctx->args.mode == RL_MODE_LAB ? 16 : 4;
     for (size_t n = 1; n <= r->nmax; n = n * step > r->nmax && n < r->nmax ? r->nmax : n * step)
-        measure_point(r, "size", 20, n);
+        point(r, "size", 20, n);
+}
+
+/* The plan's model of one chain: its bytes at the roofline, and a few
+ * microseconds of fixed cost per launch (an estimate, not a measurement). */
+static void plan_point(run *r, const char *test, int k, size_t n)
+{
+    (void)test;
+    int members = 0;
+    for (const launch_way *w = r->table; w->name; w++)
+        members += rl_variant_selected(r->ctx, w->number, w->name);
+    double bytes = 8.0 * k * (double)n;
+    rl_plan_group(r->ctx, members, rl_estimate_call_s(r->ctx, bytes, 4.0 * n, RL_COPY, 0) + 3e-6 * k);
 }
 
 /* The smallest n at which the asynchronous way is within 25 % of the floor. */
@@ -266,12 +282,24 @@ static const step_way *step_table_for(rl_backend_kind kind)
     return step_cpu_ways;
 }
 
+static void check_variants(const run *r)
+{
+    int numbers[MAX_WAYS], n = 0;
+    const char *names[MAX_WAYS];
+    for (const launch_way *w = r->table; w->name && n < MAX_WAYS; w++, n++) {
+        numbers[n] = w->number;
+        names[n] = w->name;
+    }
+    rl_check_variants(r->ctx, numbers, names, n);
+}
+
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP06, argc, argv);
     run *r = calloc(1, sizeof *r);
     r->ctx = ctx;
     r->table = table_for(ctx->kind);
+    check_variants(r);
     if (ctx->args.list) {
         printf("ways of kernels/%s (chain), then of the step:\n", ctx->kind == RL_CUDA ? "launch.cu" : "cpu/launch.c");
         for (const launch_way *w = r->table; w->name; w++)
@@ -299,11 +327,19 @@ int main(int argc, char **argv)
     r->host = rl_host_alloc(r->nmax * sizeof(float));
     r->want = rl_host_alloc(r->nmax * sizeof(double));
 
+    if (want("chain"))
+        chain_sweep(r, plan_point);
+    if (want("size"))
+        size_sweep(r, plan_point);
+    if (want("doubling"))
+        plan_doubling(ctx, step_table_for(ctx->kind), STEP_D, bmax);
+    rl_plan_print(ctx);
+
     printf("\n  %-6s %-11s %5s %9s %10s %9s %8s\n", "test", "way", "k", "n", "us/kernel", "floor", "ovhd");
     if (want("chain"))
-        chain_sweep(r);
+        chain_sweep(r, measure_point);
     if (want("size"))
-        size_sweep(r);
+        size_sweep(r, measure_point);
     rl_progress_clear();
     for (int i = 0; i < r->npts; i++)
         print_chain(&r->pts[i]);

@@ -1,0 +1,172 @@
+/*
+ * ladder_cpu.c -- the CPU backend's ceilings: bandwidth at one working set
+ * for each access pattern, and the FP32 FMA peak.
+ *
+ * A level of cache is only measurable if the fork and join of an OpenMP
+ * region do not drown it: an L1-sized pass takes well under a microsecond.
+ * So one call runs many passes inside one parallel region, each thread over
+ * its own slice (the slices the first touch placed near it), and no barrier
+ * between passes. The loops use plain stores, as the suite's kernels do:
+ * each written line is read first (write-allocate) in both, so utilization
+ * compares like with like.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#if defined(__AVX512F__)
+enum { VEC_BYTES = 64 };
+#else
+enum { VEC_BYTES = 32 };
+#endif
+typedef double vdouble __attribute__((vector_size(VEC_BYTES)));
+typedef float vfloat __attribute__((vector_size(VEC_BYTES)));
+enum { DLANES = VEC_BYTES / 8, ACC = 8 }; /* independent sums: hide the add latency */
+
+static volatile double sink; /* results go here, so no pass is optimized away */
+
+/* Keeps the compiler from merging or dropping repeated passes. */
+#define BARRIER() __asm__ __volatile__("" ::: "memory")
+
+typedef struct ladder_args {
+    double *a, *b, *c;
+    size_t n;        /* doubles per array */
+    int passes;      /* per call */
+    rl_pattern pattern;
+} ladder_args;
+
+static double read_slice(const double *a, size_t lo, size_t hi)
+{
+    vdouble acc[ACC] = {{0}};
+    size_t i = lo;
+    for (; i + ACC * DLANES <= hi; i += ACC * DLANES)
+        for (int j = 0; j < ACC; j++) {
+            vdouble v;
+            memcpy(&v, a + i + j * DLANES, sizeof v);
+            acc[j] += v;
+        }
+    double s = 0;
+    for (int j = 0; j < ACC; j++)
+        for (int l = 0; l < DLANES; l++)
+            s += acc[j][l];
+    for (; i < hi; i++)
+        s += a[i];
+    return s;
+}
+
+static void copy_slice(double *restrict b, const double *restrict a, size_t lo, size_t hi)
+{
+    for (size_t i = lo; i < hi; i++) /* scaled, so the compiler cannot call memcpy */
+        b[i] = 1.0000001 * a[i];
+}
+
+static void triad_slice(double *restrict a, const double *restrict b, const double *restrict c,
+                        size_t lo, size_t hi)
+{
+    for (size_t i = lo; i < hi; i++)
+        a[i] = b[i] + 3.0 * c[i];
+}
+
+static void ladder_call(void *arg)
+{
+    const ladder_args *x = arg;
+    double total = 0;
+#pragma omp parallel reduction(+ : total)
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        size_t lo = x->n * (size_t)t / (size_t)nt, hi = x->n * (size_t)(t + 1) / (size_t)nt;
+        for (int p = 0; p < x->passes; p++) {
+            if (x->pattern == RL_READ)
+                total += read_slice(x->a, lo, hi);
+            else if (x->pattern == RL_COPY)
+                copy_slice(x->b, x->a, lo, hi);
+            else
+                triad_slice(x->a, x->b, x->c, lo, hi);
+            BARRIER();
+        }
+    }
+    sink = total;
+}
+
+static int arrays_of(rl_pattern p) { return p == RL_READ ? 1 : p == RL_COPY ? 2 : 3; }
+
+/* Allocated and first-touched like the backend's device memory: each page
+ * by the thread that will stream it. */
+static double *touched(rl_backend *be, size_t n, uint64_t seed)
+{
+    double *p = rl_alloc(be, n * sizeof(double));
+    rl_fill_uniform_f64(p, n, -1, 1, seed);
+    return p;
+}
+
+rl_band rl_cpu_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials)
+{
+    int arrays = arrays_of(pattern);
+    size_t n = (size_t)(probe_bytes / arrays / sizeof(double));
+    n = n < 4096 ? 4096 : n / 64 * 64;
+    ladder_args x = {.n = n, .pattern = pattern};
+    x.a = touched(ctx->be, n, rl_next_seed(ctx));
+    x.b = arrays > 1 ? touched(ctx->be, n, rl_next_seed(ctx)) : NULL;
+    x.c = arrays > 2 ? touched(ctx->be, n, rl_next_seed(ctx)) : NULL;
+    /* Passes enough to move ~64 MiB per call: fork and join become noise. */
+    double bytes_per_pass = (double)arrays * n * sizeof(double);
+    x.passes = (int)fmax(1, ceil(64.0 * 1048576 / bytes_per_pass));
+    char name[64];
+    snprintf(name, sizeof name, "ceiling: %s over %zu doubles", rl_pattern_name(pattern), n);
+    rl_band b = rl_measure_trials(ctx, name, ladder_call, &x, bytes_per_pass * x.passes / 1e9,
+                                  trials);
+    rl_free(ctx->be, x.a);
+    rl_free(ctx->be, x.b);
+    rl_free(ctx->be, x.c);
+    return b;
+}
+
+/* ---- the FMA peak ------------------------------------------------------------
+ * Each thread keeps CHAINS independent vector multiply-adds in flight: with
+ * a latency of 4-5 cycles and two FMA units, ten or more keep both busy.
+ * acc = acc * m + a converges to a / (1 - m): no overflow, no denormals. */
+enum { CHAINS = 12, FMA_ITERS = 1 << 14 };
+
+static inline vfloat fma_vec(vfloat x, vfloat m, vfloat a)
+{
+#if defined(__AVX512F__)
+    return (vfloat)_mm512_fmadd_ps((__m512)x, (__m512)m, (__m512)a);
+#elif defined(__FMA__)
+    return (vfloat)_mm256_fmadd_ps((__m256)x, (__m256)m, (__m256)a);
+#else
+    return x * m + a; /* two instructions: the peak of a machine without FMA */
+#endif
+}
+
+static void fma_call(void *arg)
+{
+    (void)arg;
+    double total = 0;
+#pragma omp parallel reduction(+ : total)
+    {
+        vfloat acc[CHAINS], m = (vfloat){0} + 0.999999f, a = (vfloat){0} + 1e-3f;
+        for (int j = 0; j < CHAINS; j++)
+            acc[j] = (vfloat){0} + (float)j;
+        for (int it = 0; it < FMA_ITERS; it++) {
+            for (int j = 0; j < CHAINS; j++)
+                acc[j] = fma_vec(acc[j], m, a);
+        }
+        for (int j = 0; j < CHAINS; j++)
+            total += acc[j][0];
+    }
+    sink = total;
+}
+
+rl_band rl_cpu_fma_peak(rl_ctx *ctx, int trials)
+{
+    double lanes = VEC_BYTES / sizeof(float);
+    double flops = 2.0 * CHAINS * lanes * FMA_ITERS * omp_get_max_threads();
+    return rl_measure_trials(ctx, "ceiling: FMA peak", fma_call, NULL, flops / 1e12, trials);
+}

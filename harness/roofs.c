@@ -1,0 +1,157 @@
+/*
+ * roofs.c -- which roof a point is judged against, and what happens when a
+ * point beats its roof.
+ *
+ * A memory-bound point is judged against the bandwidth of the level its
+ * working set lives in, for its own access pattern (ceilings.c measures
+ * them all). A utilization above 1.05 is impossible for a true ceiling: it
+ * means the ceiling was under-measured (another process took the cores
+ * during its trials, or the suite's kernel beats the benchmark). The rung
+ * is measured once more and the better value kept; if the point still beats
+ * it, the run records that in its CSV header and rows (ceiling_flag) and
+ * the verdicts that rest on the ceiling say so instead of judging.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double OVER = 1.05; /* above this, a roof was beaten */
+
+rl_level rl_level_for(const double cap[RL_LEVEL_COUNT], double footprint, bool *mixed)
+{
+    *mixed = false;
+    for (int l = 0; l < RL_DRAM; l++)
+        if (cap[l] > 0 && footprint < 4 * cap[l]) {
+            *mixed = footprint > cap[l];
+            return (rl_level)l;
+        }
+    return RL_DRAM;
+}
+
+rl_roof rl_roof_for(rl_ctx *ctx, double footprint, rl_pattern pattern)
+{
+    const rl_ceilings *c = rl_ceilings_get(ctx);
+    double cap[RL_LEVEL_COUNT]; /* the levels with a measured rung for this pattern */
+    for (int l = 0; l < RL_LEVEL_COUNT; l++)
+        cap[l] = isnan(c->bw[l][pattern].best) ? 0 : c->level_bytes[l];
+    rl_roof r = {.pattern = pattern};
+    r.level = rl_level_for(cap, footprint, &r.mixed);
+    r.gbps = c->bw[r.level][pattern].best;
+    const char *name = rl_level_name(ctx->kind, r.level);
+    if (r.mixed) {
+        int next = r.level + 1;
+        while (next < RL_DRAM && !(c->level_bytes[next] > 0))
+            next++;
+        snprintf(r.name, sizeof r.name, "%s-%s", name, rl_level_name(ctx->kind, (rl_level)next));
+    } else {
+        snprintf(r.name, sizeof r.name, "%s", name);
+    }
+    return r;
+}
+
+bool rl_beyond_cache(const rl_ctx *ctx, double footprint)
+{
+    return footprint >= 4 * ctx->dev->llc_bytes;
+}
+
+/* Records a roof that a point still beats after one more measurement. */
+static void record_suspect(rl_ctx *ctx, const char *what, double ceiling, double achieved,
+                           const char *unit)
+{
+    rl_ctx_private *p = ctx->priv;
+    if (p->suspect)
+        return; /* the first one tells the story */
+    p->suspect = true;
+    snprintf(p->suspect_note, sizeof p->suspect_note,
+             "ceiling under-measured (busy machine?): %s measured %.3g %s, a point reached %.3g",
+             what, ceiling, unit, achieved);
+    rl_meta(ctx, "ceiling_under_measured", "%s; rows above 1.05 say so in ceiling_flag",
+            p->suspect_note);
+    printf("warning     %s\n", p->suspect_note);
+    fflush(stdout);
+}
+
+double rl_mbu(rl_ctx *ctx, double gbps, const rl_roof *roof)
+{
+    rl_ctx_private *p = ctx->priv;
+    rl_band *rung = &p->ceilings.bw[roof->level][roof->pattern];
+    double u = gbps / rung->best;
+    if (!(u > OVER))
+        return u;
+    if (!p->ceilings_fixed && !p->remeasured_bw[roof->level][roof->pattern]) {
+        p->remeasured_bw[roof->level][roof->pattern] = true;
+        rl_band again = rl_ceilings_remeasure_rung(ctx, roof->level, roof->pattern);
+        if (again.best > rung->best) {
+            rung->best = again.best;
+            rl_ceilings_save(ctx);
+        }
+        rl_meta(ctx, "ceiling_remeasured", "%s %s: %.4g GB/s after a point reached %.4g",
+                roof->name, rl_pattern_name(roof->pattern), rung->best, gbps);
+        u = gbps / rung->best;
+    }
+    if (u > OVER) {
+        char what[48];
+        snprintf(what, sizeof what, "%s %s bandwidth", rl_level_name(ctx->kind, roof->level),
+                 rl_pattern_name(roof->pattern));
+        record_suspect(ctx, what, rung->best, gbps, "GB/s");
+    }
+    return u;
+}
+
+double rl_mfu(rl_ctx *ctx, double tflops)
+{
+    rl_ctx_private *p = ctx->priv;
+    rl_ceilings *c = &p->ceilings;
+    double u = tflops / c->matrix_tflops;
+    if (!(u > OVER))
+        return u;
+    if (!p->ceilings_fixed && !p->remeasured_compute) {
+        p->remeasured_compute = true;
+        rl_ceilings again = *c;
+        rl_ceilings_remeasure_compute(ctx, &again);
+        if (again.matrix_tflops > c->matrix_tflops) {
+            c->matrix_tflops = again.matrix_tflops;
+            c->gemm_tflops = fmax(c->gemm_tflops, again.gemm_tflops);
+            c->fma_tflops = fmax(c->fma_tflops, again.fma_tflops);
+            snprintf(c->matrix_source, sizeof c->matrix_source, "%s", again.matrix_source);
+            rl_ceilings_save(ctx);
+        }
+        rl_meta(ctx, "ceiling_remeasured", "compute: %.4g TFLOP/s after a point reached %.4g",
+                c->matrix_tflops, tflops);
+        u = tflops / c->matrix_tflops;
+    }
+    if (u > OVER)
+        record_suspect(ctx, "the compute roof", c->matrix_tflops, tflops, "TFLOP/s");
+    return u;
+}
+
+bool rl_ceiling_suspect(const rl_ctx *ctx) { return ctx->priv->suspect; }
+
+const char *rl_ceiling_suspect_note(const rl_ctx *ctx)
+{
+    return ctx->priv->suspect ? ctx->priv->suspect_note : NULL;
+}
+
+void rl_set_roof(rl_ctx *ctx, const rl_roof *roof)
+{
+    rl_set_str(ctx, "mem_level", roof->name);
+    rl_set_num(ctx, "ceiling_gbps", ctx->priv->ceilings.bw[roof->level][roof->pattern].best);
+}
+
+/* Called by rl_end_row: a row whose MBU or MFU beats 1.05 says so. */
+void rl_flag_row(rl_ctx *ctx, rl_csv *csv)
+{
+    if (!rl_csv_has_column(csv, "ceiling_flag"))
+        return;
+    static const char *const utilizations[] = {"mbu", "mfu"};
+    for (int i = 0; i < 2; i++)
+        if (rl_csv_has_column(csv, utilizations[i]) &&
+            atof(rl_csv_get(csv, utilizations[i])) > OVER) {
+            rl_csv_set_str(csv, "ceiling_flag", "under-measured");
+            return;
+        }
+    (void)ctx;
+}

@@ -1,0 +1,145 @@
+/*
+ * test_roofs.c -- which roof a working set is judged against, and what a
+ * run does when a point beats its roof: re-measure once, then flag the
+ * rows and turn the verdicts that rest on the roof into "not measured".
+ */
+#include "helpers.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const double KiB = 1024, MiB = 1024 * 1024;
+
+Test(roofs, a_working_set_lives_in_the_first_level_it_fits)
+{
+    /* 2 cores: L1 64 KiB, L2 1 MiB, LLC 32 MiB */
+    const double cap[RL_LEVEL_COUNT] = {64 * KiB, 1 * MiB, 32 * MiB, 16384 * MiB};
+    bool mixed;
+    cr_assert_eq(rl_level_for(cap, 32 * KiB, &mixed), RL_L1);
+    cr_assert_not(mixed);
+    cr_assert_eq(rl_level_for(cap, 16 * MiB, &mixed), RL_LLC);
+    cr_assert_not(mixed);
+    cr_assert_eq(rl_level_for(cap, 1024 * MiB, &mixed), RL_DRAM);
+    cr_assert_not(mixed);
+}
+
+Test(roofs, just_past_a_level_is_judged_against_that_faster_level)
+{
+    /* A cache is not strict LRU: a working set up to 4x its size still
+     * hits in it, so the faster roof is the honest upper bound. */
+    const double cap[RL_LEVEL_COUNT] = {64 * KiB, 1 * MiB, 32 * MiB, 16384 * MiB};
+    bool mixed;
+    cr_assert_eq(rl_level_for(cap, 100 * KiB, &mixed), RL_L1);
+    cr_assert(mixed);
+    cr_assert_eq(rl_level_for(cap, 100 * MiB, &mixed), RL_LLC);
+    cr_assert(mixed);
+    cr_assert_eq(rl_level_for(cap, 128 * MiB, &mixed), RL_DRAM, "4x the LLC is DRAM's");
+}
+
+Test(roofs, absent_levels_are_skipped)
+{
+    /* A GPU: no L1 or L2 rung, its L2 is the LLC */
+    const double cap[RL_LEVEL_COUNT] = {0, 0, 50 * MiB, 80000 * MiB};
+    bool mixed;
+    cr_assert_eq(rl_level_for(cap, 1 * KiB, &mixed), RL_LLC);
+    cr_assert_not(mixed);
+    cr_assert_eq(rl_level_for(cap, 150 * MiB, &mixed), RL_LLC);
+    cr_assert(mixed);
+}
+
+/* ---- end to end ----------------------------------------------------------------- */
+
+static char dir[512];
+static char out[1 << 16], err[1 << 16];
+
+static void setup(void) { make_temp_dir(dir, sizeof dir); }
+static void teardown(void) { rm_tree(dir); }
+TestSuite(roofs_e2e, .init = setup, .fini = teardown, .timeout = 300);
+
+#define EXP02 RL_BUILD_DIR "/exp-02"
+#define EXP05 RL_BUILD_DIR "/exp-05"
+#define TINY RL_SOURCE_ROOT "/tests/fixtures/ceilings-tiny.csv"
+
+/* Roofs that cannot be re-measured (--ceilings) and that every point
+ * beats: every row is flagged, the CSV header says why, and the verdicts
+ * on MBU and MFU say "not measured" instead of printing a utilization. */
+Test(roofs_e2e, a_beaten_fixed_roof_flags_rows_and_verdicts)
+{
+    int rc = run_experiment_measuring(EXP02, dir, "--quick --backend cpu --max-bytes 64Mi --label tiny "
+                                      "--shape 8192x8192 --no-plot --ceilings " TINY,
+                                      out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s\n%s", out, err);
+    cr_assert(strstr(out, "ceiling under-measured (busy machine?)"), "%s", out);
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/results/tiny/exp-02.csv", dir);
+    rl_table *t = load_results(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    cr_assert(has_meta(t, "# ceiling_under_measured: ceiling under-measured"), "the header says so");
+    cr_assert_null(rl_table_meta(t, "ceiling_remeasured"), "a --ceilings roof is never re-measured");
+    for (int r = 0; r < t->nrows; r++)
+        cr_assert_str_eq(rl_table_get(t, r, "ceiling_flag"), "under-measured", "row %d", r);
+    rl_table_free(t);
+
+    snprintf(path, sizeof path, "%s/results/tiny/verdicts.csv", dir);
+    t = load_results(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    int on_roofs = 0;
+    for (int r = 0; r < t->nrows; r++) {
+        const char *id = rl_table_get(t, r, "id");
+        if (!strncmp(id, "mbu_", 4) || !strncmp(id, "mfu_", 4)) {
+            cr_assert_str_eq(rl_table_get(t, r, "verdict"), "not measured", "%s", id);
+            cr_assert(strstr(rl_table_get(t, r, "note"), "ceiling under-measured"), "%s", id);
+            on_roofs++;
+        }
+        if (!strncmp(id, "ai_decode", 9)) /* a count, not a utilization: still judged */
+            cr_assert_str_eq(rl_table_get(t, r, "verdict"), "holds", "%s", id);
+    }
+    cr_assert_eq(on_roofs, 3, "MBU and MFU at n = 1, MFU when compute-bound");
+    rl_table_free(t);
+}
+
+/* Rewrites every rate in a ceilings.csv to a hundredth of a unit. */
+static void lower_the_roofs(const char *path)
+{
+    char *text = read_file(path, NULL);
+    cr_assert_not_null(text, "no ceilings at %s", path);
+    FILE *f = fopen(path, "w");
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char roof[32], level[16], pattern[16], probe[32];
+        if (line[0] != '#' &&
+            sscanf(line, "%31[^,],%15[^,],%15[^,],%31[^,],", roof, level, pattern, probe) == 4 &&
+            strcmp(roof, "roof") != 0)
+            fprintf(f, "%s,%s,%s,%s,0.01,0.01,%s\n", roof, level, pattern, probe,
+                    !strcmp(roof, "compute") ? "TFLOP/s" : "GB/s");
+        else if (!strncmp(line, "compute,-,", 10)) /* no probe_bytes: the scan stops early */
+            fprintf(f, "compute,-,%s,,1e-05,,TFLOP/s\n", strstr(line, "fma") ? "fma" : "gemm");
+        else
+            fprintf(f, "%s\n", line);
+    }
+    fclose(f);
+    free(text);
+}
+
+/* Cached roofs that a point beats are measured again, once, before any
+ * row is flagged: a busy moment when they were measured is not a result. */
+Test(roofs_e2e, a_beaten_cached_roof_is_measured_again)
+{
+    const char *args = "--quick --backend cpu --max-bytes 64Mi --label again --op affine "
+                       "--variant 1 --no-plot";
+    cr_assert_eq(run_experiment_measuring(EXP05, dir, args, out, sizeof out, err, sizeof err), 0, "%s", err);
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/results/again/ceilings.csv", dir);
+    lower_the_roofs(path);
+    cr_assert_eq(run_experiment_measuring(EXP05, dir, args, out, sizeof out, err, sizeof err), 0, "%s", err);
+    cr_assert(strstr(out, "cached"), "the lowered roofs were used: %s", out);
+    snprintf(path, sizeof path, "%s/results/again/exp-05.csv", dir);
+    rl_table *t = load_results(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    const char *again = rl_table_meta(t, "ceiling_remeasured");
+    cr_assert_not_null(again, "a beaten roof is measured again");
+    cr_assert(strstr(again, "GB/s after a point reached"), "%s", again);
+    rl_table_free(t);
+}
