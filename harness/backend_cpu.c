@@ -32,6 +32,7 @@ static bool cpu_open(int device, rl_device_info *info, char *why, size_t whylen)
 
 static void cpu_close(void)
 {
+    rl_cpu_ladder_release();
     free(flush_buf);
     flush_buf = NULL;
     flush_len = 0;

@@ -74,6 +74,9 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
     describe_device(d, buf, sizeof buf);
     rl_meta(ctx, "device_detail", "%s", buf);
     rl_meta(ctx, "llc_bytes", "%.0f", d->llc_bytes);
+    if (getenv("ROOFLAB_LLC") && *getenv("ROOFLAB_LLC"))
+        rl_meta(ctx, "llc_pretend", "ROOFLAB_LLC=%s: the caches' sizes are pretended, the times "
+                "are this machine's", getenv("ROOFLAB_LLC"));
     if (d->kind == RL_CUDA) {
         rl_meta(ctx, "sm_count", "%d", d->sm_count);
         rl_meta(ctx, "compute_capability", "%d.%d", d->cc_major, d->cc_minor);

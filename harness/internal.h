@@ -50,6 +50,7 @@ extern const rl_backend_ops rl_cpu_ops;
 /* ladder_cpu.c: the CPU backend's bandwidth and FMA ceilings. */
 rl_band rl_cpu_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials);
 rl_band rl_cpu_fma_peak(rl_ctx *ctx, int trials);
+void rl_cpu_ladder_release(void); /* frees the working-set buffer */
 extern const rl_backend_ops rl_cuda_ops; /* backend_cuda.cu, or backend_nocuda.c */
 /* ladder_cuda.cu: the CUDA backend's ceilings. */
 rl_band rl_cuda_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials);
@@ -74,7 +75,7 @@ struct rl_ctx_private {
     bool ceilings_fixed;        /* --ceilings FILE: never measure */
     bool remeasured_bw[RL_LEVEL_COUNT][RL_PATTERN_COUNT], remeasured_compute;
     bool suspect;               /* a ceiling stayed under-measured */
-    char suspect_note[256];
+    char suspect_note[320];
     double started;             /* rl_now_s() at rl_begin */
     double plan_s;              /* the plan's expected seconds */
     int plan_groups, plan_points;

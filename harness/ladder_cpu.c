@@ -97,35 +97,49 @@ static void ladder_call(void *arg)
 
 static int arrays_of(rl_pattern p) { return p == RL_READ ? 1 : p == RL_COPY ? 2 : 3; }
 
-/* Allocated and first-touched like the backend's device memory: each page
- * by the thread that will stream it. */
-static double *touched(rl_backend *be, size_t n, uint64_t seed)
+/* One buffer per working set, shared by the three patterns (each cuts it
+ * into its one, two or three arrays), allocated and first-touched like the
+ * backend's device memory: allocating and faulting in a gigabyte three
+ * times would cost more than measuring it. */
+static double *probe_buf;
+static size_t probe_doubles;
+
+static double *probe_buffer(rl_ctx *ctx, size_t doubles)
 {
-    double *p = rl_alloc(be, n * sizeof(double));
-    rl_fill_uniform_f64(p, n, -1, 1, seed);
-    return p;
+    if (probe_buf && probe_doubles == doubles)
+        return probe_buf;
+    rl_cpu_ladder_release();
+    probe_buf = rl_alloc(ctx->be, doubles * sizeof(double));
+    probe_doubles = doubles;
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < doubles; i++) /* any values but zeros and denormals */
+        probe_buf[i] = 1.0 + (double)(i % 1021) / 1021.0;
+    return probe_buf;
+}
+
+void rl_cpu_ladder_release(void)
+{
+    free(probe_buf);
+    probe_buf = NULL;
+    probe_doubles = 0;
 }
 
 rl_band rl_cpu_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials)
 {
     int arrays = arrays_of(pattern);
-    size_t n = (size_t)(probe_bytes / arrays / sizeof(double));
-    n = n < 4096 ? 4096 : n / 64 * 64;
-    ladder_args x = {.n = n, .pattern = pattern};
-    x.a = touched(ctx->be, n, rl_next_seed(ctx));
-    x.b = arrays > 1 ? touched(ctx->be, n, rl_next_seed(ctx)) : NULL;
-    x.c = arrays > 2 ? touched(ctx->be, n, rl_next_seed(ctx)) : NULL;
+    size_t total = (size_t)(probe_bytes / sizeof(double)) / (3 * 64) * (3 * 64);
+    total = total < 3 * 4096 ? 3 * 4096 : total;
+    double *buf = probe_buffer(ctx, total);
+    ladder_args x = {.n = total / (size_t)arrays, .pattern = pattern};
+    x.a = buf;
+    x.b = arrays > 1 ? buf + x.n : NULL;
+    x.c = arrays > 2 ? buf + 2 * x.n : NULL;
     /* Passes enough to move ~64 MiB per call: fork and join become noise. */
-    double bytes_per_pass = (double)arrays * n * sizeof(double);
+    double bytes_per_pass = (double)arrays * x.n * sizeof(double);
     x.passes = (int)fmax(1, ceil(64.0 * 1048576 / bytes_per_pass));
     char name[64];
-    snprintf(name, sizeof name, "ceiling: %s over %zu doubles", rl_pattern_name(pattern), n);
-    rl_band b = rl_measure_trials(ctx, name, ladder_call, &x, bytes_per_pass * x.passes / 1e9,
-                                  trials);
-    rl_free(ctx->be, x.a);
-    rl_free(ctx->be, x.b);
-    rl_free(ctx->be, x.c);
-    return b;
+    snprintf(name, sizeof name, "ceiling: %s over %zu doubles", rl_pattern_name(pattern), x.n);
+    return rl_measure_trials(ctx, name, ladder_call, &x, bytes_per_pass * x.passes / 1e9, trials);
 }
 
 /* ---- the FMA peak ------------------------------------------------------------

@@ -66,7 +66,8 @@ static void record_suspect(rl_ctx *ctx, const char *what, double ceiling, double
         return; /* the first one tells the story */
     p->suspect = true;
     snprintf(p->suspect_note, sizeof p->suspect_note,
-             "ceiling under-measured (busy machine?): %s measured %.3g %s, a point reached %.3g",
+             "ceiling under-measured (busy machine?): %s measured %.3g %s, a point "
+             "reached %.3g (or the caches are not the sizes the machine reports)",
              what, ceiling, unit, achieved);
     rl_meta(ctx, "ceiling_under_measured", "%s; rows above 1.05 say so in ceiling_flag",
             p->suspect_note);

@@ -60,6 +60,13 @@ static void read_caches(rl_device_info *info)
         if (!strcmp(level, "2")) info->l2_bytes = bytes;
         if (!strcmp(level, "3")) info->l3_bytes = bytes;
     }
+    /* ROOFLAB_LLC=260Mi pretends the L3 has that size: to see how runs size
+     * themselves on a machine with another cache (a developer's knob; the
+     * CSV header says so, and the times measured are this machine's). */
+    size_t pretend;
+    const char *env = getenv("ROOFLAB_LLC");
+    if (env && *env && rl_parse_size(env, &pretend) && pretend >= 65536)
+        info->l3_bytes = (double)pretend;
     info->llc_bytes = info->l3_bytes > 0 ? info->l3_bytes : info->l2_bytes;
     if (info->llc_bytes <= 0)
         info->llc_bytes = 32.0 * 1024 * 1024; /* sysfs silent: assume a large L3 */
