@@ -13,20 +13,26 @@
 
 /* ---- choosing the backend --------------------------------------------- */
 
+/* BACKEND=auto runs on the CPU only where there is no GPU at all. A GPU
+ * that is here but cannot run this build (driver older than the runtime,
+ * fabric manager down, MIG without an instance, held by another process)
+ * is an error with its diagnosis: a quiet CPU run would take hours before
+ * anyone noticed. BACKEND=cpu runs on the CPU on purpose. */
 static void open_backend(rl_ctx *ctx)
 {
-    char why[256] = "";
+    char why[2048] = "";
     const char *prog = ctx->exp->id;
+    rl_open_status status = RL_ABSENT;
     switch (ctx->args.backend) {
     case RL_BACKEND_CUDA:
-        ctx->be = rl_backend_open(RL_CUDA, ctx->args.device, why, sizeof why);
-        if (!ctx->be)
-            rl_die(RL_EXIT_NO_GPU, "exp-%s: --backend cuda, but no GPU: %s", prog, why);
-        break;
     case RL_BACKEND_AUTO:
-        ctx->be = rl_backend_open(RL_CUDA, ctx->args.device, why, sizeof why);
+        ctx->be = rl_backend_open_status(RL_CUDA, ctx->args.device, &status, why, sizeof why);
         if (ctx->be)
             break;
+        if (status == RL_UNUSABLE)
+            rl_die(RL_EXIT_NO_GPU, "exp-%s: %s", prog, why);
+        if (ctx->args.backend == RL_BACKEND_CUDA)
+            rl_die(RL_EXIT_NO_GPU, "exp-%s: --backend cuda, but no GPU: %s", prog, why);
         snprintf(ctx->priv->fallback_note, sizeof ctx->priv->fallback_note,
                  "no GPU (%s): running on the CPU backend", why);
         /* fall through */
