@@ -70,13 +70,19 @@ int rl_verdicts_write(rl_ctx *ctx); /* results/<label>/verdicts.csv */
 void rl_verdicts_free(rl_ctx *ctx);
 
 /* plot.c: draws an experiment's charts from one or more runs' CSVs (the
- * run drawn first) into dir; runs_title says what is compared, or "". */
+ * run drawn first) into dir; runs_title says what is compared, or "".
+ * Without gnuplot it draws nothing, says so once per process with later
+ * (the command that draws them on a machine with gnuplot), and returns 0:
+ * the CSVs are the result. -1 when gnuplot failed. */
 int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
-            const char *const *names, int nruns, const char *dir, const char *runs_title);
+            const char *const *names, int nruns, const char *dir, const char *runs_title,
+            const char *later);
 /* A run's charts into plots_dir/label/, overlaying a reference run when
  * reference_csv is not NULL. */
 int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *plots_dir,
-                   const char *label, const char *reference_csv, const char *reference_name);
+                   const char *label, const char *reference_csv, const char *reference_name,
+                   const char *later);
+bool rl_have_gnuplot(void);
 
 /* sysinfo.c */
 void rl_git_describe(char *buf, size_t len); /* "abc1234" or "abc1234-dirty" */
