@@ -35,7 +35,8 @@ HARNESS_C := $(wildcard harness/*.c)
 KERNELS_C := $(wildcard kernels/cpu/*.c)
 
 ifneq ($(NVCC),)
-  NEWEST_SM := $(lastword $(sort $(SMS)))
+  # Numerically: a text sort puts 100 before 90 and would embed compute_90 PTX.
+  NEWEST_SM := $(shell printf '%s\n' $(SMS) | sort -n | tail -n 1)
   GENCODE := $(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)) \
              -gencode arch=compute_$(NEWEST_SM),code=compute_$(NEWEST_SM)
   CPPFLAGS += -DRL_HAVE_CUDA=1
@@ -177,6 +178,10 @@ test:
 
 check-gpu:
 	@MAKE="$(MAKE)" LABEL="$(LABEL)" tests/check-gpu.sh
+
+# For scripts and tests: the value of a variable, e.g. make print-GENCODE SMS="90 100".
+print-%:
+	@echo '$($*)'
 
 clean:
 	rm -rf $(B)
