@@ -28,8 +28,9 @@ CPU_ARCH ?= -march=native
 # nothing installed) and says so in one line; its folders then come after
 # the system's: headers by -idirafter, libraries by -L and an rpath
 # (DT_RPATH, which also serves the libraries' own dependencies), commands
-# by PATH, .pc files by PKG_CONFIG_PATH.
-NO_BUNDLE_GOALS := clean help bundle print-%
+# by PATH, .pc files by PKG_CONFIG_PATH. (check-gpu and gpu-day unpack it
+# in their own build folder, build/smNN.)
+NO_BUNDLE_GOALS := clean help bundle print-% check-gpu gpu-day
 ifneq ($(wildcard bundle/*.deb),)
   ifeq ($(MAKELEVEL),0)
     ifneq ($(or $(filter-out $(NO_BUNDLE_GOALS),$(MAKECMDGOALS)),$(if $(MAKECMDGOALS),,default)),)
@@ -133,6 +134,14 @@ $(foreach e,$(EXPERIMENTS),$(eval $(call experiment_rules,$(e))))
 $(TOOL_BIN): $(call obj,$(wildcard harness/tools/*.c)) $(HARNESS_LIB)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+# The probe check-gpu runs before building: C only (no nvcc), libcuda and
+# NVML through dlopen, the diagnosis of harness/diagnose.c.
+PROBE_BIN := $(B)/cuda-probe
+PROBE_SRC := harness/probe/cuda_probe.c harness/diagnose.c harness/gpu_facts.c harness/nvml.c
+$(PROBE_BIN): $(PROBE_SRC) harness/internal.h harness/rooflab.h harness/nvml_abi.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -Iharness $(PROBE_SRC) -o $@ -ldl
+
 $(TEST_BIN): $(call obj,$(wildcard tests/*.c)) $(KERNELS_LIB) $(HARNESS_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(CRITERION_LIBS) $(LDLIBS)
@@ -143,10 +152,10 @@ $(call obj,$(wildcard tests/*.c)): CPPFLAGS += -DRL_BUILD_DIR='"$(abspath $(B))"
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: build build-tests test deps check-gpu bundle all compare reference paper clean help FORCE
+.PHONY: build build-tests test deps check-gpu gpu-day bundle all compare reference paper clean help FORCE
 FORCE:
 
-build: $(EXP_BINS) $(TOOL_BIN)
+build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN)
 
 build-tests: build $(TEST_BIN)
 
@@ -207,7 +216,13 @@ test:
 	$(TEST_BIN) $(TESTFLAGS)
 
 check-gpu:
-	@MAKE="$(MAKE)" LABEL="$(LABEL)" tests/check-gpu.sh
+	@MAKE="$(MAKE)" NVCC="$(NVCC)" LABEL="$(LABEL)" tests/check-gpu.sh
+
+# One command for a GPU lent for ten minutes: check-gpu, the reference
+# sweeps, and one tarball of results/, plots/ and the logs in OUT.
+gpu-day:
+	@[ -n "$(OUT)" ] || { echo 'usage: make gpu-day OUT=folder (where the tarball goes)'; exit 2; }
+	@MAKE="$(MAKE)" NVCC="$(NVCC)" OUT="$(OUT)" tests/gpu-day.sh
 
 # The .deb files a GPU machine without package access needs (see harness/bundle.sh).
 bundle:
@@ -238,6 +253,8 @@ help:
 	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
 	@echo '  make check-gpu     on a GPU machine: build for it, validate every CUDA kernel, run'
 	@echo '                     every experiment with --quick, print a summary (exit 77: no GPU)'
+	@echo '  make gpu-day OUT=dir  on a GPU lent for ten minutes: check-gpu, the reference'
+	@echo '                     sweeps, one tarball of results, plots and logs in dir'
 	@echo '  make bundle        download the .deb files a GPU machine without package access'
 	@echo '                     needs into bundle/ (the build there unpacks what is missing)'
 	@echo '  make build         build every binary into $(B)/ (the default)'
@@ -254,6 +271,7 @@ help:
 	@echo '  REFERENCE=none     do not overlay the checked-in reference run of this device'
 	@echo '  EXP=NN RUNS="..."  for make compare: the experiment and the labels to compare'
 	@echo '  SMS="75 80 ..."    CUDA architectures (default: $(SMS), plus PTX of the newest)'
+	@echo '  OUT=dir            for make gpu-day: where the tarball goes'
 	@echo '  NVCC=path          the CUDA compiler (empty: build the CPU backend only)'
 	@echo '  CPU_ARCH=...       host code generation flags (default -march=native)'
 	@echo '  B=dir              build folder (default build)'
