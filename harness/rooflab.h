@@ -114,13 +114,10 @@ typedef struct rl_backend rl_backend;
  * available (built without nvcc, no driver, no device, bad index). */
 rl_backend *rl_backend_open(rl_backend_kind kind, int device, char *why, size_t whylen);
 
-/* Why a backend did not open. RL_ABSENT: there is no such device (no
- * NVIDIA driver at all, or a build without CUDA): BACKEND=auto may run on
- * the CPU. RL_UNUSABLE: a GPU and its driver are here but this build
- * cannot use them (driver older than the runtime, fabric manager down,
- * MIG without an instance, the GPU held by another process...): why holds
- * the diagnosis and the remedies, and running on the CPU instead would
- * hide it. */
+/* RL_ABSENT: no such device (no NVIDIA driver at all, a build without
+ * CUDA): auto may use the CPU. RL_UNUSABLE: a GPU is here that this build
+ * cannot use (old driver, fabric manager, MIG, busy...): why holds the
+ * diagnosis (diagnose.c), which a CPU run would hide. */
 typedef enum rl_open_status { RL_OPENED, RL_ABSENT, RL_UNUSABLE } rl_open_status;
 rl_backend *rl_backend_open_status(rl_backend_kind kind, int device, rl_open_status *status,
                                    char *why, size_t whylen);
