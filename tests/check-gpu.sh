@@ -17,7 +17,7 @@
 # Time: at most CHECK_GPU_BUDGET_S (default 300 s: five minutes on an
 # H100/H200-class GPU) for the whole; each step stops at its cap,
 # CAP_PROBE_S=30 CAP_DEPS_S=120 CAP_BUILD_S=150 CAP_CUDA_TESTS_S=60
-# CAP_EXP_QUICK_S=20 (each experiment) SANITIZER_S=60, cut to what is left
+# CAP_EXP_QUICK_S=45 (each experiment) SANITIZER_S=60, cut to what is left
 # of the budget.
 #
 # Environment: MAKE, NVCC, LABEL (the quick runs' label; default the GPU's
