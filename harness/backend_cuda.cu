@@ -285,7 +285,7 @@ static double measure_gemm_tflops(rl_ctx *ctx, int n)
     g.n = n;
     fill_random((__half *)g.a, elems, rl_next_seed(ctx));
     fill_random((__half *)g.b, elems, rl_next_seed(ctx));
-    rl_measurement m = rl_measure_as(ctx, "ceiling: cuBLAS FP16 GEMM", fp16_gemm, &g, RL_HOT);
+    rl_measurement m = rl_measure_as(ctx, "ceiling: cuBLAS GEMM, FP16 in, FP32 out", fp16_gemm, &g, RL_HOT);
     cuda_free((void *)g.a);
     cuda_free((void *)g.b);
     cuda_free(g.c);
