@@ -58,6 +58,18 @@ check() {
 }
 
 have_bundle() { ls "$BUNDLE"/*.deb >/dev/null 2>&1; }
+# Whether unpacking again would bring something: no copy yet, a newer
+# bundle, or a missing package the bundle has and the copy lacks (the
+# system lost it since).
+unpack_helps() {
+    [ -f "$env_sh" ] && [ ! "$BUNDLE/MANIFEST" -nt "$env_sh" ] || return 0
+    local p
+    for p in "${from_bundle[@]}"; do
+        ls "$BUNDLE/${p}"_*.deb >/dev/null 2>&1 &&
+            ! grep -qx "$p" "$B/bundle-root/PACKAGES" 2>/dev/null && return 0
+    done
+    return 1
+}
 
 # shellcheck disable=SC1090
 [ -f "$env_sh" ] && . "$env_sh"
@@ -66,7 +78,7 @@ check "$([ "$what" = bundle ] && echo test || echo "$what")"
 # The bundle, when it can help: unpacked again when it is newer than the
 # unpacked copy (a fresh make bundle), then the checks again with it.
 if [ ${#from_bundle[@]} -gt 0 ] && have_bundle; then
-    if [ ! -f "$env_sh" ] || [ "$BUNDLE/MANIFEST" -nt "$env_sh" ]; then
+    if unpack_helps; then
         harness/bundle.sh unpack "$B" "$BUNDLE" >&2 || { [ "$what" = bundle ] && exit 0; exit 1; }
         # shellcheck disable=SC1090
         . "$env_sh"
