@@ -161,7 +161,8 @@ sanitize() {
 export -f cuda_tests sanitize
 
 # check_steps LOG_DIR: the steps of make check-gpu, in order. Needs
-# gpu_gate and budget_start first; sets B (the build folder) and LABEL.
+# gpu_gate and budget_start first; sets B (the build folder) and fatal
+# (why the later steps cannot run, or empty).
 check_steps() {
     local logs=$1
     B=build/sm$SM
