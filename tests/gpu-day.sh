@@ -18,11 +18,13 @@
 # at CAP_EXP_FULL_S (default 45 s); PACK_RESERVE_S (30 s) is kept for the
 # summary and the tarball. A step with too little time left is skipped.
 #
-# Environment: OUT (required), MAKE, NVCC; RL_STEPS_BACKEND=cpu runs the
-# experiments on the CPU, only for a dry run of this script's flow without
-# a GPU (PATH=tests/fake:$PATH, see tests/fake/). Exit codes: 0 every step
-# passed, 1 a step failed (the tarball is still written), 2 bad usage,
-# 77 no GPU (at once, nothing written).
+# Environment: OUT (required), MAKE, NVCC; ROOFLAB_GIT_COMMIT, the commit
+# a copy of the tree without .git came from (the CSVs record it);
+# RL_STEPS_BACKEND=cpu runs the experiments on the CPU, only for a dry run
+# of this script's flow without a GPU (PATH=tests/fake:$PATH, see
+# tests/fake/). Exit codes: 0 every step passed, 1 a step failed (the
+# tarball is still written), 2 bad usage, 77 no GPU (at once, nothing
+# written).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
@@ -50,6 +52,7 @@ echo "gpu-day: $GPU_NAME (compute capability $GPU_CAP), driver $DRIVER (CUDA ${D
 {
     echo "== date"; date -u
     echo "== git"; git describe --always --dirty 2>&1; git status --short 2>&1 | head -n 50
+    echo "ROOFLAB_GIT_COMMIT=${ROOFLAB_GIT_COMMIT:-}"
     echo "== uname"; uname -a
     echo "== os-release"; cat /etc/os-release 2>&1
     echo "== nvcc"; "${NVCC:-nvcc}" --version 2>&1

@@ -176,3 +176,21 @@ Test(exp05, without_gnuplot_the_csv_is_written_and_the_charts_wait)
     cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), RL_EXIT_FAILED, "%s", err);
     cr_assert(strstr(err, "gnuplot not found"), "%s", err);
 }
+
+/* A copy of the tree without .git (what a lent GPU machine gets) records
+ * the commit ROOFLAB_GIT_COMMIT names, and says it is a copy. */
+Test(exp05, a_copy_without_git_records_the_commit_it_was_given)
+{
+    char cmd[2048], path[1024];
+    snprintf(cmd, sizeof cmd,
+             "ROOFLAB_ROOT='%s' ROOFLAB_GIT_COMMIT=0123456789ab %s --out '%s/results' --plots "
+             "'%s/plots' --quick --backend cpu --op affine --variant 1 --no-plot --label copy",
+             dir, EXP05, dir, dir);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/results/copy/exp-05.csv", dir);
+    char *text = read_file(path, NULL);
+    cr_assert_not_null(text, "no CSV at %s", path);
+    cr_assert(strstr(text, "# git_commit: 0123456789ab (ROOFLAB_GIT_COMMIT: a copy, not a checkout)"),
+              "%.600s", text);
+    free(text);
+}
