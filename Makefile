@@ -25,20 +25,52 @@ CUDA_HOME := $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
 CUDA_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/targets/x86_64-linux/lib))
 CPU_ARCH ?= -march=native
 
-OPENBLAS_CFLAGS := $(shell pkg-config --cflags openblas 2>/dev/null)
-OPENBLAS_LIBS := $(or $(shell pkg-config --libs openblas 2>/dev/null),-lopenblas)
-CRITERION_LIBS := $(or $(shell pkg-config --libs criterion 2>/dev/null),-lcriterion)
+# ---- bundle/: packages for a machine that cannot install them ----------------
+# When bundle/ holds .deb files (make bundle) and something the build needs
+# is missing, harness/deps.sh unpacks them into $(B)/bundle-root (dpkg -x,
+# nothing installed) and says so in one line; its folders then come after
+# the system's: headers by -idirafter, libraries by -L and an rpath
+# (DT_RPATH, which also serves the libraries' own dependencies), commands
+# by PATH, .pc files by PKG_CONFIG_PATH. (check-gpu and gpu-day unpack it
+# in their own build folder, build/smNN.)
+NO_BUNDLE_GOALS := clean help bundle print-% check-gpu gpu-day
+ifneq ($(wildcard bundle/*.deb),)
+  ifeq ($(MAKELEVEL),0)
+    ifneq ($(or $(filter-out $(NO_BUNDLE_GOALS),$(MAKECMDGOALS)),$(if $(MAKECMDGOALS),,default)),)
+      $(shell B='$(B)' harness/deps.sh bundle >&2)
+    endif
+  endif
+endif
+-include $(B)/bundle-root/bundle.mk
+PKG_CONFIG := pkg-config
+ifneq ($(RL_BUNDLE_ROOT),)
+  BUNDLE_LIBDIRS := $(wildcard $(RL_BUNDLE_ROOT)/usr/lib/$(RL_BUNDLE_MULTIARCH) \
+                               $(RL_BUNDLE_ROOT)/usr/lib/$(RL_BUNDLE_MULTIARCH)/openblas-pthread)
+  BUNDLE_CPPFLAGS := $(foreach d,usr/include usr/include/$(RL_BUNDLE_MULTIARCH),-idirafter $(RL_BUNDLE_ROOT)/$(d))
+  BUNDLE_LDFLAGS := $(foreach d,$(BUNDLE_LIBDIRS),-L$(d) -Wl,-rpath,$(d)) -Wl,--disable-new-dtags
+  export PATH := $(PATH):$(RL_BUNDLE_ROOT)/bin
+  export PKG_CONFIG_PATH := $(RL_BUNDLE_ROOT)/usr/lib/$(RL_BUNDLE_MULTIARCH)/pkgconfig:$(RL_BUNDLE_ROOT)/usr/share/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
+  # $(shell) does not see exported variables before GNU Make 4.4.
+  PKG_CONFIG := PATH='$(PATH)' PKG_CONFIG_PATH='$(PKG_CONFIG_PATH)' pkg-config
+endif
+
+OPENBLAS_CFLAGS := $(shell $(PKG_CONFIG) --cflags openblas 2>/dev/null)
+OPENBLAS_LIBS := $(or $(shell $(PKG_CONFIG) --libs openblas 2>/dev/null),-lopenblas)
+CRITERION_LIBS := $(or $(shell $(PKG_CONFIG) --libs criterion 2>/dev/null),-lcriterion)
 
 WERROR := $(if $(filter true,$(CI)),-Werror)
 CPPFLAGS := -D_GNU_SOURCE -Iharness -Ikernels -DRL_SOURCE_ROOT='"$(CURDIR)"' $(OPENBLAS_CFLAGS)
-CFLAGS := -std=c11 -O3 -g $(CPU_ARCH) -fopenmp -Wall -Wextra $(WERROR) -MMD -MP
-LDLIBS := $(OPENBLAS_LIBS) -lm -ldl -lpthread
+# The bundle's headers serve C files only (nvcc has no -idirafter, and the
+# .cu files need none of them).
+CFLAGS := -std=c11 -O3 -g $(CPU_ARCH) -fopenmp -Wall -Wextra $(WERROR) -MMD -MP $(BUNDLE_CPPFLAGS)
+LDLIBS := $(BUNDLE_LDFLAGS) $(OPENBLAS_LIBS) -lm -ldl -lpthread
 
 HARNESS_C := $(wildcard harness/*.c)
 KERNELS_C := $(wildcard kernels/cpu/*.c)
 
 ifneq ($(NVCC),)
-  NEWEST_SM := $(lastword $(sort $(SMS)))
+  # Numerically: a text sort puts 100 before 90 and would embed compute_90 PTX.
+  NEWEST_SM := $(shell printf '%s\n' $(SMS) | sort -n | tail -n 1)
   GENCODE := $(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)) \
              -gencode arch=compute_$(NEWEST_SM),code=compute_$(NEWEST_SM)
   CPPFLAGS += -DRL_HAVE_CUDA=1
@@ -106,6 +138,14 @@ $(foreach e,$(EXPERIMENTS),$(eval $(call experiment_rules,$(e))))
 $(TOOL_BIN): $(call obj,$(wildcard harness/tools/*.c)) $(HARNESS_LIB)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
+# The probe check-gpu runs before building: C only (no nvcc), libcuda and
+# NVML through dlopen, the diagnosis of harness/diagnose.c.
+PROBE_BIN := $(B)/cuda-probe
+PROBE_SRC := harness/probe/cuda_probe.c harness/diagnose.c harness/gpu_facts.c harness/nvml.c
+$(PROBE_BIN): $(PROBE_SRC) harness/internal.h harness/rooflab.h harness/nvml_abi.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -Iharness $(PROBE_SRC) -o $@ -ldl
+
 $(TEST_BIN): $(call obj,$(wildcard tests/*.c)) $(KERNELS_LIB) $(HARNESS_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(CRITERION_LIBS) $(LDLIBS)
@@ -116,21 +156,21 @@ $(call obj,$(wildcard tests/*.c)): CPPFLAGS += -DRL_BUILD_DIR='"$(abspath $(B))"
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: build build-tests test deps check-gpu all compare reference paper clean help FORCE
+.PHONY: build build-tests test deps check-gpu gpu-day bundle all compare reference paper clean help FORCE
 FORCE:
 
-build: $(EXP_BINS) $(TOOL_BIN)
+build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN)
 
 build-tests: build $(TEST_BIN)
 
 deps:
-	@harness/deps.sh all
+	@B='$(B)' harness/deps.sh all
 
 # Each experiment: check the packages, build what is stale, run, draw.
 define run_rules
 .PHONY: exp-$(call exp_id,$(1)) plot-$(call exp_id,$(1))
 exp-$(call exp_id,$(1)):
-	@harness/deps.sh run
+	@B='$(B)' harness/deps.sh run
 	@$$(MAKE) --no-print-directory $(B)/exp-$(call exp_id,$(1))
 	$(B)/exp-$(call exp_id,$(1)) $$(RUNFLAGS)
 
@@ -143,7 +183,7 @@ $(foreach e,$(EXPERIMENTS),$(eval $(call run_rules,$(e))))
 # Every experiment under one label, then the summary of their verdicts. A
 # failed experiment does not stop the others; make reports it at the end.
 all:
-	@harness/deps.sh run
+	@B='$(B)' harness/deps.sh run
 	@$(MAKE) --no-print-directory build
 	@label=$(SHELL_LABEL) || exit $$?; failed=0; \
 	for bin in $(EXP_BINS); do \
@@ -162,13 +202,13 @@ compare:
 reference:
 	@[ -z "$(QUICK_FLAG)" ] || { echo 'make reference runs the full sweeps: drop QUICK'; exit 2; }
 	@[ -z "$(LABEL)" ] || { echo 'make reference chooses its label (reference/<device>): drop LABEL'; exit 2; }
-	@harness/deps.sh run
+	@B='$(B)' harness/deps.sh run
 	@$(MAKE) --no-print-directory build
 	@slug=$$($(firstword $(EXP_BINS)) --print-label --backend $(BACKEND)) || exit $$?; \
 	$(MAKE) --no-print-directory all LABEL="reference/$$slug" REFERENCE=none FULL=1
 
 paper:
-	@harness/deps.sh paper
+	@B='$(B)' harness/deps.sh paper
 	@$(MAKE) --no-print-directory build
 	@label=$(SHELL_LABEL) || exit $$?; \
 	ROOFLAB=$(TOOL_BIN) paper/build.sh "$$label" results plots $(B)/paper && \
@@ -176,12 +216,26 @@ paper:
 
 # The build on every core: nvcc's fat binary is most of a fresh clone's test time.
 test:
-	@harness/deps.sh test
+	@B='$(B)' harness/deps.sh test
 	@$(MAKE) --no-print-directory -j$(NPROC) build-tests
 	$(TEST_BIN) $(TESTFLAGS)
 
 check-gpu:
-	@MAKE="$(MAKE)" LABEL="$(LABEL)" tests/check-gpu.sh
+	@MAKE="$(MAKE)" NVCC="$(NVCC)" LABEL="$(LABEL)" tests/check-gpu.sh
+
+# One command for a GPU lent for ten minutes: check-gpu, the reference
+# sweeps, and one tarball of results/, plots/ and the logs in OUT.
+gpu-day:
+	@[ -n "$(OUT)" ] || { echo 'usage: make gpu-day OUT=folder (where the tarball goes)'; exit 2; }
+	@MAKE="$(MAKE)" NVCC="$(NVCC)" OUT="$(OUT)" tests/gpu-day.sh
+
+# The .deb files a GPU machine without package access needs (see harness/bundle.sh).
+bundle:
+	@harness/bundle.sh download bundle
+
+# For scripts and tests: the value of a variable, e.g. make print-GENCODE SMS="90 100".
+print-%:
+	@echo '$($*)'
 
 clean:
 	rm -rf $(B)
@@ -204,6 +258,10 @@ help:
 	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
 	@echo '  make check-gpu     on a GPU machine: build for it, validate every CUDA kernel, run'
 	@echo '                     every experiment with --quick, print a summary (exit 77: no GPU)'
+	@echo '  make gpu-day OUT=dir  on a GPU lent for ten minutes: check-gpu, the reference'
+	@echo '                     sweeps, one tarball of results, plots and logs in dir'
+	@echo '  make bundle        download the .deb files a GPU machine without package access'
+	@echo '                     needs into bundle/ (the build there unpacks what is missing)'
 	@echo '  make build         build every binary into $(B)/ (the default)'
 	@echo '  make deps          install missing Debian packages (as root) or print the command'
 	@echo '  make clean         remove $(B)/'
@@ -220,6 +278,7 @@ help:
 	@echo '  REFERENCE=none     do not overlay the checked-in reference run of this device'
 	@echo '  EXP=NN RUNS="..."  for make compare: the experiment and the labels to compare'
 	@echo '  SMS="75 80 ..."    CUDA architectures (default: $(SMS), plus PTX of the newest)'
+	@echo '  OUT=dir            for make gpu-day: where the tarball goes'
 	@echo '  NVCC=path          the CUDA compiler (empty: build the CPU backend only)'
 	@echo '  CPU_ARCH=...       host code generation flags (default -march=native)'
 	@echo '  B=dir              build folder (default build)'

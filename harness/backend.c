@@ -13,14 +13,16 @@ static const rl_backend_ops *ops_of(rl_backend_kind kind)
     return kind == RL_CUDA ? &rl_cuda_ops : &rl_cpu_ops;
 }
 
-rl_backend *rl_backend_open(rl_backend_kind kind, int device, char *why, size_t whylen)
+rl_backend *rl_backend_open_status(rl_backend_kind kind, int device, rl_open_status *status,
+                                   char *why, size_t whylen)
 {
     rl_backend *be = calloc(1, sizeof *be);
     if (!be)
         rl_die(RL_EXIT_FAILED, "out of memory");
     be->ops = ops_of(kind);
     be->info.kind = kind;
-    if (!be->ops->open(device, &be->info, why, whylen)) {
+    *status = be->ops->open(device, &be->info, why, whylen);
+    if (*status != RL_OPENED) {
         free(be);
         return NULL;
     }
@@ -32,6 +34,12 @@ rl_backend *rl_backend_open(rl_backend_kind kind, int device, char *why, size_t 
             rl_slugify(be->info.name, be->info.slug, sizeof be->info.slug);
     }
     return be;
+}
+
+rl_backend *rl_backend_open(rl_backend_kind kind, int device, char *why, size_t whylen)
+{
+    rl_open_status status;
+    return rl_backend_open_status(kind, device, &status, why, whylen);
 }
 
 void rl_backend_close(rl_backend *be)

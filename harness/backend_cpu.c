@@ -19,7 +19,7 @@ static double timer_t0;
 static volatile double sink; /* keeps the flush read from being optimized out */
 static double cpu_llc;
 
-static bool cpu_open(int device, rl_device_info *info, char *why, size_t whylen)
+static rl_open_status cpu_open(int device, rl_device_info *info, char *why, size_t whylen)
 {
     (void)device, (void)why, (void)whylen;
     rl_cpu_describe(info);
@@ -27,7 +27,7 @@ static bool cpu_open(int device, rl_device_info *info, char *why, size_t whylen)
     snprintf(info->driver, sizeof info->driver, "n/a");
     snprintf(info->runtime, sizeof info->runtime, "OpenMP %d", _OPENMP);
     snprintf(info->nvml, sizeof info->nvml, "n/a (CPU backend)");
-    return true;
+    return RL_OPENED;
 }
 
 static void cpu_close(void)

@@ -6,11 +6,11 @@
 
 #include <stdio.h>
 
-static bool nocuda_open(int device, rl_device_info *info, char *why, size_t whylen)
+static rl_open_status nocuda_open(int device, rl_device_info *info, char *why, size_t whylen)
 {
     (void)device, (void)info;
     snprintf(why, whylen, "this build has no CUDA backend (nvcc was not found at build time)");
-    return false;
+    return RL_ABSENT;
 }
 
 const rl_backend_ops rl_cuda_ops = {.name = "cuda", .open = nocuda_open};

@@ -9,6 +9,7 @@
  *     at  harness/backend_cuda.cu:88
  *
  * Kernels include this header only; it depends on nothing else here.
+ * Compiled by nvcc, it refuses a CUDA older than 12.
  */
 #ifndef ROOFLAB_CHECK_H
 #define ROOFLAB_CHECK_H
@@ -24,8 +25,23 @@ void rl_fail_check(const char *library, const char *message, const char *expr, c
 }
 #endif
 
+/* A launcher's precondition on its arguments: a broken one fails here,
+ * with why (a string), the condition, the file and the line, rather than
+ * calling through a bad index or launching a wrong grid. */
+#define RL_REQUIRE(cond, why)                                                    \
+    do {                                                                         \
+        if (!(cond))                                                             \
+            rl_fail_check("argument", (why), #cond, __FILE__, __LINE__);         \
+    } while (0)
+
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
+
+/* The code needs CUDA 12: the three-argument cudaGraphInstantiate (CUDA
+ * 12 dropped the five-argument one), cudaSetDevice creating the context. */
+#if CUDART_VERSION < 12000
+#error "rooflab needs CUDA 12 or newer: this nvcc's runtime is older (make NVCC=/usr/local/cuda-12.x/bin/nvcc)"
+#endif
 
 #define RL_CUDA_CHECK(expr)                                                                \
     do {                                                                                   \

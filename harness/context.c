@@ -13,20 +13,26 @@
 
 /* ---- choosing the backend --------------------------------------------- */
 
+/* BACKEND=auto runs on the CPU only where there is no GPU at all. A GPU
+ * that is here but cannot run this build (driver older than the runtime,
+ * fabric manager down, MIG without an instance, held by another process)
+ * is an error with its diagnosis: a quiet CPU run would take hours before
+ * anyone noticed. BACKEND=cpu runs on the CPU on purpose. */
 static void open_backend(rl_ctx *ctx)
 {
-    char why[256] = "";
+    char why[2048] = "";
     const char *prog = ctx->exp->id;
+    rl_open_status status = RL_ABSENT;
     switch (ctx->args.backend) {
     case RL_BACKEND_CUDA:
-        ctx->be = rl_backend_open(RL_CUDA, ctx->args.device, why, sizeof why);
-        if (!ctx->be)
-            rl_die(RL_EXIT_NO_GPU, "exp-%s: --backend cuda, but no GPU: %s", prog, why);
-        break;
     case RL_BACKEND_AUTO:
-        ctx->be = rl_backend_open(RL_CUDA, ctx->args.device, why, sizeof why);
+        ctx->be = rl_backend_open_status(RL_CUDA, ctx->args.device, &status, why, sizeof why);
         if (ctx->be)
             break;
+        if (status == RL_UNUSABLE)
+            rl_die(RL_EXIT_NO_GPU, "exp-%s: %s", prog, why);
+        if (ctx->args.backend == RL_BACKEND_CUDA)
+            rl_die(RL_EXIT_NO_GPU, "exp-%s: --backend cuda, but no GPU: %s", prog, why);
         snprintf(ctx->priv->fallback_note, sizeof ctx->priv->fallback_note,
                  "no GPU (%s): running on the CPU backend", why);
         /* fall through */
@@ -160,15 +166,27 @@ static bool find_reference(const rl_ctx *ctx, char *csv, size_t len, char *name,
     return access(csv, R_OK) == 0;
 }
 
+/* The command that draws this run's charts later, from its CSV alone. */
+static void redraw_command(const rl_ctx *ctx, char *buf, size_t len)
+{
+    const rl_args *a = &ctx->args;
+    bool default_dirs = !strcmp(a->out_dir, "results") && !strcmp(a->plots_dir, "plots");
+    snprintf(buf, len, "make plot-%s LABEL=%s%s%s%s%s%s", ctx->exp->id, ctx->label,
+             default_dirs ? "" : " ARGS=\"--out ", default_dirs ? "" : a->out_dir,
+             default_dirs ? "" : " --plots ", default_dirs ? "" : a->plots_dir,
+             default_dirs ? "" : "\"");
+}
+
 static int draw(const rl_ctx *ctx)
 {
-    char ref_csv[1024], ref_name[128];
+    char ref_csv[1024], ref_name[128], later[1400];
+    redraw_command(ctx, later, sizeof later);
     bool have_ref = find_reference(ctx, ref_csv, sizeof ref_csv, ref_name, sizeof ref_name);
     if (have_ref)
         printf("reference   %s, overlaid dashed (--reference none, or REFERENCE=none, leaves "
                "it out)\n", ref_csv);
     return rl_draw_charts(ctx->exp, ctx->csv_path, ctx->args.plots_dir, ctx->label,
-                          have_ref ? ref_csv : NULL, have_ref ? ref_name : NULL);
+                          have_ref ? ref_csv : NULL, have_ref ? ref_name : NULL, later);
 }
 
 /* ---- begin and end ------------------------------------------------------ */
@@ -209,6 +227,9 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
             rl_die(RL_EXIT_USAGE, "exp-%s --plot-only: no results at %s (run the experiment first)",
                    exp->id, ctx->csv_path);
         fclose(f);
+        if (!rl_have_gnuplot())
+            rl_die(RL_EXIT_FAILED, "exp-%s --plot-only: gnuplot not found (apt-get install "
+                   "gnuplot-nox, or unpack a bundle: see README)", exp->id);
         exit(draw(ctx) ? RL_EXIT_FAILED : RL_EXIT_OK);
     }
     if (ctx->args.list)

@@ -1,48 +1,126 @@
 #!/usr/bin/env bash
-# deps.sh -- checks the Debian packages rooflab needs, and installs the
-# missing ones when run as root (else prints the exact apt-get line).
+# deps.sh -- checks the Debian packages rooflab needs. What is missing comes
+# from bundle/ when there is one (unpacked into $B/bundle-root with dpkg -x:
+# nothing is installed, apt-get is not tried); otherwise, as root, from
+# apt-get; otherwise the exact apt-get line is printed. gnuplot is optional:
+# without it the experiments still run and write their CSVs, and say how
+# to draw the charts later; only a warning says so here.
 #
-#   harness/deps.sh run    what the experiments need (compiler, OpenBLAS, gnuplot)
-#   harness/deps.sh test   that, plus Criterion for the tests
-#   harness/deps.sh paper  what make paper needs (pdflatex and LaTeX packages)
-#   harness/deps.sh all    everything
+#   harness/deps.sh run     what the experiments need (compiler, OpenBLAS, gnuplot)
+#   harness/deps.sh test    that, plus Criterion for the tests
+#   harness/deps.sh paper   what make paper needs (pdflatex and LaTeX packages)
+#   harness/deps.sh all     everything
+#   harness/deps.sh bundle  only the bundle: unpack it when something run or
+#                           test needs is missing, and say in one line what
+#                           came from it (the Makefile runs this; it never fails)
+#
+# B (default build) is the build folder. Exit codes: 0 all there (gnuplot
+# perhaps not), 1 something else missing, 2 usage.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 what=${1:-all}
-case "$what" in run|test|paper|all) ;; *) echo "usage: $0 run|test|paper|all" >&2; exit 2 ;; esac
+case "$what" in run|test|paper|all|bundle) ;; *) echo "usage: $0 run|test|paper|all|bundle" >&2; exit 2 ;; esac
+B=${B:-build}
+BUNDLE=${BUNDLE:-bundle}
+env_sh=$B/bundle-root/env.sh
 
-missing=()
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
 # A library package is present when its header compiles in.
 have_header() {
     local cflags=""
     have_cmd pkg-config && cflags=$(pkg-config --cflags "$2" 2>/dev/null || true)
     # shellcheck disable=SC2086
-    echo "#include <$1>" | ${CC:-cc} $cflags -E -x c - >/dev/null 2>&1
+    echo "#include <$1>" | ${CC:-cc} $cflags ${RL_BUNDLE_CPPFLAGS:-} -E -x c - >/dev/null 2>&1
 }
 
-have_cmd cc || have_cmd gcc || missing+=(build-essential)
-have_cmd make || missing+=(make)
-have_cmd pkg-config || missing+=(pkg-config)
-have_header cblas.h openblas || missing+=(libopenblas-dev)
-have_cmd gnuplot || missing+=(gnuplot-nox)
-if [ "$what" = test ] || [ "$what" = all ]; then
-    have_header criterion/criterion.h criterion || missing+=(libcriterion-dev)
-fi
-if [ "$what" = paper ] || [ "$what" = all ]; then
-    have_cmd pdflatex || missing+=(texlive-latex-base)
-    have_cmd kpsewhich && kpsewhich booktabs.sty >/dev/null 2>&1 || missing+=(texlive-latex-recommended)
-fi
+# missing: the Debian packages that are not there; from_bundle: those of
+# them a bundle provides.
+check() {
+    local set=$1
+    missing=()
+    have_cmd cc || have_cmd gcc || missing+=(build-essential)
+    have_cmd make || missing+=(make)
+    have_cmd pkg-config || missing+=(pkg-config)
+    have_header cblas.h openblas || missing+=(libopenblas-dev)
+    have_cmd gnuplot || missing+=(gnuplot-nox)
+    if [ "$set" = test ] || [ "$set" = all ]; then
+        have_header criterion/criterion.h criterion || missing+=(libcriterion-dev)
+    fi
+    if [ "$set" = paper ] || [ "$set" = all ]; then
+        have_cmd pdflatex || missing+=(texlive-latex-base)
+        have_cmd kpsewhich && kpsewhich booktabs.sty >/dev/null 2>&1 || missing+=(texlive-latex-recommended)
+    fi
+    from_bundle=()
+    local p
+    for p in "${missing[@]}"; do
+        case $p in pkg-config|libopenblas-dev|gnuplot-nox|libcriterion-dev) from_bundle+=("$p") ;; esac
+    done
+}
 
+have_bundle() { ls "$BUNDLE"/*.deb >/dev/null 2>&1; }
+# Whether unpacking again would bring something: no copy yet, a newer
+# bundle, or a missing package the bundle has and the copy lacks (the
+# system lost it since).
+unpack_helps() {
+    [ -f "$env_sh" ] && [ ! "$BUNDLE/MANIFEST" -nt "$env_sh" ] || return 0
+    local p
+    for p in "${from_bundle[@]}"; do
+        ls "$BUNDLE/${p}"_*.deb >/dev/null 2>&1 &&
+            ! grep -qx "$p" "$B/bundle-root/PACKAGES" 2>/dev/null && return 0
+    done
+    return 1
+}
+
+# shellcheck disable=SC1090
+[ -f "$env_sh" ] && . "$env_sh"
+check "$([ "$what" = bundle ] && echo test || echo "$what")"
+
+# The bundle, when it can help: unpacked again when it is newer than the
+# unpacked copy (a fresh make bundle), then the checks again with it.
+if [ ${#from_bundle[@]} -gt 0 ] && have_bundle; then
+    if unpack_helps; then
+        harness/bundle.sh unpack "$B" "$BUNDLE" >&2 || { [ "$what" = bundle ] && exit 0; exit 1; }
+        # shellcheck disable=SC1090
+        . "$env_sh"
+        check "$([ "$what" = bundle ] && echo test || echo "$what")"
+    elif [ "$what" = bundle ]; then
+        harness/bundle.sh describe "$B" "$BUNDLE" >&2
+    fi
+elif [ "$what" = bundle ] && [ -f "$env_sh" ]; then
+    harness/bundle.sh describe "$B" "$BUNDLE" >&2
+fi
+[ "$what" = bundle ] && exit 0
 [ ${#missing[@]} -eq 0 ] && exit 0
 
+# Only gnuplot missing, and no way to get it: the runs go on without charts.
+only_gnuplot() { [ "${missing[*]}" = gnuplot-nox ]; }
+no_charts() {
+    echo "rooflab: warning: gnuplot not found: the experiments run and write their CSVs, and" \
+         "each says which command draws its charts later ($1)" >&2
+    exit 0
+}
+
+if have_bundle; then
+    only_gnuplot && no_charts "not in $BUNDLE/ either"
+    echo "rooflab: missing, and not in $BUNDLE/ either: ${missing[*]}" >&2
+    echo "  make bundle (on a machine with package access) gets OpenBLAS, Criterion, gnuplot and pkg-config;" >&2
+    echo "  the compiler, make and LaTeX come from the system" >&2
+    exit 1
+fi
 if [ "$(id -u)" = 0 ] && have_cmd apt-get; then
     echo "rooflab: installing missing Debian packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    echo "rooflab: installed ${missing[*]}"
-else
-    echo "rooflab: missing Debian packages. Install them with:" >&2
-    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    if apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+        echo "rooflab: installed ${missing[*]}"
+        exit 0
+    fi
+    only_gnuplot && no_charts "apt-get could not install gnuplot-nox"
+    echo "rooflab: apt-get could not install ${missing[*]} (no package access? make bundle on a" \
+         "machine that has it, and copy bundle/ here)" >&2
     exit 1
 fi
+only_gnuplot && no_charts "sudo apt-get install -y gnuplot-nox draws them here"
+echo "rooflab: missing Debian packages. Install them with:" >&2
+echo "  sudo apt-get install -y ${missing[*]}" >&2
+echo "  (no package access here? make bundle on a machine that has it, and copy bundle/ here)" >&2
+exit 1

@@ -47,6 +47,10 @@ bool rl_nvml_load(const char *soname, char *why, size_t len)
         {(void **)&api.gpm_sample_free, "nvmlGpmSampleFree", false},
         {(void **)&api.gpm_sample_get, "nvmlGpmSampleGet", false},
         {(void **)&api.gpm_metrics_get, "nvmlGpmMetricsGet", false},
+        {(void **)&api.device_count, "nvmlDeviceGetCount_v2", false},
+        {(void **)&api.by_index, "nvmlDeviceGetHandleByIndex_v2", false},
+        {(void **)&api.mig_mode, "nvmlDeviceGetMigMode", false},
+        {(void **)&api.compute_mode, "nvmlDeviceGetComputeMode", false},
     };
     for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
         *syms[i].slot = dlsym(lib, syms[i].symbol);

@@ -25,7 +25,13 @@ enum {
     NVML_SUCCESS = 0,
     NVML_ERROR_NOT_SUPPORTED = 3,
     NVML_ERROR_NOT_FOUND = 6, /* nvmlDeviceGetSamples: no sample newer than asked */
+    NVML_ERROR_DRIVER_NOT_LOADED = 9,
+    NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18, /* kernel module and library differ */
 };
+
+/* nvmlDeviceGetMigMode's modes, and nvmlComputeMode_t (an int-sized enum). */
+enum { NVML_DEVICE_MIG_DISABLE = 0, NVML_DEVICE_MIG_ENABLE = 1 };
+typedef int nvmlComputeMode_t;
 
 typedef struct nvmlDevice_st *nvmlDevice_t;
 
@@ -165,6 +171,11 @@ typedef struct rl_nvml_api {
     nvmlReturn_t (*gpm_sample_free)(nvmlGpmSample_t);
     nvmlReturn_t (*gpm_sample_get)(nvmlDevice_t, nvmlGpmSample_t);
     nvmlReturn_t (*gpm_metrics_get)(nvmlGpmMetricsGet_t *);
+    /* optional, for the diagnosis of a GPU CUDA cannot use (gpu_facts.c) */
+    nvmlReturn_t (*device_count)(unsigned int *);
+    nvmlReturn_t (*by_index)(unsigned int, nvmlDevice_t *);
+    nvmlReturn_t (*mig_mode)(nvmlDevice_t, unsigned int *current, unsigned int *pending);
+    nvmlReturn_t (*compute_mode)(nvmlDevice_t, nvmlComputeMode_t *);
 } rl_nvml_api;
 
 /* The library, once rl_nvml_load() has succeeded. */

@@ -43,10 +43,22 @@ static int run_logged(char *const argv[], const char *log_path)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static bool have_gnuplot(void)
+bool rl_have_gnuplot(void)
 {
     char *const argv[] = {"gnuplot", "--version", NULL};
     return run_logged(argv, "/dev/null") == 0;
+}
+
+/* Without gnuplot the CSVs are the result and the charts can wait: said
+ * once per process, with the command that draws them later. */
+static void say_not_drawn(const char *later)
+{
+    static bool said;
+    if (said)
+        return;
+    said = true;
+    fprintf(stderr, "rooflab: gnuplot not found: charts not drawn. The CSV holds all they need; "
+                    "draw them later on any machine with gnuplot:\n  %s\n", later);
 }
 
 /* Appends name='value' to buf, doubling single quotes as gnuplot wants. */
@@ -126,10 +138,11 @@ static void add_words(char *buf, size_t len, const char *const *items, int n)
 }
 
 int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
-            const char *const *names, int nruns, const char *dir, const char *runs_title)
+            const char *const *names, int nruns, const char *dir, const char *runs_title,
+            const char *later)
 {
-    if (!have_gnuplot()) {
-        fprintf(stderr, "rooflab: gnuplot not found: charts skipped (apt-get install gnuplot-nox)\n");
+    if (!rl_have_gnuplot()) {
+        say_not_drawn(later);
         return 0;
     }
     char tmp[1100], log[1200], style[1024], script[1024];
@@ -180,7 +193,8 @@ int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
 }
 
 int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *plots_dir,
-                   const char *label, const char *reference_csv, const char *reference_name)
+                   const char *label, const char *reference_csv, const char *reference_name,
+                   const char *later)
 {
     char dir[1024], title[512] = "";
     snprintf(dir, sizeof dir, "%s/%s", plots_dir, label);
@@ -189,5 +203,5 @@ int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *p
     int n = reference_csv ? 2 : 1;
     if (reference_csv)
         snprintf(title, sizeof title, "%s, with the checked-in %s dashed", label, reference_name);
-    return rl_draw(exp->id, exp->slug, csvs, names, n, dir, title);
+    return rl_draw(exp->id, exp->slug, csvs, names, n, dir, title, later);
 }

@@ -116,6 +116,14 @@ typedef struct rl_backend rl_backend;
 /* Opens a backend on a device. Returns NULL and a reason when it is not
  * available (built without nvcc, no driver, no device, bad index). */
 rl_backend *rl_backend_open(rl_backend_kind kind, int device, char *why, size_t whylen);
+
+/* RL_ABSENT: no such device (no NVIDIA driver at all, a build without
+ * CUDA): auto may use the CPU. RL_UNUSABLE: a GPU is here that this build
+ * cannot use (old driver, fabric manager, MIG, busy...): why holds the
+ * diagnosis (diagnose.c), which a CPU run would hide. */
+typedef enum rl_open_status { RL_OPENED, RL_ABSENT, RL_UNUSABLE } rl_open_status;
+rl_backend *rl_backend_open_status(rl_backend_kind kind, int device, rl_open_status *status,
+                                   char *why, size_t whylen);
 void rl_backend_close(rl_backend *be);
 bool rl_gpu_available(int device, char *why, size_t whylen);
 

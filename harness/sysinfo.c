@@ -131,7 +131,13 @@ void rl_git_describe(char *buf, size_t len)
     char cmd[1200], commit[64], dirty[8];
     snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse --short=12 HEAD 2>/dev/null", rl_source_root());
     if (!first_line_of(cmd, commit, sizeof commit)) {
-        snprintf(buf, len, "unknown (not a git checkout)");
+        /* A copy of the tree without .git (a lent GPU machine gets one):
+         * the commit it was copied from, when the caller says so. */
+        const char *given = getenv("ROOFLAB_GIT_COMMIT");
+        if (given && *given)
+            snprintf(buf, len, "%.64s (ROOFLAB_GIT_COMMIT: a copy, not a checkout)", given);
+        else
+            snprintf(buf, len, "unknown (not a git checkout)");
         return;
     }
     snprintf(cmd, sizeof cmd,

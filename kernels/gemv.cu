@@ -117,6 +117,8 @@ extern "C" void gemv_fp16_cuda(const gemv_args *a)
 {
     static const launcher by_tokens[GEMV_MAX_BATCH + 1] = {
         NULL, vec_n<1>, vec_n<2>, vec_n<3>, vec_n<4>, vec_n<5>, vec_n<6>, vec_n<7>, vec_n<8>};
+    char why[128] = "";
+    RL_REQUIRE(gemv_batch_ok(a->n, why, sizeof why), why);
     by_tokens[a->n](a);
 }
 

@@ -48,6 +48,11 @@ typedef struct gemv_variant {
 
 enum { GEMV_MAX_BATCH = 8 }; /* tokens the hand-written kernels take */
 
+/* Whether the hand-written kernels (variant 2 of each backend) take n
+ * tokens: 1 to GEMV_MAX_BATCH, one specialization each. If not, why
+ * gets the sentence their launchers fail with. */
+bool gemv_batch_ok(int n, char *why, size_t len);
+
 extern const gemv_variant gemv_cuda_variants[]; /* terminated by a zero row */
 extern const gemv_variant gemv_cpu_variants[];
 

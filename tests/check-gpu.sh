@@ -1,119 +1,49 @@
 #!/usr/bin/env bash
 # check-gpu.sh -- `make check-gpu`, for whoever has a GPU for a few minutes.
 #
-# Builds for the GPU that is present (its own SM only, so the build is
-# fast), validates every CUDA kernel against its CPU reference, runs the
-# CUDA suites under compute-sanitizer where it works, runs every experiment
-# with --quick on the GPU, and prints one summary table.
+# In this order, each step timed and capped (tests/gpu-lib.sh):
+#   1. the driver against nvcc: build/smNN/cuda-probe says, before any
+#      compiling, whether the driver can run a build of this nvcc (and why
+#      not: driver too old, fabric manager, module mismatch, MIG, busy GPU)
+#   2. the packages: harness/deps.sh, from bundle/ when there is one
+#   3. the build for the GPU present (its own SM only, on every core)
+#   4. every CUDA kernel against its CPU reference (the cuda_ suites)
+#   5. every experiment with --quick --backend cuda
+#   6. the CUDA suites under compute-sanitizer memcheck, where it works
+# then one summary table (step, result, seconds, note) and each
+# experiment's verdicts. A failed step does not stop the later ones that
+# can still run; the driver, packages and build steps are what they need.
 #
-# Exit codes: 0 every step passed, 1 a step failed, 77 there is no GPU.
+# Time: at most CHECK_GPU_BUDGET_S (default 300 s: five minutes on an
+# H100/H200-class GPU) for the whole; each step stops at its cap,
+# CAP_PROBE_S=30 CAP_DEPS_S=120 CAP_BUILD_S=150 CAP_CUDA_TESTS_S=60
+# CAP_EXP_QUICK_S=45 (each experiment) SANITIZER_S=60, cut to what is left
+# of the budget.
+#
+# Environment: MAKE, NVCC, LABEL (the quick runs' label; default the GPU's
+# slug); RL_STEPS_BACKEND=cpu runs the experiments on the CPU, only for a
+# dry run of this script's flow without a GPU (see tests/fake/).
+# Exit codes: 0 every step passed, 1 a step failed, 77 no GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-MAKE=${MAKE:-make}
+case "${1:-}" in -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
+# shellcheck source=tests/gpu-lib.sh
+. tests/gpu-lib.sh
+SCRIPT_NAME=check-gpu
 LABEL=${LABEL:-}
-NO_GPU=77
+CHECK_GPU_BUDGET_S=${CHECK_GPU_BUDGET_S:-300}
 
-if ! command -v nvidia-smi >/dev/null 2>&1; then
-    echo "check-gpu: no GPU here (nvidia-smi is not installed): nothing to check"
-    exit $NO_GPU
-fi
-cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' ')
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
-if [ -z "$cap" ] || [ -z "$gpu" ]; then
-    echo "check-gpu: no GPU here (nvidia-smi lists no device): nothing to check"
-    exit $NO_GPU
-fi
-sm=${cap/./}
-B=build/sm$sm
-log_dir=$B/check-logs
-mkdir -p "$log_dir"
-echo "check-gpu: $gpu (compute capability $cap); building for sm_$sm into $B/"
+gpu_gate check-gpu
+budget_start "$CHECK_GPU_BUDGET_S"
+echo "check-gpu: $GPU_NAME (compute capability $GPU_CAP), driver $DRIVER (CUDA ${DRIVER_CUDA:-?});" \
+     "building for sm_$SM into build/sm$SM/; budget ${CHECK_GPU_BUDGET_S} s"
+check_steps "build/sm$SM/check-logs"
 
-rows=()
-failed=0
-# step NAME LOG COMMAND...: runs, times, records a row; prints the log's tail on failure.
-step() {
-    local name=$1 log=$2
-    shift 2
-    local t0=$SECONDS status
-    echo "check-gpu: $name"
-    "$@" >"$log" 2>&1
-    status=$?
-    local secs=$((SECONDS - t0)) result=pass note=""
-    if [ $status -ne 0 ]; then
-        result=FAIL
-        failed=1
-        note="exit $status, see $log"
-        tail -n 25 "$log" | sed 's/^/    | /'
-    fi
-    rows+=("$(printf '%-42s %-5s %6ss  %s' "$name" "$result" "$secs" "$note")")
-    return $status
-}
-
-# On every core: a serial build is about a minute of the GPU's time.
-jobs=$(nproc 2>/dev/null || echo 4)
-if ! step "build (SMS=$sm)" "$log_dir/build.log" \
-    "$MAKE" --no-print-directory -j"$jobs" B="$B" SMS="$sm" build-tests; then
-    printf '%s\n' "${rows[@]}"
-    exit 1
-fi
-
-# The CUDA suites must run, not skip: on a GPU machine a skip is a failure.
-# --verbose also prints "[SKIP] suite::test: Test is disabled" for every
-# test the filter leaves out, so only the cuda_ suites' own lines count.
-# One test at a time: Criterion runs one process per core by default, and
-# cuda_busy's duty-cycle test times 5 ms bursts from events, which other
-# processes time-slicing the GPU would stretch.
-cuda_tests() {
-    "$B/tests/rooflab-tests" --verbose --jobs 1 --filter='cuda_*/*' || return 1
-}
-if step "CUDA kernels vs CPU references" "$log_dir/cuda-tests.log" cuda_tests; then
-    skipped=$(grep -m1 -E '^\[SKIP\] cuda_' "$log_dir/cuda-tests.log")
-    ran=$(grep -c -E '^\[RUN \] cuda_' "$log_dir/cuda-tests.log")
-    why=""
-    [ "$ran" -eq 0 ] && why="no cuda_ test ran"
-    [ -n "$skipped" ] && why="skipped on a GPU machine: $skipped"
-    if [ -n "$why" ]; then
-        rows[-1]="$(printf '%-42s %-5s %6s   %s' "CUDA kernels vs CPU references" FAIL "" "$why")"
-        failed=1
-    fi
-fi
-
-for bin in "$B"/exp-[0-9][0-9]; do
-    exp=$(basename "$bin")
-    step "$exp --quick --backend cuda" "$log_dir/$exp.log" \
-        "$bin" --quick --backend cuda ${LABEL:+--label "$LABEL"}
-done
-
-# Last, so that a slow sanitizer cannot crowd out the experiments: every
-# CUDA suite but the one timing test (cuda_busy's duty cycle is read from
-# event timestamps around 5 ms bursts, and the sanitizer's work around each
-# launch lands inside them; the same kernels run in the other tests). It
-# gets SANITIZER_S seconds; running out is reported, not failed.
-SANITIZER_S=${SANITIZER_S:-120}
-if command -v compute-sanitizer >/dev/null 2>&1; then
-    sanitize() {
-        timeout "$SANITIZER_S" compute-sanitizer --tool memcheck --target-processes all \
-            --error-exitcode 1 "$B/tests/rooflab-tests" --jobs 1 --filter='cuda_*/!(duty_*)'
-        local rc=$?
-        [ $rc -eq 124 ] && { echo "check-gpu: memcheck ran past ${SANITIZER_S} s, stopped"; return 0; }
-        return $rc
-    }
-    step "compute-sanitizer memcheck (CUDA suites)" "$log_dir/sanitizer.log" sanitize
-    grep -q "ran past" "$log_dir/sanitizer.log" &&
-        rows[-1]="$(printf '%-42s %-5s %6s   %s' "compute-sanitizer memcheck" stop "" \
-            "ran past ${SANITIZER_S} s (SANITIZER_S=... for more); nothing found before that")"
-else
-    rows+=("$(printf '%-42s %-5s %6s   %s' "compute-sanitizer memcheck" skip "" "not installed")")
-fi
-
-echo
-echo "check-gpu summary: $gpu"
-printf '%-42s %-5s %7s  %s\n' step result time note
-printf '%s\n' "${rows[@]}"
-for bin in "$B"/exp-[0-9][0-9]; do
+print_summary "check-gpu summary: $GPU_NAME ($((SECONDS - BUDGET_T0)) s of ${CHECK_GPU_BUDGET_S} s)"
+for log in "build/sm$SM"/check-logs/exp-[0-9][0-9].log; do
+    [ -f "$log" ] || continue
     echo
-    echo "== $(basename "$bin") verdicts =="
-    sed -n '/^verdicts (/,/^wrote/p' "$log_dir/$(basename "$bin").log"
+    echo "== $(basename "$log" .log) verdicts =="
+    sed -n '/^verdicts (/,/^wrote/p' "$log"
 done
 exit $failed

@@ -147,3 +147,56 @@ Test(exp05, cuda_backend_without_a_gpu_exits_77)
     cr_assert_eq(run_exp05("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
     cr_assert(strstr(err, "no GPU"), "%s", err);
 }
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* A machine without gnuplot (here: a PATH without it) still gets the
+ * results: the CSV is written, the exit code is 0, and the run says once
+ * that the charts wait, with the command that draws them later. */
+Test(exp05, without_gnuplot_the_csv_is_written_and_the_charts_wait)
+{
+    char cmd[2048], path[1024], later[1400];
+    snprintf(cmd, sizeof cmd,
+             "PATH=/nonexistent %s --out '%s/results' --plots '%s/plots' --quick --backend cpu "
+             "--op affine --variant 1,2 --label nogp", EXP05, dir, dir);
+    int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
+    snprintf(path, sizeof path, "%s/results/nogp/exp-05.csv", dir);
+    cr_assert(file_exists(path), "the CSV at %s", path);
+    snprintf(path, sizeof path, "%s/plots/nogp/exp-05.png", dir);
+    cr_assert_not(file_exists(path), "no chart without gnuplot");
+    cr_assert_eq(count_of(err, "charts not drawn"), 1, "said once: %s", err);
+    snprintf(later, sizeof later, "make plot-05 LABEL=nogp ARGS=\"--out %s/results --plots %s/plots\"",
+             dir, dir);
+    cr_assert(strstr(err, later), "the command that draws them later (%s) in:\n%s", later, err);
+
+    /* --plot-only asks for charts: without gnuplot that is an error. */
+    snprintf(cmd, sizeof cmd, "PATH=/nonexistent %s --out '%s/results' --plots '%s/plots' "
+             "--backend cpu --label nogp --plot-only", EXP05, dir, dir);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), RL_EXIT_FAILED, "%s", err);
+    cr_assert(strstr(err, "gnuplot not found"), "%s", err);
+}
+
+/* A copy of the tree without .git (what a lent GPU machine gets) records
+ * the commit ROOFLAB_GIT_COMMIT names, and says it is a copy. */
+Test(exp05, a_copy_without_git_records_the_commit_it_was_given)
+{
+    char cmd[2048], path[1024];
+    snprintf(cmd, sizeof cmd,
+             "ROOFLAB_ROOT='%s' ROOFLAB_GIT_COMMIT=0123456789ab %s --out '%s/results' --plots "
+             "'%s/plots' --quick --backend cpu --op affine --variant 1 --no-plot --label copy",
+             dir, EXP05, dir, dir);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+    snprintf(path, sizeof path, "%s/results/copy/exp-05.csv", dir);
+    char *text = read_file(path, NULL);
+    cr_assert_not_null(text, "no CSV at %s", path);
+    cr_assert(strstr(text, "# git_commit: 0123456789ab (ROOFLAB_GIT_COMMIT: a copy, not a checkout)"),
+              "%.600s", text);
+    free(text);
+}

@@ -10,7 +10,9 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct shape { int rows, k; } shape;
 static const shape SHAPES[] = {{1, 8}, {3, 24}, {7, 256}, {9, 1000}, {33, 4104}, {257, 512}, {8193, 64}};
@@ -164,3 +166,50 @@ Test(cuda_gemv, every_variant_matches_the_reference)
 #endif
     rl_backend_close(be);
 }
+
+/* ---- the launcher tables' bounds ------------------------------------------ */
+
+/* Variant 2 indexes a table of one specialization per token count: n = 0
+ * would call NULL and n = 9 read past the table. */
+Test(gemv_bounds, token_counts_outside_1_to_8_are_refused_with_a_reason)
+{
+    char why[128] = "";
+    for (int n = 1; n <= GEMV_MAX_BATCH; n++)
+        cr_assert(gemv_batch_ok(n, why, sizeof why), "n = %d", n);
+    cr_assert_str_eq(why, "", "nothing said when it is fine");
+    const int bad[] = {0, -1, GEMV_MAX_BATCH + 1, 1 << 30};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_not(gemv_batch_ok(bad[i], why, sizeof why), "n = %d", bad[i]);
+        char want[64];
+        snprintf(want, sizeof want, "got n = %d", bad[i]);
+        cr_assert(strstr(why, "takes 1 to 8 tokens") && strstr(why, want), "%s", why);
+    }
+}
+
+/* The launchers fail with that message (exit 1), never call through. */
+Test(gemv_bounds, the_cpu_launcher_exits_on_9_tokens, .exit_code = 1)
+{
+    gemv_args a = {.rows = 1, .k = 8, .n = GEMV_MAX_BATCH + 1};
+    gemv_fp16_cpu(&a);
+}
+
+Test(gemv_bounds, the_cpu_launcher_exits_on_0_tokens, .exit_code = 1)
+{
+    gemv_args a = {.rows = 1, .k = 8, .n = 0};
+    gemv_fp16_cpu(&a);
+}
+
+#ifdef RL_HAVE_CUDA
+/* The check comes before any CUDA call: this runs without a GPU. */
+Test(gemv_bounds, the_cuda_launcher_exits_on_0_tokens, .exit_code = 1)
+{
+    gemv_args a = {.rows = 1, .k = 8, .n = 0};
+    gemv_fp16_cuda(&a);
+}
+
+Test(gemv_bounds, the_cuda_launcher_exits_on_9_tokens, .exit_code = 1)
+{
+    gemv_args a = {.rows = 1, .k = 8, .n = GEMV_MAX_BATCH + 1};
+    gemv_fp16_cuda(&a);
+}
+#endif

@@ -175,7 +175,13 @@ static int draw(const tool_opts *o, run *runs, int n, bool mixed)
     snprintf(title, sizeof title, "comparing %d runs, %s solid, the others dashed%s", n,
              runs[0].label, mixed ? "; different devices or backends" : "");
     const char *slugname = meta_or(runs[0].t, "experiment", "");
-    return rl_draw(o->exp, slugname, csvs, names, n, dir, title);
+    char later[1200];
+    size_t at = (size_t)snprintf(later, sizeof later, "make compare EXP=%s RUNS=\"", o->exp);
+    for (int i = 0; i < n && at < sizeof later; i++)
+        at += (size_t)snprintf(later + at, sizeof later - at, "%s%s", i ? " " : "", runs[i].label);
+    if (at < sizeof later)
+        snprintf(later + at, sizeof later - at, "\"");
+    return rl_draw(o->exp, slugname, csvs, names, n, dir, title, later);
 }
 
 int tool_compare(int argc, char **argv)

@@ -10,9 +10,11 @@
  * serves several rows, FP32 accumulation in vector registers.
  */
 #include "../gemv.h"
+#include "check.h"
 #include "simd.h"
 
 #include <cblas.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* ---- the reference ------------------------------------------------------ */
@@ -147,11 +149,22 @@ GEMV_VEC_FOR(6, 1)
 GEMV_VEC_FOR(7, 1)
 GEMV_VEC_FOR(8, 1)
 
+bool gemv_batch_ok(int n, char *why, size_t len)
+{
+    if (n >= 1 && n <= GEMV_MAX_BATCH)
+        return true;
+    snprintf(why, len, "the hand-written GEMV takes 1 to %d tokens, got n = %d (gemv_library_* "
+                       "takes any n)", GEMV_MAX_BATCH, n);
+    return false;
+}
+
 void gemv_fp16_cpu(const gemv_args *a)
 {
     static void (*const by_tokens[GEMV_MAX_BATCH + 1])(const gemv_args *) = {
         NULL, gemv_vec_1, gemv_vec_2, gemv_vec_3, gemv_vec_4,
         gemv_vec_5, gemv_vec_6, gemv_vec_7, gemv_vec_8};
+    char why[128] = "";
+    RL_REQUIRE(gemv_batch_ok(a->n, why, sizeof why), why);
     by_tokens[a->n](a);
 }
 

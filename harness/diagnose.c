@@ -1,0 +1,263 @@
+/*
+ * diagnose.c -- why CUDA cannot run here, in words, with the remedies.
+ *
+ * Pure: facts in (the CUDA error, the driver's and the runtime's CUDA
+ * versions, what NVML and the kernel module said), one paragraph out.
+ * backend_cuda.cu calls it when a device does not open; the probe that
+ * check-gpu runs before building calls it with nvcc's version; the tests
+ * call it with made-up facts. A GPU that is here but cannot be used must
+ * say so, never turn into a silent run on the CPU.
+ */
+#include "internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void add(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void add(char *buf, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen(buf);
+    if (used + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+void rl_cuda_version_string(int version, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d.%d", version / 1000, version % 1000 / 10);
+}
+
+static const char *error_name(int e)
+{
+    switch (e) {
+    case RL_CUERR_INITIALIZATION: return "cudaErrorInitializationError";
+    case RL_CUERR_STUB_LIBRARY: return "cudaErrorStubLibrary";
+    case RL_CUERR_INSUFFICIENT_DRIVER: return "cudaErrorInsufficientDriver";
+    case RL_CUERR_CALL_REQUIRES_NEWER_DRIVER: return "cudaErrorCallRequiresNewerDriver";
+    case RL_CUERR_DEVICES_UNAVAILABLE: return "cudaErrorDevicesUnavailable";
+    case RL_CUERR_NO_DEVICE: return "cudaErrorNoDevice";
+    case RL_CUERR_INVALID_DEVICE: return "cudaErrorInvalidDevice";
+    case RL_CUERR_UNSUPPORTED_PTX_VERSION: return "cudaErrorUnsupportedPtxVersion";
+    case RL_CUERR_SYSTEM_NOT_READY: return "cudaErrorSystemNotReady";
+    case RL_CUERR_SYSTEM_DRIVER_MISMATCH: return "cudaErrorSystemDriverMismatch";
+    case RL_CUERR_COMPAT_NOT_SUPPORTED: return "cudaErrorCompatNotSupportedOnDevice";
+    case RL_CUERR_UNKNOWN: return "cudaErrorUnknown";
+    default: return "CUDA error";
+    }
+}
+
+/* " (cudaGetDeviceCount: cudaErrorSystemNotReady, 802)", or "" without an error. */
+static void add_error(char *buf, size_t len, const rl_cuda_facts *f)
+{
+    if (f->error)
+        add(buf, len, " (%s: %s, %d)", f->call ? f->call : "CUDA", error_name(f->error), f->error);
+}
+
+/* The oldest driver branch of each CUDA major version (its release notes'
+ * table "CUDA Toolkit and minimum required driver version"). */
+static int min_driver_branch(int cuda_major)
+{
+    switch (cuda_major) {
+    case 11: return 450;
+    case 12: return 525;
+    case 13: return 580;
+    default: return 0;
+    }
+}
+
+/* "the NVIDIA driver 550.54.15", or "the NVIDIA driver" when NVML gave no version. */
+static void add_driver(char *buf, size_t len, const rl_cuda_facts *f)
+{
+    const char *v = f->driver_version[0] ? f->driver_version : f->module_version;
+    add(buf, len, "the NVIDIA driver%s%s", v[0] ? " " : "", v);
+}
+
+static bool driver_too_old(const rl_cuda_facts *f)
+{
+    if (f->driver_cuda <= 0 || f->runtime_cuda <= 0)
+        return false;
+    /* Within one major version, minor-version compatibility runs a newer
+     * runtime on an older driver; across majors it does not. */
+    if (f->driver_cuda / 1000 < f->runtime_cuda / 1000)
+        return true;
+    bool says_so = f->error == RL_CUERR_INSUFFICIENT_DRIVER ||
+                   f->error == RL_CUERR_CALL_REQUIRES_NEWER_DRIVER ||
+                   f->error == RL_CUERR_UNSUPPORTED_PTX_VERSION;
+    return says_so && f->driver_cuda < f->runtime_cuda;
+}
+
+static void too_old(char *buf, size_t len, const rl_cuda_facts *f)
+{
+    char drv[16], rt[16];
+    rl_cuda_version_string(f->driver_cuda, drv, sizeof drv);
+    rl_cuda_version_string(f->runtime_cuda, rt, sizeof rt);
+    int dmaj = f->driver_cuda / 1000, rmaj = f->runtime_cuda / 1000;
+    add_driver(buf, len, f);
+    add(buf, len, " supports CUDA %s, older than this build's CUDA runtime %s", drv, rt);
+    add_error(buf, len, f);
+    add(buf, len, ". Any one of these fixes it:\n");
+    if (dmaj >= 12)
+        add(buf, len,
+            "  - build with a CUDA %d.x toolkit, %s or older: make NVCC=/usr/local/cuda-%s/bin/nvcc\n",
+            dmaj, drv, drv);
+    else
+        add(buf, len, "  - (rooflab needs CUDA 12 or newer, which needs driver R%d or newer: no "
+                      "toolkit rooflab builds with runs on CUDA %s)\n", min_driver_branch(12), drv);
+    add(buf, len,
+        "  - on a data-centre GPU, CUDA's forward-compatibility package for %s (cuda-compat-%d-%d), "
+        "its libcuda first: LD_LIBRARY_PATH=/usr/local/cuda-%s/compat\n",
+        rt, rmaj, f->runtime_cuda % 1000 / 10, rt);
+    if (min_driver_branch(rmaj))
+        add(buf, len, "  - a newer driver: CUDA %d.x needs R%d or newer\n", rmaj, min_driver_branch(rmaj));
+    else
+        add(buf, len, "  - a driver that supports CUDA %s\n", rt);
+}
+
+static void no_libcuda(char *buf, size_t len, const rl_cuda_facts *f)
+{
+    if (f->module_version[0])
+        add(buf, len, "the NVIDIA kernel module %s is loaded", f->module_version);
+    else
+        add(buf, len, "NVML lists %d GPU(s)", f->nvml_gpus);
+    add(buf, len, ", but the driver's CUDA library libcuda.so.1 could not be loaded");
+    add_error(buf, len, f);
+    add(buf, len, ".\n"
+                  "  - in a container: start it with the NVIDIA container toolkit (docker run "
+                  "--gpus all), which mounts the driver's libraries\n"
+                  "  - on the host: install the driver's user-space libraries (libcuda), of the "
+                  "kernel module's version\n");
+}
+
+static void not_ready(char *buf, size_t len, const rl_cuda_facts *f)
+{
+    add(buf, len, "the GPU system is not ready");
+    add_error(buf, len, f);
+    add(buf, len, ": on HGX/DGX boards with NVSwitch, NVIDIA's fabric manager must be running, "
+                  "at the driver's version%s%s.\n", f->driver_version[0] ? " " : "", f->driver_version);
+    add(buf, len, "  - start it: systemctl start nvidia-fabricmanager (and enable it at boot); "
+                  "nvidia-smi -q then shows the fabric state Completed\n"
+                  "  - on a cloud or cluster node: tell its administrators that the node is not "
+                  "ready for CUDA\n");
+}
+
+static void mismatch(char *buf, size_t len, const rl_cuda_facts *f)
+{
+    add(buf, len, "the NVIDIA kernel module%s%s and the driver's user-space library%s%s differ",
+        f->module_version[0] ? " " : "", f->module_version, f->driver_version[0] ? " " : "",
+        f->driver_version);
+    add_error(buf, len, f);
+    add(buf, len, ": the driver was upgraded and the machine not rebooted (nvidia-smi says "
+                  "\"Driver/library version mismatch\").\n"
+                  "  - reboot; or, with no GPU process running, reload the module: rmmod "
+                  "nvidia_uvm nvidia_drm nvidia_modeset nvidia && modprobe nvidia\n");
+}
+
+static void mig(char *buf, size_t len, const rl_cuda_facts *f)
+{
+    add(buf, len, "MIG is enabled on the GPU and no MIG device is visible to this process");
+    add_error(buf, len, f);
+    add(buf, len, ".\n"
+                  "  - its administrator creates a GPU instance and a compute instance "
+                  "(nvidia-smi mig -cgi <profile> -C); choose it with "
+                  "CUDA_VISIBLE_DEVICES=MIG-<uuid> (nvidia-smi -L lists them)\n"
+                  "  - or use a GPU with MIG disabled: rooflab measures whole GPUs, and a MIG "
+                  "slice has a fraction of the SMs, the bandwidth and the L2\n");
+}
+
+static void busy(char *buf, size_t len, const rl_cuda_facts *f)
+{
+    if (f->compute_mode == RL_COMPUTE_PROHIBITED) {
+        add(buf, len, "the GPU's compute mode is Prohibited: no process may use it for CUDA");
+        add_error(buf, len, f);
+        add(buf, len, ".\n  - use another GPU (--device N), or ask its administrator\n");
+        return;
+    }
+    add(buf, len, "the GPU is %s and another process holds it",
+        f->compute_mode == RL_COMPUTE_EXCLUSIVE_PROCESS ? "in exclusive-process compute mode"
+                                                          : "busy or unavailable");
+    add_error(buf, len, f);
+    add(buf, len, ".\n"
+                  "  - wait until that process ends (nvidia-smi lists it), then run again\n"
+                  "  - or use another GPU: --device N, or CUDA_VISIBLE_DEVICES=N\n");
+}
+
+static void hidden(char *buf, size_t len, const rl_cuda_facts *f)
+{
+    add(buf, len, "NVML lists %d GPU(s) but CUDA sees none", f->nvml_gpus);
+    add_error(buf, len, f);
+    if (f->visible[0])
+        add(buf, len, ": CUDA_VISIBLE_DEVICES=%s hides them.\n  - unset it, or name a GPU "
+                      "that nvidia-smi -L lists\n", f->visible);
+    else
+        add(buf, len, ".\n  - nvidia-smi, and dmesg | grep -i nvrm, may say why\n");
+}
+
+static void other(char *buf, size_t len, const rl_cuda_facts *f)
+{
+    add_driver(buf, len, f);
+    add(buf, len, " is here but CUDA failed");
+    add_error(buf, len, f);
+    add(buf, len, ".\n  - nvidia-smi, and dmesg | grep -i nvrm, may say why; in a container, "
+                  "check that it was started with the GPU (docker run --gpus all)\n");
+}
+
+/* Which case the facts are, as a function writing its paragraph; NULL: none. */
+typedef void (*explain_fn)(char *, size_t, const rl_cuda_facts *);
+
+static explain_fn unusable_case(const rl_cuda_facts *f)
+{
+    bool no_device = f->error == RL_CUERR_NO_DEVICE || (!f->error && f->device_count == 0);
+    if (f->error == RL_CUERR_SYSTEM_DRIVER_MISMATCH)
+        return mismatch;
+    if (f->error == RL_CUERR_SYSTEM_NOT_READY)
+        return not_ready;
+    if (f->driver_cuda == 0 && (f->error == RL_CUERR_INSUFFICIENT_DRIVER || f->error == RL_CUERR_STUB_LIBRARY ||
+                                f->error == RL_CUERR_INITIALIZATION))
+        return no_libcuda;
+    if (driver_too_old(f))
+        return too_old;
+    if (f->mig_enabled && no_device)
+        return mig;
+    if (f->error == RL_CUERR_DEVICES_UNAVAILABLE || f->compute_mode == RL_COMPUTE_PROHIBITED)
+        return busy;
+    if (no_device)
+        return hidden;
+    if (f->error)
+        return other;
+    return NULL;
+}
+
+static const char *CPU_ON_PURPOSE = "  BACKEND=cpu (--backend cpu) runs on the CPU on purpose.";
+
+rl_open_status rl_cuda_diagnose(const rl_cuda_facts *f, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!f->driver_found && (f->error || f->device_count == 0)) {
+        /* No kernel module, NVML lists no GPU, CUDA finds none: a machine
+         * without an NVIDIA GPU, where BACKEND=auto means the CPU. */
+        if (f->driver_cuda == 0)
+            add(buf, len, "no NVIDIA driver (no libcuda.so.1, no NVIDIA kernel module, no GPU in NVML)");
+        else if (f->error && f->error != RL_CUERR_NO_DEVICE)
+            add(buf, len, "no NVIDIA GPU found (CUDA: %s, %d)", error_name(f->error), f->error);
+        else
+            add(buf, len, "no CUDA-capable device");
+        return RL_ABSENT;
+    }
+    if (!f->error && f->device_count > 0 && (f->device < 0 || f->device >= f->device_count)) {
+        add(buf, len, "no CUDA device %d: this machine has %d (--device 0 to %d)\n%s", f->device,
+            f->device_count, f->device_count - 1, CPU_ON_PURPOSE);
+        return RL_UNUSABLE;
+    }
+    explain_fn explain = unusable_case(f);
+    if (!explain)
+        return RL_OPENED;
+    add(buf, len, "a GPU is here but CUDA cannot use it: ");
+    explain(buf, len, f);
+    add(buf, len, "%s", CPU_ON_PURPOSE);
+    return RL_UNUSABLE;
+}

@@ -1,0 +1,258 @@
+# gpu-lib.sh -- what check-gpu.sh and gpu-day.sh share: the GPU gate, the
+# time budget, timed and capped steps with a summary table, and the steps
+# of make check-gpu. Sourced, not run; the caller has cd'ed to the root.
+#
+# Time: every step runs under a cap (timeout) and the whole under a budget
+# (BUDGET_S, from budget_start): a step's cap is cut to what is left of
+# the budget, and a step with less than MIN_STEP_S left is skipped and
+# says so. So the budget bounds the run, whatever hangs.
+
+# CUDA device 0 is then the GPU nvidia-smi lists first (by PCI bus), not
+# the one CUDA would call fastest.
+export CUDA_DEVICE_ORDER=PCI_BUS_ID
+
+MAKE=${MAKE:-make}
+export MAKE # the steps run in child shells
+MIN_STEP_S=${MIN_STEP_S:-10}
+KILL_AFTER_S=5 # after its cap, a step gets TERM, then KILL this much later
+
+# Per-step caps of the check-gpu steps, in seconds (each cut to the budget).
+CAP_PROBE_S=${CAP_PROBE_S:-30}
+CAP_DEPS_S=${CAP_DEPS_S:-120}
+CAP_BUILD_S=${CAP_BUILD_S:-150}
+CAP_CUDA_TESTS_S=${CAP_CUDA_TESTS_S:-60}
+CAP_EXP_QUICK_S=${CAP_EXP_QUICK_S:-45} # exp-01 --quick takes ~30 s on an H100 (its README)
+SANITIZER_S=${SANITIZER_S:-60}
+
+# The experiments' backend: cuda. cpu only for a dry run of these scripts
+# on a machine without a GPU (with the stand-ins of tests/fake/).
+RL_STEPS_BACKEND=${RL_STEPS_BACKEND:-cuda}
+
+rows=()
+failed=0
+fatal=""
+
+# gpu_gate NAME: one line and exit 77 when no GPU is listed; else sets
+# GPU_NAME, GPU_CAP (9.0), SM (90), DRIVER, DRIVER_CUDA (nvidia-smi's).
+gpu_gate() {
+    if ! command -v nvidia-smi >/dev/null 2>&1; then
+        echo "$1: no GPU here (nvidia-smi is not installed): nothing to do"
+        exit 77
+    fi
+    GPU_CAP=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' ')
+    GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
+    if [ -z "$GPU_CAP" ] || [ -z "$GPU_NAME" ]; then
+        echo "$1: no GPU here (nvidia-smi lists no device): nothing to do"
+        exit 77
+    fi
+    SM=${GPU_CAP/./}
+    DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n1)
+    DRIVER_CUDA=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n1)
+}
+
+# NVCC (the make variable, else PATH, else /usr/local/cuda) and its version.
+find_nvcc() {
+    [ -n "${NVCC:-}" ] || NVCC=$(command -v nvcc 2>/dev/null || true)
+    [ -n "$NVCC" ] || { [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc; }
+    NVCC_VERSION=""
+    [ -n "$NVCC" ] && NVCC_VERSION=$("$NVCC" --version 2>/dev/null | sed -n 's/.*release \([0-9]*\.[0-9]*\).*/\1/p')
+    export NVCC
+}
+
+# compute-sanitizer on PATH, beside nvcc, or in the toolkit's own folder.
+find_sanitizer() {
+    local d
+    command -v compute-sanitizer 2>/dev/null && return 0
+    d=$(dirname "$(readlink -f "$NVCC")")
+    for c in "$d/compute-sanitizer" "$d/../compute-sanitizer/compute-sanitizer"; do
+        [ -x "$c" ] && { echo "$c"; return 0; }
+    done
+    return 1
+}
+
+budget_start() { BUDGET_S=$1; BUDGET_T0=$SECONDS; }
+time_left() { echo $((BUDGET_S - (SECONDS - BUDGET_T0))); }
+
+# row NAME RESULT SECONDS NOTE: one line of the summary table (the note's
+# first line, cut to 160 characters: the logs have the rest).
+row() {
+    local note=${4%%$'\n'*}
+    [ ${#note} -gt 160 ] && note="${note:0:157}..."
+    rows+=("$(printf '%-44s %-5s %6s  %s' "$1" "$2" "$3" "$note")")
+}
+# rerow RESULT NOTE: rewrites the last step's row, keeping its name and time.
+rerow() {
+    unset 'rows[-1]'
+    row "$last_step" "$1" "$last_secs" "$2"
+}
+
+# step NAME CAP LOG COMMAND...: runs the command (a program, or a function
+# exported with export -f) under min(CAP, what is left), logs its output,
+# records a row. A failure prints the log's tail and marks the run failed;
+# it does not stop the caller, which decides what can still run.
+step() {
+    local name=$1 cap=$2 log=$3
+    shift 3
+    last_step=$name last_secs=""
+    local left
+    left=$(($(time_left) - KILL_AFTER_S))
+    if [ "$left" -lt "$MIN_STEP_S" ]; then
+        row "$name" skip "" "no time left in the ${BUDGET_S} s budget"
+        return 125
+    fi
+    [ "$cap" -gt "$left" ] && cap=$left
+    echo "${SCRIPT_NAME:-gpu}: $name (cap ${cap} s)"
+    local t0=$SECONDS status
+    timeout --kill-after="$KILL_AFTER_S" "$cap" bash -c '"$@"' step "$@" >"$log" 2>&1
+    status=$?
+    local secs=$((SECONDS - t0)) result=pass note=""
+    if [ $status -eq 124 ] || [ $status -eq 137 ]; then
+        result=FAIL note="ran past its ${cap} s cap, stopped; see $log"
+    elif [ $status -ne 0 ]; then
+        result=FAIL note="exit $status, see $log"
+    fi
+    if [ "$result" = FAIL ]; then
+        failed=1
+        tail -n 25 "$log" | sed 's/^/    | /'
+    fi
+    echo "${SCRIPT_NAME:-gpu}:   $result in ${secs} s"
+    last_secs=$secs
+    row "$name" "$result" "$secs" "$note"
+    return $status
+}
+
+# skip_rest NAME...: rows for steps that cannot run after a fatal failure.
+skip_rest() {
+    local n
+    for n in "$@"; do row "$n" skip "" "not run: $fatal"; done
+}
+
+print_summary() { # TITLE
+    echo
+    echo "$1"
+    printf '%-44s %-5s %7s  %s\n' step result time note
+    printf '%s\n' "${rows[@]}"
+}
+
+# ---- the steps of make check-gpu -----------------------------------------------
+
+# A charts note for an experiment's row, when its log says gnuplot is absent.
+charts_note() {
+    local cmd
+    cmd=$(grep -A1 'charts not drawn' "$1" | sed -n '2s/^ *//p')
+    [ -n "$cmd" ] && echo "charts not drawn (no gnuplot): $cmd"
+}
+
+# The CUDA suites must run, not skip: on a GPU machine a skip is a failure.
+# --verbose also prints "[SKIP] suite::test: Test is disabled" for every
+# test the filter leaves out, so only the cuda_ suites' own lines count.
+# One test at a time: cuda_busy's duty-cycle test times 5 ms bursts from
+# events, which other processes time-slicing the GPU would stretch.
+cuda_tests() { "$B/tests/rooflab-tests" --verbose --jobs 1 --filter='cuda_*/*'; }
+
+# Every CUDA suite but the one timing test under memcheck (the sanitizer's
+# work around each launch would land inside cuda_busy's duty-cycle bursts;
+# the same kernels run in the other tests). Running out of time is not a
+# failure: it is reported.
+sanitize() {
+    "$SANITIZER" --tool memcheck --target-processes all --error-exitcode 1 \
+        "$B/tests/rooflab-tests" --verbose --jobs 1 --filter='cuda_*/!(duty_*)'
+}
+export -f cuda_tests sanitize
+
+# check_steps LOG_DIR: the steps of make check-gpu, in order. Needs
+# gpu_gate and budget_start first; sets B (the build folder) and fatal
+# (why the later steps cannot run, or empty).
+check_steps() {
+    local logs=$1
+    B=build/sm$SM
+    export B
+    mkdir -p "$logs"
+    find_nvcc
+    if [ -z "$NVCC" ] || [ -z "$NVCC_VERSION" ]; then
+        fatal="no nvcc (install the CUDA toolkit, or make ... NVCC=/path/to/nvcc)"
+        row "driver vs nvcc" FAIL "" "$fatal"
+        failed=1
+    elif ! step "driver vs nvcc $NVCC_VERSION (probe)" "$CAP_PROBE_S" "$logs/probe.log" \
+        probe_driver "$NVCC_VERSION"; then
+        fatal="the driver cannot run a CUDA $NVCC_VERSION build (see $logs/probe.log)"
+        sed 's/^/    /' "$logs/probe.log"
+    fi
+    [ -z "$fatal" ] && ! step "packages (deps.sh test, bundle/)" "$CAP_DEPS_S" "$logs/deps.log" \
+        packages && fatal="packages missing (see $logs/deps.log)"
+    # shellcheck disable=SC1091
+    [ -f "$B/bundle-root/env.sh" ] && . "$B/bundle-root/env.sh"
+    # On every core: a serial build is minutes of the GPU's time.
+    [ -z "$fatal" ] && ! step "build (SMS=$SM)" "$CAP_BUILD_S" "$logs/build.log" \
+        "$MAKE" --no-print-directory -j"$(nproc 2>/dev/null || echo 4)" B="$B" SMS="$SM" \
+        NVCC="$NVCC" build-tests && fatal="the build failed (see $logs/build.log)"
+    if [ -n "$fatal" ]; then
+        skip_rest "CUDA kernels vs CPU references" "experiments --quick" \
+            "compute-sanitizer memcheck"
+        return
+    fi
+    cuda_suites "$logs"
+    quick_experiments "$logs"
+    sanitizer_step "$logs"
+}
+
+probe_driver() {
+    "$MAKE" --no-print-directory -s B="$B" "$B/cuda-probe" NVCC="$NVCC" >/dev/null &&
+        "$B/cuda-probe" --runtime "$1"
+}
+
+packages() {
+    harness/deps.sh bundle && harness/deps.sh test
+}
+export -f probe_driver packages
+
+cuda_suites() {
+    local log=$1/cuda-tests.log name="CUDA kernels vs CPU references"
+    step "$name" "$CAP_CUDA_TESTS_S" "$log" cuda_tests || return 0
+    local skipped ran
+    skipped=$(grep -E '^\[SKIP\] cuda_' "$log" | grep -v 'Test is disabled' | head -n1)
+    ran=$(grep -c -E '^\[RUN \] cuda_' "$log")
+    if [ "$ran" -eq 0 ]; then
+        rerow FAIL "no cuda_ test ran"
+        failed=1
+    elif [ -n "$skipped" ]; then
+        rerow FAIL "skipped on a GPU machine: $skipped"
+        failed=1
+    fi
+}
+
+quick_experiments() {
+    local bin exp note
+    for bin in "$B"/exp-[0-9][0-9]; do
+        exp=$(basename "$bin")
+        step "$exp --quick --backend $RL_STEPS_BACKEND" "$CAP_EXP_QUICK_S" "$1/$exp.log" \
+            "$bin" --quick --backend "$RL_STEPS_BACKEND" ${LABEL:+--label "$LABEL"} || continue
+        note=$(charts_note "$1/$exp.log") && rerow pass "$note"
+    done
+}
+
+sanitizer_step() {
+    local log=$1/sanitizer.log name="compute-sanitizer memcheck (CUDA suites)" why
+    if ! SANITIZER=$(find_sanitizer); then
+        row "$name" skip "" "not installed (looked on PATH, beside nvcc, in the toolkit)"
+        return
+    fi
+    export SANITIZER
+    local before=$failed status
+    step "$name" "$SANITIZER_S" "$log" sanitize
+    status=$?
+    # Some sandboxed GPU runtimes refuse the sanitizer: "Device not
+    # supported", then error 999 at the first allocation. That is this
+    # machine, not the code: a skip with the reason.
+    why=$(grep -m1 -E 'Device not supported|cudaErrorUnknown|error 999|unknown error' "$log")
+    if [ -z "$why" ]; then
+        why=$(grep -E '^\[SKIP\] cuda_' "$log" | grep -v 'Test is disabled' | head -n1)
+    fi
+    if [ -n "$why" ]; then
+        failed=$before
+        rerow skip "sanitizer unsupported here: $(echo "$why" | sed 's/^[= ]*//' | cut -c1-120)"
+    elif [ $status -eq 124 ] || [ $status -eq 137 ]; then
+        failed=$before
+        rerow stop "ran past its cap (SANITIZER_S=... for more); nothing found before that"
+    fi
+}

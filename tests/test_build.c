@@ -1,0 +1,63 @@
+/*
+ * test_build.c -- the build's own rules, checked without a GPU or nvcc:
+ * the Makefile picks the newest SM numerically (its PTX is what newer GPUs
+ * run), and check.h refuses a CUDA runtime older than 12.
+ */
+#include "helpers.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+static char out[1 << 14], err[1 << 14];
+
+/* make print-VAR with SMS and a stand-in nvcc (nothing is compiled). */
+static const char *make_print(const char *var, const char *sms)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "make -s --no-print-directory -C '%s' print-%s SMS='%s' NVCC=/bin/true",
+             RL_SOURCE_ROOT, var, sms);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s: %s", cmd, err);
+    return out;
+}
+
+Test(build, the_newest_sm_is_chosen_numerically)
+{
+    cr_assert_str_eq(make_print("NEWEST_SM", "90 100"), "100\n");
+    cr_assert_str_eq(make_print("NEWEST_SM", "100 90"), "100\n");
+    cr_assert_str_eq(make_print("NEWEST_SM", "75 80 86 89 90 100 120"), "120\n");
+    cr_assert_str_eq(make_print("NEWEST_SM", "90"), "90\n");
+}
+
+Test(build, sms_90_100_embed_compute_100_ptx)
+{
+    const char *g = make_print("GENCODE", "90 100");
+    cr_assert(strstr(g, "-gencode arch=compute_90,code=sm_90"), "%s", g);
+    cr_assert(strstr(g, "-gencode arch=compute_100,code=sm_100"), "%s", g);
+    cr_assert(strstr(g, "-gencode arch=compute_100,code=compute_100"), "the PTX of the newest: %s", g);
+    cr_assert_null(strstr(g, "code=compute_90"), "no PTX of the older one: %s", g);
+}
+
+/* check.h under nvcc (__CUDACC__) with a cuda_runtime.h of a given
+ * version: preprocessed only, by cc. */
+static int preprocess_check_h(const char *version)
+{
+    char dir[512], cmd[2048];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd,
+             "printf '#define CUDART_VERSION %s\\n' > '%s/cuda_runtime.h' && "
+             "cc -E -D__CUDACC__ -I'%s' -x c '%s/harness/check.h' -o /dev/null",
+             version, dir, dir, RL_SOURCE_ROOT);
+    int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
+    rm_tree(dir);
+    return rc;
+}
+
+Test(build, cuda_older_than_12_is_refused_with_the_remedy)
+{
+    cr_assert_neq(preprocess_check_h("11080"), 0, "CUDA 11.8 must not build");
+    cr_assert(strstr(err, "rooflab needs CUDA 12 or newer"), "%s", err);
+    cr_assert(strstr(err, "NVCC=/usr/local/cuda-12.x/bin/nvcc"), "%s", err);
+    cr_assert_eq(preprocess_check_h("12000"), 0, "CUDA 12.0 builds: %s", err);
+    cr_assert_eq(preprocess_check_h("13000"), 0, "CUDA 13.0 builds: %s", err);
+}
