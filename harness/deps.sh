@@ -14,8 +14,9 @@
 #                           test needs is missing, and say in one line what
 #                           came from it (the Makefile runs this; it never fails)
 #
-# B (default build) is the build folder. Exit codes: 0 all there (gnuplot
-# perhaps not), 1 something else missing, 2 usage.
+# B (default build) is the build folder. RL_DEPS_CHECK_ONLY=1 only checks:
+# it lists what is missing and installs nothing. Exit codes: 0 all there
+# (gnuplot perhaps not), 1 something else missing, 2 usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -25,13 +26,38 @@ BUNDLE=${BUNDLE:-bundle}
 env_sh=$B/bundle-root/env.sh
 
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
-# A library package is present when its header compiles in.
-have_header() {
-    local cflags=""
-    have_cmd pkg-config && cflags=$(pkg-config --cflags "$2" 2>/dev/null || true)
+
+# A library package is present when a program using it compiles and links
+# as the Makefile builds (pkg-config's flags, else -lNAME): a header alone
+# proves nothing (libblas-dev's cblas.h is not OpenBLAS, and -lopenblas
+# then fails at the link).
+links() { # pkg-config-name library program
+    local cflags="" libs="-l$2" dirs="" d tmp rc=1
+    if have_cmd pkg-config; then
+        cflags=$(pkg-config --cflags "$1" 2>/dev/null || true)
+        libs=$(pkg-config --libs "$1" 2>/dev/null || echo "-l$2")
+    fi
+    for d in "${RL_BUNDLE_ROOT:-/nonexistent}"/usr/lib/*/ "${RL_BUNDLE_ROOT:-/nonexistent}"/usr/lib/*/openblas-pthread/; do
+        [ -d "$d" ] && dirs="$dirs -L$d"
+    done
+    tmp=$(mktemp -d)
     # shellcheck disable=SC2086
-    echo "#include <$1>" | ${CC:-cc} $cflags ${RL_BUNDLE_CPPFLAGS:-} -E -x c - >/dev/null 2>&1
+    if printf '%s\n' "$3" | ${CC:-cc} $cflags ${RL_BUNDLE_CPPFLAGS:-} -x c - -o "$tmp/a.out" $dirs $libs \
+        >"$tmp/log" 2>&1; then
+        rc=0
+    fi
+    rm -rf "$tmp"
+    return $rc
 }
+OPENBLAS_PROGRAM='#include <cblas.h>
+int main(void)
+{
+    float a = 1, b = 1, c = 0;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+    return c != 1.0f;
+}'
+CRITERION_PROGRAM='#include <criterion/criterion.h>
+Test(deps, links) { cr_assert(1); }'
 
 # missing: the Debian packages that are not there; from_bundle: those of
 # them a bundle provides.
@@ -41,10 +67,10 @@ check() {
     have_cmd cc || have_cmd gcc || missing+=(build-essential)
     have_cmd make || missing+=(make)
     have_cmd pkg-config || missing+=(pkg-config)
-    have_header cblas.h openblas || missing+=(libopenblas-dev)
+    links openblas openblas "$OPENBLAS_PROGRAM" || missing+=(libopenblas-dev)
     have_cmd gnuplot || missing+=(gnuplot-nox)
     if [ "$set" = test ] || [ "$set" = all ]; then
-        have_header criterion/criterion.h criterion || missing+=(libcriterion-dev)
+        links criterion criterion "$CRITERION_PROGRAM" || missing+=(libcriterion-dev)
     fi
     if [ "$set" = paper ] || [ "$set" = all ]; then
         have_cmd pdflatex || missing+=(texlive-latex-base)
@@ -91,6 +117,10 @@ elif [ "$what" = bundle ] && [ -f "$env_sh" ]; then
 fi
 [ "$what" = bundle ] && exit 0
 [ ${#missing[@]} -eq 0 ] && exit 0
+if [ -n "${RL_DEPS_CHECK_ONLY:-}" ]; then
+    echo "rooflab: missing: ${missing[*]}" >&2
+    exit 1
+fi
 
 # Only gnuplot missing, and no way to get it: the runs go on without charts.
 only_gnuplot() { [ "${missing[*]}" = gnuplot-nox ]; }
