@@ -66,7 +66,7 @@ CFLAGS := -std=c11 -O3 -g $(CPU_ARCH) -fopenmp -Wall -Wextra $(WERROR) -MMD -MP 
 LDLIBS := $(BUNDLE_LDFLAGS) $(OPENBLAS_LIBS) -lm -ldl -lpthread
 
 HARNESS_C := $(wildcard harness/*.c)
-KERNELS_C := $(wildcard kernels/cpu/*.c)
+KERNELS_C := $(wildcard kernels/*.c kernels/cpu/*.c kernels/ref/*.c)
 
 ifneq ($(NVCC),)
   # Numerically: a text sort puts 100 before 90 and would embed compute_90 PTX.
@@ -84,7 +84,9 @@ else ifeq ($(MAKELEVEL),0)
   $(info rooflab: nvcc not found: building the CPU backend only (CUDA backend, kernels and GPU tests skipped))
 endif
 
-obj = $(patsubst %,$(B)/obj/%.o,$(basename $(1)))
+# Objects keep their source's extension: kernels/gemv.c (the table) and
+# kernels/gemv.cu (the CUDA launchers) are two objects.
+obj = $(patsubst %,$(B)/obj/%.o,$(1))
 
 HARNESS_LIB := $(B)/librooflab.a
 KERNELS_LIB := $(B)/libkernels.a
@@ -113,11 +115,11 @@ $(B)/config.stamp: FORCE
 	@mkdir -p $(@D)
 	@echo '$(CONFIG)' | cmp -s - $@ 2>/dev/null || echo '$(CONFIG)' > $@
 
-$(B)/obj/%.o: %.c $(B)/config.stamp
+$(B)/obj/%.c.o: %.c $(B)/config.stamp
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(B)/obj/%.o: %.cu $(B)/config.stamp
+$(B)/obj/%.cu.o: %.cu $(B)/config.stamp
 	@mkdir -p $(@D)
 	$(NVCC) $(CPPFLAGS) $(NVFLAGS) -c $< -o $@
 

@@ -72,7 +72,8 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
     rl_meta(ctx, "title", "%s", e->title);
     rl_meta(ctx, "claim", "%s", e->claim);
     rl_meta(ctx, "source", "%s", e->source);
-    rl_meta(ctx, "prediction", "%s", e->prediction);
+    rl_claims_prediction(e, buf, sizeof buf);
+    rl_meta(ctx, "prediction", "%s", buf);
     rl_meta(ctx, "backend", "%s", rl_backend_name(ctx->kind));
     if (ctx->priv->fallback_note[0])
         rl_meta(ctx, "backend_note", "%s", ctx->priv->fallback_note);
@@ -138,7 +139,9 @@ static void print_story(const rl_ctx *ctx)
     printf("== rooflab %s: %s ==\n", e->id, e->title);
     printf("claim       %s\n", e->claim);
     printf("source      %s\n", e->source);
-    printf("prediction  %s\n", e->prediction);
+    char prediction[2048];
+    rl_claims_prediction(e, prediction, sizeof prediction);
+    printf("prediction  %s\n", prediction);
     printf("backend     %s%s%s\n", rl_backend_name(ctx->kind), ctx->priv->fallback_note[0] ? ": " : "",
            ctx->priv->fallback_note);
     printf("device      %s\n", dev);
@@ -206,6 +209,9 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
         rl_print_usage(argv[0], exp->title, exp->options);
         exit(RL_EXIT_OK);
     }
+    if (exp->default_cache == RL_CACHE_UNSET)
+        rl_die(RL_EXIT_FAILED, "internal error: exp-%s declares no default_cache (RL_HOT or RL_COLD)",
+               exp->id);
     if (!ctx->args.cache_given)
         ctx->args.cache = exp->default_cache;
     ctx->rule = ctx->args.mode == RL_MODE_QUICK  ? RL_STOP_QUICK
@@ -232,10 +238,18 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
                    "gnuplot-nox, or unpack a bundle: see README)", exp->id);
         exit(draw(ctx) ? RL_EXIT_FAILED : RL_EXIT_OK);
     }
+    if (exp->families && !rl_families_check(ctx))
+        exit(RL_EXIT_USAGE); /* before anything is written or measured */
+    if (ctx->args.list && exp->families) {
+        rl_families_list(ctx);
+        exit(RL_EXIT_OK);
+    }
     if (ctx->args.list)
         return ctx; /* the experiment prints its variants and calls rl_end */
 
-    ctx->priv->csv = rl_csv_open(ctx->csv_path, exp->columns);
+    if (exp->columns)
+        ctx->priv->csv_names = rl_csv_columns_of(exp);
+    ctx->priv->csv = rl_csv_open(ctx->csv_path, exp->columns ? ctx->priv->csv_names : exp->csv_columns);
     write_standard_meta(ctx, argc, argv);
     print_story(ctx);
     return ctx;
@@ -264,6 +278,7 @@ int rl_end(rl_ctx *ctx)
 out:
     rl_verdicts_free(ctx);
     rl_backend_close(ctx->be);
+    free(ctx->priv->csv_names);
     free(ctx->priv);
     free(ctx);
     return code;

@@ -81,6 +81,8 @@ struct rl_ctx_private {
     double plan_s;              /* the plan's expected seconds */
     int plan_groups, plan_points;
     char fallback_note[256];
+    const rl_column *last_table; /* the console table whose header was printed last */
+    const char **csv_names;      /* the CSV header, when built from columns */
 };
 
 /* measure.c: work measured `trials` times under a short stop rule; the
@@ -95,6 +97,14 @@ int rl_ceiling_trials(const rl_ctx *ctx);
 rl_band rl_ceilings_remeasure_rung(rl_ctx *ctx, rl_level l, rl_pattern p);
 void rl_ceilings_remeasure_compute(rl_ctx *ctx, rl_ceilings *c);
 void rl_ceilings_save(rl_ctx *ctx);
+
+/* columns.c: the CSV header of an experiment's points (malloc'd, NULL-ended). */
+const char **rl_csv_columns_of(const rl_experiment *e);
+/* variants.c: --list, and the --variant check (false: a usage error, said). */
+void rl_families_list(const rl_ctx *ctx);
+bool rl_families_check(const rl_ctx *ctx);
+/* claims.c: the prediction text, from the free text and every claim. */
+void rl_claims_prediction(const rl_experiment *e, char *buf, size_t len);
 
 /* roofs.c: sets ceiling_flag on a row whose MBU or MFU beats 1.05. */
 void rl_flag_row(rl_ctx *ctx, rl_csv *csv);

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common.h" /* kernels/: the variant tables */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -225,7 +227,8 @@ typedef struct rl_option {
 } rl_option;
 
 typedef enum rl_backend_choice { RL_BACKEND_AUTO, RL_BACKEND_CPU, RL_BACKEND_CUDA } rl_backend_choice;
-typedef enum rl_cache_state { RL_COLD, RL_HOT } rl_cache_state;
+/* No zero value on purpose: an experiment must say which it wants. */
+typedef enum rl_cache_state { RL_CACHE_UNSET = 0, RL_COLD, RL_HOT } rl_cache_state;
 
 /* How much a run measures. A lab run (the default) keeps the points the
  * verdicts need and a few more for the charts, sized to finish in about
@@ -337,16 +340,55 @@ typedef struct rl_ceilings {
     char origin[160];      /* "measured now", "cached, measured <date>", "from <file>, ..." */
 } rl_ceilings;
 
+typedef struct rl_ctx rl_ctx;
+typedef struct rl_point rl_point;
+
+/* A column of an experiment's points: its CSV name (NULL: console only),
+ * its console heading and printf format (NULL: CSV only), and its value,
+ * a number (num) or a text (str). measured: empty for a point that was
+ * not timed. The lists end with a zero row; the harness writes the header
+ * and every row from them (columns.c). */
+typedef struct rl_column {
+    const char *name, *head, *fmt;
+    double (*num)(rl_ctx *ctx, const rl_point *p);
+    const char *(*str)(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
+    bool measured;
+} rl_column;
+
+/* A claim, declared once: the verdict's id and text, the range in which it
+ * holds (+-INFINITY: no bound), how its value prints, and whether it is a
+ * utilization (then "not measured" while a roof stays under-measured). The
+ * prediction, the predicted column and the check all come from it. */
+typedef struct rl_claim {
+    const char *id, *text;
+    double lo, hi;
+    const char *unit;           /* "x", "%", "FLOP/B", "" */
+    int digits;
+    bool on_ceiling;
+    const char *predicted_text; /* instead of the range's text, e.g. "within +-15 %" */
+} rl_claim;
+
+/* The standard rate columns a point's row gets. */
+enum { RL_RATES_BANDWIDTH = 1, RL_RATES_COMPUTE = 2 };
+
 typedef struct rl_experiment {
     const char *id;         /* "05" */
     const char *slug;       /* "05-fusion": the folder under experiments/ */
     const char *title;
     const char *claim;
     const char *source;
-    const char *prediction;
-    const char *const *columns;  /* NULL-terminated; see RL_MEASUREMENT_COLUMNS */
+    const char *prediction; /* said before the claims' ranges, or NULL */
+    const rl_claim *claims; /* ended by a zero row */
+    const kernel_family *const *families; /* NULL-terminated: --list and --variant */
+    /* The CSV of points: leading columns (what a point is), the measurement,
+     * the rates, derived columns (computed from the measured points), then
+     * validated, max_abs_err, skipped_reason. The console table, apart. */
+    const rl_column *columns, *derived, *table;
+    int rates;
+    /* An experiment without points names its CSV columns itself. */
+    const char *const *csv_columns;
     const rl_option *options;    /* NULL-terminated array, or NULL */
-    rl_cache_state default_cache;
+    rl_cache_state default_cache; /* RL_HOT or RL_COLD: never left unset */
     /* For comparing runs (make compare): the columns that identify a point
      * across runs, e.g. "op,variant,k,n", and the column whose ratio is
      * reported, e.g. "time_us_median". Written to the CSV header. */
@@ -356,7 +398,7 @@ typedef struct rl_experiment {
 
 typedef struct rl_ctx_private rl_ctx_private;
 
-typedef struct rl_ctx {
+struct rl_ctx {
     const rl_experiment *exp;
     rl_args args;
     rl_backend *be;
@@ -367,7 +409,7 @@ typedef struct rl_ctx {
     char csv_path[512];
     int failures;               /* kernels that failed validation */
     rl_ctx_private *priv;
-} rl_ctx;
+};
 
 /* Parses the command line, opens the backend (saying so when it falls back
  * to the CPU), prints the claim. On --help, bad usage, --print-label,
@@ -496,6 +538,108 @@ void rl_set_measurement(rl_ctx *ctx, const rl_measurement *m);
 void rl_end_row(rl_ctx *ctx);
 
 /* ------------------------------------------------------------------------
+ * Points (points.c, columns.c): what an experiment declares, and the one
+ * pipeline every point goes through: validate on fresh inputs, time each
+ * group interleaved, derive the rates, write a row and a console line.
+ * ---------------------------------------------------------------------- */
+typedef enum rl_point_state {
+    RL_POINT_DECLARED = 0, RL_POINT_VALID, RL_POINT_FAILED, RL_POINT_TIMED
+} rl_point_state;
+
+struct rl_point {
+    /* declared by the experiment */
+    const kernel_variant *variant; /* NULL when the point is no variant's */
+    int group;                     /* timed with the points of the same group; 0: alone */
+    void (*run)(void *arg);        /* one call of the measured work */
+    void *arg;
+    /* Validation: run once into out (poisoned first), compared with want
+     * within atol + rtol |want|, or within bound[i] where bound is set;
+     * or the experiment's own validate(). */
+    float *out;
+    size_t count;
+    const double *want, *bound;
+    double atol, rtol;
+    rl_check (*validate)(rl_ctx *ctx, rl_point *p);
+    /* What one call moves: counted bytes (read + written) and FLOPs, the
+     * working set, its access pattern; extra_s: a fixed cost per call the
+     * roofline does not see (launches), for the plan only. */
+    double bytes, flops, footprint, extra_s;
+    rl_pattern pattern;
+    const void *data;              /* the experiment's own, for its columns */
+    /* filled by the harness */
+    rl_point_state state;
+    char why[256];                 /* why validation failed */
+    double max_abs_err, seconds;   /* seconds: the median per call */
+    rl_measurement m;
+};
+
+typedef struct rl_points {
+    rl_point *v;
+    int n, cap, last_group;
+} rl_points;
+
+/* Adds a copy of p; the pointer stays valid until the next add. */
+rl_point *rl_points_add(rl_points *s, const rl_point *p);
+int rl_points_new_group(rl_points *s); /* a fresh group number */
+void rl_points_clear(rl_points *s);
+void rl_points_free(rl_points *s);
+/* The plan: each group at the roofline's time of its points. */
+void rl_points_plan(rl_ctx *ctx, const rl_points *s);
+/* Validates every point, then times each group of valid points. */
+void rl_points_measure(rl_ctx *ctx, rl_points *s);
+void rl_point_validate(rl_ctx *ctx, rl_point *p);
+void rl_point_fail(rl_ctx *ctx, rl_point *p, const char *why);
+/* One CSV row per point, and the console table (the experiment's, or the
+ * one given; its header is printed when it differs from the last one). */
+void rl_points_report(rl_ctx *ctx, const rl_points *s);
+void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table);
+
+bool rl_point_timed(const rl_point *p);
+double rl_point_gbps(const rl_point *p);   /* NaN when not timed or no bytes */
+double rl_point_tflops(const rl_point *p); /* NaN when not timed or no FLOPs */
+rl_roof rl_point_roof(rl_ctx *ctx, const rl_point *p);
+double rl_point_mbu(rl_ctx *ctx, const rl_point *p);
+double rl_point_mfu(rl_ctx *ctx, const rl_point *p);
+/* "op=cos variant=cos_cos_fused k=2 n=65536": the values of the
+ * experiment's compare keys, for messages. */
+void rl_point_key(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
+
+/* Ready-made columns: {"variant", "variant", "%-20s", .str = rl_col_variant}. */
+const char *rl_col_variant(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
+const char *rl_col_level(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
+double rl_col_number(rl_ctx *ctx, const rl_point *p);
+double rl_col_time_us(rl_ctx *ctx, const rl_point *p);
+double rl_col_gbps(rl_ctx *ctx, const rl_point *p);
+double rl_col_tflops(rl_ctx *ctx, const rl_point *p);
+double rl_col_mbu(rl_ctx *ctx, const rl_point *p);
+double rl_col_mfu(rl_ctx *ctx, const rl_point *p);
+double rl_col_bytes(rl_ctx *ctx, const rl_point *p);
+double rl_col_flops(rl_ctx *ctx, const rl_point *p);
+double rl_col_footprint(rl_ctx *ctx, const rl_point *p);
+double rl_col_cache_resident(rl_ctx *ctx, const rl_point *p);
+#define RL_COLUMN_VARIANT {"variant", "variant", "%-20s", .str = rl_col_variant}
+#define RL_COLUMN_NUMBER {"number", NULL, NULL, .num = rl_col_number}
+#define RL_COLUMN_TIME_US {NULL, "time/us", "%11.2f", .num = rl_col_time_us, .measured = true}
+#define RL_COLUMN_GBPS {NULL, "GB/s", "%9.1f", .num = rl_col_gbps, .measured = true}
+#define RL_COLUMN_TFLOPS {NULL, "TFLOP/s", "%8.3f", .num = rl_col_tflops, .measured = true}
+#define RL_COLUMN_LEVEL {NULL, "level", "%-8s", .str = rl_col_level}
+#define RL_COLUMN_MBU {NULL, "MBU", "%6.2f", .num = rl_col_mbu, .measured = true}
+#define RL_COLUMN_MFU {NULL, "MFU", "%6.3f", .num = rl_col_mfu, .measured = true}
+
+/* ------------------------------------------------------------------------
+ * Variants (variants.c): the families an experiment names in its
+ * rl_experiment. --list and a bad --variant are handled by rl_begin.
+ * ---------------------------------------------------------------------- */
+int rl_family_size(const kernel_family *f);
+/* The row has this run's backend. */
+bool rl_variant_here(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v);
+/* ... and --variant selects it. */
+bool rl_runs(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v);
+/* The first row with this role that runs here, or NULL. */
+const kernel_variant *rl_variant_by_role(const rl_ctx *ctx, const kernel_family *f, const char *role);
+const kernel_variant *rl_variant_by_number(const kernel_family *f, int number);
+
+/* ------------------------------------------------------------------------
  * Verdicts (verdict.c)
  * ---------------------------------------------------------------------- */
 typedef enum rl_verdict_status { RL_HOLDS, RL_DOES_NOT_HOLD, RL_NOT_MEASURED } rl_verdict_status;
@@ -508,6 +652,17 @@ void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *pred
  * under-measured, the verdict is "not measured" with the reason instead. */
 void rl_verdict_on_ceiling(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
                            const char *measured, rl_verdict_status status, const char *note);
+/* A declared claim judged on a value (NaN: not measured); scope, when
+ * given, is added to its id ("_cos") and text (" (cos)"). _within: with
+ * a range known only at run time; _status: a verdict decided by the
+ * experiment, from a measurement that is not one number. */
+void rl_judge(rl_ctx *ctx, const rl_claim *c, const char *scope, double value, const char *note);
+void rl_judge_within(rl_ctx *ctx, const rl_claim *c, const char *scope, double value, double lo,
+                     double hi, const char *note);
+void rl_judge_status(rl_ctx *ctx, const rl_claim *c, const char *scope, const char *measured,
+                     rl_verdict_status status, const char *note);
+/* "1.7x to 2.3x", ">= 2.5x", "<= 1.25x": the predicted text of a range. */
+void rl_claim_predicted(const rl_claim *c, double lo, double hi, char *buf, size_t len);
 /* RL_HOLDS when lo <= x <= hi; RL_NOT_MEASURED when x is NaN. */
 rl_verdict_status rl_within(double x, double lo, double hi);
 

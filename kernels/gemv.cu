@@ -107,7 +107,7 @@ template <int NT> static void vec_n(const gemv_args *a)
 
 typedef void (*launcher)(const gemv_args *);
 
-static void launch_scalar(const gemv_args *a)
+extern "C" void gemv_scalar_cuda(const gemv_args *a)
 {
     gemv_scalar<<<blocks_for(a->rows), BLOCK, 0, a->stream>>>(a->y, a->w, a->x, a->rows, a->k);
     RL_CUDA_CHECK_LAUNCH();
@@ -148,10 +148,3 @@ extern "C" void gemv_library_cuda(const gemv_args *a)
                                  &zero, a->y, CUDA_R_32F, a->rows, CUBLAS_COMPUTE_32F,
                                  CUBLAS_GEMM_DEFAULT));
 }
-
-extern "C" const gemv_variant gemv_cuda_variants[] = {
-    {1, "gemv_fp16_scalar", "a warp per row, one half (2 bytes) per lane per load, FP32 sums", 1, launch_scalar, NULL},
-    {2, "gemv_fp16", "a warp per 1-2 rows, 16-byte loads, two in flight, FP32 sums", GEMV_MAX_BATCH, gemv_fp16_cuda, NULL},
-    {3, "gemm_library", "cuBLAS cublasGemmEx, FP16 in, FP32 accumulate and out (n = 1: one column)", 0, gemv_library_cuda, NULL},
-    {0, 0, 0, 0, 0, 0},
-};

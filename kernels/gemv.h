@@ -11,13 +11,14 @@
  * weight read serves n tokens, and the layer turns into a compute-bound
  * GEMM.
  *
- * Two tables with the same rows, one per backend: gemv.cu (CUDA) and
- * cpu/gemv.c (C + OpenMP, OpenBLAS). Adding a variant is one row and one
- * function. A row whose launch is NULL does not exist on that backend.
+ * One table (gemv.c) names each variant's launcher on each backend:
+ * gemv.cu (CUDA) and cpu/gemv.c (C + OpenMP, OpenBLAS); the reference is
+ * in ref/gemv.c. Adding a variant is one function per backend and one row.
  */
 #ifndef KERNELS_GEMV_H
 #define KERNELS_GEMV_H
 
+#include "common.h"
 #include "half.h"
 
 #include <stdbool.h>
@@ -36,14 +37,15 @@ typedef struct gemv_args {
     struct CUstream_st *stream; /* CUDA only */
 } gemv_args;
 
+/* One row per variant (gemv.c); see kernels/common.h. */
 typedef struct gemv_variant {
-    int number;
-    const char *name;
-    const char *what;
-    int max_n;        /* the most tokens it takes, 0: any number */
-    void (*launch)(const gemv_args *a);
-    /* Scratch memory on the backend's device, or NULL for none. */
-    size_t (*scratch_bytes)(int rows, int k, int n);
+    KERNEL_VARIANT_HEAD;
+    int max_n; /* the most tokens it takes, 0: any number */
+    void (*cpu)(const gemv_args *a);
+    void (*cuda)(const gemv_args *a);
+    /* Scratch memory on the CPU backend, or NULL for none (the CUDA
+     * variants need none). */
+    size_t (*cpu_scratch)(int rows, int k, int n);
 } gemv_variant;
 
 enum { GEMV_MAX_BATCH = 8 }; /* tokens the hand-written kernels take */
@@ -53,8 +55,13 @@ enum { GEMV_MAX_BATCH = 8 }; /* tokens the hand-written kernels take */
  * gets the sentence their launchers fail with. */
 bool gemv_batch_ok(int n, char *why, size_t len);
 
-extern const gemv_variant gemv_cuda_variants[]; /* terminated by a zero row */
-extern const gemv_variant gemv_cpu_variants[];
+extern const gemv_variant gemv_variants[]; /* ended by a zero row */
+extern const kernel_family gemv_family;
+
+/* The launchers (cpu/gemv.c, gemv.cu). */
+void gemv_scalar_cpu(const gemv_args *a);
+void gemv_scalar_cuda(const gemv_args *a);
+size_t gemv_scalar_cpu_scratch(int rows, int k, int n);
 
 /* The library GEMM of each backend, for other kernel families that hand a
  * dequantized matrix on: cuBLAS on the GPU, OpenBLAS SGEMM on the CPU
@@ -83,7 +90,7 @@ static inline double gemv_bytes(double rows, double k, double n)
     return 2.0 * rows * k + 2.0 * k * n + 4.0 * rows * n;
 }
 
-/* ---- the reference ----------------------------------------------------- */
+/* ---- the reference (ref/gemv.c) ------------------------------------------ */
 
 /* In double precision, every product exact: y[t * rows + r]. */
 void gemv_reference(double *y, const fp16 *w, const fp16 *x, int rows, int k, int n);

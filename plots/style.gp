@@ -64,3 +64,10 @@ run_dt(i) = i == 1 ? 1 : i
 # A column's value on rows where the string column key equals val, else
 # NaN (gnuplot skips NaN points), for picking one series out of a tidy CSV.
 pick(key, val, c) = (strcol(key) eq val) ? column(c) : NaN
+
+# The distinct values of a column of a run's CSV, in the order they first
+# appear, space-separated: charts draw every variant a run measured, so a
+# new variant appears on them without editing a plot script.
+column_values(file, name) = system(sprintf("awk -F, '/^#/ {next} !c {for (i = 1; i <= NF; i++) if ($i == \"%s\") c = i; next} c && $c != \"\" && !seen[$c]++ {printf \"%%s \", $c}' '%s'", name, file))
+# The position of w in a space-separated list (0 when absent): a line type.
+word_index(list, w) = sum [i = 1:words(list)] (word(list, i) eq w ? i : 0)

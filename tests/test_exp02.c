@@ -15,10 +15,11 @@
 #define EXP02 RL_BUILD_DIR "/exp-02"
 
 static const char *const DOCUMENTED_COLUMNS =
-    "shape,k,rows,n,variant,number,flops,bytes,ai,copies,footprint_bytes,cache_resident,cache,"
-    "samples,stop_reason,time_us_median,time_us_q1,time_us_q3,time_us_min,time_us_mean,"
-    "rel_stddev,tflops,gbps,mfu,mbu,mem_level,ceiling_gbps,ceiling_flag,mfu_datasheet,mbu_datasheet,attainable_tflops,"
-    "time_per_token_us,tokens_per_s,validated,validated_rows,max_abs_err,skipped_reason";
+    "shape,k,rows,n,variant,number,flops,bytes,ai,copies,footprint_bytes,cache_resident,"
+    "validated_rows,cache,samples,stop_reason,time_us_median,time_us_q1,time_us_q3,time_us_min,"
+    "time_us_mean,rel_stddev,gbps,mbu,mem_level,ceiling_gbps,ceiling_flag,mbu_datasheet,tflops,mfu,"
+    "mfu_datasheet,attainable_tflops,time_per_token_us,tokens_per_s,validated,max_abs_err,"
+    "skipped_reason";
 
 static char dir[512];
 static char out[1 << 16], err[1 << 16];

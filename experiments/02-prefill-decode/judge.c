@@ -1,11 +1,11 @@
 /*
- * judge.c -- experiment 02's verdicts, one set per shape.
+ * judge.c -- experiment 02's claims, and their verdicts per shape.
  *
- * On the GPU the thresholds are the claim's. On the CPU the same claims
- * are judged against the CPU's own ceilings: its ridge point R (measured
- * matrix rate over measured bandwidth, ~8 FLOP/B on a two-core server
- * slice, ~200 on a data-centre GPU) decides which n is still "nearly free"
- * and which is compute-bound. README.md, "Tolerances", derives each rule.
+ * On the GPU the ranges are the claim's. On the CPU the same claims are
+ * judged against the CPU's own ceilings: its ridge point R (compute roof
+ * over DRAM read bandwidth, ~10 FLOP/B on a two-core server slice, ~200 on
+ * a data-centre GPU) decides which n is still "nearly free" and which is
+ * compute-bound. README.md, "Tolerances", derives each rule.
  */
 #include "exp02.h"
 
@@ -13,158 +13,155 @@
 #include <stdio.h>
 #include <string.h>
 
-const point *find_point(const run *r, const shape *s, int n, const char *variant)
+enum { AI_DECODE, MBU_DECODE, MFU_DECODE_GPU, MFU_DECODE_CPU, MFU_PREFILL, BATCHING_FREE };
+
+const rl_claim EXP02_CLAIMS[] = {
+    [AI_DECODE] = {"ai_decode", "arithmetic intensity at n = 1 (counted)", 0.9, 1.1, "FLOP/B", 3,
+                   .predicted_text = "~1 FLOP/B"},
+    [MBU_DECODE] = {"mbu_decode", "MBU at n = 1 (gemv_fp16)", 0.8, INFINITY, "", 2, .on_ceiling = true},
+    [MFU_DECODE_GPU] = {"mfu_decode", "MFU at n = 1 (gemv_fp16)", 0, 5, "%", 2, .on_ceiling = true},
+    /* the CPU's bound is a quarter of its own compute-bound MFU: set at run time */
+    [MFU_DECODE_CPU] = {"mfu_decode", "MFU at n = 1, vs MFU when compute-bound", 0, NAN, "%", 1,
+                        .on_ceiling = true, .predicted_text = "< 1/4 of the compute-bound MFU"},
+    [MFU_PREFILL] = {"mfu_prefill", "MFU when compute-bound", 50, INFINITY, "%", 1, .on_ceiling = true},
+    [BATCHING_FREE] = {"batching_free", "time per step, free batch over n = 1", 0, 1.25, "x", 2},
+    {0},
+};
+
+double measured_ridge(rl_ctx *ctx)
 {
-    for (int i = 0; i < r->npts; i++) {
-        const point *p = &r->pts[i];
-        if (p->ok && p->s == s && p->n == n && !strcmp(p->v->name, variant))
+    const rl_ceilings *c = rl_ceilings_get(ctx);
+    return rl_ridge_point(c->matrix_tflops * 1e12, c->bw[RL_DRAM][RL_READ].best * 1e9);
+}
+
+/* ---- the points a verdict looks at ----------------------------------------------- */
+
+static const call *in_shape(const rl_point *p, const shape *s) { return call_of(p)->s == s ? call_of(p) : NULL; }
+
+static const rl_point *find(const rl_points *pts, const shape *s, int n, const char *role)
+{
+    for (int i = 0; i < pts->n; i++) {
+        const rl_point *p = &pts->v[i];
+        if (rl_point_timed(p) && in_shape(p, s) && call_of(p)->a.n == n && p->variant->role &&
+            !strcmp(p->variant->role, role))
             return p;
     }
     return NULL;
 }
 
-const point *fastest_at(const run *r, const shape *s, int n)
+static const rl_point *fastest_at(const rl_points *pts, const shape *s, int n)
 {
-    const point *best = NULL;
-    for (int i = 0; i < r->npts; i++) {
-        const point *p = &r->pts[i];
-        if (p->ok && p->s == s && p->n == n && (!best || p->seconds < best->seconds))
+    const rl_point *best = NULL;
+    for (int i = 0; i < pts->n; i++) {
+        const rl_point *p = &pts->v[i];
+        if (rl_point_timed(p) && in_shape(p, s) && call_of(p)->a.n == n &&
+            (!best || p->seconds < best->seconds))
             best = p;
     }
     return best;
 }
 
-double measured_ridge(const run *r)
-{
-    /* The compute roof over DRAM's read bandwidth: where a GEMV streaming
-     * its weights from memory turns compute-bound. */
-    return rl_ridge_point(r->ceil->matrix_tflops * 1e12, r->ceil->bw[RL_DRAM][RL_READ].best * 1e9);
-}
-
 /* Additive model (compute and memory do not overlap at all, the worst
  * case): t(n) / t(1) = (1 + n / R) / (1 + 1 / R) for AI(1) = 1, within 1.25x
- * while n - 1 <= R / 4. The GPU's claim names n = 8 (R ~ 200: well inside). */
-int free_batch_tokens(const run *r)
+ * while n - 1 <= R / 4. The GPU's claim names n = 8 (R ~ 200: well inside).
+ * The largest measured n the model calls free. */
+static int free_batch_tokens(rl_ctx *ctx, const rl_points *pts)
 {
-    if (r->ctx->kind == RL_CUDA)
+    if (ctx->kind == RL_CUDA)
         return 8;
-    int best = 1; /* the largest measured n that the model calls free */
-    for (int i = 0; i < r->npts; i++)
-        if (r->pts[i].n - 1 <= measured_ridge(r) / 4 && r->pts[i].n > best)
-            best = r->pts[i].n;
+    int best = 1;
+    for (int i = 0; i < pts->n; i++)
+        if (call_of(&pts->v[i])->a.n - 1 <= measured_ridge(ctx) / 4 && call_of(&pts->v[i])->a.n > best)
+            best = call_of(&pts->v[i])->a.n;
     return best;
 }
 
 /* GPU: the claim's n >= 2048 (AI ~1000, five times the ridge). CPU: AI at
  * least 8 R, since its library path also pays an FP16 -> FP32 conversion
  * pass (~10 bytes per weight, five times the model's 2). */
-bool in_compute_bound_verdict(const run *r, const point *p)
+static bool compute_bound(rl_ctx *ctx, const rl_point *p)
 {
-    if (strcmp(p->v->name, "gemm_library") != 0)
+    if (!p->variant->role || strcmp(p->variant->role, "library") != 0)
         return false;
-    if (r->ctx->kind == RL_CUDA)
-        return p->n >= 2048;
-    return point_ai(p) >= 8 * measured_ridge(r);
+    if (ctx->kind == RL_CUDA)
+        return call_of(p)->a.n >= 2048;
+    return rl_arith_intensity(p->flops, p->bytes) >= 8 * measured_ridge(ctx);
 }
 
-/* on_ceiling: the value is a utilization, meaningless when a ceiling
- * stayed under-measured (the verdict then says so instead). */
-static void verdict_for(run *r, const shape *s, const char *id, const char *claim,
-                        const char *predicted, double value, const char *fmt, double lo,
-                        double hi, const char *note, bool on_ceiling)
-{
-    char vid[96], vclaim[160], measured[64];
-    snprintf(vid, sizeof vid, "%s_%s", id, s->name);
-    snprintf(vclaim, sizeof vclaim, "%s (%s)", claim, s->name);
-    snprintf(measured, sizeof measured, isnan(value) ? "-" : fmt, value);
-    if (on_ceiling)
-        rl_verdict_on_ceiling(r->ctx, vid, vclaim, predicted, measured, rl_within(value, lo, hi), note);
-    else
-        rl_verdict(r->ctx, vid, vclaim, predicted, measured, rl_within(value, lo, hi), note);
-}
-
-/* The lowest MFU among the compute-bound points, and how many there are. */
-static double compute_bound_mfu(const run *r, const shape *s, int *count, int *n_lo)
+/* The lowest MFU among the compute-bound points, how many, the smallest n. */
+static double compute_bound_mfu(rl_ctx *ctx, const rl_points *pts, const shape *s, int *count,
+                                int *n_lo)
 {
     double lo = NAN;
-    *count = 0;
-    *n_lo = 0;
-    for (int i = 0; i < r->npts; i++) {
-        const point *p = &r->pts[i];
-        if (p->ok && p->s == s && in_compute_bound_verdict(r, p)) {
-            double mfu = point_mfu(r, p);
-            lo = isnan(lo) || mfu < lo ? mfu : lo;
-            *n_lo = *count == 0 || p->n < *n_lo ? p->n : *n_lo;
-            (*count)++;
-        }
+    *count = *n_lo = 0;
+    for (int i = 0; i < pts->n; i++) {
+        const rl_point *p = &pts->v[i];
+        if (!rl_point_timed(p) || !in_shape(p, s) || !compute_bound(ctx, p))
+            continue;
+        double mfu = rl_point_mfu(ctx, p);
+        lo = isnan(lo) || mfu < lo ? mfu : lo;
+        *n_lo = *count == 0 || call_of(p)->a.n < *n_lo ? call_of(p)->a.n : *n_lo;
+        (*count)++;
     }
     return lo;
 }
 
-static void judge_decode(run *r, const shape *s, double mfu_compute)
+/* ---- the verdicts ---------------------------------------------------------------- */
+
+static void judge_decode(rl_ctx *ctx, const rl_points *pts, const shape *s, double mfu_compute)
 {
-    bool gpu = r->ctx->kind == RL_CUDA;
-    const point *g = find_point(r, s, 1, "gemv_fp16"), *lib = find_point(r, s, 1, "gemm_library");
-    char note[256], pred[64];
-    double ai = rl_arith_intensity(gemv_flops(s->rows, s->k, 1), gemv_bytes(s->rows, s->k, 1));
-    verdict_for(r, s, "ai_decode", "arithmetic intensity at n = 1 (counted)", "~1 FLOP/B", ai,
-                "%.3f FLOP/B", 0.9, 1.1, "2 FLOPs and 2 bytes per weight; a count, not a measurement",
-                false);
+    const rl_point *g = find(pts, s, 1, "bandwidth"), *lib = find(pts, s, 1, "library");
+    char note[320];
+    rl_judge(ctx, &EXP02_CLAIMS[AI_DECODE], s->name,
+             rl_arith_intensity(gemv_flops(s->rows, s->k, 1), gemv_bytes(s->rows, s->k, 1)),
+             "2 FLOPs and 2 bytes per weight; a count, not a measurement");
 
     snprintf(note, sizeof note, "gemv_fp16 not measured");
-    if (g) {
-        rl_roof roof = point_roof(r, g);
+    if (g)
         snprintf(note, sizeof note, "gemv_fp16 moves %.0f GB/s against the %s read bandwidth%s; "
-                 "the library path: MBU %.2f", point_gbps(g), roof.name,
-                 rl_beyond_cache(r->ctx, g->footprint) ? "" : " (--max-bytes keeps the weights "
-                 "in the cache)", lib ? point_mbu(r, lib) : NAN);
-    }
-    verdict_for(r, s, "mbu_decode", "MBU at n = 1 (gemv_fp16)", ">= 0.8", g ? point_mbu(r, g) : NAN,
-                "%.2f", 0.8, INFINITY, note, true);
+                 "the library path: MBU %.2f", rl_point_gbps(g), rl_point_roof(ctx, g).name,
+                 rl_beyond_cache(ctx, g->footprint) ? "" : " (--max-bytes keeps the weights in "
+                 "the cache)", lib ? rl_point_mbu(ctx, lib) : NAN);
+    rl_judge(ctx, &EXP02_CLAIMS[MBU_DECODE], s->name, g ? rl_point_mbu(ctx, g) : NAN, note);
 
-    double mfu1 = g ? point_mfu(r, g) : NAN;
-    if (gpu) {
-        verdict_for(r, s, "mfu_decode", "MFU at n = 1 (gemv_fp16)", "< 5 %", mfu1 * 100, "%.2f %%",
-                    0, 5, "decode leaves the tensor cores idle: MFU = MBU x AI / ridge", true);
-    } else {
-        snprintf(pred, sizeof pred, "< 1/4 of %.0f %%", mfu_compute * 100);
-        snprintf(note, sizeof note, "CPU ridge %.1f FLOP/B, so MFU(1) = MBU/ridge; the GPU's "
-                 "5 %% assumes a ridge near 200", measured_ridge(r));
-        verdict_for(r, s, "mfu_decode", "MFU at n = 1, vs MFU when compute-bound", pred,
-                    mfu1 * 100, "%.1f %%", 0, mfu_compute * 100 / 4, note, true);
+    double mfu1 = g ? 100 * rl_point_mfu(ctx, g) : NAN;
+    if (ctx->kind == RL_CUDA) {
+        rl_judge(ctx, &EXP02_CLAIMS[MFU_DECODE_GPU], s->name, mfu1,
+                 "decode leaves the tensor cores idle: MFU = MBU x AI / ridge");
+        return;
     }
+    snprintf(note, sizeof note, "CPU ridge %.1f FLOP/B, so MFU(1) = MBU/ridge; the GPU's 5 %% "
+             "assumes a ridge near 200; bound %.1f %% = a quarter of %.1f %%", measured_ridge(ctx),
+             25 * mfu_compute, 100 * mfu_compute);
+    rl_judge_within(ctx, &EXP02_CLAIMS[MFU_DECODE_CPU], s->name, mfu1, 0, 25 * mfu_compute, note);
 }
 
-/* Verdict titles are fixed; what depends on the measured ridge (which n
- * is compute-bound, which batch is free) goes into the prediction. */
-void judge_shape(run *r, const shape *s)
+/* Verdict texts are fixed; what depends on the measured ridge (which n is
+ * compute-bound, which batch is free) goes into the notes. */
+void judge_shape(rl_ctx *ctx, const rl_points *pts, const shape *s)
 {
     int count, n_lo;
-    double mfu_c = compute_bound_mfu(r, s, &count, &n_lo);
-    judge_decode(r, s, mfu_c);
+    double mfu_c = compute_bound_mfu(ctx, pts, s, &count, &n_lo);
+    judge_decode(ctx, pts, s, mfu_c);
 
-    char pred[64], note[256];
-    bool gpu = r->ctx->kind == RL_CUDA;
-    snprintf(pred, sizeof pred, ">= 50 %% (n >= %d)", count ? n_lo : gpu ? 2048 : 0);
+    char note[256];
     if (count)
-        snprintf(note, sizeof note, "the lowest of %d points (the library GEMM)", count);
+        snprintf(note, sizeof note, "the lowest of %d points (the library GEMM, n >= %d)", count, n_lo);
     else
         snprintf(note, sizeof note, "no measured point %s",
-                 gpu ? "with n >= 2048" : "with AI >= 8 x the ridge");
-    verdict_for(r, s, "mfu_prefill", "MFU when compute-bound", pred, mfu_c * 100, "%.1f %%", 50,
-                INFINITY, note, true);
+                 ctx->kind == RL_CUDA ? "with n >= 2048" : "with AI >= 8 x the ridge");
+    rl_judge(ctx, &EXP02_CLAIMS[MFU_PREFILL], s->name, 100 * mfu_c, note);
 
-    int nf = free_batch_tokens(r);
-    const point *t1 = fastest_at(r, s, 1), *tn = nf > 1 ? fastest_at(r, s, nf) : NULL;
+    int nf = free_batch_tokens(ctx, pts);
+    const rl_point *t1 = fastest_at(pts, s, 1), *tn = nf > 1 ? fastest_at(pts, s, nf) : NULL;
     double ratio = t1 && tn ? tn->seconds / t1->seconds : NAN;
     if (tn && t1)
-        snprintf(note, sizeof note, "fastest at each n: %s, %s; %.1fx the tokens for %.2fx the time",
-                 t1->v->name, tn->v->name, (double)nf, ratio);
+        snprintf(note, sizeof note, "n = %d is free by the ridge; fastest at each n: %s, %s; %.1fx "
+                 "the tokens for %.2fx the time", nf, t1->variant->name, tn->variant->name,
+                 (double)nf, ratio);
     else if (nf > 1)
         snprintf(note, sizeof note, "n = %d not measured", nf);
     else
-        snprintf(note, sizeof note, "the ridge (%.1f) leaves no batch free", measured_ridge(r));
-    snprintf(pred, sizeof pred, "<= 1.25x (n = %d)", nf);
-    verdict_for(r, s, "batching_free", "time per step, free batch over n = 1", pred, ratio, "%.2fx",
-                0, 1.25, note, false);
+        snprintf(note, sizeof note, "the ridge (%.1f) leaves no batch free", measured_ridge(ctx));
+    rl_judge(ctx, &EXP02_CLAIMS[BATCHING_FREE], s->name, ratio, note);
 }

@@ -50,9 +50,9 @@ stats csv using (strcol('shape') eq '8192x8192' ? column('k') : 0) nooutput
 k_b = STATS_max
 
 shapes = (has_a ? '4096x14336 ' : '') . (has_b ? '8192x8192' : '')
-variants = 'gemv_fp16_scalar gemv_fp16 gemm_library'
+variants = column_values(csv, 'variant')
 # A colour per variant, a point type per shape.
-vlt(v) = v eq 'gemv_fp16_scalar' ? 3 : v eq 'gemv_fp16' ? 1 : 2
+vlt(v) = word_index(variants, v)
 spt(s) = s eq '4096x14336' ? 7 : 6
 label_of(s, v) = sprintf('%s, %s', s, v)
 
@@ -127,10 +127,10 @@ set arrow 2 from graph 0, first 1 to graph 1, first 1 nohead dt 3 lc rgb model_c
 set arrow 3 from ridge, graph 0 to ridge, graph 1 nohead dt 3 lc rgb model_color
 set label 3 sprintf(' n = ridge (%.0f)', ridge) at ridge, graph 0.95 left tc rgb model_color
 plot \
-    for [s in shapes] for [v in 'gemv_fp16 gemm_library'] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'mbu')) \
-        with linespoints lt (v eq 'gemv_fp16' ? 1 : 6) pt spt(s) dt run_dt(i) title key(i, sprintf('MBU, %s, %s', s, v)) noenhanced, \
-    for [s in shapes] for [v in 'gemv_fp16 gemm_library'] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'mfu')) \
-        with linespoints lt (v eq 'gemv_fp16' ? 2 : 5) pt spt(s) dt run_dt(i) title key(i, sprintf('MFU, %s, %s', s, v)) noenhanced
+    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'mbu')) \
+        with linespoints lt vlt(v) pt spt(s) dt run_dt(i) title key(i, sprintf('MBU, %s, %s', s, v)) noenhanced, \
+    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'mfu')) \
+        with linespoints lt vlt(v) pt 4 dt 3 title key(i, sprintf('MFU, %s, %s', s, v)) noenhanced
 unset arrow 2
 unset arrow 3
 unset label 3

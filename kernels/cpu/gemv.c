@@ -1,7 +1,6 @@
 /*
- * cpu/gemv.c -- the C + OpenMP counterparts of gemv.cu, OpenBLAS for the
- * library path, and the double-precision reference both are checked
- * against.
+ * cpu/gemv.c -- the C + OpenMP counterparts of gemv.cu, and OpenBLAS for
+ * the library path (the table is gemv.c, the reference ref/gemv.c).
  *
  * A CPU streams a matrix from DRAM the way a GPU streams it from HBM: the
  * question is again whether the loop keeps the memory bus busy. Variant 2
@@ -17,60 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* ---- the reference ------------------------------------------------------ */
-
-void gemv_reference_rows(double *y, gemv_row_fn row, const void *ctx, const fp16 *x, int rows,
-                         int k, int n)
-{
-    double *xd = malloc(sizeof(double) * (size_t)k * (size_t)n);
-    if (!xd)
-        abort();
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < (size_t)k * (size_t)n; i++)
-        xd[i] = fp16_to_float(x[i]);
-#pragma omp parallel
-    {
-        double *wd = malloc(sizeof(double) * (size_t)k);
-        if (!wd)
-            abort();
-#pragma omp for schedule(static)
-        for (int r = 0; r < rows; r++) {
-            row(ctx, r, wd);
-            for (int t = 0; t < n; t++) {
-                const double *xt = xd + (size_t)t * k;
-                double s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* four chains: it vectorizes */
-                int i = 0;
-                for (; i + 4 <= k; i += 4) {
-                    s0 += wd[i] * xt[i];
-                    s1 += wd[i + 1] * xt[i + 1];
-                    s2 += wd[i + 2] * xt[i + 2];
-                    s3 += wd[i + 3] * xt[i + 3];
-                }
-                for (; i < k; i++)
-                    s0 += wd[i] * xt[i];
-                y[(size_t)t * rows + r] = (s0 + s1) + (s2 + s3);
-            }
-        }
-        free(wd);
-    }
-    free(xd);
-}
-
-typedef struct fp16_rows { const fp16 *w; int k; } fp16_rows;
-
-static void fp16_row(const void *ctx, int r, double *out)
-{
-    const fp16_rows *m = ctx;
-    for (int i = 0; i < m->k; i++)
-        out[i] = fp16_to_float(m->w[(size_t)r * m->k + i]);
-}
-
-void gemv_reference(double *y, const fp16 *w, const fp16 *x, int rows, int k, int n)
-{
-    fp16_rows m = {w, k};
-    gemv_reference_rows(y, fp16_row, &m, x, rows, k, n);
-}
-
 /* ---- variant 1: one row at a time, one weight at a time ------------------ */
 
 /* The loop a C programmer writes first: x converted to floats once (in
@@ -78,13 +23,13 @@ void gemv_reference(double *y, const fp16 *w, const fp16 *x, int rows, int k, in
  * at a time. The bit-level conversion does not vectorize: a few
  * instructions per weight, far from what the memory bus could feed.
  * Decode only (n = 1). */
-static size_t scalar_scratch(int rows, int k, int n)
+size_t gemv_scalar_cpu_scratch(int rows, int k, int n)
 {
     (void)rows, (void)n;
     return sizeof(float) * (size_t)k;
 }
 
-static void launch_scalar(const gemv_args *a)
+void gemv_scalar_cpu(const gemv_args *a)
 {
     const int k = a->k;
     float *x = a->scratch;
@@ -204,10 +149,3 @@ void gemv_library_cpu(const gemv_args *a)
     gemv_convert_fp16(x32, a->x, (size_t)a->n * a->k);
     gemv_sgemm_f32(a->y, w32, x32, a->rows, a->k, a->n);
 }
-
-const gemv_variant gemv_cpu_variants[] = {
-    {1, "gemv_fp16_scalar", "a row per iteration, one weight at a time (scalar FP16 conversion), FP32 sums", 1, launch_scalar, scalar_scratch},
-    {2, "gemv_fp16", "16-byte loads of 8 halves (F16C where present), up to 8 rows per step, FP32 sums", GEMV_MAX_BATCH, gemv_fp16_cpu, NULL},
-    {3, "gemm_library", "FP16 -> FP32 conversion, then OpenBLAS SGEMM (no FP16 GEMM on the CPU)", 0, gemv_library_cpu, gemv_library_cpu_scratch},
-    {0},
-};

@@ -1,0 +1,272 @@
+/*
+ * columns.c -- one declared list of columns per experiment, from which
+ * the harness writes the CSV header, every point's row and the console
+ * table, so that header and rows can never disagree.
+ *
+ * A point's CSV row: the experiment's leading columns (what the point is),
+ * the measurement (RL_MEASUREMENT_COLUMNS), the rates it asked for
+ * (bandwidth: GB/s, MBU and its roof; compute: TFLOP/s and MFU), its
+ * derived columns (computed from the measured points), then validated,
+ * max_abs_err and skipped_reason. A point that failed validation keeps its
+ * leading columns and says why; its measured cells stay empty.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const MEASUREMENT[] = {RL_MEASUREMENT_COLUMNS, NULL};
+static const char *const BANDWIDTH[] = {"gbps", "mbu", RL_ROOF_COLUMNS, "mbu_datasheet", NULL};
+static const char *const COMPUTE[] = {"tflops", "mfu", "mfu_datasheet", NULL};
+static const char *const VALIDATION[] = {"validated", "max_abs_err", "skipped_reason", NULL};
+
+static void add_name(const char ***names, int *n, int *cap, const char *name)
+{
+    if (*n + 1 >= *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *names = realloc(*names, sizeof **names * (size_t)*cap);
+        if (!*names)
+            rl_die(RL_EXIT_FAILED, "out of memory");
+    }
+    (*names)[(*n)++] = name;
+    (*names)[*n] = NULL;
+}
+
+static void add_columns(const char ***names, int *n, int *cap, const rl_column *cols)
+{
+    for (const rl_column *c = cols; c && (c->name || c->head); c++)
+        if (c->name)
+            add_name(names, n, cap, c->name);
+}
+
+static void add_list(const char ***names, int *n, int *cap, const char *const *list)
+{
+    for (; *list; list++)
+        add_name(names, n, cap, *list);
+}
+
+const char **rl_csv_columns_of(const rl_experiment *e)
+{
+    const char **names = NULL;
+    int n = 0, cap = 0;
+    add_columns(&names, &n, &cap, e->columns);
+    add_list(&names, &n, &cap, MEASUREMENT);
+    if (e->rates & RL_RATES_BANDWIDTH)
+        add_list(&names, &n, &cap, BANDWIDTH);
+    if (e->rates & RL_RATES_COMPUTE)
+        add_list(&names, &n, &cap, COMPUTE);
+    add_columns(&names, &n, &cap, e->derived);
+    add_list(&names, &n, &cap, VALIDATION);
+    return names;
+}
+
+/* ---- one cell ---------------------------------------------------------------------- */
+
+/* The column's value as text: "" (CSV) when it has none for this point. */
+static const char *cell(rl_ctx *ctx, const rl_column *c, const rl_point *p, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (c->measured && !rl_point_timed(p))
+        return buf;
+    if (c->str)
+        return c->str(ctx, p, buf, len);
+    double v = c->num(ctx, p);
+    if (isfinite(v))
+        snprintf(buf, len, "%.6g", v);
+    return buf;
+}
+
+static void set_cells(rl_ctx *ctx, const rl_column *cols, const rl_point *p)
+{
+    char buf[256];
+    for (const rl_column *c = cols; c && (c->name || c->head); c++)
+        if (c->name)
+            rl_set_str(ctx, c->name, cell(ctx, c, p, buf, sizeof buf));
+}
+
+static void set_rates(rl_ctx *ctx, const rl_point *p)
+{
+    const rl_ceilings *ceil = rl_ceilings_get(ctx);
+    if (ctx->exp->rates & RL_RATES_BANDWIDTH) {
+        rl_roof roof = rl_point_roof(ctx, p);
+        rl_set_num(ctx, "gbps", rl_point_gbps(p));
+        rl_set_num(ctx, "mbu", rl_point_mbu(ctx, p));
+        rl_set_roof(ctx, &roof);
+        rl_set_num(ctx, "mbu_datasheet", rl_point_gbps(p) / ceil->sheet_gbps);
+    }
+    if (ctx->exp->rates & RL_RATES_COMPUTE) {
+        rl_set_num(ctx, "tflops", rl_point_tflops(p));
+        rl_set_num(ctx, "mfu", rl_point_mfu(ctx, p));
+        rl_set_num(ctx, "mfu_datasheet", rl_point_tflops(p) / ceil->sheet_tflops);
+    }
+}
+
+static void write_row(rl_ctx *ctx, const rl_point *p)
+{
+    set_cells(ctx, ctx->exp->columns, p);
+    if (rl_point_timed(p)) {
+        rl_set_measurement(ctx, &p->m);
+        set_rates(ctx, p);
+        set_cells(ctx, ctx->exp->derived, p);
+    }
+    rl_set_str(ctx, "validated", p->state == RL_POINT_FAILED ? "no" : "yes");
+    rl_set_num(ctx, "max_abs_err", p->max_abs_err);
+    if (p->state == RL_POINT_FAILED)
+        rl_set_str(ctx, "skipped_reason", p->why);
+    rl_end_row(ctx);
+}
+
+/* ---- the console table ------------------------------------------------------------ */
+
+static int width_of(const char *fmt)
+{
+    const char *p = strchr(fmt, '%');
+    return p ? abs(atoi(p + 1 + (p[1] == '-'))) : 8;
+}
+
+static void print_header(const rl_column *table)
+{
+    printf("\n ");
+    for (const rl_column *c = table; c->name || c->head; c++)
+        if (c->head)
+            printf(" %*s", c->fmt && strchr(c->fmt, '-') ? -width_of(c->fmt) : width_of(c->fmt),
+                   c->head);
+    printf("\n");
+}
+
+static void print_line(rl_ctx *ctx, const rl_column *table, const rl_point *p)
+{
+    char buf[256];
+    printf(" ");
+    for (const rl_column *c = table; c->name || c->head; c++) {
+        if (!c->head)
+            continue;
+        if (c->measured && !rl_point_timed(p)) {
+            printf(" %*s", width_of(c->fmt), "-");
+            continue;
+        }
+        if (c->str) {
+            printf(" ");
+            printf(c->fmt, c->str(ctx, p, buf, sizeof buf));
+            continue;
+        }
+        double v = c->num(ctx, p);
+        if (isfinite(v)) {
+            printf(" ");
+            printf(c->fmt, v);
+        } else {
+            printf(" %*s", width_of(c->fmt), "-");
+        }
+    }
+    if (p->state == RL_POINT_FAILED)
+        printf("  FAILED validation: %s", p->why);
+    printf("\n");
+}
+
+void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table)
+{
+    rl_progress_clear();
+    if (table && ctx->priv->last_table != table) {
+        print_header(table);
+        ctx->priv->last_table = table;
+    }
+    for (int i = 0; i < s->n; i++) {
+        write_row(ctx, &s->v[i]);
+        if (table)
+            print_line(ctx, table, &s->v[i]);
+    }
+    fflush(stdout);
+}
+
+void rl_points_report(rl_ctx *ctx, const rl_points *s)
+{
+    rl_points_report_as(ctx, s, ctx->exp->table);
+}
+
+/* "op=cos variant=cos_cos_fused k=2 n=65536": the compare keys' values. */
+void rl_point_key(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)
+{
+    const char *keys = ctx->exp->compare_keys;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (const char *k = keys ? keys : ""; *k && used < len;) {
+        size_t n = strcspn(k, ",");
+        for (const rl_column *c = ctx->exp->columns; c && (c->name || c->head); c++) {
+            if (!c->name || strlen(c->name) != n || strncmp(c->name, k, n))
+                continue;
+            char v[128];
+            used += (size_t)snprintf(buf + used, len - used, "%s%.*s=%s", used ? " " : "", (int)n, k,
+                                     cell(ctx, c, p, v, sizeof v));
+        }
+        k += n + (k[n] == ',');
+    }
+    if (!buf[0] && p->variant)
+        snprintf(buf, len, "%s", p->variant->name);
+}
+
+/* ---- ready-made columns ----------------------------------------------------------------- */
+
+const char *rl_col_variant(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)
+{
+    (void)ctx;
+    snprintf(buf, len, "%s", p->variant ? p->variant->name : "");
+    return buf;
+}
+
+double rl_col_number(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return p->variant ? p->variant->number : NAN;
+}
+
+double rl_col_time_us(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return p->seconds * 1e6;
+}
+
+double rl_col_gbps(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return rl_point_gbps(p);
+}
+
+double rl_col_tflops(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return rl_point_tflops(p);
+}
+
+double rl_col_mbu(rl_ctx *ctx, const rl_point *p) { return rl_point_mbu(ctx, p); }
+double rl_col_mfu(rl_ctx *ctx, const rl_point *p) { return rl_point_mfu(ctx, p); }
+
+const char *rl_col_level(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", rl_point_roof(ctx, p).name);
+    return buf;
+}
+
+double rl_col_bytes(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return p->bytes;
+}
+
+double rl_col_flops(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return p->flops;
+}
+
+double rl_col_footprint(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return p->footprint;
+}
+
+double rl_col_cache_resident(rl_ctx *ctx, const rl_point *p)
+{
+    return !rl_beyond_cache(ctx, p->footprint);
+}

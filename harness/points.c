@@ -1,0 +1,203 @@
+/*
+ * points.c -- the pipeline every measured point goes through.
+ *
+ * An experiment declares its points: one call of one variant on one
+ * input, with the bytes and FLOPs the call moves and the group of points
+ * it is compared with. The harness then does the rest, the same way for
+ * every experiment:
+ *   1. validates every point on fresh inputs before anything is timed (a
+ *      failed point is reported, counted, and never timed);
+ *   2. times each group of valid points interleaved (rl_measure_group);
+ *   3. derives GB/s, TFLOP/s, the roof and MBU, MFU;
+ *   4. writes one CSV row and one console line per point, from the
+ *      experiment's declared columns (columns.c).
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+rl_point *rl_points_add(rl_points *s, const rl_point *p)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 64;
+        s->v = realloc(s->v, sizeof *s->v * (size_t)s->cap);
+        if (!s->v)
+            rl_die(RL_EXIT_FAILED, "out of memory for points");
+    }
+    rl_point *q = &s->v[s->n++];
+    *q = *p;
+    q->state = RL_POINT_DECLARED;
+    q->seconds = q->max_abs_err = NAN;
+    return q;
+}
+
+void rl_points_clear(rl_points *s) { s->n = 0; }
+
+void rl_points_free(rl_points *s)
+{
+    free(s->v);
+    *s = (rl_points){0};
+}
+
+int rl_points_new_group(rl_points *s) { return ++s->last_group; }
+
+/* ---- 1. validate ------------------------------------------------------------------ */
+
+static rl_check default_check(rl_ctx *ctx, rl_point *p)
+{
+    if (!p->out || !p->want)
+        rl_die(RL_EXIT_FAILED, "internal error: exp-%s: a point with neither out and want nor "
+               "a validate function", ctx->exp->id);
+    if (p->bound)
+        return rl_validate_f32_bound(ctx->be, p->run, p->arg, p->out, p->count, p->want, p->bound);
+    return rl_validate_f32(ctx->be, p->run, p->arg, p->out, p->count, p->want, p->atol, p->rtol);
+}
+
+void rl_point_validate(rl_ctx *ctx, rl_point *p)
+{
+    if (p->state != RL_POINT_DECLARED)
+        return;
+    rl_check c = p->validate ? p->validate(ctx, p) : default_check(ctx, p);
+    p->max_abs_err = c.max_abs_err;
+    if (c.ok) {
+        p->state = RL_POINT_VALID;
+        return;
+    }
+    p->state = RL_POINT_FAILED;
+    rl_check_describe(&c, p->why, sizeof p->why);
+    char key[256];
+    rl_point_key(ctx, p, key, sizeof key);
+    fprintf(stderr, "exp-%s: %s: %s\n", ctx->exp->id, key, p->why);
+    ctx->failures++;
+}
+
+void rl_point_fail(rl_ctx *ctx, rl_point *p, const char *why)
+{
+    p->state = RL_POINT_FAILED;
+    snprintf(p->why, sizeof p->why, "%s", why);
+    char key[256];
+    rl_point_key(ctx, p, key, sizeof key);
+    fprintf(stderr, "exp-%s: %s: %s\n", ctx->exp->id, key, p->why);
+    ctx->failures++;
+}
+
+/* ---- 2. time, group by group ------------------------------------------------------- */
+
+static bool seen_before(const rl_points *s, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (s->v[j].group == s->v[i].group && s->v[i].group != 0)
+            return true;
+    return false;
+}
+
+static void time_group(rl_ctx *ctx, rl_points *s, int first)
+{
+    int g = s->v[first].group, n = 0;
+    for (int i = first; i < s->n; i++)
+        n += (i == first || (g && s->v[i].group == g)) && s->v[i].state == RL_POINT_VALID;
+    if (n == 0)
+        return;
+    rl_work *works = calloc((size_t)n, sizeof *works);
+    rl_point **members = calloc((size_t)n, sizeof *members);
+    rl_measurement *m = calloc((size_t)n, sizeof *m);
+    if (!works || !members || !m)
+        rl_die(RL_EXIT_FAILED, "out of memory for a group");
+    n = 0;
+    for (int i = first; i < s->n; i++) {
+        rl_point *p = &s->v[i];
+        if ((i == first || (g && p->group == g)) && p->state == RL_POINT_VALID) {
+            members[n] = p;
+            works[n++] = (rl_work){p->variant ? p->variant->name : "point", p->run, p->arg};
+        }
+    }
+    char key[256];
+    rl_point_key(ctx, members[0], key, sizeof key);
+    rl_progress_step(ctx, "%s%s", key, n > 1 ? " and its group" : "");
+    rl_measure_group(ctx, works, n, m);
+    for (int i = 0; i < n; i++) {
+        members[i]->m = m[i];
+        members[i]->seconds = m[i].stats.median;
+        members[i]->state = RL_POINT_TIMED;
+    }
+    free(works);
+    free(members);
+    free(m);
+}
+
+void rl_points_measure(rl_ctx *ctx, rl_points *s)
+{
+    for (int i = 0; i < s->n; i++)
+        rl_point_validate(ctx, &s->v[i]);
+    for (int i = 0; i < s->n; i++)
+        if (s->v[i].state == RL_POINT_VALID && !seen_before(s, i))
+            time_group(ctx, s, i);
+    rl_progress_clear();
+}
+
+/* ---- 3. rates --------------------------------------------------------------------- */
+
+bool rl_point_timed(const rl_point *p) { return p->state == RL_POINT_TIMED; }
+
+double rl_point_gbps(const rl_point *p)
+{
+    return rl_point_timed(p) && p->bytes > 0 ? p->bytes / p->seconds / 1e9 : NAN;
+}
+
+double rl_point_tflops(const rl_point *p)
+{
+    return rl_point_timed(p) && p->flops > 0 ? p->flops / p->seconds / 1e12 : NAN;
+}
+
+rl_roof rl_point_roof(rl_ctx *ctx, const rl_point *p)
+{
+    return rl_roof_for(ctx, p->footprint, p->pattern);
+}
+
+double rl_point_mbu(rl_ctx *ctx, const rl_point *p)
+{
+    rl_roof roof = rl_point_roof(ctx, p);
+    double g = rl_point_gbps(p);
+    return isnan(g) ? NAN : rl_mbu(ctx, g, &roof);
+}
+
+double rl_point_mfu(rl_ctx *ctx, const rl_point *p)
+{
+    double t = rl_point_tflops(p);
+    return isnan(t) ? NAN : rl_mfu(ctx, t);
+}
+
+/* Points in a group are ordered by the experiment: the one with this
+ * variant role in the same group, or NULL. */
+const rl_point *rl_points_find(const rl_points *s, bool (*match)(const rl_point *, const void *),
+                               const void *what)
+{
+    for (int i = 0; i < s->n; i++)
+        if (rl_point_timed(&s->v[i]) && match(&s->v[i], what))
+            return &s->v[i];
+    return NULL;
+}
+
+/* ---- 4. the plan -------------------------------------------------------------------- */
+
+void rl_points_plan(rl_ctx *ctx, const rl_points *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        if (seen_before(s, i))
+            continue;
+        int members = 0;
+        double call_s = 0;
+        for (int j = i; j < s->n; j++) {
+            const rl_point *p = &s->v[j];
+            if (j != i && (!s->v[i].group || p->group != s->v[i].group))
+                continue;
+            members++;
+            call_s = fmax(call_s, rl_estimate_call_s(ctx, p->bytes, p->footprint, p->pattern,
+                                                     p->flops) + p->extra_s);
+        }
+        rl_plan_group(ctx, members, call_s);
+    }
+}

@@ -1,0 +1,121 @@
+/*
+ * variants.c -- what the harness does with a kernel family's one table
+ * (kernels/common.h): --list, the --variant check, which rows run on this
+ * backend, and lookups by number or role. An experiment never writes these
+ * loops; it names its families in its rl_experiment.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int backend_index(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU; }
+
+int rl_family_size(const kernel_family *f)
+{
+    int n = 0;
+    while (kernel_row(f, n)->name)
+        n++;
+    return n;
+}
+
+bool rl_variant_here(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v)
+{
+    return f->has(v, backend_index(ctx));
+}
+
+bool rl_runs(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v)
+{
+    return rl_variant_here(ctx, f, v) && rl_variant_selected(ctx, v->number, v->name);
+}
+
+const kernel_variant *rl_variant_by_role(const rl_ctx *ctx, const kernel_family *f, const char *role)
+{
+    for (int i = 0; kernel_row(f, i)->name; i++) {
+        const kernel_variant *v = kernel_row(f, i);
+        if (v->role && !strcmp(v->role, role) && rl_runs(ctx, f, v))
+            return v;
+    }
+    return NULL;
+}
+
+const kernel_variant *rl_variant_by_number(const kernel_family *f, int number)
+{
+    for (int i = 0; kernel_row(f, i)->name; i++)
+        if (kernel_row(f, i)->number == number)
+            return kernel_row(f, i);
+    return NULL;
+}
+
+/* --list: every row of every family, and where it runs. */
+void rl_families_list(const rl_ctx *ctx)
+{
+    for (const kernel_family *const *f = ctx->exp->families; f && *f; f++) {
+        printf("variants of %s (kernels/%s, kernels/%s):\n", (*f)->name, (*f)->cpu_file,
+               (*f)->cuda_file);
+        for (int i = 0; kernel_row(*f, i)->name; i++) {
+            const kernel_variant *v = kernel_row(*f, i);
+            char where[32];
+            snprintf(where, sizeof where, "%s%s%s", (*f)->has(v, KERNEL_CPU) ? "cpu" : "",
+                     (*f)->has(v, KERNEL_CPU) && (*f)->has(v, KERNEL_CUDA) ? "+" : "",
+                     (*f)->has(v, KERNEL_CUDA) ? "cuda" : "");
+            char role[48] = "", detail[64] = "";
+            if (v->role)
+                snprintf(role, sizeof role, "  [role: %s]", v->role);
+            if ((*f)->detail) {
+                char d[48];
+                (*f)->detail(v, d, sizeof d);
+                snprintf(detail, sizeof detail, " (%s)", d);
+            }
+            printf("  %2d  %-22s %-9s %s%s%s\n", v->number, v->name, where, v->what, detail, role);
+        }
+    }
+}
+
+/* Whether one item of a --variant list names this row. */
+static bool names(const char *item, size_t len, const kernel_variant *v)
+{
+    char num[16];
+    snprintf(num, sizeof num, "%d", v->number);
+    return (strlen(v->name) == len && !strncmp(item, v->name, len)) ||
+           (strlen(num) == len && !strncmp(item, num, len));
+}
+
+static bool known_here(const rl_ctx *ctx, const char *item, size_t len)
+{
+    for (const kernel_family *const *f = ctx->exp->families; f && *f; f++)
+        for (int i = 0; kernel_row(*f, i)->name; i++)
+            if (rl_variant_here(ctx, *f, kernel_row(*f, i)) && names(item, len, kernel_row(*f, i)))
+                return true;
+    return false;
+}
+
+static void list_valid(const rl_ctx *ctx)
+{
+    int shown = 0;
+    for (const kernel_family *const *f = ctx->exp->families; f && *f; f++)
+        for (int i = 0; kernel_row(*f, i)->name; i++)
+            if (rl_variant_here(ctx, *f, kernel_row(*f, i)))
+                fprintf(stderr, "%s %d (%s)", shown++ ? "," : "", kernel_row(*f, i)->number,
+                        kernel_row(*f, i)->name);
+    fprintf(stderr, "\n");
+}
+
+/* A --variant item that names no variant of this backend is a usage error,
+ * found before anything is opened or measured. */
+bool rl_families_check(const rl_ctx *ctx)
+{
+    const char *list = ctx->args.variants;
+    for (const char *p = list ? list : ""; *p;) {
+        size_t len = strcspn(p, ",");
+        if (!known_here(ctx, p, len)) {
+            fprintf(stderr, "exp-%s: --variant: no variant '%.*s' on the %s backend; valid:",
+                    ctx->exp->id, (int)len, p, rl_backend_name(ctx->kind));
+            list_valid(ctx);
+            return false;
+        }
+        p += len + (p[len] == ',');
+    }
+    return true;
+}
