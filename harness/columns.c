@@ -64,15 +64,41 @@ const char **rl_csv_columns_of(const rl_experiment *e)
 
 /* ---- one cell ---------------------------------------------------------------------- */
 
+/* A member of the point's data, by its offset. */
+static const void *member(const rl_column *c, const rl_point *p)
+{
+    return (const char *)p->data + c->offset;
+}
+
+static bool is_text(const rl_column *c) { return c->str || c->field == RL_TEXT_FIELD; }
+
+static const char *text_of(rl_ctx *ctx, const rl_column *c, const rl_point *p, char *buf, size_t len)
+{
+    if (c->field == RL_TEXT_FIELD) {
+        const char *s = *(const char *const *)member(c, p);
+        return s ? s : "";
+    }
+    return c->str(ctx, p, buf, len);
+}
+
+static double number_of(rl_ctx *ctx, const rl_column *c, const rl_point *p)
+{
+    if (c->field == RL_INT_FIELD)
+        return *(const int *)member(c, p);
+    if (c->field == RL_DOUBLE_FIELD)
+        return *(const double *)member(c, p);
+    return c->num(ctx, p);
+}
+
 /* The column's value as text: "" (CSV) when it has none for this point. */
 static const char *cell(rl_ctx *ctx, const rl_column *c, const rl_point *p, char *buf, size_t len)
 {
     buf[0] = '\0';
     if (c->measured && !rl_point_timed(p))
         return buf;
-    if (c->str)
-        return c->str(ctx, p, buf, len);
-    double v = c->num(ctx, p);
+    if (is_text(c))
+        return text_of(ctx, c, p, buf, len);
+    double v = number_of(ctx, c, p);
     if (isfinite(v))
         snprintf(buf, len, "%.6g", v);
     return buf;
@@ -147,15 +173,18 @@ static void print_line(rl_ctx *ctx, const rl_column *table, const rl_point *p)
             printf(" %*s", width_of(c->fmt), "-");
             continue;
         }
-        if (c->str) {
+        if (is_text(c)) {
             printf(" ");
-            printf(c->fmt, c->str(ctx, p, buf, sizeof buf));
+            printf(c->fmt, text_of(ctx, c, p, buf, sizeof buf));
             continue;
         }
-        double v = c->num(ctx, p);
+        double v = number_of(ctx, c, p);
         if (isfinite(v)) {
             printf(" ");
-            printf(c->fmt, v);
+            if (c->field == RL_INT_FIELD)
+                printf(c->fmt, (int)v);
+            else
+                printf(c->fmt, v);
         } else {
             printf(" %*s", width_of(c->fmt), "-");
         }

@@ -348,12 +348,25 @@ typedef struct rl_point rl_point;
  * a number (num) or a text (str). measured: empty for a point that was
  * not timed. The lists end with a zero row; the harness writes the header
  * and every row from them (columns.c). */
+typedef enum rl_field { RL_NO_FIELD = 0, RL_INT_FIELD, RL_DOUBLE_FIELD, RL_TEXT_FIELD } rl_field;
+
 typedef struct rl_column {
     const char *name, *head, *fmt;
     double (*num)(rl_ctx *ctx, const rl_point *p);
     const char *(*str)(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
     bool measured;
+    /* Or a member of the experiment's point data (rl_point.data):
+     * RL_INT("n", "n", "%5d", call, n) instead of a function. */
+    rl_field field;
+    size_t offset;
 } rl_column;
+
+#define RL_INT(name, head, fmt, type, member) \
+    {name, head, fmt, .field = RL_INT_FIELD, .offset = offsetof(type, member)}
+#define RL_DOUBLE(name, head, fmt, type, member) \
+    {name, head, fmt, .field = RL_DOUBLE_FIELD, .offset = offsetof(type, member)}
+#define RL_TEXT(name, head, fmt, type, member) \
+    {name, head, fmt, .field = RL_TEXT_FIELD, .offset = offsetof(type, member)}
 
 /* A claim, declared once: the verdict's id and text, the range in which it
  * holds (+-INFINITY: no bound), how its value prints, and whether it is a

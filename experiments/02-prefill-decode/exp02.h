@@ -20,6 +20,9 @@ typedef struct shape {
 struct layer;
 
 typedef struct call {
+    /* what the point is: its CSV columns */
+    const char *shape;
+    int k, rows, n, copies, validated_rows;
     struct layer *L;          /* the shape's buffers, and its cached reference */
     const shape *s;
     const gemv_variant *v;
@@ -27,7 +30,7 @@ typedef struct call {
     gemv_args a;
     const fp16 *w0, *hw, *hx; /* the first copy on the device; the host's weights and tokens */
     size_t copy_elems;
-    int copies, next, validated_rows;
+    int next;
     float *yval;              /* validation's output: the first validated_rows rows */
 } call;
 

@@ -42,7 +42,7 @@ static const rl_point *find(const rl_points *pts, const shape *s, int n, const c
 {
     for (int i = 0; i < pts->n; i++) {
         const rl_point *p = &pts->v[i];
-        if (rl_point_timed(p) && in_shape(p, s) && call_of(p)->a.n == n && p->variant->role &&
+        if (rl_point_timed(p) && in_shape(p, s) && call_of(p)->n == n && p->variant->role &&
             !strcmp(p->variant->role, role))
             return p;
     }
@@ -54,7 +54,7 @@ static const rl_point *fastest_at(const rl_points *pts, const shape *s, int n)
     const rl_point *best = NULL;
     for (int i = 0; i < pts->n; i++) {
         const rl_point *p = &pts->v[i];
-        if (rl_point_timed(p) && in_shape(p, s) && call_of(p)->a.n == n &&
+        if (rl_point_timed(p) && in_shape(p, s) && call_of(p)->n == n &&
             (!best || p->seconds < best->seconds))
             best = p;
     }
@@ -71,8 +71,8 @@ static int free_batch_tokens(rl_ctx *ctx, const rl_points *pts)
         return 8;
     int best = 1;
     for (int i = 0; i < pts->n; i++)
-        if (call_of(&pts->v[i])->a.n - 1 <= measured_ridge(ctx) / 4 && call_of(&pts->v[i])->a.n > best)
-            best = call_of(&pts->v[i])->a.n;
+        if (call_of(&pts->v[i])->n - 1 <= measured_ridge(ctx) / 4 && call_of(&pts->v[i])->n > best)
+            best = call_of(&pts->v[i])->n;
     return best;
 }
 
@@ -84,7 +84,7 @@ static bool compute_bound(rl_ctx *ctx, const rl_point *p)
     if (!p->variant->role || strcmp(p->variant->role, "library") != 0)
         return false;
     if (ctx->kind == RL_CUDA)
-        return call_of(p)->a.n >= 2048;
+        return call_of(p)->n >= 2048;
     return rl_arith_intensity(p->flops, p->bytes) >= 8 * measured_ridge(ctx);
 }
 
@@ -100,7 +100,7 @@ static double compute_bound_mfu(rl_ctx *ctx, const rl_points *pts, const shape *
             continue;
         double mfu = rl_point_mfu(ctx, p);
         lo = isnan(lo) || mfu < lo ? mfu : lo;
-        *n_lo = *count == 0 || call_of(p)->a.n < *n_lo ? call_of(p)->a.n : *n_lo;
+        *n_lo = *count == 0 || call_of(p)->n < *n_lo ? call_of(p)->n : *n_lo;
         (*count)++;
     }
     return lo;

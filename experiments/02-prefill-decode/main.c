@@ -35,20 +35,9 @@ static const shape SHAPES[] = {{"4096x14336", 4096, 14336}, {"8192x8192", 8192, 
 
 /* ---- the columns ------------------------------------------------------------- */
 
-static const char *col_shape(rl_ctx *c, const rl_point *p, char *buf, size_t len)
-{
-    (void)c;
-    snprintf(buf, len, "%s", call_of(p)->s->name);
-    return buf;
-}
-static double col_k(rl_ctx *c, const rl_point *p) { (void)c; return call_of(p)->s->k; }
-static double col_rows(rl_ctx *c, const rl_point *p) { (void)c; return call_of(p)->s->rows; }
-static double col_n(rl_ctx *c, const rl_point *p) { (void)c; return call_of(p)->a.n; }
 static double col_ai(rl_ctx *c, const rl_point *p) { (void)c; return rl_arith_intensity(p->flops, p->bytes); }
-static double col_copies(rl_ctx *c, const rl_point *p) { (void)c; return call_of(p)->copies; }
-static double col_checked_rows(rl_ctx *c, const rl_point *p) { (void)c; return call_of(p)->validated_rows; }
-static double col_per_token_us(rl_ctx *c, const rl_point *p) { (void)c; return p->seconds / call_of(p)->a.n * 1e6; }
-static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return call_of(p)->a.n / p->seconds; }
+static double col_per_token_us(rl_ctx *c, const rl_point *p) { (void)c; return p->seconds / call_of(p)->n * 1e6; }
+static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return call_of(p)->n / p->seconds; }
 
 /* The roofline's attainable rate at this point's intensity, against the
  * roof of the level its weights live in. */
@@ -60,19 +49,19 @@ static double col_attainable(rl_ctx *c, const rl_point *p)
 }
 
 static const rl_column COLUMNS[] = {
-    {"shape", "shape", "%-10s", .str = col_shape},
-    {"k", NULL, NULL, .num = col_k},
-    {"rows", NULL, NULL, .num = col_rows},
-    {"n", "n", "%5.0f", .num = col_n},
+    RL_TEXT("shape", NULL, NULL, call, shape),
+    RL_INT("k", NULL, NULL, call, k),
+    RL_INT("rows", NULL, NULL, call, rows),
+    RL_INT("n", NULL, NULL, call, n),
     RL_COLUMN_VARIANT,
     RL_COLUMN_NUMBER,
     {"flops", NULL, NULL, .num = rl_col_flops},
     {"bytes", NULL, NULL, .num = rl_col_bytes},
     {"ai", NULL, NULL, .num = col_ai},
-    {"copies", NULL, NULL, .num = col_copies},
+    RL_INT("copies", NULL, NULL, call, copies),
     {"footprint_bytes", NULL, NULL, .num = rl_col_footprint},
     {"cache_resident", NULL, NULL, .num = rl_col_cache_resident},
-    {"validated_rows", NULL, NULL, .num = col_checked_rows},
+    RL_INT("validated_rows", NULL, NULL, call, validated_rows),
     {0},
 };
 
@@ -84,8 +73,8 @@ static const rl_column DERIVED[] = {
 };
 
 static const rl_column TABLE[] = {
-    {NULL, "shape", "%-10s", .str = col_shape},
-    {NULL, "n", "%5.0f", .num = col_n},
+    RL_TEXT(NULL, "shape", "%-10s", call, shape),
+    RL_INT(NULL, "n", "%5d", call, n),
     {NULL, "variant", "%-16s", .str = rl_col_variant},
     RL_COLUMN_TIME_US,
     RL_COLUMN_TFLOPS,
@@ -312,7 +301,7 @@ static void declare_points(rl_ctx *ctx, rl_points *pts, layer *L)
         for (const gemv_variant *v = gemv_variants; v->name; v++) {
             if (!runs_at(ctx, v, n))
                 continue;
-            *c = (call){.L = L, .s = s, .v = v, .launch = ctx->kind == RL_CUDA ? v->cuda : v->cpu,
+            *c = (call){.shape = s->name, .k = s->k, .rows = s->rows, .n = n, .L = L, .s = s, .v = v, .launch = ctx->kind == RL_CUDA ? v->cuda : v->cpu,
                         .a = {L->y, L->w, L->x, s->rows, s->k, n, L->scratch, rl_stream(ctx->be)},
                         .w0 = L->w, .hw = L->hw, .hx = L->hx, .copy_elems = (size_t)s->rows * s->k,
                         .copies = L->copies, .validated_rows = validation_rows(s, n),
