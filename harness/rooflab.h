@@ -469,20 +469,21 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx);
 
 /* The roof a memory-bound point is judged against: the ceiling of the
  * level its working set lives in, for its access pattern. A working set
- * that does not fit one level but is under 4x its capacity may still hit
- * in it (caches are not strict LRU), so it is judged against that faster
- * level and marked mixed ("L2-LLC"): a roof must never be beaten. */
+ * over half a level but under 4x its capacity may partly hit in it
+ * (caches are not strict LRU), so it is judged against that faster level
+ * and marked mixed ("L2-LLC"): a roof must never be beaten. */
 typedef struct rl_roof {
     rl_level level;
     bool mixed;          /* between level and the next one out */
     rl_pattern pattern;
     double gbps;         /* NaN when that rung was not measured */
+    double slower_gbps;  /* mixed: the next level's rung (what a spill runs at); else gbps */
     char name[16];       /* "LLC", "L2-LLC", "DRAM" */
 } rl_roof;
 
 rl_roof rl_roof_for(rl_ctx *ctx, double footprint_bytes, rl_pattern pattern);
 /* Its rule alone: the first level whose capacity (0: absent) exceeds a
- * quarter of the footprint; mixed when the footprint exceeds the capacity. */
+ * quarter of the footprint; mixed when the footprint exceeds half of it. */
 rl_level rl_level_for(const double capacity[RL_LEVEL_COUNT], double footprint_bytes, bool *mixed);
 /* Whether a working set is at least 4x the last-level cache: what a claim
  * about device memory needs (cache_resident is the opposite). */

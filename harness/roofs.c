@@ -20,15 +20,26 @@
 
 static const double OVER = 1.05; /* above this, a roof was beaten */
 
+/* Pure: within half the capacity, as the ladder measured the level.
+ * Mixed: beyond that but under 4x it, part of it still hits there. */
 rl_level rl_level_for(const double cap[RL_LEVEL_COUNT], double footprint, bool *mixed)
 {
     *mixed = false;
     for (int l = 0; l < RL_DRAM; l++)
         if (cap[l] > 0 && footprint < 4 * cap[l]) {
-            *mixed = footprint > cap[l];
+            *mixed = footprint > cap[l] / 2;
             return (rl_level)l;
         }
     return RL_DRAM;
+}
+
+/* The next measured level out from l (DRAM at the latest). */
+static rl_level next_level(const double cap[RL_LEVEL_COUNT], rl_level l)
+{
+    int next = l + 1;
+    while (next < RL_DRAM && !(cap[next] > 0))
+        next++;
+    return (rl_level)next;
 }
 
 rl_roof rl_roof_for(rl_ctx *ctx, double footprint, rl_pattern pattern)
@@ -39,13 +50,12 @@ rl_roof rl_roof_for(rl_ctx *ctx, double footprint, rl_pattern pattern)
         cap[l] = isnan(c->bw[l][pattern].best) ? 0 : c->level_bytes[l];
     rl_roof r = {.pattern = pattern};
     r.level = rl_level_for(cap, footprint, &r.mixed);
-    r.gbps = c->bw[r.level][pattern].best;
+    r.gbps = r.slower_gbps = c->bw[r.level][pattern].best;
     const char *name = rl_level_name(ctx->kind, r.level);
     if (r.mixed) {
-        int next = r.level + 1;
-        while (next < RL_DRAM && !(c->level_bytes[next] > 0))
-            next++;
-        snprintf(r.name, sizeof r.name, "%s-%s", name, rl_level_name(ctx->kind, (rl_level)next));
+        rl_level next = next_level(cap, r.level);
+        r.slower_gbps = c->bw[next][pattern].best;
+        snprintf(r.name, sizeof r.name, "%s-%s", name, rl_level_name(ctx->kind, next));
     } else {
         snprintf(r.name, sizeof r.name, "%s", name);
     }

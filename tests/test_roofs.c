@@ -21,7 +21,9 @@ Test(roofs, a_working_set_lives_in_the_first_level_it_fits)
     cr_assert_eq(rl_level_for(cap, 32 * KiB, &mixed), RL_L1);
     cr_assert_not(mixed);
     cr_assert_eq(rl_level_for(cap, 16 * MiB, &mixed), RL_LLC);
-    cr_assert_not(mixed);
+    cr_assert_not(mixed, "half the LLC is where its rung was measured");
+    cr_assert_eq(rl_level_for(cap, 32 * MiB, &mixed), RL_LLC);
+    cr_assert(mixed, "a full LLC spills: judged against the LLC, marked mixed");
     cr_assert_eq(rl_level_for(cap, 1024 * MiB, &mixed), RL_DRAM);
     cr_assert_not(mixed);
 }
@@ -46,6 +48,8 @@ Test(roofs, absent_levels_are_skipped)
     bool mixed;
     cr_assert_eq(rl_level_for(cap, 1 * KiB, &mixed), RL_LLC);
     cr_assert_not(mixed);
+    cr_assert_eq(rl_level_for(cap, 40 * MiB, &mixed), RL_LLC);
+    cr_assert(mixed);
     cr_assert_eq(rl_level_for(cap, 150 * MiB, &mixed), RL_LLC);
     cr_assert(mixed);
 }
