@@ -1,7 +1,7 @@
 /*
  * fusion.cu -- CUDA variants of the element-wise chain.
  *
- * Numbered as in fusion.h's table. Each thread owns one element (or four,
+ * The table is fusion.c. Each thread owns one element (or four,
  * with 16-byte loads): for a memory-bound op the only question is how
  * many times the data crosses the memory bus.
  */
@@ -69,11 +69,11 @@ static void launch_chain(const fusion_args *a, float *dst, const float *src, int
     RL_CUDA_CHECK_LAUNCH();
 }
 
-static void launch_fused(const fusion_args *a) { launch_chain(a, a->out, a->in, a->k); }
+extern "C" void fusion_fused_cuda(const fusion_args *a) { launch_chain(a, a->out, a->in, a->k); }
 
 /* k kernels, each one op: the intermediate goes to memory between them,
  * alternating tmp and out so that the last pass lands in out. */
-static void launch_unfused(const fusion_args *a)
+extern "C" void fusion_unfused_cuda(const fusion_args *a)
 {
     const float *src = a->in;
     for (int j = 0; j < a->k; j++) {
@@ -83,7 +83,7 @@ static void launch_unfused(const fusion_args *a)
     }
 }
 
-static void launch_fused_vec4(const fusion_args *a)
+extern "C" void fusion_fused_vec4_cuda(const fusion_args *a)
 {
     cudaStream_t s = a->stream;
     unsigned grid = blocks_for(a->n / 4 > a->n % 4 ? a->n / 4 : a->n % 4);
@@ -93,13 +93,3 @@ static void launch_fused_vec4(const fusion_args *a)
         chain_vec4<FUSION_AFFINE><<<grid, BLOCK, 0, s>>>(a->out, a->in, a->n, a->k);
     RL_CUDA_CHECK_LAUNCH();
 }
-
-extern "C" const fusion_variant fusion_cuda_variants[] = {
-    {1, "cos", "one kernel, one op: the floor", 1, true, launch_fused, fusion_bytes_one_pass},
-    {2, "cos_cos_unfused", "two kernels; the intermediate goes to memory", 2, false, launch_unfused, fusion_bytes_per_op},
-    {3, "cos_cos_fused", "one kernel, both ops in registers", 2, true, launch_fused, fusion_bytes_one_pass},
-    {4, "cos_cos_fused_vec4", "as 3, with 16-byte loads and stores", 2, true, launch_fused_vec4, fusion_bytes_one_pass},
-    {5, "chain_unfused", "k kernels, one op each", 0, false, launch_unfused, fusion_bytes_per_op},
-    {6, "chain_fused", "one kernel, k ops in registers", 0, true, launch_fused, fusion_bytes_one_pass},
-    {0, 0, 0, 0, 0, 0, 0},
-};

@@ -3,8 +3,9 @@
  * run as k kernels (each a full trip through memory) or as one kernel that
  * keeps the intermediates in registers.
  *
- * Two tables with the same rows, one per backend: fusion.cu (CUDA) and
- * cpu/fusion.c (C + OpenMP). Adding a variant is one row and one function.
+ * One table (fusion.c) names each variant's launcher on each backend:
+ * fusion.cu (CUDA) and cpu/fusion.c (C + OpenMP); the reference is in
+ * ref/fusion.c. Adding a variant is one function per backend and one row.
  */
 #ifndef KERNELS_FUSION_H
 #define KERNELS_FUSION_H
@@ -44,18 +45,27 @@ typedef struct fusion_args {
     struct CUstream_st *stream; /* CUDA only */
 } fusion_args;
 
+/* One row per variant (fusion.c); see kernels/common.h. */
 typedef struct fusion_variant {
-    int number;
-    const char *name;
-    const char *what;
+    KERNEL_VARIANT_HEAD;
     int k;         /* fixed chain length, or 0 when the experiment sweeps k */
     bool fused;    /* one kernel for the chain, or one per op */
-    void (*launch)(const fusion_args *a);
+    void (*cpu)(const fusion_args *a);
+    void (*cuda)(const fusion_args *a);
     double (*bytes)(size_t n, int k); /* moved through memory, the minimum */
 } fusion_variant;
 
-extern const fusion_variant fusion_cuda_variants[]; /* terminated by a zero row */
-extern const fusion_variant fusion_cpu_variants[];
+extern const fusion_variant fusion_variants[]; /* ended by a zero row */
+extern const kernel_family fusion_family;
+
+/* The launchers (cpu/fusion.c, fusion.cu): one kernel for the whole chain,
+ * one kernel per op, one kernel with 16-byte vectors. */
+void fusion_fused_cpu(const fusion_args *a);
+void fusion_unfused_cpu(const fusion_args *a);
+void fusion_fused_vec4_cpu(const fusion_args *a);
+void fusion_fused_cuda(const fusion_args *a);
+void fusion_unfused_cuda(const fusion_args *a);
+void fusion_fused_vec4_cuda(const fusion_args *a);
 
 /* Each pass reads n floats and writes n floats. */
 static inline double fusion_bytes_one_pass(size_t n, int k)
@@ -76,7 +86,7 @@ static inline float *fusion_pass_output(const fusion_args *a, int j)
     return (a->k - 1 - j) % 2 == 0 ? a->out : a->tmp;
 }
 
-/* The reference: one op, in double precision, in place. */
+/* The reference (ref/fusion.c): one op, in double precision, in place. */
 void fusion_reference_step(double *x, size_t n, fusion_op op);
 const char *fusion_op_name(fusion_op op);
 

@@ -72,7 +72,7 @@ Test(exp05, quick_cpu_run_writes_csv_verdicts_and_charts)
         const char *op = rl_table_get(t, r, "op");
         cr_assert(!strcmp(op, "cos") || !strcmp(op, "affine"));
         cr_assert(strcmp(rl_table_get(t, r, "stop_reason"), "running") != 0);
-        fused_pairs += !strcmp(rl_table_get(t, r, "variant"), "cos_cos_fused");
+        fused_pairs += !strcmp(rl_table_get(t, r, "variant"), "pair_fused");
     }
     /* quick: 2 sizes x 4 pair variants + 4 chain lengths x 2, for 2 ops */
     cr_assert_eq(t->nrows, 2 * (2 * 4 + 4 * 2), "rows: %d", t->nrows);
@@ -134,7 +134,7 @@ Test(exp05, help_list_and_label)
     cr_assert(strstr(out, "--backend cuda|cpu|auto") && strstr(out, "--op OP") &&
               strstr(out, "77"), "%s", out);
     cr_assert_eq(run_exp05("--backend cpu --list"), 0);
-    cr_assert(strstr(out, "cos_cos_fused_vec4") && strstr(out, "chain_unfused"), "%s", out);
+    cr_assert(strstr(out, "pair_fused_vec4") && strstr(out, "chain_unfused"), "%s", out);
     cr_assert_eq(run_exp05("--backend cpu --print-label --label mine"), 0);
     cr_assert_str_eq(out, "mine\n");
     cr_assert_eq(run_exp05("--backend cpu --print-label"), 0);

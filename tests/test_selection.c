@@ -77,7 +77,7 @@ Test(selection, a_bad_option_value_lists_the_valid_ones)
 
 Test(selection, a_valid_selection_by_name_and_number_is_accepted)
 {
-    int rc = run_bad("05", "--backend cpu --list --variant 1,cos_cos_fused");
+    int rc = run_bad("05", "--backend cpu --list --variant 1,pair_fused");
     cr_assert_eq(rc, 0, "%s", err);
 }
 

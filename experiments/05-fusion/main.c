@@ -7,9 +7,10 @@
  * float, time follows memory trips, not arithmetic.
  *
  * Method: for sizes from 2^16 elements to several times the last-level
- * cache, validate each variant against a double-precision reference on
- * fresh random inputs, then time it. At the largest size, sweep the chain
- * length k = 1..8, fused and unfused. See README.md for what to look for.
+ * cache, every variant of kernels/fusion.c is a point: the harness
+ * validates it against a double-precision reference on fresh random
+ * inputs, then times it, the variants of one size together. At the
+ * largest size, the chain variants sweep k = 1..8. See README.md.
  */
 #include "fusion.h"
 #include "rooflab.h"
@@ -27,10 +28,83 @@ static const rl_option OPTIONS[] = {
     {0},
 };
 
-static const char *const COLUMNS[] = {
-    "variant", "number", "op", "k", "n", "footprint_bytes", "bytes", "cache_resident",
-    RL_MEASUREMENT_COLUMNS, "gbps", "mbu", RL_ROOF_COLUMNS, "mbu_datasheet", "speedup_vs_unfused",
-    "validated", "max_abs_err", "skipped_reason", NULL};
+enum { MAX_K = 8 };
+static const double ATOL = 1e-5, RTOL = 1e-5; /* float vs double, k <= 8 ops */
+
+/* One call of one variant: what a point runs, and its columns. */
+typedef struct call {
+    const char *op;
+    int k;
+    int n; /* elements */
+    const fusion_variant *v;
+    void (*launch)(const fusion_args *a);
+    fusion_args a;
+    const rl_points *all; /* the size's points: the unfused twin, for the speedup */
+} call;
+
+static void run_call(void *arg)
+{
+    const call *c = arg;
+    c->launch(&c->a);
+}
+
+static const call *call_of(const rl_point *p) { return p->data; }
+
+/* The unfused point with the same op, size and k, preferring the same
+ * family (pair or chain), for the speedup of a fused one. */
+static double speedup(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    const call *c = call_of(p);
+    const rl_point *twin = NULL;
+    if (!c->v->fused)
+        return NAN;
+    for (int i = 0; i < c->all->n; i++) {
+        const rl_point *q = &c->all->v[i];
+        const call *d = call_of(q);
+        if (rl_point_timed(q) && !d->v->fused && d->op == c->op && d->k == c->k &&
+            (!twin || d->v->k == c->v->k))
+            twin = q;
+    }
+    return twin ? twin->seconds / p->seconds : NAN;
+}
+
+static const rl_column COLUMNS[] = {
+    RL_COLUMN_VARIANT,
+    RL_COLUMN_NUMBER,
+    RL_TEXT("op", NULL, NULL, call, op),
+    RL_INT("k", NULL, NULL, call, k),
+    RL_INT("n", NULL, NULL, call, n),
+    {"footprint_bytes", NULL, NULL, .num = rl_col_footprint},
+    {"bytes", NULL, NULL, .num = rl_col_bytes},
+    {"cache_resident", NULL, NULL, .num = rl_col_cache_resident},
+    {0},
+};
+
+static const rl_column DERIVED[] = {{"speedup_vs_unfused", NULL, NULL, .num = speedup}, {0}};
+
+static const rl_column TABLE[] = {
+    RL_TEXT(NULL, "op", "%-7s", call, op),
+    RL_INT(NULL, "n", "%10d", call, n),
+    {NULL, "variant", "%-20s", .str = rl_col_variant},
+    RL_INT(NULL, "k", "%2d", call, k),
+    RL_COLUMN_TIME_US,
+    RL_COLUMN_GBPS,
+    RL_COLUMN_LEVEL,
+    RL_COLUMN_MBU,
+    {NULL, "speedup", "%7.2f", .num = speedup, .measured = true},
+    {0},
+};
+
+enum { FUSED_SPEEDUP, FUSED_VS_ONE_OP };
+
+static const rl_claim CLAIMS[] = {
+    [FUSED_SPEEDUP] = {"fused_speedup", "fused/unfused speedup, 2 ops", 1.7, 2.3, "x", 2},
+    [FUSED_VS_ONE_OP] = {"fused_vs_one_op", "fused 2 ops / one op, time", 0.85, 1.15, "x", 2},
+    {0},
+};
+
+static const kernel_family *const FAMILIES[] = {&fusion_family, NULL};
 
 static const rl_experiment EXP05 = {
     .id = "05",
@@ -41,54 +115,21 @@ static const rl_experiment EXP05 = {
              "as fast as a single x.cos().",
     .source = "Horace He, \"Making Deep Learning Go Brrrr From First Principles\" (2022)",
     .prediction = "at the largest size (beyond the cache where --max-bytes allows, else judged "
-                  "against the cache it fits): fused/unfused speedup for two ops in [1.7, 2.3]; "
-                  "fused two ops within 15 % of one op; unfused time grows with the chain length "
+                  "against the cache it fits), per op; unfused time grows with the chain length "
                   "k, fused stays flat until the op turns compute-bound",
+    .claims = CLAIMS,
+    .families = FAMILIES,
     .columns = COLUMNS,
+    .rates = RL_RATES_BANDWIDTH,
+    .derived = DERIVED,
+    .table = TABLE,
     .options = OPTIONS,
     .default_cache = RL_HOT,
     .compare_keys = "op,variant,k,n",
     .compare_value = "time_us_median",
 };
 
-enum { MAX_K = 8, MAX_POINTS = 64 };
-static const double ATOL = 1e-5, RTOL = 1e-5; /* float vs double, k <= 8 ops */
-
-/* What rl_measure_group() calls: one launch of one variant. */
-typedef struct job {
-    const fusion_variant *v;
-    fusion_args a;
-} job;
-
-static void launch_job(void *p)
-{
-    job *j = p;
-    j->v->launch(&j->a);
-}
-
-/* One measured (or failed) point, kept until its size's rows are written. */
-typedef struct point {
-    const fusion_variant *v;
-    job job;
-    int k;
-    size_t n;
-    bool ok;
-    double max_abs_err, seconds, gbps;
-    rl_measurement m;
-    char why[256];
-} point;
-
-typedef struct run {
-    rl_ctx *ctx;
-    const fusion_variant *table;
-    const rl_ceilings *ceil;
-    float *in, *out, *tmp; /* on the backend's device */
-    double *ref;           /* host: the reference chain, one op at a time */
-    point pts[MAX_POINTS];
-    int npts;
-} run;
-
-/* ---- sizes ------------------------------------------------------------ */
+/* ---- sizes ------------------------------------------------------------------- */
 
 /* The claim is about memory traffic, so the largest size should defeat
  * the cache: input plus output at least 8x the GPU's L2, or 4x the CPU's
@@ -103,264 +144,6 @@ static size_t largest_n(const rl_ctx *ctx)
     return n;
 }
 
-static bool cache_resident(const rl_ctx *ctx, double footprint)
-{
-    return !rl_beyond_cache(ctx, footprint);
-}
-
-
-static double footprint_of(const fusion_variant *v, int k, size_t n)
-{
-    int arrays = v->fused || k == 1 ? 2 : 3; /* in, out, and tmp when unfused */
-    return (double)arrays * (double)n * sizeof(float);
-}
-
-/* A chain reads one stream and writes another: the copy pattern, judged
- * against the level of the memory hierarchy its arrays live in. */
-static rl_roof roof_of(rl_ctx *ctx, const point *p)
-{
-    return rl_roof_for(ctx, footprint_of(p->v, p->k, p->n), RL_COPY);
-}
-
-/* ---- validate every point, then time them in groups ------------------- */
-
-/* r->ref holds op^k(input): run the variant once and compare every element. */
-static void validate_point(run *r, const fusion_variant *v, fusion_op op, int k, size_t n)
-{
-    rl_ctx *ctx = r->ctx;
-    point *p = &r->pts[r->npts++];
-    *p = (point){.v = v, .k = k, .n = n};
-    p->job = (job){v, {r->out, r->in, r->tmp, n, k, op, rl_stream(ctx->be)}};
-    rl_check c = rl_validate_f32(ctx->be, launch_job, &p->job, r->out, n, r->ref, ATOL, RTOL);
-    p->max_abs_err = c.max_abs_err;
-    p->ok = c.ok;
-    if (!c.ok) {
-        rl_check_describe(&c, p->why, sizeof p->why);
-        fprintf(stderr, "exp-05: %s (%s, k=%d, n=%zu) %s\n", v->name, fusion_op_name(op), k, n,
-                p->why);
-        ctx->failures++;
-    }
-}
-
-/* Points that are compared with each other are timed together, sample by
- * sample in turn: the fixed-length variants 1-4 (the verdicts compare
- * them), and the two chain variants at each k. */
-static int group_of(const point *p) { return p->v->k ? 0 : p->k; }
-
-static void time_group(run *r, int group)
-{
-    rl_work works[MAX_POINTS];
-    point *members[MAX_POINTS];
-    rl_measurement m[MAX_POINTS];
-    int n = 0;
-    for (int i = 0; i < r->npts; i++)
-        if (r->pts[i].ok && group_of(&r->pts[i]) == group) {
-            members[n] = &r->pts[i];
-            works[n] = (rl_work){r->pts[i].v->name, launch_job, &r->pts[i].job};
-            n++;
-        }
-    if (n == 0)
-        return;
-    rl_progress_step(r->ctx, "%s n=%zu %s", fusion_op_name(members[0]->job.a.op), members[0]->n,
-                     group ? "chain variants" : "variants 1-4");
-    rl_measure_group(r->ctx, works, n, m);
-    for (int i = 0; i < n; i++) {
-        point *p = members[i];
-        p->m = m[i];
-        p->seconds = m[i].stats.median;
-        p->gbps = p->v->bytes(p->n, p->k) / p->seconds / 1e9;
-    }
-}
-
-/* The unfused point with the same op, size and k, for the speedup. */
-static const point *unfused_twin(const run *r, const point *p)
-{
-    const point *best = NULL;
-    for (int i = 0; i < r->npts; i++) {
-        const point *q = &r->pts[i];
-        if (q->ok && !q->v->fused && q->job.a.op == p->job.a.op && q->n == p->n && q->k == p->k &&
-            (!best || q->v->k == p->v->k)) /* prefer the same family: pair or chain */
-            best = q;
-    }
-    return best;
-}
-
-static double speedup_of(const run *r, const point *p)
-{
-    const point *u = p->ok && p->v->fused ? unfused_twin(r, p) : NULL;
-    return u ? u->seconds / p->seconds : NAN;
-}
-
-static void write_row(run *r, const point *p)
-{
-    rl_ctx *ctx = r->ctx;
-    double footprint = footprint_of(p->v, p->k, p->n);
-    rl_set_str(ctx, "variant", p->v->name);
-    rl_set_int(ctx, "number", p->v->number);
-    rl_set_str(ctx, "op", fusion_op_name(p->job.a.op));
-    rl_set_int(ctx, "k", p->k);
-    rl_set_int(ctx, "n", (long long)p->n);
-    rl_set_num(ctx, "footprint_bytes", footprint);
-    rl_set_num(ctx, "bytes", p->v->bytes(p->n, p->k));
-    rl_set_int(ctx, "cache_resident", cache_resident(ctx, footprint));
-    rl_set_str(ctx, "validated", p->ok ? "yes" : "no");
-    rl_set_num(ctx, "max_abs_err", p->max_abs_err);
-    if (p->ok) {
-        rl_roof roof = roof_of(ctx, p);
-        rl_set_measurement(ctx, &p->m);
-        rl_set_num(ctx, "gbps", p->gbps);
-        rl_set_num(ctx, "mbu", rl_mbu(ctx, p->gbps, &roof));
-        rl_set_roof(ctx, &roof);
-        rl_set_num(ctx, "mbu_datasheet", p->gbps / r->ceil->sheet_gbps);
-        rl_set_num(ctx, "speedup_vs_unfused", speedup_of(r, p));
-    } else {
-        rl_set_str(ctx, "skipped_reason", p->why);
-    }
-    rl_end_row(ctx);
-}
-
-static void print_point(const run *r, const point *p)
-{
-    if (!p->ok) {
-        printf("  %-7s %10zu  %-20s %d  FAILED validation\n", fusion_op_name(p->job.a.op), p->n,
-               p->v->name, p->k);
-        return;
-    }
-    rl_roof roof = roof_of(r->ctx, p);
-    printf("  %-7s %10zu  %-20s %d %11.2f %9.1f %-7s %6.2f", fusion_op_name(p->job.a.op), p->n,
-           p->v->name, p->k, p->seconds * 1e6, p->gbps, roof.name, rl_mbu(r->ctx, p->gbps, &roof));
-    double s = speedup_of(r, p);
-    if (isfinite(s))
-        printf(" %7.2fx", s);
-    printf("\n");
-}
-
-/* ---- the sweep -------------------------------------------------------- */
-
-/* Which chain lengths the k-sweep measures at the largest size. */
-static bool in_chain_sweep(const rl_ctx *ctx, int k)
-{
-    return ctx->args.mode != RL_MODE_FULL ? (k == 1 || k == 2 || k == 4 || k == 8) : k <= MAX_K;
-}
-
-/* Does variant v run at this (k, n)? Pair variants run at every size at
- * their own k; chain variants only at the largest size, over the k-sweep. */
-static bool runs_at(const rl_ctx *ctx, const fusion_variant *v, int k, size_t n, size_t nmax)
-{
-    if (!rl_variant_selected(ctx, v->number, v->name))
-        return false;
-    if (v->k)
-        return v->k == k;
-    return n == nmax && in_chain_sweep(ctx, k);
-}
-
-/* All points of one op at one size, on one fresh random input. */
-static void sweep_size(run *r, fusion_op op, size_t n, size_t nmax)
-{
-    rl_ctx *ctx = r->ctx;
-    float *host = rl_host_alloc(n * sizeof(float));
-    rl_fill_uniform(host, n, -4.0f, 4.0f, rl_next_seed(ctx));
-    rl_upload(ctx->be, r->in, host, n * sizeof(float));
-    for (size_t i = 0; i < n; i++)
-        r->ref[i] = host[i];
-    rl_host_free(host);
-
-    r->npts = 0;
-    int kmax = n == nmax ? MAX_K : 2;
-    for (int k = 1; k <= kmax; k++) {
-        fusion_reference_step(r->ref, n, op); /* ref now holds op^k(input) */
-        for (const fusion_variant *v = r->table; v->name; v++)
-            if (runs_at(ctx, v, k, n, nmax))
-                validate_point(r, v, op, k, n);
-    }
-    for (int group = 0; group <= kmax; group++)
-        time_group(r, group);
-    rl_progress_clear();
-    for (int i = 0; i < r->npts; i++) {
-        write_row(r, &r->pts[i]);
-        print_point(r, &r->pts[i]);
-    }
-    fflush(stdout);
-}
-
-/* ---- verdicts --------------------------------------------------------- */
-
-static const point *find_point(const run *r, const char *name, int k)
-{
-    for (int i = 0; i < r->npts; i++)
-        if (r->pts[i].ok && r->pts[i].k == k && !strcmp(r->pts[i].v->name, name))
-            return &r->pts[i];
-    return NULL;
-}
-
-/* Which regime did this op run in? A single pass that moves data at half
- * the measured bandwidth or more is memory-bound; one that cannot is
- * limited by the op's arithmetic, and fusion can then save little. */
-static void describe_regime(run *r, const point *one, char *buf, size_t len)
-{
-    if (!one) {
-        snprintf(buf, len, "regime unknown (variant 1 not measured)");
-        return;
-    }
-    rl_roof roof = roof_of(r->ctx, one);
-    double mbu = rl_mbu(r->ctx, one->gbps, &roof);
-    if (mbu >= 0.5)
-        snprintf(buf, len, "memory-bound: one %s pass moves %.0f GB/s, %.2f of the %s copy "
-                 "bandwidth", fusion_op_name(one->job.a.op), one->gbps, mbu, roof.name);
-    else
-        snprintf(buf, len, "compute-bound: one %s pass moves only %.1f GB/s, %.2f of the %s copy "
-                 "bandwidth, so arithmetic, not memory, sets the time", fusion_op_name(one->job.a.op),
-                 one->gbps, mbu, roof.name);
-}
-
-/* The verdicts compare times at the largest size. Beyond the cache they
- * are about device memory, the claim's own setting; when --max-bytes keeps
- * the arrays in a cache, the same ratios are judged there, and say so. */
-static void judge(run *r, fusion_op op, size_t nmax)
-{
-    rl_ctx *ctx = r->ctx;
-    const char *name = fusion_op_name(op);
-    const point *one = find_point(r, "cos", 1);
-    const point *unfused = find_point(r, "cos_cos_unfused", 2);
-    const point *fused = find_point(r, "cos_cos_fused", 2);
-    char note[400], regime[200], id[64], claim[128], measured[64];
-    describe_regime(r, one, regime, sizeof regime);
-    double footprint = 2.0 * (double)nmax * sizeof(float); /* in + out */
-    if (cache_resident(ctx, footprint)) {
-        char size[32];
-        rl_format_bytes(footprint, size, sizeof size);
-        snprintf(note, sizeof note, "judged in the %s: the largest arrays (%s) are under 4x the "
-                 "last-level cache (--max-bytes); %s",
-                 rl_roof_for(ctx, footprint, RL_COPY).name, size, regime);
-    } else {
-        snprintf(note, sizeof note, "%s", regime);
-    }
-
-    double speedup = unfused && fused ? unfused->seconds / fused->seconds : NAN;
-    snprintf(id, sizeof id, "fused_speedup_%s", name);
-    snprintf(claim, sizeof claim, "fused/unfused speedup, 2 ops (%s)", name);
-    snprintf(measured, sizeof measured, isnan(speedup) ? "-" : "%.2fx", speedup);
-    rl_verdict(ctx, id, claim, "1.7x to 2.3x", measured, rl_within(speedup, 1.7, 2.3), note);
-
-    double ratio = fused && one ? fused->seconds / one->seconds : NAN;
-    snprintf(id, sizeof id, "fused_vs_one_op_%s", name);
-    snprintf(claim, sizeof claim, "fused 2 ops / one op, time (%s)", name);
-    snprintf(measured, sizeof measured, isnan(ratio) ? "-" : "%.2fx", ratio);
-    rl_verdict(ctx, id, claim, "0.85x to 1.15x", measured, rl_within(ratio, 0.85, 1.15), note);
-}
-
-/* ---- main ------------------------------------------------------------- */
-
-static const fusion_variant *table_for(rl_backend_kind kind)
-{
-#ifdef RL_HAVE_CUDA
-    if (kind == RL_CUDA)
-        return fusion_cuda_variants;
-#endif
-    (void)kind;
-    return fusion_cpu_variants;
-}
-
 /* 2^16 .. nmax: doubling in a full run, quadrupling in a lab run; a quick
  * run keeps 2^16 and nmax. */
 static size_t next_size(const rl_ctx *ctx, size_t n, size_t nmax)
@@ -369,58 +152,146 @@ static size_t next_size(const rl_ctx *ctx, size_t n, size_t nmax)
     return n < nmax && next > nmax ? nmax : next > n ? next : n * 2;
 }
 
+/* Which chain lengths the k-sweep measures at the largest size. */
+static bool in_chain_sweep(const rl_ctx *ctx, int k)
+{
+    return ctx->args.mode != RL_MODE_FULL ? (k == 1 || k == 2 || k == 4 || k == 8) : k <= MAX_K;
+}
+
+/* Pair variants run at every size at their own k; chain variants only at
+ * the largest size, over the k-sweep. */
+static bool runs_at(const rl_ctx *ctx, const fusion_variant *v, int k, size_t n, size_t nmax)
+{
+    if (!rl_runs(ctx, &fusion_family, KERNEL_VARIANT(v)))
+        return false;
+    return v->k ? v->k == k : n == nmax && in_chain_sweep(ctx, k);
+}
+
+static double footprint_of(const fusion_variant *v, int k, size_t n)
+{
+    int arrays = v->fused || k == 1 ? 2 : 3; /* in, out, and tmp when unfused */
+    return (double)arrays * (double)n * sizeof(float);
+}
+
 /* A cos costs a range reduction and a polynomial: about 15 FLOPs a
  * vectorized one; the affine map one FMA. For the plan's time model. */
 static double flops_per_element(fusion_op op) { return op == FUSION_COS ? 15 : 2; }
 
-/* The plan: one group per timed set (variants 1-4 at every size, each
- * chain length at the largest), each call at the roofline's time. */
-static void plan(run *r, const fusion_op *ops, int nops, size_t nmax)
+/* ---- one size --------------------------------------------------------------------- */
+
+typedef struct run {
+    rl_ctx *ctx;
+    float *in, *out, *tmp; /* on the backend's device */
+    double *ref;           /* host: op^k(input), one op at a time */
+    call calls[64];
+} run;
+
+/* Every point of one op at one size: the pair variants as one group, each
+ * chain length as one. Each is validated as it is declared, while ref holds
+ * op^k of the input. ref NULL: only declared, for the plan. */
+static void declare_size(run *r, rl_points *pts, fusion_op op, size_t n, size_t nmax)
 {
     rl_ctx *ctx = r->ctx;
-    for (int o = 0; o < nops; o++)
-        for (size_t n = 1 << 16; n <= nmax; n = next_size(ctx, n, nmax))
-            for (int group = 0; group <= (n == nmax ? MAX_K : 2); group++) {
-                int members = 0;
-                double call_s = 0;
-                for (int k = 1; k <= MAX_K; k++)
-                    for (const fusion_variant *v = r->table; v->name; v++)
-                        if (runs_at(ctx, v, k, n, nmax) && (v->k ? 0 : k) == group) {
-                            members++;
-                            call_s = fmax(call_s, rl_estimate_call_s(ctx, v->bytes(n, k),
-                                footprint_of(v, k, n), RL_COPY, flops_per_element(ops[o]) * k * n));
-                        }
-                if (members)
-                    rl_plan_group(ctx, members, call_s);
-            }
-    rl_plan_print(ctx);
+    int kmax = n == nmax ? MAX_K : 2, pair_group = rl_points_new_group(pts), used = 0;
+    for (int k = 1; k <= kmax; k++) {
+        if (r->ref)
+            fusion_reference_step(r->ref, n, op); /* ref now holds op^k(input) */
+        int chain_group = 0;
+        for (const fusion_variant *v = fusion_variants; v->name; v++) {
+            if (!runs_at(ctx, v, k, n, nmax) || used == (int)(sizeof r->calls / sizeof r->calls[0]))
+                continue;
+            if (!v->k && !chain_group)
+                chain_group = rl_points_new_group(pts);
+            call *c = &r->calls[used++];
+            *c = (call){fusion_op_name(op), k, (int)n, v, ctx->kind == RL_CUDA ? v->cuda : v->cpu,
+                        {r->out, r->in, r->tmp, n, k, op, rl_stream(ctx->be)}, pts};
+            rl_point *p = rl_points_add(pts, &(rl_point){
+                .variant = KERNEL_VARIANT(v), .group = v->k ? pair_group : chain_group,
+                .run = run_call, .arg = c, .data = c, .out = r->out, .count = n, .want = r->ref,
+                .atol = ATOL, .rtol = RTOL, .bytes = v->bytes(n, k), .footprint = footprint_of(v, k, n),
+                .flops = flops_per_element(op) * k * (double)n, .pattern = RL_COPY});
+            if (r->ref)
+                rl_point_validate(ctx, p);
+        }
+    }
 }
 
-static void check_variants(rl_ctx *ctx, const fusion_variant *table)
+static void measure_size(run *r, rl_points *pts, fusion_op op, size_t n, size_t nmax)
 {
-    int numbers[32], n = 0;
-    const char *names[32];
-    for (const fusion_variant *v = table; v->name && n < 32; v++, n++) {
-        numbers[n] = v->number;
-        names[n] = v->name;
-    }
-    rl_check_variants(ctx, numbers, names, n);
+    rl_ctx *ctx = r->ctx;
+    float *host = rl_host_alloc(n * sizeof(float));
+    rl_fill_uniform(host, n, -4.0f, 4.0f, rl_next_seed(ctx));
+    rl_upload(ctx->be, r->in, host, n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        r->ref[i] = host[i];
+    rl_host_free(host);
+    rl_points_clear(pts);
+    declare_size(r, pts, op, n, nmax);
+    rl_points_measure(ctx, pts);
+    rl_points_report(ctx, pts);
 }
+
+/* ---- verdicts -------------------------------------------------------------------- */
+
+static const rl_point *by_role(const rl_points *pts, const char *role)
+{
+    for (int i = 0; i < pts->n; i++)
+        if (rl_point_timed(&pts->v[i]) && pts->v[i].variant->role &&
+            !strcmp(pts->v[i].variant->role, role))
+            return &pts->v[i];
+    return NULL;
+}
+
+/* Which regime did this op run in? A single pass that moves data at half
+ * the roof or more is memory-bound; one that cannot is limited by the op's
+ * arithmetic, and fusion can then save little. A working set that spills
+ * from one level to the next is judged against the slower one. */
+static void describe_regime(rl_ctx *ctx, const rl_point *one, char *buf, size_t len)
+{
+    if (!one) {
+        snprintf(buf, len, "regime unknown (one_op not measured)");
+        return;
+    }
+    rl_roof roof = rl_point_roof(ctx, one);
+    double gbps = rl_point_gbps(one), mbu = roof.mixed ? gbps / roof.slower_gbps : rl_point_mbu(ctx, one);
+    const char *level = roof.name, *op = call_of(one)->op;
+    if (mbu >= 0.5)
+        snprintf(buf, len, "memory-bound: one %s pass moves %.0f GB/s, %.2f of the %s copy "
+                 "bandwidth", op, gbps, mbu, level);
+    else
+        snprintf(buf, len, "compute-bound: one %s pass moves only %.1f GB/s, %.2f of the %s copy "
+                 "bandwidth, so arithmetic, not memory, sets the time", op, gbps, mbu, level);
+}
+
+/* The verdicts compare times at the largest size. Beyond the cache they
+ * are about device memory, the claim's own setting; when --max-bytes keeps
+ * the arrays in a cache, the same ratios are judged there, and say so. */
+static void judge(rl_ctx *ctx, const rl_points *pts, fusion_op op, size_t nmax)
+{
+    const rl_point *one = by_role(pts, "one_op"), *unfused = by_role(pts, "pair_unfused"),
+                   *fused = by_role(pts, "pair_fused");
+    char note[400], regime[200];
+    describe_regime(ctx, one, regime, sizeof regime);
+    double footprint = 2.0 * (double)nmax * sizeof(float); /* in + out */
+    if (!rl_beyond_cache(ctx, footprint)) {
+        char size[32];
+        rl_format_bytes(footprint, size, sizeof size);
+        snprintf(note, sizeof note, "judged in the %s: the largest arrays (%s) are under 4x the "
+                 "last-level cache (--max-bytes); %s", rl_roof_for(ctx, footprint, RL_COPY).name,
+                 size, regime);
+    } else {
+        snprintf(note, sizeof note, "%s", regime);
+    }
+    const char *name = fusion_op_name(op);
+    rl_judge(ctx, &CLAIMS[FUSED_SPEEDUP], name, unfused && fused ? unfused->seconds / fused->seconds : NAN, note);
+    rl_judge(ctx, &CLAIMS[FUSED_VS_ONE_OP], name, fused && one ? fused->seconds / one->seconds : NAN, note);
+}
+
+/* ---- main ------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP05, argc, argv);
-    run r = {.ctx = ctx, .table = table_for(ctx->kind)};
-    check_variants(ctx, r.table);
-    if (ctx->args.list) {
-        printf("variants of kernels/%s (pair variants run at every size, chain variants at the "
-               "largest for k = 1..%d):\n", ctx->kind == RL_CUDA ? "fusion.cu" : "cpu/fusion.c",
-               MAX_K);
-        for (const fusion_variant *v = r.table; v->name; v++)
-            rl_list_variant(v->number, v->name, v->what);
-        return rl_end(ctx);
-    }
-
     fusion_op ops[2];
     int nops = 0;
     if (strcmp(op_choice, "affine") != 0)
@@ -428,7 +299,7 @@ int main(int argc, char **argv)
     if (strcmp(op_choice, "cos") != 0)
         ops[nops++] = FUSION_AFFINE;
 
-    r.ceil = rl_ceilings_get(ctx);
+    rl_ceilings_get(ctx);
     size_t nmax = largest_n(ctx);
     char big[32];
     rl_format_bytes((double)nmax * sizeof(float), big, sizeof big);
@@ -440,20 +311,26 @@ int main(int argc, char **argv)
     rl_meta(ctx, "validation", "every element vs a double-precision reference, atol %g, rtol %g",
             ATOL, RTOL);
 
+    run r = {.ctx = ctx};
+    rl_points pts = {0};
+    for (int o = 0; o < nops; o++) /* the plan: every point declared, nothing run */
+        for (size_t n = 1 << 16; n <= nmax; n = next_size(ctx, n, nmax)) {
+            rl_points_clear(&pts);
+            declare_size(&r, &pts, ops[o], n, nmax);
+            rl_points_plan(ctx, &pts);
+        }
+    rl_plan_print(ctx);
+
     r.in = rl_alloc(ctx->be, nmax * sizeof(float));
     r.out = rl_alloc(ctx->be, nmax * sizeof(float));
     r.tmp = rl_alloc(ctx->be, nmax * sizeof(float));
     r.ref = rl_host_alloc(nmax * sizeof(double));
-    plan(&r, ops, nops, nmax);
-
-    printf("\n  %-7s %10s  %-20s %s %11s %9s %-7s %6s %8s\n", "op", "n", "variant", "k", "time/us",
-           "GB/s", "level", "MBU", "speedup");
     for (int o = 0; o < nops; o++) {
         for (size_t n = 1 << 16; n <= nmax; n = next_size(ctx, n, nmax))
-            sweep_size(&r, ops[o], n, nmax);
-        judge(&r, ops[o], nmax); /* the points of the largest size are still in r */
+            measure_size(&r, &pts, ops[o], n, nmax);
+        judge(ctx, &pts, ops[o], nmax); /* the points of the largest size are still in pts */
     }
-
+    rl_points_free(&pts);
     rl_free(ctx->be, r.in);
     rl_free(ctx->be, r.out);
     rl_free(ctx->be, r.tmp);

@@ -1,6 +1,6 @@
 /*
- * cpu/fusion.c -- the C + OpenMP counterparts of fusion.cu, and the
- * double-precision reference both are checked against.
+ * cpu/fusion.c -- the C + OpenMP counterparts of fusion.cu (the table is
+ * fusion.c, the reference ref/fusion.c).
  *
  * A "kernel launch" here is an OpenMP parallel loop: its fork and join are
  * the CPU's launch overhead, and each unfused pass streams the whole array
@@ -9,15 +9,6 @@
 #include "../fusion.h"
 
 #include <string.h>
-
-const char *fusion_op_name(fusion_op op) { return op == FUSION_COS ? "cos" : "affine"; }
-
-void fusion_reference_step(double *x, size_t n, fusion_op op)
-{
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        x[i] = op == FUSION_COS ? cos(x[i]) : x[i] * (double)FUSION_AFFINE_A + (double)FUSION_AFFINE_B;
-}
 
 /* Work is cut into strips small enough to stay in L1. A fused chain
  * applies its first op from the input into the strip of out, then the
@@ -96,11 +87,11 @@ static void chain(float *out, const float *in, size_t n, int k, fusion_op op)
     (op == FUSION_COS ? chain_cos : chain_affine)(out, in, n, k);
 }
 
-static void launch_fused(const fusion_args *a) { chain(a->out, a->in, a->n, a->k, a->op); }
+void fusion_fused_cpu(const fusion_args *a) { chain(a->out, a->in, a->n, a->k, a->op); }
 
 /* k parallel loops, one op each: the intermediate goes through memory,
  * alternating tmp and out so that the last pass lands in out. */
-static void launch_unfused(const fusion_args *a)
+void fusion_unfused_cpu(const fusion_args *a)
 {
     const float *src = a->in;
     for (int j = 0; j < a->k; j++) {
@@ -110,17 +101,7 @@ static void launch_unfused(const fusion_args *a)
     }
 }
 
-static void launch_fused_vec4(const fusion_args *a)
+void fusion_fused_vec4_cpu(const fusion_args *a)
 {
     (a->op == FUSION_COS ? vec4_cos : vec4_affine)(a->out, a->in, a->n, a->k);
 }
-
-const fusion_variant fusion_cpu_variants[] = {
-    {1, "cos", "one parallel loop, one op: the floor", 1, true, launch_fused, fusion_bytes_one_pass},
-    {2, "cos_cos_unfused", "two parallel loops; the intermediate goes to memory", 2, false, launch_unfused, fusion_bytes_per_op},
-    {3, "cos_cos_fused", "one parallel loop, both ops in registers", 2, true, launch_fused, fusion_bytes_one_pass},
-    {4, "cos_cos_fused_vec4", "as 3, with 16-byte vector loads and stores", 2, true, launch_fused_vec4, fusion_bytes_one_pass},
-    {5, "chain_unfused", "k parallel loops, one op each", 0, false, launch_unfused, fusion_bytes_per_op},
-    {6, "chain_fused", "one parallel loop, k ops in registers", 0, true, launch_fused, fusion_bytes_one_pass},
-    {0},
-};
