@@ -160,6 +160,13 @@ rl_check rl_compare_f32(const float *got, const double *want, size_t n, double a
 rl_check rl_validate_f32(rl_backend *be, void (*work)(void *), void *arg, float *dev_out,
                          size_t n, const double *want, double atol, double rtol);
 
+/* The same with a bound per element, for kernels whose error is known
+ * element by element (e.g. a decode that rounds x to 8 bits first):
+ * |got[i] - want[i]| <= bound[i], and finite. */
+rl_check rl_compare_f32_bound(const float *got, const double *want, const double *bound, size_t n);
+rl_check rl_validate_f32_bound(rl_backend *be, void (*work)(void *), void *arg, float *dev_out,
+                               size_t n, const double *want, const double *bound);
+
 /* One line such as "ok (max abs err 3.1e-08)" or "FAILED: 12 of 4096
  * elements wrong, first at 17: got nan, want 0.41 (unwritten?)". */
 void rl_check_describe(const rl_check *c, char *buf, size_t len);
@@ -316,6 +323,11 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv);
 /* Commits the CSV, rewrites this experiment's rows of verdicts.csv, draws
  * the charts and prints the verdict table. Returns the exit code. */
 int rl_end(rl_ctx *ctx);
+
+/* Ends a run that writes no results (a side benchmark, such as exp-03's
+ * --matrix): removes the temporary CSV and returns the exit code
+ * (RL_EXIT_FAILED when a kernel failed validation). */
+int rl_end_discard(rl_ctx *ctx);
 
 /* For --list: prints one variant line and returns. */
 void rl_list_variant(int number, const char *name, const char *what);

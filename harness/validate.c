@@ -10,7 +10,10 @@
 #include <math.h>
 #include <stdio.h>
 
-rl_check rl_compare_f32(const float *got, const double *want, size_t n, double atol, double rtol)
+/* One comparison for both entry points: bound[i] when given, else atol +
+ * rtol |want|. */
+static rl_check compare(const float *got, const double *want, const double *bound, size_t n,
+                        double atol, double rtol)
 {
     rl_check c = {.ok = true, .n = n};
     double err2 = 0, ref2 = 0;
@@ -18,7 +21,7 @@ rl_check rl_compare_f32(const float *got, const double *want, size_t n, double a
         double g = got[i], w = want[i];
         double err = fabs(g - w);
         bool finite = isfinite(g);
-        bool bad = !finite || !(err <= atol + rtol * fabs(w));
+        bool bad = !finite || !(err <= (bound ? bound[i] : atol + rtol * fabs(w)));
         if (!finite)
             c.nonfinite++;
         else {
@@ -41,17 +44,40 @@ rl_check rl_compare_f32(const float *got, const double *want, size_t n, double a
     return c;
 }
 
-rl_check rl_validate_f32(rl_backend *be, void (*work)(void *), void *arg, float *dev_out,
-                         size_t n, const double *want, double atol, double rtol)
+rl_check rl_compare_f32(const float *got, const double *want, size_t n, double atol, double rtol)
+{
+    return compare(got, want, NULL, n, atol, rtol);
+}
+
+rl_check rl_compare_f32_bound(const float *got, const double *want, const double *bound, size_t n)
+{
+    return compare(got, want, bound, n, 0, 0);
+}
+
+/* Poison, run once, download, compare: with a tolerance or a bound. */
+static rl_check validate(rl_backend *be, void (*work)(void *), void *arg, float *dev_out, size_t n,
+                         const double *want, const double *bound, double atol, double rtol)
 {
     rl_poison(be, dev_out, n * sizeof(float));
     work(arg);
     rl_sync(be);
     float *host = rl_host_alloc(n * sizeof(float));
     rl_download(be, host, dev_out, n * sizeof(float));
-    rl_check c = rl_compare_f32(host, want, n, atol, rtol);
+    rl_check c = compare(host, want, bound, n, atol, rtol);
     rl_host_free(host);
     return c;
+}
+
+rl_check rl_validate_f32_bound(rl_backend *be, void (*work)(void *), void *arg, float *dev_out,
+                               size_t n, const double *want, const double *bound)
+{
+    return validate(be, work, arg, dev_out, n, want, bound, 0, 0);
+}
+
+rl_check rl_validate_f32(rl_backend *be, void (*work)(void *), void *arg, float *dev_out,
+                         size_t n, const double *want, double atol, double rtol)
+{
+    return validate(be, work, arg, dev_out, n, want, NULL, atol, rtol);
 }
 
 void rl_check_describe(const rl_check *c, char *buf, size_t len)
