@@ -95,11 +95,14 @@ static void launch_fused_vec4(const fusion_args *a)
 }
 
 extern "C" const fusion_variant fusion_cuda_variants[] = {
-    {1, "cos", "one kernel, one op: the floor", 1, true, launch_fused, fusion_bytes_one_pass},
-    {2, "cos_cos_unfused", "two kernels; the intermediate goes to memory", 2, false, launch_unfused, fusion_bytes_per_op},
-    {3, "cos_cos_fused", "one kernel, both ops in registers", 2, true, launch_fused, fusion_bytes_one_pass},
-    {4, "cos_cos_fused_vec4", "as 3, with 16-byte loads and stores", 2, true, launch_fused_vec4, fusion_bytes_one_pass},
-    {5, "chain_unfused", "k kernels, one op each", 0, false, launch_unfused, fusion_bytes_per_op},
-    {6, "chain_fused", "one kernel, k ops in registers", 0, true, launch_fused, fusion_bytes_one_pass},
-    {0, 0, 0, 0, 0, 0, 0},
+    {1, "cos", "one kernel, one op: the floor", 1, true, launch_fused, fusion_bytes_one_pass, false},
+    {2, "cos_cos_unfused", "two kernels; the intermediate goes to memory", 2, false, launch_unfused, fusion_bytes_per_op, false},
+    {3, "cos_cos_fused", "one kernel, both ops in registers", 2, true, launch_fused, fusion_bytes_one_pass, false},
+    {4, "cos_cos_fused_vec4", "as 3, with 16-byte loads and stores", 2, true, launch_fused_vec4, fusion_bytes_one_pass, false},
+    {5, "chain_unfused", "k kernels, one op each", 0, false, launch_unfused, fusion_bytes_per_op, false},
+    {6, "chain_fused", "one kernel, k ops in registers", 0, true, launch_fused, fusion_bytes_one_pass, false},
+    {7, "cos_libm", "CPU only: glibc's scalar cosf (the GPU's cosf is variant 1)", 1, true, NULL, fusion_bytes_one_pass, true},
+    {8, "cos_cos_unfused_libm", "CPU only", 2, false, NULL, fusion_bytes_per_op, true},
+    {9, "cos_cos_fused_libm", "CPU only", 2, true, NULL, fusion_bytes_one_pass, true},
+    {0, 0, 0, 0, 0, 0, 0, false},
 };

@@ -4,7 +4,10 @@
  * keeps the intermediates in registers.
  *
  * Two tables with the same rows, one per backend: fusion.cu (CUDA) and
- * cpu/fusion.c (C + OpenMP). Adding a variant is one row and one function.
+ * cpu/fusion.c (C + OpenMP). Adding a variant is one row and one function;
+ * a row whose launch is NULL does not exist on that backend. The CPU's
+ * cos is a vector polynomial (cpu/vmath.h); its _libm rows keep glibc's
+ * scalar cosf.
  */
 #ifndef KERNELS_FUSION_H
 #define KERNELS_FUSION_H
@@ -50,8 +53,11 @@ typedef struct fusion_variant {
     const char *what;
     int k;         /* fixed chain length, or 0 when the experiment sweeps k */
     bool fused;    /* one kernel for the chain, or one per op */
-    void (*launch)(const fusion_args *a);
+    void (*launch)(const fusion_args *a); /* NULL: not on this backend */
     double (*bytes)(size_t n, int k); /* moved through memory, the minimum */
+    /* cos by the C library, one scalar call per element (the CPU's
+     * compute-bound counterexample); such rows run only for op cos. */
+    bool libm;
 } fusion_variant;
 
 extern const fusion_variant fusion_cuda_variants[]; /* terminated by a zero row */

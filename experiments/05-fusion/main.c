@@ -168,6 +168,7 @@ static const point *unfused_twin(const run *r, const point *p)
     for (int i = 0; i < r->npts; i++) {
         const point *q = &r->pts[i];
         if (q->ok && !q->v->fused && q->job.a.op == p->job.a.op && q->n == p->n && q->k == p->k &&
+            q->v->libm == p->v->libm && /* the same cos: vector or the C library's */
             (!best || q->v->k == p->v->k)) /* prefer the same family: pair or chain */
             best = q;
     }
@@ -229,11 +230,14 @@ static bool in_chain_sweep(const rl_ctx *ctx, int k)
     return ctx->args.quick ? (k == 1 || k == 2 || k == 4 || k == 8) : k <= MAX_K;
 }
 
-/* Does variant v run at this (k, n)? Pair variants run at every size at
- * their own k; chain variants only at the largest size, over the k-sweep. */
-static bool runs_at(const rl_ctx *ctx, const fusion_variant *v, int k, size_t n, size_t nmax)
+/* Does variant v run at this (op, k, n)? Pair variants run at every size at
+ * their own k; chain variants only at the largest size, over the k-sweep.
+ * Not where the backend lacks it (no launch), and the C-library cos rows
+ * only for cos (for affine they would repeat variants 1-3). */
+static bool runs_at(const rl_ctx *ctx, const fusion_variant *v, fusion_op op, int k, size_t n,
+                    size_t nmax)
 {
-    if (!rl_variant_selected(ctx, v->number, v->name))
+    if (!v->launch || (v->libm && op != FUSION_COS) || !rl_variant_selected(ctx, v->number, v->name))
         return false;
     if (v->k)
         return v->k == k;
@@ -256,7 +260,7 @@ static void sweep_size(run *r, fusion_op op, size_t n, size_t nmax)
     for (int k = 1; k <= kmax; k++) {
         fusion_reference_step(r->ref, n, op); /* ref now holds op^k(input) */
         for (const fusion_variant *v = r->table; v->name; v++)
-            if (runs_at(ctx, v, k, n, nmax))
+            if (runs_at(ctx, v, op, k, n, nmax))
                 validate_point(r, v, op, k, n);
     }
     for (int group = 0; group <= kmax; group++)
@@ -348,18 +352,19 @@ static size_t next_size(const rl_ctx *ctx, size_t n, size_t nmax)
 
 /* Progress steps: one per timed group (variants 1-4 at every size, and
  * each chain length at the largest). */
-static int count_groups(const run *r, int nops, size_t nmax)
+static int count_groups(const run *r, const fusion_op *ops, int nops, size_t nmax)
 {
     int total = 0;
-    for (size_t n = 1 << 16; n <= nmax; n = next_size(r->ctx, n, nmax))
-        for (int group = 0; group <= (n == nmax ? MAX_K : 2); group++) {
-            bool any = false;
-            for (int k = 1; k <= MAX_K; k++)
-                for (const fusion_variant *v = r->table; v->name; v++)
-                    any |= runs_at(r->ctx, v, k, n, nmax) && (v->k ? 0 : k) == group;
-            total += any;
-        }
-    return total * nops;
+    for (int o = 0; o < nops; o++)
+        for (size_t n = 1 << 16; n <= nmax; n = next_size(r->ctx, n, nmax))
+            for (int group = 0; group <= (n == nmax ? MAX_K : 2); group++) {
+                bool any = false;
+                for (int k = 1; k <= MAX_K; k++)
+                    for (const fusion_variant *v = r->table; v->name; v++)
+                        any |= runs_at(r->ctx, v, ops[o], k, n, nmax) && (v->k ? 0 : k) == group;
+                total += any;
+            }
+    return total;
 }
 
 int main(int argc, char **argv)
@@ -371,7 +376,8 @@ int main(int argc, char **argv)
                "largest for k = 1..%d):\n", ctx->kind == RL_CUDA ? "fusion.cu" : "cpu/fusion.c",
                MAX_K);
         for (const fusion_variant *v = r.table; v->name; v++)
-            rl_list_variant(v->number, v->name, v->what);
+            if (v->launch) /* NULL: not on this backend */
+                rl_list_variant(v->number, v->name, v->what);
         return rl_end(ctx);
     }
 
@@ -396,7 +402,7 @@ int main(int argc, char **argv)
     r.out = rl_alloc(ctx->be, nmax * sizeof(float));
     r.tmp = rl_alloc(ctx->be, nmax * sizeof(float));
     r.ref = rl_host_alloc(nmax * sizeof(double));
-    rl_progress_total(ctx, count_groups(&r, nops, nmax));
+    rl_progress_total(ctx, count_groups(&r, ops, nops, nmax));
 
     printf("\n  %-7s %10s  %-20s %s %11s %9s %6s %8s\n", "op", "n", "variant", "k", "time/us",
            "GB/s", "MBU", "speedup");

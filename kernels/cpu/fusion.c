@@ -7,6 +7,7 @@
  * through the memory hierarchy, as a GPU kernel streams it through HBM.
  */
 #include "../fusion.h"
+#include "vmath.h"
 
 #include <string.h>
 
@@ -24,91 +25,127 @@ void fusion_reference_step(double *x, size_t n, fusion_op op)
  * remaining ops over that strip in place while it is still in L1: only
  * the first read and the last write reach memory, which is what fusion
  * means. Each inner loop is a plain loop the compiler can vectorize (it
- * will not vectorize across an inner loop of run-time length). */
+ * will not vectorize across an inner loop of run-time length).
+ *
+ * cos comes two ways: rl_cos8 (vmath.h: eight lanes at once, a polynomial,
+ * max 2 ulp), the default, as PyTorch evaluates it with SLEEF; or the C
+ * library's scalar cosf (the _libm variants), one call per element: tens
+ * of nanoseconds, so a pass is bound by arithmetic, and fusion, which
+ * saves memory trips, saves little. */
 enum { STRIP = 512 };
 
-static inline __attribute__((always_inline)) void chain_strip(float *restrict out,
-                                                              const float *restrict in, size_t n,
-                                                              size_t lo, int k, fusion_op op)
+typedef enum cos_eval { COS_VECTOR, COS_LIBM } cos_eval;
+
+/* One op over n floats from x to o (o == x allowed: in place). */
+static inline __attribute__((always_inline)) void apply_n(float *o, const float *x, size_t n,
+                                                          fusion_op op, cos_eval how)
+{
+    size_t i = 0;
+    if (op == FUSION_COS && how == COS_VECTOR) {
+        for (; i + 8 <= n; i += 8)
+            v8f_store(o + i, rl_cos8(v8f_load(x + i)));
+        for (; i < n; i++)
+            o[i] = rl_cosf(x[i]);
+        return;
+    }
+    for (; i < n; i++) /* affine: the compiler vectorizes; libm: one call each */
+        o[i] = fusion_apply(x[i], op);
+}
+
+static inline __attribute__((always_inline)) void chain_strip(float *out, const float *in,
+                                                              size_t n, size_t lo, int k,
+                                                              fusion_op op, cos_eval how)
 {
     size_t len = n - lo < STRIP ? n - lo : STRIP;
-    float *restrict o = out + lo;
-    const float *restrict x = in + lo;
-    for (size_t i = 0; i < len; i++)
-        o[i] = fusion_apply(x[i], op);
+    apply_n(out + lo, in + lo, len, op, how);
     for (int j = 1; j < k; j++)
-        for (size_t i = 0; i < len; i++)
-            o[i] = fusion_apply(o[i], op);
+        apply_n(out + lo, out + lo, len, op, how);
 }
 
 /* Variant 4's strip: explicit 16-byte vectors (GCC's vector extension),
- * the CPU's counterpart of the GPU's float4 loads and stores. */
+ * the CPU's counterpart of the GPU's float4 loads and stores. cos works
+ * on eight lanes, so two 16-byte loads feed one evaluation. */
 typedef float v4sf __attribute__((vector_size(16)));
 
-static inline __attribute__((always_inline)) v4sf apply4(v4sf v, fusion_op op)
+static inline __attribute__((always_inline)) v4sf load4(const float *p)
 {
-    if (op == FUSION_AFFINE)
-        return v * FUSION_AFFINE_A + FUSION_AFFINE_B; /* four lanes at once */
-    for (int l = 0; l < 4; l++)
-        v[l] = cosf(v[l]);
+    v4sf v;
+    memcpy(&v, p, sizeof v); /* one 16-byte load */
     return v;
 }
 
 static inline __attribute__((always_inline)) void vec4_strip(float *out, const float *in,
                                                              size_t n, size_t lo, int k,
-                                                             fusion_op op)
+                                                             fusion_op op, cos_eval how)
 {
+    (void)how;
     size_t hi = n - lo < STRIP ? n : lo + STRIP, i = lo;
-    for (; i + 4 <= hi; i += 4) {
-        v4sf v;
-        memcpy(&v, in + i, sizeof v); /* one 16-byte load */
-        for (int j = 0; j < k; j++)
-            v = apply4(v, op);
-        memcpy(out + i, &v, sizeof v); /* one 16-byte store */
+    for (; i + 8 <= hi; i += 8) {
+        v4sf a = load4(in + i), b = load4(in + i + 4);
+        if (op == FUSION_AFFINE) {
+            for (int j = 0; j < k; j++) {
+                a = a * FUSION_AFFINE_A + FUSION_AFFINE_B;
+                b = b * FUSION_AFFINE_A + FUSION_AFFINE_B;
+            }
+        } else {
+            v8f v = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7);
+            for (int j = 0; j < k; j++)
+                v = rl_cos8(v);
+            a = __builtin_shufflevector(v, v, 0, 1, 2, 3);
+            b = __builtin_shufflevector(v, v, 4, 5, 6, 7);
+        }
+        memcpy(out + i, &a, sizeof a); /* two 16-byte stores */
+        memcpy(out + i + 4, &b, sizeof b);
     }
-    for (; i < hi; i++) { /* the last n % 4 elements */
+    for (; i < hi; i++) { /* the last n % 8 elements */
         float v = in[i];
         for (int j = 0; j < k; j++)
-            v = fusion_apply(v, op);
+            v = op == FUSION_COS ? rl_cosf(v) : fusion_apply(v, op);
         out[i] = v;
     }
 }
 
-/* One parallel loop over the strips per kernel and op. The op must be a
- * constant inside the parallel region for the compiler to specialise the
- * loop, and OpenMP outlines a region before any inlining: hence one
- * function per op, generated here. */
-#define PARALLEL_OVER_STRIPS(name, strip, op)                                \
+/* One parallel loop over the strips per kernel, op and cos evaluation.
+ * They must be constants inside the parallel region for the compiler to
+ * specialise the loop, and OpenMP outlines a region before any inlining:
+ * hence one function per combination, generated here. */
+#define PARALLEL_OVER_STRIPS(name, strip, op, how)                           \
     static void name(float *out, const float *in, size_t n, int k)           \
     {                                                                        \
         size_t strips = (n + STRIP - 1) / STRIP;                             \
         _Pragma("omp parallel for schedule(static)")                         \
         for (size_t s = 0; s < strips; s++)                                  \
-            strip(out, in, n, s * STRIP, k, op);                             \
+            strip(out, in, n, s * STRIP, k, op, how);                        \
     }
-PARALLEL_OVER_STRIPS(chain_cos, chain_strip, FUSION_COS)
-PARALLEL_OVER_STRIPS(chain_affine, chain_strip, FUSION_AFFINE)
-PARALLEL_OVER_STRIPS(vec4_cos, vec4_strip, FUSION_COS)
-PARALLEL_OVER_STRIPS(vec4_affine, vec4_strip, FUSION_AFFINE)
+PARALLEL_OVER_STRIPS(chain_cos, chain_strip, FUSION_COS, COS_VECTOR)
+PARALLEL_OVER_STRIPS(chain_cos_libm, chain_strip, FUSION_COS, COS_LIBM)
+PARALLEL_OVER_STRIPS(chain_affine, chain_strip, FUSION_AFFINE, COS_VECTOR)
+PARALLEL_OVER_STRIPS(vec4_cos, vec4_strip, FUSION_COS, COS_VECTOR)
+PARALLEL_OVER_STRIPS(vec4_affine, vec4_strip, FUSION_AFFINE, COS_VECTOR)
 
-static void chain(float *out, const float *in, size_t n, int k, fusion_op op)
+typedef void (*chain_fn)(float *out, const float *in, size_t n, int k);
+
+static chain_fn chain_for(fusion_op op, cos_eval how)
 {
-    (op == FUSION_COS ? chain_cos : chain_affine)(out, in, n, k);
+    return op == FUSION_AFFINE ? chain_affine : how == COS_LIBM ? chain_cos_libm : chain_cos;
 }
-
-static void launch_fused(const fusion_args *a) { chain(a->out, a->in, a->n, a->k, a->op); }
 
 /* k parallel loops, one op each: the intermediate goes through memory,
  * alternating tmp and out so that the last pass lands in out. */
-static void launch_unfused(const fusion_args *a)
+static void unfused(const fusion_args *a, cos_eval how)
 {
     const float *src = a->in;
     for (int j = 0; j < a->k; j++) {
         float *dst = fusion_pass_output(a, j);
-        chain(dst, src, a->n, 1, a->op);
+        chain_for(a->op, how)(dst, src, a->n, 1);
         src = dst;
     }
 }
+
+static void launch_fused(const fusion_args *a) { chain_for(a->op, COS_VECTOR)(a->out, a->in, a->n, a->k); }
+static void launch_unfused(const fusion_args *a) { unfused(a, COS_VECTOR); }
+static void launch_fused_libm(const fusion_args *a) { chain_for(a->op, COS_LIBM)(a->out, a->in, a->n, a->k); }
+static void launch_unfused_libm(const fusion_args *a) { unfused(a, COS_LIBM); }
 
 static void launch_fused_vec4(const fusion_args *a)
 {
@@ -116,11 +153,14 @@ static void launch_fused_vec4(const fusion_args *a)
 }
 
 const fusion_variant fusion_cpu_variants[] = {
-    {1, "cos", "one parallel loop, one op: the floor", 1, true, launch_fused, fusion_bytes_one_pass},
-    {2, "cos_cos_unfused", "two parallel loops; the intermediate goes to memory", 2, false, launch_unfused, fusion_bytes_per_op},
-    {3, "cos_cos_fused", "one parallel loop, both ops in registers", 2, true, launch_fused, fusion_bytes_one_pass},
-    {4, "cos_cos_fused_vec4", "as 3, with 16-byte vector loads and stores", 2, true, launch_fused_vec4, fusion_bytes_one_pass},
-    {5, "chain_unfused", "k parallel loops, one op each", 0, false, launch_unfused, fusion_bytes_per_op},
-    {6, "chain_fused", "one parallel loop, k ops in registers", 0, true, launch_fused, fusion_bytes_one_pass},
+    {1, "cos", "one parallel loop, one op: the floor", 1, true, launch_fused, fusion_bytes_one_pass, false},
+    {2, "cos_cos_unfused", "two parallel loops; the intermediate goes to memory", 2, false, launch_unfused, fusion_bytes_per_op, false},
+    {3, "cos_cos_fused", "one parallel loop, both ops in registers", 2, true, launch_fused, fusion_bytes_one_pass, false},
+    {4, "cos_cos_fused_vec4", "as 3, with 16-byte vector loads and stores", 2, true, launch_fused_vec4, fusion_bytes_one_pass, false},
+    {5, "chain_unfused", "k parallel loops, one op each", 0, false, launch_unfused, fusion_bytes_per_op, false},
+    {6, "chain_fused", "one parallel loop, k ops in registers", 0, true, launch_fused, fusion_bytes_one_pass, false},
+    {7, "cos_libm", "as 1 with glibc's scalar cosf: a compute-bound element-wise op", 1, true, launch_fused_libm, fusion_bytes_one_pass, true},
+    {8, "cos_cos_unfused_libm", "as 2 with glibc's scalar cosf", 2, false, launch_unfused_libm, fusion_bytes_per_op, true},
+    {9, "cos_cos_fused_libm", "as 3 with glibc's scalar cosf", 2, true, launch_fused_libm, fusion_bytes_one_pass, true},
     {0},
 };
