@@ -4,7 +4,7 @@
  * on the floats nearest to multiples of pi/2 (where cos is near 0 and the
  * range reduction is hardest), on random inputs, and on lanes that take the
  * C library's path (large, infinite, NaN), mixed with ordinary ones.
- * (An exhaustive run over every float in [0, 8192] measured 0.95 ulp.)
+ * (An exhaustive run over every float with |x| <= 8192 measured 1.70 ulp.)
  */
 #include "cpu/vmath.h"
 #include "rooflab.h"
