@@ -133,8 +133,13 @@ static void validate_point(run *r, const fusion_variant *v, fusion_op op, int k,
 
 /* Points that are compared with each other are timed together, sample by
  * sample in turn: the fixed-length variants 1-4 (the verdicts compare
- * them), and the two chain variants at each k. */
-static int group_of(const point *p) { return p->v->k ? 0 : p->k; }
+ * them), the two chain variants at each k, and the C library's cos rows
+ * (a tenth of the speed: in their own group, they would only stretch the
+ * rounds of the others). */
+enum { LIBM_GROUP = MAX_K + 1 };
+
+static int group_id(const fusion_variant *v, int k) { return v->libm ? LIBM_GROUP : v->k ? 0 : k; }
+static int group_of(const point *p) { return group_id(p->v, p->k); }
 
 static void time_group(run *r, int group)
 {
@@ -151,7 +156,7 @@ static void time_group(run *r, int group)
     if (n == 0)
         return;
     rl_progress_step(r->ctx, "%s n=%zu %s", fusion_op_name(members[0]->job.a.op), members[0]->n,
-                     group ? "chain variants" : "variants 1-4");
+                     group == LIBM_GROUP ? "C library's cos" : group ? "chain variants" : "variants 1-4");
     rl_measure_group(r->ctx, works, n, m);
     for (int i = 0; i < n; i++) {
         point *p = members[i];
@@ -265,6 +270,7 @@ static void sweep_size(run *r, fusion_op op, size_t n, size_t nmax)
     }
     for (int group = 0; group <= kmax; group++)
         time_group(r, group);
+    time_group(r, LIBM_GROUP);
     rl_progress_clear();
     for (int i = 0; i < r->npts; i++) {
         write_row(r, &r->pts[i]);
@@ -350,18 +356,18 @@ static size_t next_size(const rl_ctx *ctx, size_t n, size_t nmax)
     return n < nmax ? nmax : n * 2;
 }
 
-/* Progress steps: one per timed group (variants 1-4 at every size, and
- * each chain length at the largest). */
+/* Progress steps: one per timed group (variants 1-4 and the C library's
+ * at every size, and each chain length at the largest). */
 static int count_groups(const run *r, const fusion_op *ops, int nops, size_t nmax)
 {
     int total = 0;
     for (int o = 0; o < nops; o++)
         for (size_t n = 1 << 16; n <= nmax; n = next_size(r->ctx, n, nmax))
-            for (int group = 0; group <= (n == nmax ? MAX_K : 2); group++) {
+            for (int group = 0; group <= LIBM_GROUP; group++) {
                 bool any = false;
                 for (int k = 1; k <= MAX_K; k++)
                     for (const fusion_variant *v = r->table; v->name; v++)
-                        any |= runs_at(r->ctx, v, ops[o], k, n, nmax) && (v->k ? 0 : k) == group;
+                        any |= runs_at(r->ctx, v, ops[o], k, n, nmax) && group_id(v, k) == group;
                 total += any;
             }
     return total;
