@@ -99,15 +99,21 @@ void quant_decode_int8_best(const quant_args *a);
 
 /* For each of the rows outputs, the largest |y - reference| the integer
  * decode can show, where the reference is the exact y of the decoded
- * weights and x in double precision:
+ * weights and x in double precision. With d_g the scale of x's group g
+ * (32 values) and c = 1 + 2^-13 (|x - d q| exceeds d / 2 by at most the
+ * roundings of 1 / d and x (1 / d): 127 2^-23 of d):
  *
- *   x's rounding:  |sum_i w_i (x_i - xhat_i)| <= sum_g d_g / 2 * sum_{i in g} |w_i|
- *   FP32 sums:     (k / 16 + 32) 2^-24 * sum_i a_i (|x_i| + d_g / 2)
+ *   x's rounding:  |sum_i w_i (x_i - xhat_i)| <= c sum_g d_g / 2 sum_{i in g} |w_i|
+ *   FP32 sums:     (k / 16 + 32) 2^-24 sum_i a_i (|x_i| + c d_g / 2)
  *
- * where a_i is the magnitude of what the kernel adds for weight i (|w_i|,
- * or its parts d q and d * offset, or d s q and dmin m, for the formats
- * with an offset or a min; see quant_dot.c). F16 (no x quantization):
- * gemv_atol(k). */
+ * The integer sums are exact; the FP32 part is the standard bound for a
+ * sum of at most k / 16 + 32 rounded terms (scale products, conversions,
+ * accumulation), where a_i is the magnitude of what the kernel adds for
+ * weight i: |scale q| + |offset| in quant_block_split()'s terms (|w_i| for
+ * q8; d q and d times the offset for q6, q5, q4, whose offsets are
+ * removed through x's group sums; d s q and dmin m for q2). F16 (x not
+ * quantized): gemv_atol(k). The bound is sharp: tests/test_quant_dot.c
+ * builds an x whose rounding errors all add up and reaches 0.85 of it. */
 void quant_int8_error_bound(double *bound, quant_format f, const void *w, const fp16 *x,
                             int rows, int k);
 
