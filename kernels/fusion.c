@@ -26,6 +26,17 @@ const fusion_variant fusion_variants[] = {
     {.number = 6, .name = "chain_fused", .role = "chain_fused", .k = 0, .fused = true,
      .what = "one kernel, k ops in registers",
      .cpu = fusion_fused_cpu, .cuda = CUDA_ONLY(fusion_fused_cuda), .bytes = fusion_bytes_one_pass},
+    /* glibc's scalar cosf, one call per element: a compute-bound element-wise
+     * op on a CPU, for op cos only (the GPU's cosf is variant 1's) */
+    {.number = 7, .name = "one_op_libm", .k = 1, .fused = true, .libm = true,
+     .what = "as one_op with the C library's scalar cosf (op cos only)",
+     .cpu = fusion_fused_libm_cpu, .bytes = fusion_bytes_one_pass},
+    {.number = 8, .name = "pair_unfused_libm", .role = "pair_unfused_libm", .k = 2, .fused = false,
+     .libm = true, .what = "as pair_unfused with the C library's scalar cosf (op cos only)",
+     .cpu = fusion_unfused_libm_cpu, .bytes = fusion_bytes_per_op},
+    {.number = 9, .name = "pair_fused_libm", .role = "pair_fused_libm", .k = 2, .fused = true,
+     .libm = true, .what = "as pair_fused with the C library's scalar cosf (op cos only)",
+     .cpu = fusion_fused_libm_cpu, .bytes = fusion_bytes_one_pass},
     {0},
 };
 

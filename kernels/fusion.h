@@ -6,6 +6,8 @@
  * One table (fusion.c) names each variant's launcher on each backend:
  * fusion.cu (CUDA) and cpu/fusion.c (C + OpenMP); the reference is in
  * ref/fusion.c. Adding a variant is one function per backend and one row.
+ * The CPU's cos is a vector polynomial (cpu/vmath.h); its _libm rows keep
+ * glibc's scalar cosf, a compute-bound element-wise op.
  */
 #ifndef KERNELS_FUSION_H
 #define KERNELS_FUSION_H
@@ -53,6 +55,9 @@ typedef struct fusion_variant {
     void (*cpu)(const fusion_args *a);
     void (*cuda)(const fusion_args *a);
     double (*bytes)(size_t n, int k); /* moved through memory, the minimum */
+    /* cos by the C library, one scalar call per element (the CPU's
+     * compute-bound counterexample); such rows run only for op cos. */
+    bool libm;
 } fusion_variant;
 
 extern const fusion_variant fusion_variants[]; /* ended by a zero row */
@@ -63,6 +68,8 @@ extern const kernel_family fusion_family;
 void fusion_fused_cpu(const fusion_args *a);
 void fusion_unfused_cpu(const fusion_args *a);
 void fusion_fused_vec4_cpu(const fusion_args *a);
+void fusion_fused_libm_cpu(const fusion_args *a);   /* glibc's scalar cosf */
+void fusion_unfused_libm_cpu(const fusion_args *a);
 void fusion_fused_cuda(const fusion_args *a);
 void fusion_unfused_cuda(const fusion_args *a);
 void fusion_fused_vec4_cuda(const fusion_args *a);

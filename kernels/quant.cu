@@ -155,7 +155,8 @@ static void launch_prefill(const quant_args *a)
 }
 
 extern "C" const quant_variant quant_cuda_variants[] = {
-    {1, "gemv_dequant", "decode: a warp per 1-2 rows, 8 weights per lane dequantized in registers, FP32 sums (F16: experiment 02's gemv_fp16)", QUANT_DECODE, false, launch_decode, NULL},
-    {2, "dequant_gemm", "prefill: dequantize the matrix to FP16, then cuBLAS GEMM", QUANT_PREFILL, true, launch_prefill, prefill_scratch},
-    {0, 0, 0, QUANT_DECODE, false, 0, 0},
+    {1, "gemv_dequant", "decode: a warp per 1-2 rows, 8 weights per lane dequantized in registers, FP32 sums (F16: experiment 02's gemv_fp16)", QUANT_DECODE, false, launch_decode, NULL, false},
+    {2, "dequant_gemm", "prefill: dequantize the matrix to FP16, then cuBLAS GEMM", QUANT_PREFILL, true, launch_prefill, prefill_scratch, false},
+    {3, "gemv_int8", "decode with x quantized to int8: CPU only (dp4a would be the GPU's counterpart)", QUANT_DECODE, false, NULL, NULL, true},
+    {0, 0, 0, QUANT_DECODE, false, 0, 0, false},
 };

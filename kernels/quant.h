@@ -14,7 +14,9 @@
  * Kernels, one table per backend with the same rows (quant.cu, cpu/quant.c):
  * a GEMV that dequantizes in registers (decode, one token), and a prefill
  * path that dequantizes the matrix (FP16 on the GPU, FP32 on the CPU) and
- * hands it to the vendor GEMM, as llama.cpp does for large batches.
+ * hands it to the vendor GEMM, as llama.cpp does for large batches. The
+ * CPU adds an integer-dot decode (x quantized to 8 bits, cpu/quant_dot.h);
+ * a row whose launch is NULL does not exist on that backend.
  */
 #ifndef KERNELS_QUANT_H
 #define KERNELS_QUANT_H
@@ -212,8 +214,11 @@ typedef struct quant_variant {
     const char *what;
     quant_phase phase;
     bool rounds_to_fp16; /* the path computes with FP16-rounded weights */
-    void (*launch)(const quant_args *a);
+    void (*launch)(const quant_args *a); /* NULL: the variant does not exist on this backend */
     size_t (*scratch_bytes)(int rows, int k, int n); /* NULL: none */
+    /* x is rounded to 8 bits before the dot products: validate within
+     * quant_int8_error_bound() (cpu/quant_dot.h), not a fixed tolerance. */
+    bool quantizes_x;
 } quant_variant;
 
 extern const quant_variant quant_cuda_variants[]; /* terminated by a zero row */

@@ -138,6 +138,30 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
     cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
 
+/* --matrix: one matrix, every format and decode variant, validated and
+ * timed, printed, and no results written. */
+Test(exp03, one_matrix_is_timed_in_every_format_and_writes_nothing)
+{
+    int rc = run_exp03("--quick --backend cpu --label m --matrix 300x512");
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    const char *printed[] = {"matrix      300 x 512, n = 1", "ms/call", "x F16", "read  "};
+    for (size_t i = 0; i < sizeof printed / sizeof printed[0]; i++)
+        cr_assert(strstr(out, printed[i]), "'%s' missing:\n%s", printed[i], out);
+    for (int f = 0; f < 6; f++) {
+        char line[64];
+        snprintf(line, sizeof line, "\n  %-6s", FORMATS[f]);
+        cr_assert(strstr(out, line), "no %s row:\n%s", FORMATS[f], out);
+    }
+    cr_assert(strstr(out, "gemv_int8") && strstr(out, "gemv_dequant"), "%s", out);
+    cr_assert_null(strstr(out, "FAILED"), "%s", out);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results/m/exp-03.csv", dir);
+    cr_assert_eq(file_size(path), -1, "no CSV from --matrix");
+    cr_assert_eq(temp_files_left(dir, "m"), 0, "no temporary files left");
+    cr_assert_eq(run_exp03("--backend cpu --matrix 300x500"), RL_EXIT_USAGE, "K must be a multiple of 256");
+    cr_assert_eq(run_exp03("--backend cpu --matrix 4096"), RL_EXIT_USAGE);
+}
+
 Test(exp03, usage_errors_exit_2)
 {
     cr_assert_eq(run_exp03("--bogus"), RL_EXIT_USAGE);
@@ -151,7 +175,7 @@ Test(exp03, help_and_list)
     cr_assert_eq(run_exp03("--help"), 0);
     cr_assert(strstr(out, "--layers N"), "%s", out);
     cr_assert_eq(run_exp03("--backend cpu --list"), 0);
-    cr_assert(strstr(out, "gemv_dequant") && strstr(out, "dequant_gemm"), "%s", out);
+    cr_assert(strstr(out, "gemv_dequant") && strstr(out, "dequant_gemm") && strstr(out, "gemv_int8"), "%s", out);
 }
 
 Test(exp03, cuda_backend_without_a_gpu_exits_77)

@@ -32,6 +32,7 @@ typedef struct model {
     float *y, *ys, *yval;   /* decode outputs, prefill outputs, validation (device) */
     void *scratch;
     double *ref[QF_COUNT];  /* decode reference, rows_total per format (host) */
+    double *bound[QF_COUNT]; /* the integer-dot decode's error bound, the same (host) */
     /* The prefill path is validated on the first rows of two matrices
      * (k = 4096 and 14336): the same call with fewer rows. */
     int check_rows[2];
@@ -89,5 +90,8 @@ void write_rows(report *r);
 void write_published_rows(report *r);
 void print_tables(const report *r);
 void judge(report *r);
+
+/* matrix.c: --matrix ROWSxK, one matrix in every format; writes no results. */
+int run_matrix(rl_ctx *ctx, const quant_variant *table, const char *spec);
 
 #endif

@@ -9,6 +9,7 @@
  * weights a step reads, and those are all here.
  */
 #include "exp03.h"
+#include "cpu/quant_dot.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,7 +97,7 @@ static size_t scratch_bytes(const model *m, const quant_variant *table)
 {
     size_t most = 0;
     for (const quant_variant *v = table; v->name; v++)
-        for (int i = 0; v->scratch_bytes && i < m->nmat; i++) {
+        for (int i = 0; v->launch && v->scratch_bytes && i < m->nmat; i++) {
             int n = v->phase == QUANT_DECODE ? 1 : m->prefill_n;
             size_t b = v->scratch_bytes(m->mats[i].rows, m->mats[i].k, n);
             most = b > most ? b : most;
@@ -134,9 +135,13 @@ void model_build(rl_ctx *ctx, model *m, const quant_variant *table)
     size_t scratch = scratch_bytes(m, table);
     m->scratch = scratch ? rl_alloc(ctx->be, scratch) : NULL;
 
-    bool rounds = false; /* does the prefill path compute with FP16-rounded weights? */
-    for (const quant_variant *v = table; v->name; v++)
-        rounds |= v->phase == QUANT_PREFILL && v->rounds_to_fp16;
+    bool rounds = false, quantizes = false; /* FP16-rounded prefill weights? 8-bit x? */
+    for (const quant_variant *v = table; v->name; v++) {
+        rounds |= v->phase == QUANT_PREFILL && v->rounds_to_fp16 && v->launch;
+        quantizes |= v->quantizes_x && v->launch;
+    }
+    for (int f = 0; f < QF_COUNT && quantizes; f++)
+        m->bound[f] = rl_host_alloc(sizeof(double) * m->rows_total);
 
     for (int i = 0; i < m->nmat; i++) {
         const matrix *mat = &m->mats[i];
@@ -154,6 +159,9 @@ void model_build(rl_ctx *ctx, model *m, const quant_variant *table)
             rl_upload(ctx->be, dst, enc, bytes);
             quant_reference(m->ref[f] + mat->y_offset, (quant_format)f, enc, x, mat->rows, mat->k,
                             1, false);
+            if (m->bound[f])
+                quant_int8_error_bound(m->bound[f] + mat->y_offset, (quant_format)f, enc, x,
+                                       mat->rows, mat->k);
             for (int c = 0; c < 2; c++)
                 if (m->check_mat[c] == mat) {
                     int rows = m->check_rows[c];
@@ -177,6 +185,8 @@ void model_free(rl_ctx *ctx, model *m)
     for (int f = 0; f < QF_COUNT; f++) {
         rl_free(ctx->be, m->w[f]);
         rl_host_free(m->ref[f]);
+        if (m->bound[f])
+            rl_host_free(m->bound[f]);
         for (int c = 0; c < 2; c++)
             rl_host_free(m->check_ref[c][f]);
     }

@@ -63,6 +63,7 @@ static double speedup(rl_ctx *ctx, const rl_point *p)
         const rl_point *q = &c->all->v[i];
         const call *d = call_of(q);
         if (rl_point_timed(q) && !d->v->fused && d->op == c->op && d->k == c->k &&
+            d->v->libm == c->v->libm && /* the same cos: the vector one or the C library's */
             (!twin || d->v->k == c->v->k))
             twin = q;
     }
@@ -159,10 +160,12 @@ static bool in_chain_sweep(const rl_ctx *ctx, int k)
 }
 
 /* Pair variants run at every size at their own k; chain variants only at
- * the largest size, over the k-sweep. */
-static bool runs_at(const rl_ctx *ctx, const fusion_variant *v, int k, size_t n, size_t nmax)
+ * the largest size, over the k-sweep; the C library's cos rows only for
+ * op cos. */
+static bool runs_at(const rl_ctx *ctx, const fusion_variant *v, fusion_op op, int k, size_t n,
+                    size_t nmax)
 {
-    if (!rl_runs(ctx, &fusion_family, KERNEL_VARIANT(v)))
+    if (!rl_runs(ctx, &fusion_family, KERNEL_VARIANT(v)) || (v->libm && op != FUSION_COS))
         return false;
     return v->k ? v->k == k : n == nmax && in_chain_sweep(ctx, k);
 }
@@ -187,18 +190,21 @@ typedef struct run {
 } run;
 
 /* Every point of one op at one size: the pair variants as one group, each
- * chain length as one. Each is validated as it is declared, while ref holds
- * op^k of the input. ref NULL: only declared, for the plan. */
+ * chain length as one, the C library's cos rows as one (ten times slower,
+ * they would only stretch the others' rounds). Each is validated as it is
+ * declared, while ref holds op^k of the input. ref NULL: only declared,
+ * for the plan. */
 static void declare_size(run *r, rl_points *pts, fusion_op op, size_t n, size_t nmax)
 {
     rl_ctx *ctx = r->ctx;
-    int kmax = n == nmax ? MAX_K : 2, pair_group = rl_points_new_group(pts), used = 0;
+    int kmax = n == nmax ? MAX_K : 2, used = 0;
+    int pair_group = rl_points_new_group(pts), libm_group = rl_points_new_group(pts);
     for (int k = 1; k <= kmax; k++) {
         if (r->ref)
             fusion_reference_step(r->ref, n, op); /* ref now holds op^k(input) */
         int chain_group = 0;
         for (const fusion_variant *v = fusion_variants; v->name; v++) {
-            if (!runs_at(ctx, v, k, n, nmax) || used == (int)(sizeof r->calls / sizeof r->calls[0]))
+            if (!runs_at(ctx, v, op, k, n, nmax) || used == (int)(sizeof r->calls / sizeof r->calls[0]))
                 continue;
             if (!v->k && !chain_group)
                 chain_group = rl_points_new_group(pts);
@@ -206,7 +212,8 @@ static void declare_size(run *r, rl_points *pts, fusion_op op, size_t n, size_t 
             *c = (call){fusion_op_name(op), k, (int)n, v, ctx->kind == RL_CUDA ? v->cuda : v->cpu,
                         {r->out, r->in, r->tmp, n, k, op, rl_stream(ctx->be)}, pts};
             rl_point *p = rl_points_add(pts, &(rl_point){
-                .variant = KERNEL_VARIANT(v), .group = v->k ? pair_group : chain_group,
+                .variant = KERNEL_VARIANT(v),
+                .group = v->libm ? libm_group : v->k ? pair_group : chain_group,
                 .run = run_call, .arg = c, .data = c, .out = r->out, .count = n, .want = r->ref,
                 .atol = ATOL, .rtol = RTOL, .bytes = v->bytes(n, k), .footprint = footprint_of(v, k, n),
                 .flops = flops_per_element(op) * k * (double)n, .pattern = RL_COPY});

@@ -12,6 +12,7 @@
  * Prefill: dequantize the whole matrix to FP32, then OpenBLAS SGEMM.
  */
 #include "../quant.h"
+#include "quant_dot.h"
 #include "simd.h"
 
 #include <stdbool.h>
@@ -257,7 +258,8 @@ static void launch_prefill(const quant_args *a)
 }
 
 const quant_variant quant_cpu_variants[] = {
-    {1, "gemv_dequant", "decode: rows per thread, 8 weights dequantized at a time, FP32 sums (F16: experiment 02's gemv_fp16)", QUANT_DECODE, false, launch_decode, decode_scratch},
-    {2, "dequant_gemm", "prefill: dequantize the matrix to FP32, then OpenBLAS SGEMM", QUANT_PREFILL, false, launch_prefill, prefill_scratch},
+    {1, "gemv_dequant", "decode: rows per thread, 8 weights dequantized at a time, FP32 sums (F16: experiment 02's gemv_fp16)", QUANT_DECODE, false, launch_decode, decode_scratch, false},
+    {2, "dequant_gemm", "prefill: dequantize the matrix to FP32, then OpenBLAS SGEMM", QUANT_PREFILL, false, launch_prefill, prefill_scratch, false},
+    {3, "gemv_int8", "decode: x quantized to int8 once per call, integer dot products (AVX2 maddubs, VNNI dpbusd), scales once per 32 weights (F16: gemv_fp16)", QUANT_DECODE, false, quant_decode_int8_best, quant_int8_scratch, true},
     {0},
 };

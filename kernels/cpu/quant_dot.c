@@ -1,0 +1,57 @@
+/*
+ * cpu/quant_dot.c -- the integer-dot decode call: x quantized once, then
+ * rows split over the OpenMP threads, each thread a contiguous range (one
+ * stream through memory per thread, which the hardware prefetchers follow).
+ */
+#include "quant_dot.h"
+#include "../gemv.h"
+
+#include <omp.h>
+
+const char *quant_isa_name(quant_isa isa)
+{
+    static const char *const NAMES[QUANT_ISA_COUNT] = {"c", "avx2", "avx-vnni", "avx512-vnni"};
+    return isa < QUANT_ISA_COUNT ? NAMES[isa] : "?";
+}
+
+size_t quant_int8_scratch(int rows, int k, int n)
+{
+    (void)rows, (void)n;
+    return quant_x8_bytes(k);
+}
+
+/* [lo, hi) of n items for thread t of nt: contiguous, sizes within one. */
+static void share(int n, int t, int nt, int *lo, int *hi)
+{
+    *lo = (int)((long long)n * t / nt);
+    *hi = (int)((long long)n * (t + 1) / nt);
+}
+
+void quant_decode_int8(const quant_args *a, quant_isa isa)
+{
+    if (a->format == QF_F16) { /* nothing to quantize: the FP16 bandwidth kernel */
+        gemv_args g = {a->y, (const fp16 *)a->w, a->x, a->rows, a->k, 1, NULL, a->stream};
+        gemv_fp16_cpu(&g);
+        return;
+    }
+    quant_dot_rows dot = isa == QUANT_ISA_C ? NULL : quant_dot_simd(a->format);
+    if (!dot) { /* asked for the portable kernels, or the build has no SIMD ones */
+        dot = quant_dot_c(a->format);
+        isa = QUANT_ISA_C;
+    }
+    quant_x8 qx = quant_x8_in(a->scratch, a->k);
+    size_t row_bytes = quant_row_bytes(a->format, a->k);
+    int blocks = a->k / QUANT_BLOCK;
+#pragma omp parallel
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads(), lo, hi;
+        share(blocks, t, nt, &lo, &hi);
+        quant_x8_fill(&qx, a->x, a->format, isa, lo, hi);
+#pragma omp barrier
+        share(a->rows, t, nt, &lo, &hi);
+        if (hi > lo)
+            dot(a->y + lo, (const char *)a->w + (size_t)lo * row_bytes, row_bytes, hi - lo, &qx, blocks);
+    }
+}
+
+void quant_decode_int8_best(const quant_args *a) { quant_decode_int8(a, quant_isa_best()); }

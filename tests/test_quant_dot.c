@@ -1,0 +1,263 @@
+/*
+ * test_quant_dot.c -- the integer-dot decode (cpu/quant_dot.h): x's 8-bit
+ * quantization within half a step, every format at odd sizes within its
+ * stated error bound on both paths (SIMD and portable C), within FP32
+ * rounding of the exact dot product with the quantized x, the bound sharp
+ * on an adversarial input, and a wrong output caught by it.
+ */
+#include "cpu/quant_dot.h"
+#include "gemv.h"
+#include "helpers.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+static fp16 *random_halves(size_t n, float lo, float hi, uint64_t seed)
+{
+    float *f = rl_host_alloc(n * sizeof(float));
+    fp16 *h = rl_host_alloc(n * sizeof(fp16));
+    rl_fill_uniform(f, n, lo, hi, seed);
+    for (size_t i = 0; i < n; i++)
+        h[i] = float_to_fp16(f[i]);
+    rl_host_free(f);
+    return h;
+}
+
+Test(quant_dot, x_is_quantized_within_half_a_step)
+{
+    enum { K = 4096 };
+    fp16 *x = random_halves(K, -3, 3, 7);
+    for (int i = 0; i < 32; i++)
+        x[64 + i] = 0; /* a group of zeros: scale 0, integers 0 */
+    for (int i = 0; i < K; i += 97)
+        x[i] = float_to_fp16(fp16_to_float(x[i]) * 1e-3f); /* small values too */
+    double *xhat = rl_host_alloc(K * sizeof(double));
+    quant_x8_dequantized(xhat, x, K);
+    for (int g = 0; g < K / QX_GROUP; g++) {
+        int8_t q[QX_GROUP];
+        float d = quant_x8_scale(x + QX_GROUP * g), amax = 0;
+        quant_x8_group(q, x + QX_GROUP * g, d);
+        bool hit = false;
+        for (int i = 0; i < QX_GROUP; i++) {
+            float v = fp16_to_float(x[QX_GROUP * g + i]);
+            amax = fmaxf(amax, fabsf(v));
+            cr_assert(q[i] >= -127 && q[i] <= 127, "group %d: q = %d", g, q[i]);
+            cr_assert_leq(fabs(v - (double)d * q[i]), d / 2 * (1 + 0x1p-13), "group %d value %d", g, i);
+            cr_assert_eq(xhat[QX_GROUP * g + i], (double)d * q[i]);
+            hit |= abs(q[i]) == 127;
+        }
+        cr_assert_eq(d, amax / 127.0f);
+        cr_assert(hit || amax == 0, "group %d: the largest value maps to +-127", g);
+    }
+    rl_host_free(x);
+    rl_host_free(xhat);
+}
+
+/* ---- every format, both paths, odd sizes ---------------------------------------- */
+
+typedef struct problem {
+    quant_format f;
+    int rows, k;
+    fp16 *x;
+    void *w;
+    double *ref, *bound, *hat, *fp_tol; /* exact y, its bound, y with x-hat, FP32 part */
+} problem;
+
+/* y with x-hat in double, and the FP32 part of the bound on its own: what
+ * is left once x's rounding is taken out. */
+static void exact_with_xhat(problem *p)
+{
+    double *xhat = rl_host_alloc(sizeof(double) * p->k);
+    quant_x8_dequantized(xhat, p->x, p->k);
+    size_t rb = quant_row_bytes(p->f, p->k);
+    float w[QUANT_BLOCK], sc[QUANT_BLOCK], mn[QUANT_BLOCK];
+    int16_t q[QUANT_BLOCK];
+    for (int r = 0; r < p->rows; r++) {
+        double y = 0, parts = 0;
+        for (int b = 0; b < p->k / QUANT_BLOCK; b++) {
+            const char *blk = (const char *)p->w + r * rb + (size_t)b * quant_formats[p->f].block_bytes;
+            quant_decode_row(p->f, blk, w, QUANT_BLOCK);
+            quant_block_split(p->f, blk, q, sc, mn);
+            for (int i = 0; i < QUANT_BLOCK; i++) {
+                double xh = xhat[QUANT_BLOCK * b + i];
+                y += (double)w[i] * xh;
+                parts += (fabs((double)sc[i] * q[i]) + fabs((double)mn[i])) * fabs(xh);
+            }
+        }
+        p->hat[r] = y;
+        p->fp_tol[r] = ((double)p->k / 16 + 32) * 0x1p-24 * parts;
+    }
+    rl_host_free(xhat);
+}
+
+static problem make_problem(quant_format f, int rows, int k, uint64_t seed)
+{
+    problem p = {f, rows, k, random_halves(k, -1, 1, seed + 1), NULL, NULL, NULL, NULL, NULL};
+    fp16 *w16 = random_halves((size_t)rows * k, -1, 1, seed);
+    p.w = rl_host_alloc(quant_row_bytes(f, k) * rows);
+    quant_encode_matrix(f, p.w, w16, rows, k);
+    rl_host_free(w16);
+    p.ref = rl_host_alloc(sizeof(double) * rows);
+    p.bound = rl_host_alloc(sizeof(double) * rows);
+    p.hat = rl_host_alloc(sizeof(double) * rows);
+    p.fp_tol = rl_host_alloc(sizeof(double) * rows);
+    quant_reference(p.ref, f, p.w, p.x, rows, k, 1, false);
+    quant_int8_error_bound(p.bound, f, p.w, p.x, rows, k);
+    exact_with_xhat(&p);
+    return p;
+}
+
+static void free_problem(problem *p)
+{
+    rl_host_free(p->x);
+    rl_host_free(p->w);
+    rl_host_free(p->ref);
+    rl_host_free(p->bound);
+    rl_host_free(p->hat);
+    rl_host_free(p->fp_tol);
+}
+
+static float *run_decode(const problem *p, quant_isa isa)
+{
+    float *y = rl_host_alloc(sizeof(float) * p->rows);
+    void *scratch = rl_host_alloc(quant_int8_scratch(p->rows, p->k, 1));
+    memset(y, 0xFF, sizeof(float) * p->rows); /* NaN: an unwritten output fails */
+    quant_args a = {p->f, y, p->w, p->x, p->rows, p->k, 1, scratch, NULL};
+    quant_decode_int8(&a, isa);
+    rl_host_free(scratch);
+    return y;
+}
+
+static void check_problem(const problem *p, quant_isa isa)
+{
+    float *y = run_decode(p, isa);
+    rl_check c = rl_compare_f32_bound(y, p->ref, p->bound, (size_t)p->rows);
+    char msg[256];
+    rl_check_describe(&c, msg, sizeof msg);
+    cr_assert(c.ok, "%s on %s (rows %d, k %d, %d threads): %s", quant_formats[p->f].name,
+              quant_isa_name(isa), p->rows, p->k, omp_get_max_threads(), msg);
+    for (int r = 0; r < p->rows; r++) /* the integer sums are exact: only FP32 rounding is left */
+        cr_assert_leq(fabs(y[r] - p->hat[r]), p->fp_tol[r], "%s on %s row %d: %.9g vs %.9g (x-hat)",
+                      quant_formats[p->f].name, quant_isa_name(isa), r, y[r], p->hat[r]);
+    rl_host_free(y);
+}
+
+Test(quant_dot, every_format_within_its_bound_on_both_paths, .timeout = 300)
+{
+    static const int ROWS[] = {1, 3, 7, 33, 257, 1031}, KS[] = {256, 768, 1280, 4096};
+    static const int THREADS[] = {1, 2, 3};
+    quant_isa isas[2] = {QUANT_ISA_C, quant_isa_best()};
+    int saved = omp_get_max_threads(), checked = 0;
+    uint64_t seed = 900;
+    for (int f = QF_Q8; f < QF_COUNT; f++)
+        for (size_t r = 0; r < sizeof ROWS / sizeof ROWS[0]; r++)
+            for (size_t ki = 0; ki < sizeof KS / sizeof KS[0]; ki++) {
+                if (ROWS[r] * KS[ki] > 1031 * 1280)
+                    continue;
+                problem p = make_problem((quant_format)f, ROWS[r], KS[ki], seed += 2);
+                for (int i = 0; i < 2; i++) {
+                    omp_set_num_threads(THREADS[(r + ki + (size_t)i) % 3]);
+                    check_problem(&p, isas[i]);
+                    checked++;
+                }
+                free_problem(&p);
+            }
+    omp_set_num_threads(saved);
+    cr_assert_gt(checked, 150);
+}
+
+/* The two paths compute the same integer sums in another order: they agree
+ * to the FP32 part of the bound, on matrices of every bit pattern the
+ * encoders write, scaled small and large. */
+Test(quant_dot, simd_and_portable_paths_agree)
+{
+    if (quant_isa_best() == QUANT_ISA_C)
+        cr_skip_test("this build has no SIMD kernels");
+    for (int f = QF_Q8; f < QF_COUNT; f++) {
+        problem p = make_problem((quant_format)f, 67, 2048, 40 + f);
+        float *a = run_decode(&p, QUANT_ISA_C), *b = run_decode(&p, quant_isa_best());
+        for (int r = 0; r < p.rows; r++)
+            cr_assert_leq(fabs(a[r] - b[r]), 2 * p.fp_tol[r], "%s row %d: %.9g vs %.9g",
+                          quant_formats[f].name, r, a[r], b[r]);
+        rl_host_free(a);
+        rl_host_free(b);
+        free_problem(&p);
+    }
+}
+
+/* ---- the bound: sharp, and it catches wrong outputs ---------------------------- */
+
+/* Weights all +1 (q8), x in every group at +-1 (the scale: d = 1/127) and
+ * otherwise just below half a step past a level, all the same way: x's
+ * rounding errors all add up. The measured error must reach most of the
+ * bound, and stay under it. */
+Test(quant_dot, the_bound_is_sharp_on_an_adversarial_x)
+{
+    enum { K = 2048, ROWS = 5 };
+    float *wf = rl_host_alloc(sizeof(float) * K * ROWS);
+    fp16 *x = rl_host_alloc(sizeof(fp16) * K);
+    for (int i = 0; i < K * ROWS; i++)
+        wf[i] = 1;
+    for (int i = 0; i < K; i++) {
+        float step = 1.0f / 127;
+        x[i] = float_to_fp16(i % QX_GROUP == 0 ? 1.0f : ((i * 7) % 50 + 0.47f) * step);
+    }
+    void *w = rl_host_alloc(quant_row_bytes(QF_Q8, K) * ROWS);
+    for (int r = 0; r < ROWS; r++)
+        quant_encode_row(QF_Q8, (char *)w + r * quant_row_bytes(QF_Q8, K), wf + (size_t)r * K, K);
+    double ref[ROWS], bound[ROWS];
+    quant_reference(ref, QF_Q8, w, x, ROWS, K, 1, false);
+    quant_int8_error_bound(bound, QF_Q8, w, x, ROWS, K);
+    problem p = {QF_Q8, ROWS, K, x, w, NULL, NULL, NULL, NULL};
+    float *y = run_decode(&p, quant_isa_best());
+    for (int r = 0; r < ROWS; r++) {
+        double err = fabs(y[r] - ref[r]);
+        cr_assert_leq(err, bound[r], "row %d: error %g, bound %g", r, err, bound[r]);
+        cr_assert_geq(err, 0.85 * bound[r], "row %d: error %g, only %.2f of the bound", r, err, err / bound[r]);
+    }
+    rl_host_free(y);
+    rl_host_free(wf);
+    rl_host_free(x);
+    rl_host_free(w);
+}
+
+Test(quant_dot, the_bound_catches_a_wrong_or_unwritten_output)
+{
+    problem p = make_problem(QF_Q4, 100, 1024, 77);
+    float *y = run_decode(&p, quant_isa_best());
+    cr_assert(rl_compare_f32_bound(y, p.ref, p.bound, 100).ok);
+    float saved = y[42];
+    y[42] = (float)(p.ref[42] + 1.01 * p.bound[42]);
+    rl_check c = rl_compare_f32_bound(y, p.ref, p.bound, 100);
+    cr_assert(!c.ok && c.bad == 1 && c.first_bad == 42);
+    y[42] = saved;
+    memset(&y[99], 0xFF, sizeof(float)); /* the poison a kernel left */
+    c = rl_compare_f32_bound(y, p.ref, p.bound, 100);
+    cr_assert(!c.ok && c.nonfinite == 1 && c.first_bad == 99);
+    rl_host_free(y);
+    free_problem(&p);
+}
+
+Test(quant_dot, the_isa_is_what_the_build_targets)
+{
+    quant_isa best = quant_isa_best();
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+    cr_assert_eq(best, QUANT_ISA_AVX512VNNI);
+#elif defined(__AVXVNNI__)
+    cr_assert_eq(best, QUANT_ISA_AVXVNNI);
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+    cr_assert_eq(best, QUANT_ISA_AVX2);
+#else
+    cr_assert_eq(best, QUANT_ISA_C);
+#endif
+    for (int f = QF_Q8; f < QF_COUNT; f++) {
+        cr_assert_not_null(quant_dot_c((quant_format)f));
+        cr_assert_eq(quant_dot_simd((quant_format)f) != NULL, best != QUANT_ISA_C);
+    }
+    cr_assert_null(quant_dot_c(QF_F16));
+    cr_assert_str_eq(quant_isa_name(QUANT_ISA_AVX2), "avx2");
+}
