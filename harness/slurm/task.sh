@@ -119,9 +119,10 @@ say "label $label"
 
 read -ra extra <<<"${ARGS:-}"
 read -ra reference <<<"${REFERENCE_FLAG:-}"
-say "$bin --backend $backend --label $label $MODE_FLAG ${REFERENCE_FLAG:-} --out $OUT --plots $PLOTS ${ARGS:-}"
-"$bin" --backend "$backend" --label "$label" "$MODE_FLAG" "${reference[@]}" --out "$OUT" \
-    --plots "$PLOTS" "${extra[@]}" 2>&1 </dev/null | follow
+cmd=("$bin" --backend "$backend" --label "$label" "$MODE_FLAG" "${reference[@]}" --out "$OUT"
+    --plots "$PLOTS" "${extra[@]}")
+say "${cmd[*]}"
+"${cmd[@]}" 2>&1 </dev/null | follow
 code=${PIPESTATUS[0]}
 if [ "$code" -eq 0 ]; then
     finish ok 0 ""
