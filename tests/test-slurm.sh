@@ -10,7 +10,10 @@
 #      checked-in reference run of this CPU were drawn (when there is one);
 #   2. the same with BACKEND=cuda and a build without CUDA: each task fails
 #      with exit 77 and its reason, in its output and in the summary, and
-#      the summary job still runs (afterany).
+#      the summary job still runs (afterany);
+#   3. a full sweep of exp-06 with TIME_LIMIT=1: Slurm stops it, the task
+#      had warned that its plan needs more, the summary names the limit,
+#      and no CSV is left (its scratch label, test-slurm-limit/, is removed).
 #
 # Not part of make test: it needs root (or SLURM_CONF of a cluster with a
 # partition debug) and takes a few minutes. It holds the measurement lock
@@ -133,6 +136,22 @@ done
 check "the summary job ran after the failures: 0 of 2 tasks ran, nothing compared" \
     eval 'has $d2/summary.txt "0 of 2 tasks ran" && has $d2/summary.txt "not compared: no task of it ran"'
 
+# ---- 3. a task stopped at its time limit --------------------------------------------------
+log3=$(mktemp)
+submit "$log3" PARTITIONS=debug BACKEND=cpu EXPS=06 TIME_LIMIT=1 PREFIX=test-slurm-limit
+run3=$run jobs3=$jobs
+wait_for "$jobs3"
+d3=results/slurm/$run3
+say "checks of run $run3 (a full sweep of exp-06 within 1 minute: Slurm must stop it)"
+check "exp-06: Slurm stopped it at the time limit" has "$d3/debug/exp-06.err" "DUE TO TIME LIMIT"
+check "exp-06: its output warned that the plan needs more than 1 min" \
+    has "$d3/debug/exp-06.out" "^rooflab-slurm: warning: the plan expects .* more than this job's time limit of 1 min"
+check "exp-06: its record says FAIL, stopped by Slurm" \
+    eval '[ "$(field $d3/debug/exp-06.result result)" = FAIL ] && [ "$(field $d3/debug/exp-06.result exit)" = 143 ]'
+check "the summary names the time limit" has "$d3/summary.txt" "^debug  *06 .*FAIL (143) .*stopped at its time limit of 1 min"
+check "no CSV was left by the stopped run" eval '[ ! -e results/test-slurm-limit/$slug/exp-06.csv ]'
+rm -rf results/test-slurm-limit plots/test-slurm-limit
+
 # ---- what came back ----------------------------------------------------------------------
 echo
 say "run $run1: jobs $jobs1 (the arrays, then the summary job)"
@@ -141,7 +160,10 @@ echo
 say "run $run2: jobs $jobs2"
 cat "$d2/summary.txt"
 echo
-rm -f "$stamp" "$log1" "$log2"
+say "run $run3: jobs $jobs3"
+cat "$d3/summary.txt"
+echo
+rm -f "$stamp" "$log1" "$log2" "$log3"
 if [ $failures -eq 0 ]; then
     say "every check passed ($((SECONDS - t0)) s)"
     exit 0

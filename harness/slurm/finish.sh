@@ -95,6 +95,10 @@ unique() { printf '%s\n' "$@" | awk 'NF && !seen[$0]++'; }
 label_rows=()
 while IFS= read -r label; do
     [ -n "$label" ] || continue
+    if [ ! -f "$OUT/$label/verdicts.csv" ]; then # its tasks found the device, none finished
+        label_rows+=("$(printf '  %-30s no verdicts: none of its tasks finished' "$label")")
+        continue
+    fi
     echo "== rooflab summary --label $label"
     if text=$("$B/rooflab" summary --out "$OUT" --label "$label" 2>&1); then
         echo "$text"
