@@ -52,7 +52,7 @@ int rl_lock_beside(const char *path)
         return fd;
     if (errno == EWOULDBLOCK) {
         /* Say why the run stands still: another run of this label holds it. */
-        printf("waiting     for %s: another run of this label is writing it\n", path);
+        printf("waiting     for %s: another run of this label is measuring or writing it\n", path);
         fflush(stdout);
         int rc;
         while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR)

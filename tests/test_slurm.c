@@ -87,6 +87,8 @@ Test(slurm, usage_errors_exit_2_and_submit_nothing)
         {"FAKE_SINFO_GRES='cpu=(null)' PARTITIONS=nope", "no partition 'nope' here"},
         {"FAKE_SINFO_GRES='cpu=(null)' PARTITIONS=cpu EXPS=99", "no experiment '99'"},
         {"FAKE_SINFO_GRES='cpu=(null)' PARTITIONS=cpu BACKEND=gpu", "BACKEND=gpu"},
+        {"FAKE_SINFO_GRES='cpu=(null)' PARTITIONS='cpu cpu'", "PARTITIONS names cpu twice"},
+        {"FAKE_SINFO_GRES='cpu=(null)' PARTITIONS=cpu TIME_LIMIT=0", "TIME_LIMIT=0"},
         {"FAKE_SINFO_GRES='cpu=(null)' PARTITIONS=cpu QUICK=--quick PREFIX=reference",
          "quick runs do not go under reference/"},
     };
@@ -147,9 +149,10 @@ Test(slurm, one_task_fails_the_other_runs_and_the_summary_says_which)
                              err, sizeof err), 0, "%s", err);
     slug[strcspn(slug, "\n")] = '\0';
     /* A reference run of this CPU to compare with: the checked-in one. */
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s/results/reference/%s' && cp '" RL_SOURCE_ROOT
-             "/results/reference/cpu-amd-epyc/exp-05.csv' '%s/results/reference/%s/'", dir, slug, dir,
-             slug);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s/results/reference/%s' && cp '" RL_SOURCE_ROOT
+             "/results/reference/cpu-amd-epyc/exp-05.csv' '%s/results/reference/%s/'",
+             dir, slug, dir, slug);
     cr_assert_eq(system(cmd), 0);
 
     measure_lock(); /* the task times exp-05 */
@@ -175,7 +178,8 @@ Test(slurm, one_task_fails_the_other_runs_and_the_summary_says_which)
     cr_assert(strstr(log, "scontrol release 101,102,103\n"), "%s", log);
     cr_assert(strstr(log, "ran 101_5: exit 0\n"), "%s", log);
     cr_assert(strstr(log, "ran 102_5: exit 77\n"), "%s", log);
-    cr_assert(strstr(log, "ran 103: exit 1\n"), "the summary job runs and says a task failed:\n%s", log);
+    cr_assert(strstr(log, "ran 103: exit 1\n"), "the summary job runs, says a task failed:\n%s",
+              log);
     free(log);
 
     /* The records, the task's output, the run's summary. */
@@ -199,9 +203,11 @@ Test(slurm, one_task_fails_the_other_runs_and_the_summary_says_which)
     char label[200];
     snprintf(label, sizeof label, "cluster/%s", slug);
     assert_line_has(sum, "cpu          05", (const char *const[]){label, " ok ", NULL});
-    assert_line_has(sum, "gpu          05", (const char *const[]){"FAIL (77)", "--backend cuda, but", NULL});
+    assert_line_has(sum, "gpu          05",
+                    (const char *const[]){"FAIL (77)", "--backend cuda, but", NULL});
     assert_line_has(sum, "summary.md: ", (const char *const[]){label, " hold, ", NULL});
-    assert_line_has(sum, "exp-05  reference/", (const char *const[]){label, "compared with its checked-in", NULL});
+    assert_line_has(sum, "exp-05  reference/",
+                    (const char *const[]){label, "compared with its checked-in", NULL});
     cr_assert(strstr(sum, "charts "), "the comparison's charts are listed:\n%s", sum);
     free(sum);
 

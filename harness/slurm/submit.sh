@@ -61,6 +61,8 @@ RUNS=${RL_SLURM_RUNS:-results/slurm}
 # shellcheck disable=SC2034 # written to run.env by name
 OUT=${RL_OUT:-results} PLOTS=${RL_PLOTS:-plots}
 read -ra partitions <<<"$PARTITIONS"
+dup=$(printf '%s\n' "${partitions[@]}" | sort | uniq -d | head -n 1)
+[ -z "$dup" ] || usage_error "PARTITIONS names $dup twice"
 read -ra sbatch_extra <<<"${SBATCH_ARGS:-}"
 
 case $BACKEND in auto | cuda | cpu) ;; *) usage_error "BACKEND=$BACKEND: auto, cuda or cpu" ;; esac
