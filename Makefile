@@ -33,7 +33,7 @@ CPU_ARCH ?= -march=native
 # (DT_RPATH, which also serves the libraries' own dependencies), commands
 # by PATH, .pc files by PKG_CONFIG_PATH. (check-gpu and gpu-day unpack it
 # in their own build folder, build/smNN.)
-NO_BUNDLE_GOALS := clean help bundle print-% check-gpu gpu-day
+NO_BUNDLE_GOALS := clean help bundle print-% check-gpu gpu-day slurm test-slurm
 ifneq ($(wildcard bundle/*.deb),)
   ifeq ($(MAKELEVEL),0)
     ifneq ($(or $(filter-out $(NO_BUNDLE_GOALS),$(MAKECMDGOALS)),$(if $(MAKECMDGOALS),,default)),)
@@ -158,7 +158,7 @@ $(call obj,$(wildcard tests/*.c)): CPPFLAGS += -DRL_BUILD_DIR='"$(abspath $(B))"
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: build build-tests test deps check-gpu gpu-day bundle all compare reference paper clean help FORCE
+.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm all compare reference paper clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN)
@@ -235,6 +235,23 @@ gpu-day:
 bundle:
 	@harness/bundle.sh download bundle
 
+# On a Slurm cluster: a job array per partition, a task per experiment,
+# then the summary and the comparison across the GPUs (harness/slurm/).
+# SMS and B count as given only when the user gave them.
+given = $(if $(filter command environment,$(origin $(1))),$($(1)))
+slurm:
+	@[ -z "$(LABEL)" ] || { echo 'make slurm: labels are PREFIX/<device>, one per GPU type: set PREFIX, not LABEL'; exit 2; }
+	@PARTITIONS='$(PARTITIONS)' EXPS='$(EXPS)' QUICK='$(QUICK_FLAG)' BACKEND='$(BACKEND)' \
+	PREFIX='$(PREFIX)' SMS='$(call given,SMS)' SMS_DEFAULT='$(SMS)' B='$(call given,B)' \
+	NVCC='$(NVCC)' MAKE='$(MAKE)' SBATCH_ARGS='$(SBATCH_ARGS)' GRES='$(GRES)' \
+	TIME_LIMIT='$(TIME_LIMIT)' CPUS='$(CPUS)' FINISH_PARTITION='$(FINISH_PARTITION)' \
+	REFERENCE='$(REFERENCE)' ARGS='$(ARGS)' SKIP_BUILD='$(SKIP_BUILD)' harness/slurm/submit.sh
+
+# A one-node Slurm cluster here (root), make slurm on it, and checks: not
+# part of make test (root, minutes).
+test-slurm:
+	@MAKE='$(MAKE)' tests/test-slurm.sh
+
 # For scripts and tests: the value of a variable, e.g. make print-GENCODE SMS="90 100".
 print-%:
 	@echo '$($*)'
@@ -264,6 +281,12 @@ help:
 	@echo '                     sweeps, one tarball of results, plots and logs in dir'
 	@echo '  make bundle        download the .deb files a GPU machine without package access'
 	@echo '                     needs into bundle/ (the build there unpacks what is missing)'
+	@echo '  make slurm PARTITIONS="a100 h100" [EXPS="01 04"] [QUICK=1] [SBATCH_ARGS="..."]'
+	@echo '                     on a Slurm login node: build once, a job array per partition'
+	@echo '                     (a task per experiment, label PREFIX/<gpu>), then a job writing'
+	@echo '                     the summary and the charts comparing the GPUs (results/slurm/<job>/)'
+	@echo '  make test-slurm    as root: start a one-node Slurm cluster here, run make slurm on'
+	@echo '                     it (CPU, quick) and check what comes back (minutes; not in make test)'
 	@echo '  make build         build every binary into $(B)/ (the default)'
 	@echo '  make deps          install missing Debian packages (as root) or print the command'
 	@echo '  make clean         remove $(B)/'
@@ -281,6 +304,13 @@ help:
 	@echo '  EXP=NN RUNS="..."  for make compare: the experiment and the labels to compare'
 	@echo '  SMS="75 80 ..."    CUDA architectures (default: $(SMS), plus PTX of the newest)'
 	@echo '  OUT=dir            for make gpu-day: where the tarball goes'
+	@echo '  PARTITIONS, EXPS   for make slurm: the partitions, the experiments (default all)'
+	@echo '  PREFIX=name        for make slurm: labels PREFIX/<gpu> (default reference, or'
+	@echo '                     cluster for QUICK=1)'
+	@echo '  SBATCH_ARGS="..."  for make slurm: added to every sbatch (--account=..., --qos=...)'
+	@echo '  TIME_LIMIT=min     for make slurm: every array'"'"'s limit (default: harness/slurm/time-limits.tsv)'
+	@echo '  GRES, CPUS         for make slurm: a GPU task asks --gres=GRES (default gpu:1; none)'
+	@echo '                     and --cpus-per-task=CPUS (default 4)'
 	@echo '  NVCC=path          the CUDA compiler (empty: build the CPU backend only)'
 	@echo '  CPU_ARCH=...       host code generation flags (default -march=native)'
 	@echo '  B=dir              build folder (default build)'

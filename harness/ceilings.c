@@ -401,12 +401,18 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
     }
     warn_if_loaded(ctx); /* cached roofs or not, the run's own times suffer */
     ceilings_path(ctx, path, sizeof path);
-    if (ctx->args.mode != RL_MODE_FULL && load(ctx, path, true, &c, why, sizeof why))
+    /* Two runs of one label at once (a Slurm array's tasks) measure one
+     * at a time: the second waits here, then reuses what the first saved. */
+    int lock = rl_lock_beside(path);
+    if (ctx->args.mode != RL_MODE_FULL && load(ctx, path, true, &c, why, sizeof why)) {
+        rl_unlock(lock);
         return publish(ctx, &c);
+    }
     bool have_old = load(ctx, path, false, &old, why, sizeof why);
     rl_progress_note(ctx, "measuring the ceilings");
     measure_all(ctx, &c);
     save(ctx, path, &c);
+    rl_unlock(lock);
     snprintf(c.origin, sizeof c.origin, "measured now");
     if (have_old)
         warn_if_below_cached(ctx, &c, &old);
@@ -421,9 +427,33 @@ rl_band rl_ceilings_remeasure_rung(rl_ctx *ctx, rl_level l, rl_pattern p)
 
 void rl_ceilings_remeasure_compute(rl_ctx *ctx, rl_ceilings *c) { (void)measure_compute(ctx, c); }
 
+/* A ceiling is a maximum: of this run's roofs and the file's, the higher. */
+static void keep_higher(rl_ceilings *mine, const rl_ceilings *file, rl_backend_kind kind)
+{
+    for (int l = 0; l < RL_LEVEL_COUNT; l++)
+        for (int p = 0; p < RL_PATTERN_COUNT; p++)
+            if (file->bw[l][p].best > mine->bw[l][p].best || isnan(mine->bw[l][p].best))
+                mine->bw[l][p] = file->bw[l][p];
+    mine->copy_gbps = mine->bw[RL_DRAM][kind == RL_CUDA ? RL_COPY : RL_TRIAD].best;
+    mine->gemm_tflops = fmax(mine->gemm_tflops, file->gemm_tflops);
+    mine->fma_tflops = fmax(mine->fma_tflops, file->fma_tflops);
+    if (file->matrix_tflops > mine->matrix_tflops) {
+        mine->matrix_tflops = file->matrix_tflops;
+        snprintf(mine->matrix_source, sizeof mine->matrix_source, "%s", file->matrix_source);
+    }
+}
+
+/* A roof re-measured mid-run: merged under the lock with the file as it is
+ * now, so that roofs another run of this label saved since this one read
+ * them are not lost. */
 void rl_ceilings_save(rl_ctx *ctx)
 {
-    char path[1024];
+    char path[1024], why[256];
     ceilings_path(ctx, path, sizeof path);
-    save(ctx, path, &ctx->priv->ceilings);
+    int lock = rl_lock_beside(path);
+    rl_ceilings merged = ctx->priv->ceilings, now = {0};
+    if (load(ctx, path, true, &now, why, sizeof why))
+        keep_higher(&merged, &now, ctx->kind);
+    save(ctx, path, &merged);
+    rl_unlock(lock);
 }

@@ -206,6 +206,13 @@ int rl_mkdirs(const char *path); /* mkdir -p; 0 on success */
 /* mkstemp makes files only the owner can read; results are shared (rw-r--r-- under the usual umask). */
 int rl_mkstemp_shared(char *template_path);
 
+/* lock.c: an exclusive flock on ".<name>.lock" beside path, held across a
+ * read-modify-write of a file every run of a label shares (verdicts.csv,
+ * ceilings.csv); waits, saying so, while another run holds it. Returns the
+ * descriptor for rl_unlock, or -1 (said on stderr) to go on unlocked. */
+int rl_lock_beside(const char *path);
+void rl_unlock(int fd);
+
 #ifdef __cplusplus
 }
 #endif

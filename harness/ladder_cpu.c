@@ -32,6 +32,13 @@ enum { DLANES = VEC_BYTES / 8, ACC = 8 }; /* independent sums: hide the add late
 
 static volatile double sink; /* results go here, so no pass is optimized away */
 
+/* Software prefetch 4 KiB ahead of every stream: the decode kernels do it
+ * (it lifted them from 13 to 18-23 GB/s on a two-core EPYC), and a ceiling
+ * must be at least as good as the kernels it judges. */
+enum { AHEAD = 4096 / sizeof(double) };
+#define PREFETCH_READ(p) __builtin_prefetch((p) + AHEAD, 0)
+#define PREFETCH_WRITE(p) __builtin_prefetch((p) + AHEAD, 1)
+
 /* Keeps the compiler from merging or dropping repeated passes. */
 #define BARRIER() __asm__ __volatile__("" ::: "memory")
 
@@ -46,12 +53,15 @@ static double read_slice(const double *a, size_t lo, size_t hi)
 {
     vdouble acc[ACC] = {{0}};
     size_t i = lo;
-    for (; i + ACC * DLANES <= hi; i += ACC * DLANES)
+    for (; i + ACC * DLANES <= hi; i += ACC * DLANES) {
+        for (int line = 0; line < ACC * DLANES; line += 8) /* each 64-byte line */
+            PREFETCH_READ(a + i + line);
         for (int j = 0; j < ACC; j++) {
             vdouble v;
             memcpy(&v, a + i + j * DLANES, sizeof v);
             acc[j] += v;
         }
+    }
     double s = 0;
     for (int j = 0; j < ACC; j++)
         for (int l = 0; l < DLANES; l++)
@@ -61,16 +71,32 @@ static double read_slice(const double *a, size_t lo, size_t hi)
     return s;
 }
 
+/* In cache lines of 8 doubles, each line's streams prefetched ahead. */
 static void copy_slice(double *restrict b, const double *restrict a, size_t lo, size_t hi)
 {
-    for (size_t i = lo; i < hi; i++) /* scaled, so the compiler cannot call memcpy */
+    size_t i = lo;
+    for (; i + 8 <= hi; i += 8) {
+        PREFETCH_READ(a + i);
+        PREFETCH_WRITE(b + i);
+        for (int j = 0; j < 8; j++) /* scaled, so the compiler cannot call memcpy */
+            b[i + j] = 1.0000001 * a[i + j];
+    }
+    for (; i < hi; i++)
         b[i] = 1.0000001 * a[i];
 }
 
 static void triad_slice(double *restrict a, const double *restrict b, const double *restrict c,
                         size_t lo, size_t hi)
 {
-    for (size_t i = lo; i < hi; i++)
+    size_t i = lo;
+    for (; i + 8 <= hi; i += 8) {
+        PREFETCH_READ(b + i);
+        PREFETCH_READ(c + i);
+        PREFETCH_WRITE(a + i);
+        for (int j = 0; j < 8; j++)
+            a[i + j] = b[i + j] + 3.0 * c[i + j];
+    }
+    for (; i < hi; i++)
         a[i] = b[i] + 3.0 * c[i];
 }
 

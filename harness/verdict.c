@@ -112,6 +112,9 @@ int rl_verdicts_write(rl_ctx *ctx)
     char path[1024], date[64];
     snprintf(path, sizeof path, "%s/%s/verdicts.csv", ctx->args.out_dir, ctx->label);
     rl_utc_now(date, sizeof date);
+    /* From reading the other experiments' rows to the rename: another run
+     * of this label (a Slurm array's next task) must not write in between. */
+    int lock = rl_lock_beside(path);
     rl_csv *c = rl_csv_open(path, VERDICT_COLUMNS);
     rl_csv_meta(c, "about", "latest verdict per experiment and backend for label %s", ctx->label);
     const char *backend = rl_backend_name(ctx->kind);
@@ -132,7 +135,9 @@ int rl_verdicts_write(rl_ctx *ctx)
         rl_csv_set_str(c, "date_utc", date);
         rl_csv_end_row(c);
     }
-    return rl_csv_commit(c);
+    int rc = rl_csv_commit(c);
+    rl_unlock(lock);
+    return rc;
 }
 
 void rl_verdicts_free(rl_ctx *ctx)
