@@ -7,6 +7,18 @@
 # Rows of one op and one variant; other rows give NaN and are skipped.
 sel(op, variant, c) = (strcol('op') eq op && strcol('variant') eq variant) ? column(c) : NaN
 
+# Every variant with a speedup at k = 2 (a fused pair beside its unfused
+# twin) is a series, whatever its name: a new row of kernels/fusion.c
+# appears here without editing this file.
+variants = column_values(csv, 'variant')
+has_pair_speedup(v) = (strcol('variant') eq v && column('k') == 2 && \
+                       column('speedup_vs_unfused') == column('speedup_vs_unfused')) ? 1 : 0
+fused_pairs = ''
+do for [v in variants] {
+    stats csv using (has_pair_speedup(v)) nooutput
+    if (STATS_sum > 0) { fused_pairs = fused_pairs . v . ' ' }
+}
+
 # Which ops are in this file (a run may measure one or both).
 stats csv using (strcol('op') eq 'cos' ? 1 : 0) nooutput
 has_cos = STATS_sum > 0
@@ -36,14 +48,10 @@ if (n_dram <= n_hi) {
 plot \
     2 with lines dt 2 lc rgb model_color title 'model: 2 memory trips instead of 4', \
     1 with lines dt 3 lc rgb '#bbbbbb' notitle, \
-    for [i=1:nruns] run(i) using 'n':(has_cos ? sel('cos', 'cos_cos_fused', 'speedup_vs_unfused') : NaN) \
-        with linespoints lt 1 dt run_dt(i) title key(i, 'cos, fused'), \
-    for [i=1:nruns] run(i) using 'n':(has_cos ? sel('cos', 'cos_cos_fused_vec4', 'speedup_vs_unfused') : NaN) \
-        with linespoints lt 3 dt run_dt(i) pt 6 title key(i, 'cos, fused, 16-byte loads'), \
-    for [i=1:nruns] run(i) using 'n':(has_affine ? sel('affine', 'cos_cos_fused', 'speedup_vs_unfused') : NaN) \
-        with linespoints lt 2 dt run_dt(i) title key(i, 'affine, fused'), \
-    for [i=1:nruns] run(i) using 'n':(has_affine ? sel('affine', 'cos_cos_fused_vec4', 'speedup_vs_unfused') : NaN) \
-        with linespoints lt 4 dt run_dt(i) pt 4 title key(i, 'affine, fused, 16-byte loads')
+    for [op in 'cos affine'] for [v in fused_pairs] for [i=1:nruns] run(i) \
+        using 'n':(column('k') == 2 ? sel(op, v, 'speedup_vs_unfused') : NaN) \
+        with linespoints lt word_index(variants, v) pt (op eq 'cos' ? 7 : 6) dt run_dt(i) \
+        title key(i, op . ', ' . v) noenhanced
 unset arrow 1
 unset label 1
 
