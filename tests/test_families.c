@@ -4,13 +4,14 @@
  * row says what it does and runs on at least one backend, and each role an
  * experiment looks a variant up by names one row.
  */
+#include "gemm.h"
 #include "gemv.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
 
 /* Every family; a new one is added here. */
-static const kernel_family *const FAMILIES[] = {&gemv_family, NULL};
+static const kernel_family *const FAMILIES[] = {&gemv_family, &gemm_family, NULL};
 
 static void check_family(const kernel_family *f)
 {
