@@ -1,11 +1,12 @@
 /*
- * gemm.cu -- CUDA variants of experiment 04's GEMM.
+ * gemm.cu -- CUDA implementations of experiment 04's GEMM variants (the
+ * table is gemm.c).
  *
- * Variant 1 is a plain shared-memory tiled GEMM: one thread block per
+ * tiled is a plain shared-memory tiled GEMM: one thread block per
  * TILE_M x TILE_N output tile, looping over k in slabs of TILE_K. It is
  * written to be read, not to be fast; what matters here is that each
  * block does one tile's worth of work, so that blocks run in waves.
- * Variant 2 is cuBLAS with FP16 inputs, which picks its own tiles.
+ * blas is cuBLAS with FP16 inputs, which picks its own tiles.
  */
 #include "check.h"
 #include "gemm.h"
@@ -157,10 +158,8 @@ static void to_half(void *dst, const float *src, size_t n, struct CUstream_st *s
     RL_CUDA_CHECK_LAUNCH();
 }
 
-extern "C" const gemm_variant gemm_cuda_variants[] = {
-    {1, "tiled", "own shared-memory tiled GEMM, 128x128 tiles, one block per tile, FP32",
-     4, TILE_M, TILE_N, launch_tiled, tiled_blocks_per_sm, NULL},
-    {2, "blas", "cuBLAS cublasGemmEx, FP16 in, FP32 accumulate and out", 2, 0, 0,
-     launch_cublas, NULL, to_half},
-    {0, 0, 0, 0, 0, 0, 0, 0, 0},
-};
+/* In the order of gemm_impl's fields: launch, in_bytes, tile_m, tile_n,
+ * blocks_per_unit, to_input. */
+extern "C" const gemm_impl gemm_tiled_cuda = {launch_tiled, 4, TILE_M, TILE_N, tiled_blocks_per_sm,
+                                              NULL};
+extern "C" const gemm_impl gemm_cublas_cuda = {launch_cublas, 2, 0, 0, NULL, to_half};

@@ -6,8 +6,9 @@
  * trans_a; B is k x n, or stored n x k when trans_b (the layout of a
  * linear layer's weight, y = x W^T). FP32 accumulate everywhere.
  *
- * Two tables with the same rows, one per backend: gemm.cu (CUDA) and
- * cpu/gemm.c (C + OpenMP). Adding a variant is one row and one function.
+ * One table (gemm.c) names each variant's implementation on each backend:
+ * gemm.cu (CUDA) and cpu/gemm.c (C + OpenMP, OpenBLAS); the reference is
+ * in ref/gemm.c. Adding a variant is one gemm_impl per backend and one row.
  */
 #ifndef KERNELS_GEMM_H
 #define KERNELS_GEMM_H
@@ -23,7 +24,7 @@ extern "C" {
 
 typedef struct gemm_args {
     int m, n, k;
-    const void *a, *b; /* in the variant's input format (in_bytes) */
+    const void *a, *b; /* in the implementation's input format (in_bytes) */
     float *c;          /* m x n, FP32 */
     bool trans_a, trans_b;
     struct CUstream_st *stream; /* CUDA only */
@@ -42,26 +43,43 @@ RL_HD size_t gemm_b_index(const gemm_args *g, int kk, int j)
                       : (size_t)kk * (size_t)g->n + (size_t)j;
 }
 
-typedef struct gemm_variant {
-    int number;
-    const char *name;
-    const char *what;
+/* A variant on one backend: its launcher and what the wave model needs
+ * to know about it. */
+typedef struct gemm_impl {
+    void (*launch)(const gemm_args *g);
     int in_bytes;       /* 4: FP32 inputs; 2: FP16 inputs */
     int tile_m, tile_n; /* the output tile one block computes; 0: the library chooses */
-    void (*launch)(const gemm_args *g);
     /* Tiles that run at once on one SM (CUDA: the occupancy calculator)
      * or one thread (CPU: one). NULL when the library decides. */
     int (*blocks_per_unit)(void);
-    /* Converts n FP32 values on the device into this variant's input
-     * format at dst; NULL when the variant takes FP32 as it is. */
+    /* Converts n FP32 values on the device into the input format at dst;
+     * NULL when the launcher takes FP32 as it is. */
     void (*to_input)(void *dst, const float *src, size_t n, struct CUstream_st *stream);
+} gemm_impl;
+
+/* One row per variant (gemm.c); see kernels/common.h. */
+typedef struct gemm_variant {
+    KERNEL_VARIANT_HEAD;
+    const gemm_impl *cpu, *cuda; /* NULL where the backend lacks the variant */
 } gemm_variant;
 
-extern const gemm_variant gemm_cuda_variants[]; /* terminated by a zero row */
-extern const gemm_variant gemm_cpu_variants[];
+extern const gemm_variant gemm_variants[]; /* ended by a zero row */
+extern const kernel_family gemm_family;
 
-/* The reference, in double precision: want (m x n) = op(A) op(B), from
- * FP32 host inputs laid out as g says (g->a and g->b are float *). */
+/* The variant's implementation on KERNEL_CPU or KERNEL_CUDA, or NULL. */
+static inline const gemm_impl *gemm_impl_on(const gemm_variant *v, int backend)
+{
+    return backend == KERNEL_CUDA ? v->cuda : v->cpu;
+}
+
+/* The implementations (cpu/gemm.c, gemm.cu). */
+extern const gemm_impl gemm_tiled_cpu, gemm_sgemm_cpu;
+extern const gemm_impl gemm_tiled_cuda, gemm_cublas_cuda;
+
+/* ---- the reference and its inputs (ref/gemm.c) ------------------------------ */
+
+/* In double precision: want (m x n) = op(A) op(B), from FP32 host inputs
+ * laid out as g says (g->a and g->b are float *). */
 void gemm_reference(double *want, const gemm_args *g);
 
 /* Rounds each value to the nearest FP16 number (ties to even), kept as

@@ -19,8 +19,8 @@
 static const char *const DOCUMENTED_COLUMNS =
     "part,variant,number,gemm,m,n,k,vocab,tile_m,tile_n,tiles,units,blocks_per_unit,waves,"
     "wave_efficiency,wave_end,flops,cache,samples,stop_reason,time_us_median,time_us_q1,"
-    "time_us_q3,time_us_min,time_us_mean,rel_stddev,tflops,mfu,model_time_us,speedup_vs_v50257,"
-    "validated,max_abs_err,skipped_reason";
+    "time_us_q3,time_us_min,time_us_mean,rel_stddev,tflops,mfu,mfu_datasheet,model_time_us,"
+    "speedup_vs_v50257,validated,max_abs_err,skipped_reason";
 
 /* ---- wave planning, by hand ------------------------------------------- */
 
@@ -189,7 +189,7 @@ Test(exp04, quick_cpu_run_writes_csv_verdicts_and_charts)
 {
     int rc = run_exp04("--quick --backend cpu --max-bytes 64Mi --label e2e");
     cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
-    const char *said[] = {"backend     cpu", "staircase: own blocked GEMM", "vocab: GPT-2 small",
+    const char *said[] = {"backend     cpu", "staircase: own tiled kernel (tiled), 64x64 tiles", "vocab: GPT-2 small",
                           "verdicts (cpu backend", "model: waves on 108 and 132 SMs",
                           "own kernel, 1 step past a wave of threads",
                           "the CPU shows the mechanism, not the GPU's numbers",
@@ -239,11 +239,15 @@ Test(exp04, usage_errors_help_and_list)
 {
     cr_assert_eq(run_exp04("--part waves"), RL_EXIT_USAGE);
     cr_assert(strstr(err, "--part must be one of"), "%s", err);
+    cr_assert_eq(run_exp04("--backend cpu --variant bogus"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "no variant 'bogus'") && strstr(err, "1 (tiled), 2 (blas)"), "%s", err);
     cr_assert_eq(run_exp04("--bogus"), RL_EXIT_USAGE);
     cr_assert_eq(run_exp04("--help"), 0);
     cr_assert(strstr(out, "--part PART") && strstr(out, "staircase (own kernel vs N)"), "%s", out);
     cr_assert_eq(run_exp04("--backend cpu --list"), 0);
-    cr_assert(strstr(out, "tiled") && strstr(out, "OpenBLAS"), "%s", out);
+    cr_assert(strstr(out, "tiled") && strstr(out, "OpenBLAS") && strstr(out, "64x64 tiles (cpu)") &&
+                  strstr(out, "[role: own_tiled]") && strstr(out, "[role: library]"),
+              "%s", out);
 }
 
 Test(exp04, cuda_backend_without_a_gpu_exits_77)

@@ -5,13 +5,14 @@
  * experiment looks a variant up by names one row.
  */
 #include "fusion.h"
+#include "gemm.h"
 #include "gemv.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
 
 /* Every family; a new one is added here. */
-static const kernel_family *const FAMILIES[] = {&fusion_family, &gemv_family, NULL};
+static const kernel_family *const FAMILIES[] = {&fusion_family, &gemm_family, &gemv_family, NULL};
 
 static void check_family(const kernel_family *f)
 {

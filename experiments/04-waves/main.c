@@ -7,21 +7,23 @@
  * per SM, and a partly filled last wave costs as long as a full one: one
  * more column of tiles can cost a whole wave.
  *
- * Method: three measured parts and one of arithmetic.
- *   staircase  the own tiled kernel (variant 1) on this device, M chosen so
- *              that whole tile columns fill whole waves, N swept across
- *              several waves: time climbs in steps (sweeps.c);
- *   library    cuBLAS (variant 2) on NVIDIA's example, M = 2304, K = 4096,
- *              N in steps of 8: TFLOP/s as a sawtooth, GPU only (sweeps.c);
- *   vocab      GPT-2 small's output layer, V = 50257 vs 50304 = 64 x 786,
- *              a short sweep of V, and both backward GEMMs (vocab.c);
- *   model      the wave count of NVIDIA's example on 108 SMs (A100) and
- *              132 SMs (H100/H200), whatever the device (model.c).
- * Every GEMM is validated against a double-precision reference before it
- * is timed (points.c). See README.md for what to look for.
+ * Method: one part of arithmetic and three measured, one file each, read
+ * in this order (each plans, runs and judges top to bottom):
+ *   model.c      the wave count of NVIDIA's example on 108 SMs (A100) and
+ *                132 SMs (H100/H200), whatever the device;
+ *   staircase.c  the own tiled kernel (role own_tiled) on this device, M
+ *                chosen so that whole tile columns fill whole waves, N
+ *                swept across several waves: time climbs in steps;
+ *   library.c    cuBLAS (role library) on NVIDIA's example, M = 2304,
+ *                K = 4096, N in steps of 8: TFLOP/s as a sawtooth, GPU only;
+ *   vocab.c      GPT-2 small's output layer, V = 50257 vs 50304 = 64 x 786,
+ *                a short sweep of V, and both backward GEMMs.
+ * Every GEMM is a point (calls.c): validated against a double-precision
+ * reference, then timed by the harness. See README.md.
  */
 #include "exp04.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,11 +37,51 @@ static const rl_option OPTIONS[] = {
     {0},
 };
 
-static const char *const COLUMNS[] = {
-    "part", "variant", "number", "gemm", "m", "n", "k", "vocab", "tile_m", "tile_n", "tiles",
-    "units", "blocks_per_unit", "waves", "wave_efficiency", "wave_end", "flops",
-    RL_MEASUREMENT_COLUMNS, "tflops", "mfu", "model_time_us", "speedup_vs_v50257", "validated",
-    "max_abs_err", "skipped_reason", NULL};
+/* What a point is. The wave columns are empty where a library picks its
+ * own tiles; the model's rows (model.c) fill the same columns. */
+static const rl_column COLUMNS[] = {
+    RL_TEXT("part", NULL, NULL, call, part),
+    RL_COLUMN_VARIANT,
+    RL_COLUMN_NUMBER,
+    RL_TEXT("gemm", NULL, NULL, call, gemm),
+    RL_INT("m", NULL, NULL, call, g.m),
+    RL_INT("n", NULL, NULL, call, g.n),
+    RL_INT("k", NULL, NULL, call, g.k),
+    RL_DOUBLE("vocab", NULL, NULL, call, vocab),
+    RL_DOUBLE("tile_m", NULL, NULL, call, w.tile_m),
+    RL_DOUBLE("tile_n", NULL, NULL, call, w.tile_n),
+    RL_DOUBLE("tiles", NULL, NULL, call, w.tiles),
+    RL_DOUBLE("units", NULL, NULL, call, w.units),
+    RL_DOUBLE("blocks_per_unit", NULL, NULL, call, w.blocks_per_unit),
+    RL_DOUBLE("waves", NULL, NULL, call, w.waves),
+    RL_DOUBLE("wave_efficiency", NULL, NULL, call, w.efficiency),
+    RL_DOUBLE("wave_end", NULL, NULL, call, w.end),
+    {"flops", NULL, NULL, .num = rl_col_flops},
+    {0},
+};
+
+static const rl_column DERIVED[] = {
+    RL_DOUBLE("model_time_us", NULL, NULL, call, model_us),
+    RL_DOUBLE("speedup_vs_v50257", NULL, NULL, call, speedup),
+    {0},
+};
+
+const rl_claim EXP04_CLAIMS[] = {
+    [CLAIM_MODEL] = {"wave_model_108_132", "model: waves on 108 and 132 SMs", 0, 0, "", 0,
+                     .predicted_text = "all N agree"},
+    [CLAIM_STEP_GPU] = {"wave_step_own_kernel", "own kernel, 1 step past a full wave", 1.7,
+                        INFINITY, "x", 2, .predicted_text = ">= 1.7x time"},
+    [CLAIM_STEP_CPU] = {"wave_step_own_kernel", "own kernel, 1 step past a wave of threads", 1.7,
+                        INFINITY, "x", 2, .predicted_text = ">= 1.7x time"},
+    [CLAIM_LIBRARY] = {"wave_step_library", "cuBLAS TFLOP/s: wave end / 1 step past", 1 + 1e-9,
+                       INFINITY, "x", 2, .predicted_text = "> 1x"},
+    /* at least 2 % faster, or twice the measured spread: set at run time */
+    [CLAIM_VOCAB] = {"vocab_padding", "V 50257 -> 50304: fwd+bwd time ratio", 1.02, INFINITY, "x",
+                     3, .predicted_text = "> 1x beyond noise"},
+    {0},
+};
+
+static const kernel_family *const FAMILIES[] = {&gemm_family, NULL};
 
 static const rl_experiment EXP04 = {
     .id = "04",
@@ -50,81 +92,46 @@ static const rl_experiment EXP04 = {
              "work. Padding GPT-2's vocabulary from 50257 to 50304 (64 x 786) makes it faster.",
     .source = "NVIDIA, Matrix Multiplication Background User's Guide (wave quantization, M = 2304, "
               "K = 4096); Andrej Karpathy, nanoGPT (vocab_size 50304, ~25 % faster training)",
-    .prediction = "own kernel: one step of N past a full wave costs >= 1.7x the full wave; cuBLAS: "
-                  "TFLOP/s falls one step past a wave; padded V faster; the wave counts of 108 and "
-                  "132 SMs match the formula",
+    .prediction = "on the CPU the threads play the SMs: the mechanism, not the GPU's numbers",
+    .claims = EXP04_CLAIMS,
+    .families = FAMILIES,
     .columns = COLUMNS,
+    .rates = RL_RATES_COMPUTE,
+    .derived = DERIVED,
     .options = OPTIONS,
     .default_cache = RL_HOT,
     .compare_keys = "part,variant,gemm,m,n,k",
     .compare_value = "time_us_median",
 };
 
-const gemm_variant *variant_number(const run *r, int number)
+static bool part_on(const char *part)
 {
-    for (const gemm_variant *v = r->table; v->name; v++)
-        if (v->number == number && rl_variant_selected(r->ctx, v->number, v->name))
-            return v;
-    return NULL;
-}
-
-bool part_selected(const run *r, const char *part)
-{
-    return !strcmp(r->part, "all") || !strcmp(r->part, part);
-}
-
-static const gemm_variant *table_for(rl_backend_kind kind)
-{
-#ifdef RL_HAVE_CUDA
-    if (kind == RL_CUDA)
-        return gemm_cuda_variants;
-#endif
-    (void)kind;
-    return gemm_cpu_variants;
-}
-
-static void check_variants(const run *r)
-{
-    int numbers[32], n = 0;
-    const char *names[32];
-    for (const gemm_variant *v = r->table; v->name && n < 32; v++, n++) {
-        numbers[n] = v->number;
-        names[n] = v->name;
-    }
-    rl_check_variants(r->ctx, numbers, names, n);
+    return !strcmp(part_choice, "all") || !strcmp(part_choice, part);
 }
 
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP04, argc, argv);
-    run r = {.ctx = ctx, .table = table_for(ctx->kind), .part = part_choice};
-    r.units = ctx->kind == RL_CUDA ? ctx->dev->sm_count : ctx->dev->threads;
-    check_variants(&r);
-    if (ctx->args.list) {
-        printf("variants of kernels/%s:\n", ctx->kind == RL_CUDA ? "gemm.cu" : "cpu/gemm.c");
-        for (const gemm_variant *v = r.table; v->name; v++)
-            rl_list_variant(v->number, v->name, v->what);
-        return rl_end(ctx);
-    }
-
-    /* Every part states its plan in the CSV header before the first row. */
-    r.ceil = rl_ceilings_get(ctx);
-    rl_meta(ctx, "part", "%s", r.part);
+    rl_ceilings_get(ctx);
+    rl_meta(ctx, "part", "%s", part_choice);
     rl_meta(ctx, "units", "%s", ctx->kind == RL_CUDA ? "SMs" : "CPU threads, standing in for SMs");
     rl_meta(ctx, "validation", "every element vs a double-precision reference (OpenBLAS dgemm "
                                "on the same FP16-representable inputs in [-1, 1]), atol 1e-6 x k, "
                                "rtol %g", GEMM_RTOL);
-    wave_sweep stairs = plan_staircase(&r), lib = plan_library(&r);
-    vocab_plan voc = plan_vocab(&r);
-    plan_sweep(ctx, &stairs);
-    plan_sweep(ctx, &lib);
-    plan_vocab_time(ctx, &voc, (variant_number(&r, 1) != NULL) + (variant_number(&r, 2) != NULL));
+    if (part_on("staircase"))
+        staircase_plan(ctx);
+    if (part_on("library"))
+        library_plan(ctx);
+    if (part_on("vocab"))
+        vocab_plan(ctx);
     rl_plan_print(ctx);
 
-    model_rows(ctx);
-    judge_model(ctx);
-    run_staircase(&r, &stairs);
-    run_library(&r, &lib);
-    run_vocab(&r, &voc);
+    model_run(ctx);
+    if (part_on("staircase"))
+        staircase_run(ctx);
+    if (part_on("library"))
+        library_run(ctx);
+    if (part_on("vocab"))
+        vocab_run(ctx);
     return rl_end(ctx);
 }

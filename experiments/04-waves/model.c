@@ -2,7 +2,8 @@
  * model.c -- the wave count of NVIDIA's example (M = 2304, K = 4096,
  * 256 x 128 tiles, one block per SM) on 108 SMs (A100) and 132 SMs
  * (H100, H200), written as rows whatever the device is. Arithmetic, not
- * measurement: the rows say validated = model and carry no time.
+ * measurement: no point, no time; the rows fill the points' columns by
+ * name and say validated = model.
  */
 #include "exp04.h"
 
@@ -16,7 +17,7 @@ enum { N_MAX = 4608 }; /* three whole waves on 108 SMs */
 
 static long long tiles_at(int n) { return rl_tiles(EX_M, n, EX_TILE_M, EX_TILE_N); }
 
-void model_rows(rl_ctx *ctx)
+static void write_rows(rl_ctx *ctx)
 {
     rl_meta(ctx, "model",
             "rows with part = model: NVIDIA's example, M = %d, K = %d, %dx%d tiles, one block per "
@@ -48,7 +49,7 @@ void model_rows(rl_ctx *ctx)
 /* The closed form against the scheduler's rounds at every N of the rows,
  * and against the published case: N = 1536 is 108 tiles, one wave on 108
  * SMs; every N from 1537 to 1664 is 117 tiles, two waves. */
-void judge_model(rl_ctx *ctx)
+static void judge(rl_ctx *ctx)
 {
     int checked = 0, agree = 0;
     for (size_t g = 0; g < sizeof MODELS / sizeof MODELS[0]; g++)
@@ -64,6 +65,12 @@ void judge_model(rl_ctx *ctx)
              "model, no measurement: ceil(tiles / SMs) vs the scheduler's rounds at N = %d..%d on "
              "108 and 132 SMs; 1536 -> 108 tiles, 1 wave; 1537..1664 -> 117 tiles, 2 waves: %s",
              WAVE_STEP, N_MAX, published ? "reproduced" : "NOT reproduced");
-    rl_verdict(ctx, "wave_model_108_132", "model: waves on 108 and 132 SMs", "all N agree",
-               measured, agree == checked && published ? RL_HOLDS : RL_DOES_NOT_HOLD, note);
+    rl_judge_status(ctx, &EXP04_CLAIMS[CLAIM_MODEL], NULL, measured,
+                    agree == checked && published ? RL_HOLDS : RL_DOES_NOT_HOLD, note);
+}
+
+void model_run(rl_ctx *ctx)
+{
+    write_rows(ctx);
+    judge(ctx);
 }

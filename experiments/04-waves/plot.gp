@@ -9,8 +9,12 @@
 
 # One part's column, NaN on other rows (gnuplot skips NaN points).
 on(part, c) = strcol('part') eq part ? column(c) : NaN
-# One part and variant.
-of(part, variant, c) = (strcol('part') eq part && strcol('variant') eq variant) ? column(c) : NaN
+# The model's rows for one SM count.
+model(sms, c) = (strcol('part') eq 'model' && column('units') == sms) ? column(c) : NaN
+# The variants one part measured, in the order they appear (column_values
+# of plots/style.gp, for the rows of one part): every variant of the
+# family is drawn, a new one without editing this script.
+part_variants(file, part) = system(sprintf("awk -F, '/^#/ {next} !v {for (i = 1; i <= NF; i++) { if ($i == \"variant\") v = i; if ($i == \"part\") p = i }; next} $p == \"%s\" && !seen[$v]++ {printf \"%%s \", $v}' '%s'", part, file))
 
 stats csv using (strcol('part') eq 'staircase' ? 1 : 0) nooutput
 has_stairs = STATS_sum > 0
@@ -46,6 +50,7 @@ if (has_library) {
     l_n_hi = STATS_max
 }
 if (has_vocab) {
+    vocab_variants = part_variants(csv, 'vocab')
     stats csv using (on('vocab', 'm')) nooutput
     tokens = STATS_min
     stats csv using (on('vocab', 'speedup_vs_v50257')) nooutput
@@ -90,9 +95,9 @@ set ytics 1
 set label 1 "N = 1536: 108 tiles, 1 wave\nN = 1544: 117 tiles, 2 waves" at 1950, 0.5 left font ',10'
 set arrow 1 from 1940, 0.55 to 1560, 1.5 lc rgb model_color
 plot \
-    csv using 'n':(of('model', 'model_108sm', 'waves')) with steps dt 2 lw 2 lt 2 \
+    csv using 'n':(model(108, 'waves')) with steps dt 2 lw 2 lt 2 \
         title 'model: 108 SMs (A100)', \
-    csv using 'n':(of('model', 'model_132sm', 'waves')) with steps dt 4 lw 2 lt 3 \
+    csv using 'n':(model(132, 'waves')) with steps dt 4 lw 2 lt 3 \
         title 'model: 132 SMs (H100, H200)'
 unset label 1
 unset arrow 1
@@ -122,7 +127,7 @@ if (has_stairs) {
 if (has_library) {
     set xrange [l_n_lo - 64 : l_n_hi + 64]
     set yrange [0:l_hi * 1.5]
-    set title "cuBLAS, FP16 in, FP32 accumulate: NVIDIA's example\nM = 2304, K = 4096, N swept in steps of 8 (64 quick)"
+    set title "cuBLAS, FP16 in, FP32 accumulate: NVIDIA's example\nM = 2304, K = 4096, N swept in steps of 8 (64 outside a full run)"
     plot \
         csv using 'n':(on('library', 'wave_end') == 1 ? l_hi * 1.5 : NaN) \
             with impulses dt 3 lc rgb '#999999' title 'model: end of a wave (256x128 tiles)', \
@@ -134,9 +139,9 @@ if (has_library) {
     set xrange [0:4700]
     set yrange [0:1.4]
     plot \
-        csv using 'n':(of('model', 'model_108sm', 'wave_efficiency')) with steps dt 2 lw 1.5 lt 2 \
+        csv using 'n':(model(108, 'wave_efficiency')) with steps dt 2 lw 1.5 lt 2 \
             title 'model: 108 SMs (A100)', \
-        csv using 'n':(of('model', 'model_132sm', 'wave_efficiency')) with steps dt 4 lw 1.5 lt 3 \
+        csv using 'n':(model(132, 'wave_efficiency')) with steps dt 4 lw 1.5 lt 3 \
             title 'model: 132 SMs (H100, H200)'
 }
 unset multiplot
@@ -156,6 +161,9 @@ if (has_vocab) {
     fwd(variant, c) = (strcol('part') eq 'vocab' && strcol('gemm') eq 'forward' && strcol('variant') eq variant) ? column(c) : NaN
     divides8(v) = v - 8 * floor(v / 8.0) == 0
     mult8(variant) = divides8(fwd(variant, 'vocab')) ? fwd(variant, 'speedup_vs_v50257') : NaN
+    # A colour per variant; its points open, and filled on multiples of 8.
+    vlt(v) = word_index(vocab_variants, v)
+    open_pt(v) = 2 + 2 * vlt(v)
     set arrow 2 from 50240, graph 0 to 50240, graph 1 nohead dt 3 lc rgb '#999999'
     set arrow 3 from 50304, graph 0 to 50304, graph 1 nohead dt 3 lc rgb '#999999'
     set arrow 4 from 50368, graph 0 to 50368, graph 1 nohead dt 3 lc rgb '#999999'
@@ -163,14 +171,10 @@ if (has_vocab) {
     set label 3 'GPT-2' at 50257, graph 0.04 left offset 0.5, 0 font ',10' tc rgb '#666666'
     plot \
         1 with lines dt 3 lc rgb '#bbbbbb' notitle, \
-        for [i=1:nruns] run(i) using 'vocab':(fwd('blas', 'speedup_vs_v50257')) \
-            with linespoints lt 2 dt run_dt(i) pt 6 title key(i, 'library'), \
-        for [i=1:nruns] run(i) using 'vocab':(mult8('blas')) \
-            with points lt 2 pt 7 notitle, \
-        for [i=1:nruns] run(i) using 'vocab':(fwd('tiled', 'speedup_vs_v50257')) \
-            with linespoints lt 1 dt run_dt(i) pt 4 title key(i, 'own tiled kernel'), \
-        for [i=1:nruns] run(i) using 'vocab':(mult8('tiled')) \
-            with points lt 1 pt 5 notitle, \
+        for [v in vocab_variants] for [i=1:nruns] run(i) using 'vocab':(fwd(v, 'speedup_vs_v50257')) \
+            with linespoints lt vlt(v) dt run_dt(i) pt open_pt(v) title key(i, v) noenhanced, \
+        for [v in vocab_variants] for [i=1:nruns] run(i) using 'vocab':(mult8(v)) \
+            with points lt vlt(v) pt open_pt(v) + 1 notitle, \
         NaN with points lt 8 pt 7 title 'filled: V a multiple of 8'
     unset arrow 2
     unset arrow 3
@@ -181,8 +185,10 @@ if (has_vocab) {
     set offsets 0, 0, 0, 0
     set bmargin 5
 
-    # The pair, GEMM by GEMM: boxes at 0, 1, 2, the library left of the tick.
+    # The pair, GEMM by GEMM: boxes at 0, 1, 2, one per variant side by side.
     gemm_x(g) = g eq 'forward' ? 0 : g eq 'backward_data' ? 1 : g eq 'backward_weight' ? 2 : NaN
+    box_w = 0.7 / words(vocab_variants)
+    box_dx(v) = (vlt(v) - (words(vocab_variants) + 1) / 2.0) * box_w
     pair(variant, dx) = (strcol('part') eq 'vocab' && strcol('variant') eq variant && column('vocab') == 50304) ? gemm_x(strcol('gemm')) + dx : NaN
     set title 'V = 50304 against 50257, GEMM by GEMM'
     set xlabel ''
@@ -191,13 +197,11 @@ if (has_vocab) {
     set yrange [0:pair_hi * 1.3]
     set xtics ("forward" 0, "backward\ndata" 1, "backward\nweight" 2)
     set style fill solid 0.7 border -1
-    set boxwidth 0.35
+    set boxwidth box_w
     set key inside top right
     plot \
         1 with lines dt 3 lc rgb '#bbbbbb' notitle, \
-        for [i=1:nruns] run(i) using (pair('blas', -0.2)):'speedup_vs_v50257' \
-            with boxes lt 2 title key(i, 'library'), \
-        for [i=1:nruns] run(i) using (pair('tiled', 0.2)):'speedup_vs_v50257' \
-            with boxes lt 1 title key(i, 'own tiled kernel')
+        for [v in vocab_variants] for [i=1:nruns] run(i) using (pair(v, box_dx(v))):'speedup_vs_v50257' \
+            with boxes lt vlt(v) title key(i, v) noenhanced
     unset multiplot
 }

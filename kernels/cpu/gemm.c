@@ -1,6 +1,6 @@
 /*
- * cpu/gemm.c -- the C + OpenMP counterparts of gemm.cu, and the double-
- * precision reference both are checked against.
+ * cpu/gemm.c -- the C + OpenMP counterparts of gemm.cu, and OpenBLAS for
+ * the library path (the table is gemm.c, the reference ref/gemm.c).
  *
  * The tiled GEMM is the CPU's picture of a GPU launch. The output is cut
  * into TILE_M x TILE_N tiles and the P threads take them in a fixed order:
@@ -14,8 +14,6 @@
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* The tile is fixed at compile time. Change it, rebuild, and predict where
@@ -83,7 +81,7 @@ static void compute_tile(const gemm_args *g, int m0, int n0)
             g->c[(size_t)(m0 + i) * (size_t)g->n + (size_t)(n0 + j)] = ct[i][j];
 }
 
-/* Variant 1: the tiles, statically scheduled over the threads. */
+/* tiled: the tiles, statically scheduled over the threads. */
 static void launch_tiled(const gemm_args *g)
 {
     long tiles_m = (g->m + TILE_M - 1) / TILE_M, tiles_n = (g->n + TILE_N - 1) / TILE_N;
@@ -99,7 +97,7 @@ static void launch_tiled(const gemm_args *g)
 /* A thread computes one tile at a time. */
 static int one_tile_per_thread(void) { return 1; }
 
-/* Variant 2: the machine's BLAS, which picks its own blocking. */
+/* blas: the machine's BLAS, which picks its own blocking. */
 static void launch_sgemm(const gemm_args *g)
 {
     cblas_sgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans,
@@ -107,53 +105,6 @@ static void launch_sgemm(const gemm_args *g)
                 g->trans_a ? g->m : g->k, g->b, g->trans_b ? g->k : g->n, 0.0f, g->c, g->n);
 }
 
-const gemm_variant gemm_cpu_variants[] = {
-    {1, "tiled", "own blocked GEMM, 64x64 tiles statically scheduled over the threads, FP32",
-     4, TILE_M, TILE_N, launch_tiled, one_tile_per_thread, NULL},
-    {2, "blas", "OpenBLAS cblas_sgemm, FP32 in and out", 4, 0, 0, launch_sgemm, NULL, NULL},
-    {0},
-};
-
-/* ---- the reference ---------------------------------------------------- */
-
-static double *to_double(const float *x, size_t n)
-{
-    double *d = malloc(n * sizeof(double));
-    if (!d) {
-        fprintf(stderr, "gemm_reference: out of memory for %zu doubles\n", n);
-        abort();
-    }
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        d[i] = x[i];
-    return d;
-}
-
-/* Double-precision BLAS on the inputs widened to double: products and sums
- * carry 53 bits, far beyond the FP32 accumulation being checked. */
-void gemm_reference(double *want, const gemm_args *g)
-{
-    double *a = to_double(g->a, (size_t)g->m * (size_t)g->k);
-    double *b = to_double(g->b, (size_t)g->k * (size_t)g->n);
-    cblas_dgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans,
-                g->trans_b ? CblasTrans : CblasNoTrans, g->m, g->n, g->k, 1.0, a,
-                g->trans_a ? g->m : g->k, b, g->trans_b ? g->k : g->n, 0.0, want, g->n);
-    free(a);
-    free(b);
-}
-
-/* FP16 keeps 11 significant bits: near |x| in [2^(e-1), 2^e) its numbers
- * are 2^(e-11) apart, and below 2^-14 (the subnormals) 2^-24 apart.
- * Scaling by that spacing is exact, so rounding to an integer there is
- * rounding to FP16 (nearbyintf: to nearest, ties to even). The inputs of
- * this experiment lie in [-1, 1], far from FP16's overflow at 65520. */
-void gemm_round_to_half(float *x, size_t n)
-{
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        int e;
-        frexpf(fabsf(x[i]), &e);
-        float spacing = ldexpf(1.0f, e - 1 >= -14 ? e - 11 : -24);
-        x[i] = nearbyintf(x[i] / spacing) * spacing;
-    }
-}
+const gemm_impl gemm_tiled_cpu = {.launch = launch_tiled, .in_bytes = 4, .tile_m = TILE_M,
+                                  .tile_n = TILE_N, .blocks_per_unit = one_tile_per_thread};
+const gemm_impl gemm_sgemm_cpu = {.launch = launch_sgemm, .in_bytes = 4};
