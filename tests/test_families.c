@@ -4,6 +4,7 @@
  * row says what it does and runs on at least one backend, and each role an
  * experiment looks a variant up by names one row.
  */
+#include "busy.h"
 #include "gemv.h"
 #include "launch.h"
 
@@ -11,7 +12,8 @@
 #include <string.h>
 
 /* Every family; a new one is added here. */
-static const kernel_family *const FAMILIES[] = {&gemv_family, &launch_family, &step_family, NULL};
+static const kernel_family *const FAMILIES[] = {&gemv_family, &launch_family, &step_family,
+                                                &busy_family, NULL};
 
 static void check_family(const kernel_family *f)
 {
@@ -49,6 +51,7 @@ static const struct {
     {&launch_family, "synchronous"}, {&launch_family, "asynchronous"}, {&launch_family, "graph"},
     {&launch_family, "floor"}, {&launch_family, "serial"}, /* experiment 06 */
     {&step_family, "op_by_op"}, {&step_family, "graph"},
+    {&busy_family, "compute"}, {&busy_family, "latency"}, {&busy_family, "bandwidth"}, /* 01 */
 };
 
 Test(families, the_roles_experiments_use_name_a_row)
