@@ -1,5 +1,5 @@
 /*
- * busy.cu -- experiment 01's workloads on the GPU.
+ * busy.cu -- experiment 01's variants on the GPU (the table is busy.c).
  *
  * Every thread reads the GPU's global nanosecond timer (%globaltimer) when
  * it starts and works until a deadline on it, so a kernel's length is set
@@ -209,25 +209,17 @@ static void run_with(const busy_args *a, double seconds, busy_result *out, launc
     free(ev);
 }
 
+/* Each variant's functions (the table is busy.c): lanes per block, burst, run. */
 #define CUDA_VARIANT(name)                                                                       \
     static void name##_burst(const busy_args *a, double seconds) { burst_with(a, seconds, launch_##name); } \
     static void name##_run(const busy_args *a, double seconds, busy_result *out)                 \
     {                                                                                            \
         run_with(a, seconds, out, launch_##name);                                                \
-    }
+    }                                                                                            \
+    extern "C" const busy_ops busy_##name##_cuda = {BUSY_BLOCK, name##_burst, name##_run};
 CUDA_VARIANT(arith)
 CUDA_VARIANT(chase)
 CUDA_VARIANT(stream)
-
-extern "C" const busy_variant busy_cuda_variants[] = {
-    {1, "arith", "one LCG chain per thread: dependent integer multiply-adds, no memory", "LCG steps",
-     BUSY_BLOCK, arith_burst, arith_run},
-    {2, "chase", "one pointer chase per thread through >= 4x the L2: every hop a DRAM access",
-     "hops", BUSY_BLOCK, chase_burst, chase_run},
-    {3, "stream", "y = a x + b over >= 4x the L2, 16-byte accesses: the memory bus busy", "bytes",
-     BUSY_BLOCK, stream_burst, stream_run},
-    {0, 0, 0, 0, 0, 0, 0},
-};
 
 extern "C" void busy_cuda_device(char *pci_bus_id, int len, double *free_bytes, double *total_bytes)
 {

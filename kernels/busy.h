@@ -1,5 +1,5 @@
 /*
- * busy.h -- experiment 01's workloads: work that keeps a processor busy
+ * busy.h -- experiment 01's variants: work that keeps a processor busy
  * for a chosen time, at a chosen duty cycle.
  *
  * Each burst runs on `workers` (CUDA thread blocks of BUSY_BLOCK threads,
@@ -9,7 +9,8 @@
  * A run repeats one burst per period (duty x period long) and waits for
  * the rest of the period, as a host that launches a kernel every period.
  *
- * Three variants, the same rows in busy.cu (CUDA) and cpu/busy.c (C):
+ * Three variants, one table (busy.c) naming each one's launchers in
+ * busy.cu (CUDA) and cpu/busy.c (POSIX threads); references in ref/busy.c:
  *   1 arith  -- chains of a linear congruential generator: all arithmetic
  *   2 chase  -- pointer chasing through a buffer >= 4x the last-level
  *               cache: every step waits for memory
@@ -82,25 +83,45 @@ typedef struct busy_result {
 
 void busy_result_free(busy_result *r);
 
-typedef struct busy_variant {
-    int number;
-    const char *name, *what;
-    const char *work_unit;  /* "LCG steps", "hops", "bytes" */
+/* What one backend runs for one variant. */
+typedef struct busy_ops {
     int lanes;              /* per worker: states and counts entries */
     /* One burst of `seconds` on every worker, then waits for it. */
     void (*burst)(const busy_args *a, double seconds);
     /* The duty-cycled load for `seconds` (whole periods), then waits. */
     void (*run)(const busy_args *a, double seconds, busy_result *out);
+} busy_ops;
+
+/* One row per variant (busy.c); see kernels/common.h. The role says what
+ * kind of work it is, and so how its inputs are made and its result is
+ * checked: "compute" (LCG chains), "latency" (a pointer chase through
+ * busy_make_chain's cycle), "bandwidth" (y = a x + b). */
+typedef struct busy_variant {
+    KERNEL_VARIANT_HEAD;
+    const char *work_unit;  /* "LCG steps", "hops", "bytes" */
+    const busy_ops *cpu, *cuda;
 } busy_variant;
 
-extern const busy_variant busy_cuda_variants[]; /* terminated by a zero row */
-extern const busy_variant busy_cpu_variants[];
+extern const busy_variant busy_variants[]; /* ended by a zero row */
+extern const kernel_family busy_family;
 
-/* CUDA only (busy.cu): the current device's PCI bus id (for NVML) and its
- * free and total memory. */
-void busy_cuda_device(char *pci_bus_id, int len, double *free_bytes, double *total_bytes);
+/* The launchers of each backend (cpu/busy.c, busy.cu). */
+extern const busy_ops busy_arith_cpu, busy_chase_cpu, busy_stream_cpu;
+extern const busy_ops busy_arith_cuda, busy_chase_cuda, busy_stream_cuda;
 
-/* ---- host helpers and the references (cpu/busy.c) ---------------------- */
+/* The current CUDA device's PCI bus id (for NVML) and its free and total
+ * memory: busy.cu's busy_cuda_device, NULL in a build without CUDA. */
+typedef void busy_device_fn(char *pci_bus_id, int len, double *free_bytes, double *total_bytes);
+busy_device_fn busy_cuda_device;
+extern busy_device_fn *const busy_device;
+
+/* ---- host helpers (cpu/busy.c) ------------------------------------------- */
+
+/* The monotonic clock and an absolute sleep, for the run loops. */
+double busy_now_s(void);
+void busy_sleep_until(double t);
+
+/* ---- the references and the chase's input (ref/busy.c) ------------------- */
 
 /* The LCG after `steps` steps, in O(log steps): the arith reference. */
 uint32_t busy_lcg_jump(uint32_t x, unsigned long long steps, uint32_t a, uint32_t c);
@@ -118,10 +139,6 @@ size_t busy_check_arith(const uint32_t *start, const uint32_t *end, const unsign
                         size_t lanes, uint32_t a, uint32_t c, size_t *first_bad);
 size_t busy_check_chase(const uint32_t *chain, const uint32_t *start, const uint32_t *end,
                         const unsigned long long *counts, size_t lanes, size_t *first_bad);
-
-/* The monotonic clock and an absolute sleep, for the run loops. */
-double busy_now_s(void);
-void busy_sleep_until(double t);
 
 #ifdef __cplusplus
 }

@@ -33,7 +33,7 @@ __global__ void floor_kernel(float *x, size_t n, int k)
     }
 }
 
-/* The serial way: one thread applies the whole chain, pass by pass (the
+/* The serial variant: one thread applies the whole chain, pass by pass (the
  * compiler barrier keeps the passes apart, as in the floor). */
 __global__ void serial_kernel(float *x, size_t n, int k)
 {
@@ -136,14 +136,13 @@ static void run_serial(launch_args *a)
     wait_stream(a);
 }
 
-extern "C" const launch_way launch_cuda_ways[] = {
-    {1, "sync_each", "launch, synchronize, repeat", NULL, run_sync_each, NULL, NULL},
-    {2, "async", "K launches, one synchronize", enqueue_chain, run_async, NULL, NULL},
-    {3, "graph", "the K launches captured once into a CUDA graph, replayed", enqueue_graph, run_graph, build_graph, release_graph},
-    {4, "one_kernel", "the floor: one launch, each thread k passes over its elements", NULL, run_one_kernel, NULL, NULL},
-    {5, "serial", "one thread of one block runs the whole chain", NULL, run_serial, NULL, NULL},
-    {0, 0, 0, 0, 0, 0, 0},
-};
+/* Each variant's functions (the table is launch.c): enqueue, run, build,
+ * release. */
+extern "C" const launch_ops launch_sync_each_cuda = {NULL, run_sync_each, NULL, NULL};
+extern "C" const launch_ops launch_async_cuda = {enqueue_chain, run_async, NULL, NULL};
+extern "C" const launch_ops launch_graph_cuda = {enqueue_graph, run_graph, build_graph, release_graph};
+extern "C" const launch_ops launch_one_kernel_cuda = {NULL, run_one_kernel, NULL, NULL};
+extern "C" const launch_ops launch_serial_cuda = {NULL, run_serial, NULL, NULL};
 
 /* ---- the step ----------------------------------------------------------------- */
 
@@ -214,8 +213,6 @@ static void step_graph(step_args *s)
     RL_CUDA_CHECK(cudaStreamSynchronize(s->stream));
 }
 
-extern "C" const step_way step_cuda_ways[] = {
-    {1, "launches", "four launches, one synchronize", step_launches, NULL, NULL},
-    {2, "graph", "the four launches captured once into a CUDA graph, replayed", step_graph, step_build, step_release},
-    {0, 0, 0, 0, 0, 0},
-};
+/* run, build, release */
+extern "C" const step_ops step_launches_cuda = {step_launches, NULL, NULL};
+extern "C" const step_ops step_graph_cuda = {step_graph, step_build, step_release};

@@ -1,10 +1,11 @@
 /*
  * launch.h -- experiment 06's kernels: a chain of K small element-wise
- * kernels launched several ways, and a small model step for the doubling
- * test.
+ * kernels, each variant launching it differently, and a small model step
+ * for the doubling test.
  *
  * The chain applies x -> a x + b to n floats in place, K times, one kernel
- * per application. Its ways (the same rows in launch.cu and cpu/launch.c):
+ * per application. Its variants (one table, launch.c; the launchers in
+ * launch.cu and cpu/launch.c, the references in ref/launch.c):
  *   1 sync_each   CUDA: launch, synchronize, repeat.
  *                 CPU: one OpenMP parallel loop per kernel (fork and join).
  *   2 async       CUDA: K launches, one synchronize.
@@ -23,6 +24,10 @@
  * width d: two matrix products and two element-wise kernels, launched one
  * by one or as one graph (CPU: one parallel region per op, or one region
  * for the whole step).
+ *
+ * A variant needs several functions per backend (issue, wait, build and
+ * release a graph): each row points to one launch_ops or step_ops per
+ * backend, NULL where a backend lacks the variant.
  */
 #ifndef KERNELS_LAUNCH_H
 #define KERNELS_LAUNCH_H
@@ -48,23 +53,35 @@ typedef struct launch_args {
     size_t n;
     int k;
     struct CUstream_st *stream; /* CUDA only */
-    void *graph;    /* CUDA: the instantiated chain (launch_way.build) */
+    void *graph;    /* CUDA: the instantiated chain (launch_ops.build) */
 } launch_args;
 
-typedef struct launch_way {
-    int number;
-    const char *name, *what;
-    /* Issues the chain without waiting for it (NULL: the way always waits). */
+/* What one backend does for one variant of the chain. */
+typedef struct launch_ops {
+    /* Issues the chain without waiting for it (NULL: the variant always waits). */
     void (*enqueue)(launch_args *a);
     /* Issues the chain and waits until it is done. */
     void (*run)(launch_args *a);
-    /* Prepares what the way replays (CUDA graph); NULL when nothing. */
+    /* Prepares what the variant replays (a CUDA graph), and frees it; NULL
+     * when there is nothing to prepare. */
     void (*build)(launch_args *a);
     void (*release)(launch_args *a);
-} launch_way;
+} launch_ops;
 
-extern const launch_way launch_cuda_ways[]; /* terminated by a zero row */
-extern const launch_way launch_cpu_ways[];
+/* One row per variant of the chain (launch.c); see kernels/common.h. */
+typedef struct launch_variant {
+    KERNEL_VARIANT_HEAD;
+    const launch_ops *cpu, *cuda;
+} launch_variant;
+
+extern const launch_variant launch_variants[]; /* ended by a zero row */
+extern const kernel_family launch_family;
+
+/* The launchers of each backend (cpu/launch.c, launch.cu). */
+extern const launch_ops launch_sync_each_cpu, launch_async_cpu, launch_graph_cpu,
+    launch_one_kernel_cpu, launch_serial_cpu;
+extern const launch_ops launch_sync_each_cuda, launch_async_cuda, launch_graph_cuda,
+    launch_one_kernel_cuda, launch_serial_cuda;
 
 /* ---- the model step ------------------------------------------------------ */
 
@@ -77,18 +94,25 @@ typedef struct step_args {
     void *graph;
 } step_args;
 
-typedef struct step_way {
-    int number;
-    const char *name, *what;
+typedef struct step_ops {
     void (*run)(step_args *s);   /* one step, waited for */
     void (*build)(step_args *s); /* NULL when nothing to prepare */
     void (*release)(step_args *s);
-} step_way;
+} step_ops;
 
-extern const step_way step_cuda_ways[];
-extern const step_way step_cpu_ways[];
+/* One row per variant of the step (launch.c). */
+typedef struct step_variant {
+    KERNEL_VARIANT_HEAD;
+    const step_ops *cpu, *cuda;
+} step_variant;
 
-/* ---- references (cpu/launch.c) ------------------------------------------ */
+extern const step_variant step_variants[];
+extern const kernel_family step_family;
+
+extern const step_ops step_launches_cpu, step_graph_cpu;
+extern const step_ops step_launches_cuda, step_graph_cuda;
+
+/* ---- references (ref/launch.c) ------------------------------------------ */
 
 /* x after k applications of the op, in double: a^k (x - p) + p, p = 0.5. */
 double launch_reference(double x, int k);

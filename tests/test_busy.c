@@ -1,5 +1,5 @@
 /*
- * test_busy.c -- experiment 01's workloads: the LCG jump and the chain
+ * test_busy.c -- experiment 01's variants: the LCG jump and the chain
  * builder against brute force, every CPU variant's burst against the
  * references, the duty-cycle loop's timestamps, and (suite cuda_busy, on a
  * GPU only) the CUDA variants and the NVML sampler on the real device.
@@ -104,30 +104,56 @@ static busy_args args_for(rl_backend *be, bufs *b, int workers, double duty)
                        .stream = rl_stream(be)};
 }
 
-/* One burst of every variant on `workers`; every lane and element checked. */
-static void check_bursts(rl_backend *be, const busy_variant *table, int workers, size_t n)
+static bool role_is(const busy_variant *v, const char *role)
+{
+    return v->role && !strcmp(v->role, role);
+}
+
+static const busy_ops *ops_of(rl_backend *be, const busy_variant *v)
+{
+    return rl_kind(be) == RL_CUDA ? v->cuda : v->cpu;
+}
+
+/* The first variant with this role. */
+static const busy_variant *with_role(const char *role)
+{
+    const busy_variant *v = busy_variants;
+    while (v->name && !role_is(v, role))
+        v++;
+    cr_assert_not_null(v->name, "a busy variant has the role %s", role);
+    return v;
+}
+
+/* One burst of every variant on `workers`; every lane and element checked
+ * against the reference its role names. */
+static void check_bursts(rl_backend *be, int workers, size_t n)
 {
     int most = 1;
-    for (const busy_variant *v = table; v->name; v++)
-        most = v->lanes > most ? v->lanes : most;
+    for (const busy_variant *v = busy_variants; v->name; v++)
+        if (ops_of(be, v))
+            most = ops_of(be, v)->lanes > most ? ops_of(be, v)->lanes : most;
     bufs b;
     make_bufs(be, &b, (size_t)workers * most, n);
-    for (const busy_variant *v = table; v->name; v++) {
-        size_t lanes = (size_t)workers * v->lanes, first = 0, bad;
+    for (const busy_variant *v = busy_variants; v->name; v++) {
+        const busy_ops *ops = ops_of(be, v);
+        if (!ops)
+            continue;
+        size_t lanes = (size_t)workers * ops->lanes, first = 0, bad;
         busy_args a = args_for(be, &b, workers, 1);
-        rl_upload(be, b.states, v->number == 2 ? b.starts : b.seeds, lanes * 4);
+        rl_upload(be, b.states, role_is(v, "latency") ? b.starts : b.seeds, lanes * 4);
         rl_poison(be, b.counts, lanes * 8);
         rl_poison(be, b.y, n * 4);
-        v->burst(&a, 2e-3);
+        ops->burst(&a, 2e-3);
         uint32_t *end = rl_host_alloc(lanes * 4);
         unsigned long long *counts = rl_host_alloc(lanes * 8);
         rl_download(be, end, b.states, lanes * 4);
         rl_download(be, counts, b.counts, lanes * 8);
-        if (v->number == 1)
+        if (role_is(v, "compute"))
             bad = busy_check_arith(b.seeds, end, counts, lanes, BUSY_LCG_A, BUSY_LCG_C, &first);
-        else if (v->number == 2)
+        else if (role_is(v, "latency"))
             bad = busy_check_chase(b.chain_host, b.starts, end, counts, lanes, &first);
         else {
+            cr_assert(role_is(v, "bandwidth"), "%s: a role with a reference", v->name);
             float *x = rl_host_alloc(n * 4), *y = rl_host_alloc(n * 4);
             double *want = rl_host_alloc(n * 8);
             rl_download(be, x, b.x, n * 4);
@@ -150,8 +176,8 @@ Test(busy, cpu_bursts_match_the_references)
 {
     char why[256];
     rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
-    check_bursts(be, busy_cpu_variants, 1, 4099);
-    check_bursts(be, busy_cpu_variants, 3, 4099 * 8 + 4); /* more threads than cores, odd slices */
+    check_bursts(be, 1, 4099);
+    check_bursts(be, 3, 4099 * 8 + 4); /* more threads than cores, odd slices */
     rl_backend_close(be);
 }
 
@@ -196,7 +222,8 @@ Test(busy, the_cpu_run_keeps_its_duty_cycle)
     busy_args a = args_for(be, &b, 2, 0.5);
     a.edge = count_edge, a.edge_arg = &e;
     busy_result r;
-    busy_cpu_variants[0].run(&a, 0.2, &r);
+    const busy_ops *arith = with_role("compute")->cpu;
+    arith->run(&a, 0.2, &r);
     cr_assert_eq(e.calls[0], 1);
     cr_assert_eq(e.calls[1], 1);
     cr_assert_eq(e.ntids, 2);
@@ -207,12 +234,12 @@ Test(busy, the_cpu_run_keeps_its_duty_cycle)
     busy_result_free(&r);
 
     a.duty = 0, a.edge = NULL;
-    busy_cpu_variants[0].run(&a, 0.05, &r);
+    arith->run(&a, 0.05, &r);
     cr_assert_eq(r.bursts, 0);
     cr_assert_eq(r.work, 0.0);
     busy_result_free(&r);
     a.duty = 1;
-    busy_cpu_variants[0].run(&a, 0.05, &r);
+    arith->run(&a, 0.05, &r);
     cr_assert_eq(r.bursts, 2, "full duty: one burst per thread");
     cr_assert_geq(duty_of(&r), 0.9);
     busy_result_free(&r);
@@ -220,29 +247,13 @@ Test(busy, the_cpu_run_keeps_its_duty_cycle)
     rl_backend_close(be);
 }
 
-#ifdef RL_HAVE_CUDA
-Test(busy, cuda_and_cpu_tables_have_the_same_rows)
-{
-    int n = 0;
-    for (; busy_cpu_variants[n].name; n++) {
-        cr_assert_not_null(busy_cuda_variants[n].name);
-        cr_assert_eq(busy_cuda_variants[n].number, busy_cpu_variants[n].number);
-        cr_assert_str_eq(busy_cuda_variants[n].name, busy_cpu_variants[n].name);
-        cr_assert_str_eq(busy_cuda_variants[n].work_unit, busy_cpu_variants[n].work_unit);
-    }
-    cr_assert_null(busy_cuda_variants[n].name);
-}
-#endif
-
 /* ---- on a GPU ---------------------------------------------------------------- */
 
 Test(cuda_busy, bursts_match_the_references)
 {
     rl_backend *be = gpu_or_skip();
-#ifdef RL_HAVE_CUDA
-    check_bursts(be, busy_cuda_variants, 1, 4096 + 4);
-    check_bursts(be, busy_cuda_variants, 3, (1 << 20) + 12);
-#endif
+    check_bursts(be, 1, 4096 + 4);
+    check_bursts(be, 3, (1 << 20) + 12);
     rl_backend_close(be);
 }
 
@@ -251,18 +262,18 @@ Test(cuda_busy, bursts_match_the_references)
 Test(cuda_busy, duty_from_events_and_nvml)
 {
     rl_backend *be = gpu_or_skip();
-#ifdef RL_HAVE_CUDA
+    cr_assert_not_null(busy_device, "a build that opens a GPU has busy.cu's device query");
     bufs b;
     make_bufs(be, &b, BUSY_BLOCK, 1024);
     char pci[32], why[256];
     double free_b, total_b;
-    busy_cuda_device(pci, sizeof pci, &free_b, &total_b);
+    busy_device(pci, sizeof pci, &free_b, &total_b);
     cr_assert(free_b > 0 && total_b >= free_b);
     rl_nvml_sampler *s = rl_nvml_sampler_start(pci, 0.05, why, sizeof why);
     busy_args a = args_for(be, &b, 1, 0.5);
     rl_upload(be, b.states, b.seeds, BUSY_BLOCK * 4);
     busy_result r;
-    busy_cuda_variants[0].run(&a, 0.4, &r);
+    with_role("compute")->cuda->run(&a, 0.4, &r);
     cr_assert_eq(r.bursts, 40);
     double d = duty_of(&r);
     cr_assert(fabs(d - 0.5) < 0.05, "duty from events %.3f", d);
@@ -281,6 +292,5 @@ Test(cuda_busy, duty_from_events_and_nvml)
     }
     busy_result_free(&r);
     free_bufs(be, &b);
-#endif
     rl_backend_close(be);
 }

@@ -1,7 +1,8 @@
 /*
  * test_exp06.c -- experiment 06 end to end on the CPU backend: a quick run
  * into a temporary folder writes the documented CSV, prints its verdicts
- * and draws its charts; a run of one test still draws every chart; bad
+ * and draws its charts, also over a reference written before the column
+ * `way` became `variant`; a run of one test still draws every chart; bad
  * usage exits 2.
  */
 #include "helpers.h"
@@ -16,7 +17,7 @@
 #define EXP06 RL_BUILD_DIR "/exp-06"
 
 static const char *const DOCUMENTED_COLUMNS =
-    "test,way,number,k,n,batch,d,cache_resident,cache,samples,stop_reason,time_us_median,"
+    "test,variant,number,k,n,batch,d,cache_resident,cache,samples,stop_reason,time_us_median,"
     "time_us_q1,time_us_q3,time_us_min,time_us_mean,rel_stddev,us_per_kernel,floor_us_per_kernel,"
     "overhead_fraction,host_us_per_launch,graph_build_us,graph_breakeven_replays,doubling_ratio,"
     "validated,max_abs_err,skipped_reason";
@@ -40,6 +41,25 @@ static void assert_charts(const char *label)
     cr_assert_eq(missing_charts(dir, label, names, 3, first, sizeof first), 0, "%s is missing or empty", first);
 }
 
+/* The run's CSV as a run written before `way` became `variant` would be,
+ * as this device's reference: --plot-only overlays it and still draws
+ * every chart (plot.gp reads either name). */
+static void overlay_a_reference_from_before_the_rename(const char *csv)
+{
+    char slug[256] = "", e[256], ref[4096];
+    cr_assert_eq(run_capture(EXP06 " --print-label --backend cpu", slug, sizeof slug, e, sizeof e), 0);
+    slug[strcspn(slug, "\n")] = '\0';
+    snprintf(ref, sizeof ref, "mkdir -p '%s/results/reference/%s'", dir, slug);
+    cr_assert_eq(system(ref), 0);
+    snprintf(ref, sizeof ref, "sed -e 's/^test,variant,/test,way,/' -e 's/^# compare_keys: test,variant,/"
+             "# compare_keys: test,way,/' '%s' > '%s/results/reference/%s/exp-06.csv'", csv, dir, slug);
+    cr_assert_eq(system(ref), 0);
+    int rc = run_exp06("--plot-only --backend cpu --label e2e");
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
+    cr_assert(strstr(out, "overlaid dashed"), "the reference is overlaid:\n%s", out);
+    assert_charts("e2e");
+}
+
 Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
 {
     int rc = run_exp06("--quick --backend cpu --max-bytes 64Mi --label e2e");
@@ -47,10 +67,12 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert(strstr(out, "verdicts (cpu backend"), "%s", out);
     cr_assert(strstr(out, "doubling test: h = relu(x W1 + bias); y = h W2 + x"), "%s", out);
     cr_assert(strstr(out, "launch overhead stops mattering"), "%s", out);
+    cr_assert(strstr(out, "overhead %") && strstr(out, "t(2b)/t(b)") && !strstr(out, "ovhd"),
+              "the tables' headings are spelled out:\n%s", out);
     static const char *claims[] = {"region without barriers per empty kernel",
                                    "fork/join per kernel vs one region with barriers",
-                                   "doubling ratio at the smallest batch (1)",
-                                   "doubling ratio at the largest batch (512)",
+                                   "doubling ratio at the smallest batch", "batch 1; CPU: four",
+                                   "doubling ratio at the largest batch", "batch 512; the work",
                                    "first batch whose doubling costs > 10 %"};
     for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++)
         cr_assert(strstr(out, claims[i]), "verdict '%s' missing:\n%s", claims[i], out);
@@ -61,7 +83,7 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert_not_null(text);
     static const char *meta[] = {"# experiment: 06-launch-graphs", "# backend: cpu", "# quick: yes",
                                  "# chain: x -> 0.75 x + 0.125", "# floor: one_kernel",
-                                 "# step: h = relu", "# compare_keys: test,way,k,n,batch",
+                                 "# step: h = relu", "# compare_keys: test,variant,k,n,batch",
                                  "# host_load: load average "};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
@@ -72,7 +94,7 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert_not_null(t, "the CSV parses, every row complete: %s", why);
     header_line(t, header, sizeof header);
     cr_assert_str_eq(header, DOCUMENTED_COLUMNS);
-    int c_test = rl_table_col(t, "test"), c_way = rl_table_col(t, "way"), c_valid = rl_table_col(t, "validated");
+    int c_test = rl_table_col(t, "test"), c_variant = rl_table_col(t, "variant"), c_valid = rl_table_col(t, "validated");
     int c_time = rl_table_col(t, "time_us_median"), c_upk = rl_table_col(t, "us_per_kernel");
     int c_floor = rl_table_col(t, "floor_us_per_kernel"), c_k = rl_table_col(t, "k"), c_n = rl_table_col(t, "n");
     int c_ratio = rl_table_col(t, "doubling_ratio"), c_batch = rl_table_col(t, "batch");
@@ -92,12 +114,12 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
         double upk = atof(f[c_upk]);
         cr_assert(fabs(upk - atof(f[c_time]) / atoi(f[c_k])) <= 1e-3 * upk, "row %d: per kernel = time / k", i);
         cr_assert_gt(atof(f[c_floor]), 0, "row %d has the floor", i);
-        if (!strcmp(f[c_way], "serial"))
+        if (!strcmp(f[c_variant], "serial"))
             cr_assert_leq(atof(f[c_k]) * atof(f[c_n]), 67108864.0, "serial only below its cap");
     }
-    cr_assert_eq(chain, 2 * 4 * 5, "chain: 2 sizes x 4 lengths x 5 ways");
-    cr_assert_eq(size, 4 * 5 - 1, "size: 4 sizes x 5 ways, no serial at the largest");
-    cr_assert_eq(doubling, 7 * 2, "doubling: batches 1 2 16 32 256 512 1024, two ways");
+    cr_assert_eq(chain, 2 * 4 * 5, "chain: 2 sizes x 4 lengths x 5 variants");
+    cr_assert_eq(size, 4 * 5 - 1, "size: 4 sizes x 5 variants, no serial at the largest");
+    cr_assert_eq(doubling, 7 * 2, "doubling: batches 1 2 16 32 256 512 1024, two variants");
     cr_assert_eq(ratios, 4 * 2, "a ratio on each batch whose double was measured");
     rl_table_free(t);
 
@@ -109,6 +131,7 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
                  "%s missing", first);
     assert_charts("e2e");
     cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
+    overlay_a_reference_from_before_the_rename(path);
 }
 
 Test(exp06, one_test_still_draws_every_chart)

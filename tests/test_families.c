@@ -4,15 +4,19 @@
  * row says what it does and runs on at least one backend, and each role an
  * experiment looks a variant up by names one row.
  */
+#include "busy.h"
 #include "fusion.h"
 #include "gemm.h"
 #include "gemv.h"
+#include "launch.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
 
 /* Every family; a new one is added here. */
-static const kernel_family *const FAMILIES[] = {&fusion_family, &gemm_family, &gemv_family, NULL};
+static const kernel_family *const FAMILIES[] = {&busy_family,   &fusion_family, &gemm_family,
+                                                &gemv_family,   &launch_family, &step_family,
+                                                NULL};
 
 static void check_family(const kernel_family *f)
 {
@@ -39,6 +43,29 @@ Test(families, every_table_is_well_formed)
 {
     for (const kernel_family *const *f = FAMILIES; *f; f++)
         check_family(*f);
+}
+
+/* The roles experiments look variants up by: renaming one would silently
+ * drop a verdict or a sweep, so each must still name a row. */
+static const struct {
+    const kernel_family *f;
+    const char *role;
+} USED_ROLES[] = {
+    {&launch_family, "synchronous"}, {&launch_family, "asynchronous"}, {&launch_family, "graph"},
+    {&launch_family, "floor"}, {&launch_family, "serial"}, /* experiment 06 */
+    {&step_family, "op_by_op"}, {&step_family, "graph"},
+    {&busy_family, "compute"}, {&busy_family, "latency"}, {&busy_family, "bandwidth"}, /* 01 */
+};
+
+Test(families, the_roles_experiments_use_name_a_row)
+{
+    for (size_t i = 0; i < sizeof USED_ROLES / sizeof USED_ROLES[0]; i++) {
+        const kernel_family *f = USED_ROLES[i].f;
+        int found = 0;
+        for (int r = 0; kernel_row(f, r)->name; r++)
+            found += kernel_row(f, r)->role && !strcmp(kernel_row(f, r)->role, USED_ROLES[i].role);
+        cr_assert_eq(found, 1, "%s: role %s names one row", f->name, USED_ROLES[i].role);
+    }
 }
 
 #ifdef RL_HAVE_CUDA

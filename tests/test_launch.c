@@ -1,8 +1,8 @@
 /*
  * test_launch.c -- experiment 06's chain and step: the closed-form
- * reference against stepping, every CPU way against the reference at odd
- * sizes, and (suite cuda_launch, on a GPU only) every CUDA way, with the
- * graph's results identical to the stream's, bit for bit.
+ * reference against stepping, every CPU variant against the reference at
+ * odd sizes, and (suite cuda_launch, on a GPU only) every CUDA variant,
+ * with the graph's results identical to the stream's, bit for bit.
  */
 #include "launch.h"
 #include "helpers.h"
@@ -26,8 +26,10 @@ Test(launch, closed_form_equals_stepping)
     }
 }
 
-/* Runs the chain of one way on fresh input; returns the result (host). */
-static float *run_chain(rl_backend *be, const launch_way *w, size_t n, int k, const float *in)
+static bool cuda(rl_backend *be) { return rl_kind(be) == RL_CUDA; }
+
+/* Runs the chain of one variant on fresh input; returns the result (host). */
+static float *run_chain(rl_backend *be, const launch_ops *w, size_t n, int k, const float *in)
 {
     float *x = rl_alloc(be, n * sizeof(float)), *out = rl_host_alloc(n * sizeof(float));
     rl_upload(be, x, in, n * sizeof(float));
@@ -42,7 +44,7 @@ static float *run_chain(rl_backend *be, const launch_way *w, size_t n, int k, co
     return out;
 }
 
-static void check_ways(rl_backend *be, const launch_way *table)
+static void check_chains(rl_backend *be)
 {
     int checked = 0;
     for (size_t s = 0; s < sizeof SIZES / sizeof SIZES[0]; s++)
@@ -55,16 +57,19 @@ static void check_ways(rl_backend *be, const launch_way *table)
             for (size_t i = 0; i < n; i++)
                 want[i] = launch_reference(in[i], k);
             float *first = NULL;
-            for (const launch_way *w = table; w->name; w++) {
-                float *got = run_chain(be, w, n, k, in);
+            for (const launch_variant *v = launch_variants; v->name; v++) {
+                const launch_ops *ops = cuda(be) ? v->cuda : v->cpu;
+                if (!ops)
+                    continue;
+                float *got = run_chain(be, ops, n, k, in);
                 rl_check c = rl_compare_f32(got, want, n, 1e-6, 1e-5);
                 char msg[256];
                 rl_check_describe(&c, msg, sizeof msg);
-                cr_assert(c.ok, "%s %s (n=%zu, k=%d): %s", rl_backend_name(rl_kind(be)), w->name, n, k, msg);
-                /* Every way applies the same float op in the same order. */
+                cr_assert(c.ok, "%s %s (n=%zu, k=%d): %s", rl_backend_name(rl_kind(be)), v->name, n, k, msg);
+                /* Every variant applies the same float op in the same order. */
                 if (first)
                     cr_assert_eq(memcmp(first, got, n * sizeof(float)), 0, "%s differs from %s, n=%zu k=%d",
-                                 w->name, table[0].name, n, k);
+                                 v->name, launch_variants[0].name, n, k);
                 else
                     first = got, got = NULL;
                 rl_host_free(got);
@@ -77,17 +82,17 @@ static void check_ways(rl_backend *be, const launch_way *table)
     cr_assert_gt(checked, 0);
 }
 
-Test(launch, cpu_ways_match_the_reference)
+Test(launch, cpu_variants_match_the_reference)
 {
     char why[256];
     rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
-    check_ways(be, launch_cpu_ways);
+    check_chains(be);
     rl_backend_close(be);
 }
 
-/* The step of every way at odd batches and widths, against the double
+/* The step of every variant at odd batches and widths, against the double
  * reference; the graph's output identical to the launches'. */
-static void check_steps(rl_backend *be, const step_way *table)
+static void check_steps(rl_backend *be)
 {
     static const int batches[] = {1, 3, 17}, widths[] = {8, 65, 256};
     for (size_t bi = 0; bi < 3; bi++)
@@ -111,7 +116,10 @@ static void check_steps(rl_backend *be, const step_way *table)
             rl_upload(be, bias, hb, d * 4);
             rl_upload(be, x, hx, xd * 4);
             s.w1 = w1, s.w2 = w2, s.bias = bias, s.x = x, s.h = h, s.y = y;
-            for (const step_way *w = table; w->name; w++) {
+            for (const step_variant *v = step_variants; v->name; v++) {
+                const step_ops *w = cuda(be) ? v->cuda : v->cpu;
+                if (!w)
+                    continue;
                 rl_poison(be, y, xd * 4);
                 rl_poison(be, h, xd * 4);
                 if (w->build)
@@ -123,12 +131,12 @@ static void check_steps(rl_backend *be, const step_way *table)
                 rl_check c = rl_compare_f32(got, want, xd, 1e-4, 1e-4);
                 char msg[256];
                 rl_check_describe(&c, msg, sizeof msg);
-                cr_assert(c.ok, "step %s (batch %d, d %d): %s", w->name, batch, d, msg);
-                if (w == table)
+                cr_assert(c.ok, "step %s (batch %d, d %d): %s", v->name, batch, d, msg);
+                if (v == step_variants)
                     memcpy(first, got, xd * 4);
                 else
                     cr_assert_eq(memcmp(first, got, xd * 4), 0, "step %s differs from %s (batch %d, d %d)",
-                                 w->name, table->name, batch, d);
+                                 v->name, step_variants[0].name, batch, d);
             }
             float *all[] = {w1, w2, bias, x, h, y};
             for (int i = 0; i < 6; i++)
@@ -144,37 +152,20 @@ Test(launch, cpu_step_matches_the_reference)
 {
     char why[256];
     rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
-    check_steps(be, step_cpu_ways);
+    check_steps(be);
     rl_backend_close(be);
 }
 
-#ifdef RL_HAVE_CUDA
-Test(launch, cuda_and_cpu_tables_have_the_same_rows)
-{
-    int n = 0;
-    for (; launch_cpu_ways[n].name; n++) {
-        cr_assert_not_null(launch_cuda_ways[n].name);
-        cr_assert_eq(launch_cuda_ways[n].number, launch_cpu_ways[n].number);
-        cr_assert_str_eq(launch_cuda_ways[n].name, launch_cpu_ways[n].name);
-    }
-    cr_assert_null(launch_cuda_ways[n].name);
-    for (n = 0; step_cpu_ways[n].name; n++)
-        cr_assert_str_eq(step_cuda_ways[n].name, step_cpu_ways[n].name);
-    cr_assert_null(step_cuda_ways[n].name);
-}
-#endif
-
 /* ---- on a GPU ------------------------------------------------------------------ */
 
-/* check_ways and check_steps compare every way's output with the first
- * way's bit for bit: the graph replays exactly what the stream ran. */
+/* check_chains and check_steps compare every variant's output with the
+ * first variant's bit for bit: the graph replays exactly what the stream
+ * ran. */
 Test(cuda_launch, graph_and_stream_give_identical_results)
 {
     rl_backend *be = gpu_or_skip();
-#ifdef RL_HAVE_CUDA
-    check_ways(be, launch_cuda_ways);
-    check_steps(be, step_cuda_ways);
-#endif
+    check_chains(be);
+    check_steps(be);
     rl_backend_close(be);
 }
 
@@ -183,9 +174,12 @@ Test(cuda_launch, graph_and_stream_give_identical_results)
 Test(cuda_launch, a_graph_replays_on_new_data)
 {
     rl_backend *be = gpu_or_skip();
-#ifdef RL_HAVE_CUDA
-    const launch_way *g = &launch_cuda_ways[2];
-    cr_assert_str_eq(g->name, "graph");
+    const launch_variant *v = launch_variants;
+    while (v->name && !(v->role && !strcmp(v->role, "graph")))
+        v++;
+    cr_assert_not_null(v->name, "a chain variant has the role graph");
+    const launch_ops *g = v->cuda;
+    cr_assert(g && g->build && g->release, "the CUDA graph variant builds and releases a graph");
     size_t n = 1000;
     float *x = rl_alloc(be, n * 4), *in = rl_host_alloc(n * 4), *got = rl_host_alloc(n * 4);
     double *want = rl_host_alloc(n * 8);
@@ -203,6 +197,5 @@ Test(cuda_launch, a_graph_replays_on_new_data)
     g->release(&a);
     rl_free(be, x);
     rl_host_free(in), rl_host_free(got), rl_host_free(want);
-#endif
     rl_backend_close(be);
 }

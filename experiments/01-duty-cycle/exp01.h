@@ -1,7 +1,8 @@
 /*
- * exp01.h -- what experiment 01's two files share: the workloads on the
- * device (setup.c: buffers, validation, and the observer that reads NVML
- * or the operating system) and the sweeps (main.c).
+ * exp01.h -- what experiment 01's files share: the variants' buffers on
+ * the device (setup.c: buffers, validation, and the observer that reads
+ * NVML or the operating system), the sweeps (main.c) and the verdicts
+ * (verdicts.c).
  */
 #ifndef EXP01_H
 #define EXP01_H
@@ -9,7 +10,7 @@
 #include "busy.h"
 #include "rooflab.h"
 
-enum { MAX_CPU_WORKERS = 256, MAX_VARIANTS = 16 }; /* variant numbers 1 .. 15 */
+enum { MAX_CPU_WORKERS = 256 };
 
 /* What the monitoring tool said about one window of time. */
 typedef struct reading {
@@ -35,10 +36,13 @@ typedef struct observer {
     double rss;
 } observer;
 
-/* The workloads' buffers on the backend's device. */
-typedef struct workload {
+/* Whether the variant has this role (busy.h: compute, latency, bandwidth). */
+bool role_is(const busy_variant *v, const char *role);
+
+/* The variants' buffers on the backend's device, and what validation found
+ * for each row of busy_variants (by its index). */
+typedef struct buffers {
     rl_ctx *ctx;
-    const busy_variant *table;
     int max_workers;        /* CUDA: 4 blocks per SM; CPU: the cores */
     size_t lanes;           /* max_workers x the largest lanes per worker */
     uint32_t *states, *seeds_host;
@@ -48,14 +52,15 @@ typedef struct workload {
     float *x, *y;
     size_t n;
     double bytes_per_hop;   /* memory traffic of one chase hop: a cache line or sector */
-    bool valid[MAX_VARIANTS];     /* per variant number: passed validation */
-    char why[MAX_VARIANTS][256];
-} workload;
+    bool *valid;            /* per row: passed validation */
+    char (*why)[256];
+} buffers;
 
 /* One measured point of a sweep. */
 typedef struct point {
     const char *sweep, *name;  /* name: the variant's, or "idle_allocation" */
     const busy_variant *v;
+    bool idle;                 /* memory held, no kernel (the variant at duty 0) */
     int workers;
     double duty, alloc_bytes;
     double duty_measured, duty_min, duty_max, window_s, work, work_per_s;
@@ -65,19 +70,19 @@ typedef struct point {
 } point;
 
 /* verdicts.c: the claims, judged from the points. full: the most work per
- * second arith did (the full device); units: SMs or logical CPUs. */
+ * second the compute variant did (the full device); units: SMs or logical
+ * CPUs. */
 void judge(rl_ctx *ctx, const point *pts, int n, int units, double full, double ceiling_gbps,
            double bytes_per_hop);
 
-/* The backend's table of workloads. */
-const busy_variant *busy_table(rl_backend_kind kind);
-void workload_open(workload *w, rl_ctx *ctx);
-void workload_close(workload *w);
-/* Runs every variant once on fresh inputs and checks it; false on failure. */
-bool workload_validate(workload *w, const busy_variant *v);
+void buffers_open(buffers *b, rl_ctx *ctx);
+void buffers_close(buffers *b);
+/* Runs the variant once on fresh inputs and checks it; false on failure. */
+bool validate_variant(buffers *b, const busy_variant *v);
+const busy_ops *ops_of(const rl_ctx *ctx, const busy_variant *v);
 /* The arguments for a run of v on `workers` at this duty. */
-busy_args workload_args(workload *w, const busy_variant *v, int workers, double duty,
-                        double period_s, observer *obs);
+busy_args variant_args(buffers *b, const busy_variant *v, int workers, double duty,
+                       double period_s);
 
 void observer_open(observer *o, rl_ctx *ctx);
 void observer_edge(void *arg, int which, const int *tids, int ntids);

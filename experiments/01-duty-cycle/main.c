@@ -36,6 +36,10 @@ static const char *const COLUMNS[] = {
     "gpm_sm_occupancy_pct", "gpm_any_tensor_util_pct", "gpm_dram_bw_util_pct", "gpm_status",
     "mem_used_bytes", "mem_total_bytes", "sm_clock_mhz", "note", "validated", "skipped_reason", NULL};
 
+static const kernel_family *const FAMILIES[] = {&busy_family, NULL};
+
+extern const rl_claim EXP01_CLAIMS[]; /* verdicts.c */
+
 static const rl_experiment EXP01 = {
     .id = "01",
     .slug = "01-duty-cycle",
@@ -46,10 +50,11 @@ static const rl_experiment EXP01 = {
              "utilization.memory is memory traffic time, not memory.used.",
     .source = "NVML documentation (nvmlUtilization_t, nvidia-smi --help-query-gpu); NVML GPM "
               "metrics (SM_UTIL, SM_OCCUPANCY) on Hopper",
-    .prediction = "one busy block reads >= 90 %; the reading tracks the measured duty cycle within "
-                  "10 points for 1 block and for every SM; work(full device) / work(1 block) >= "
-                  "SMs / 2; GPM SM_UTIL for 1 block < 5 %",
-    .columns = COLUMNS,
+    .prediction = "on a GPU the claim's numbers; on the CPU the same claims about the operating "
+                  "system's busy time, a worker being a thread (README)",
+    .claims = EXP01_CLAIMS,
+    .families = FAMILIES,
+    .csv_columns = COLUMNS,
     .options = OPTIONS,
     .default_cache = RL_HOT,
     .compare_keys = "sweep,variant,workers,duty_target_pct",
@@ -60,7 +65,7 @@ enum { MAX_POINTS = 64 };
 
 typedef struct run {
     rl_ctx *ctx;
-    workload w;
+    buffers w;
     observer obs;
     double settle_s, hold_s, period_s;
     int units;              /* SMs or logical CPUs: "the full device" */
@@ -98,16 +103,16 @@ static point *measure(run *r, const char *sweep, const busy_variant *v, int work
         rl_die(RL_EXIT_FAILED, "exp-01: more than %d points: raise MAX_POINTS", MAX_POINTS);
     point *p = &r->pts[r->npts++];
     *p = (point){.sweep = sweep, .name = v->name, .v = v, .workers = workers, .duty = duty};
-    p->ok = r->w.valid[v->number];
+    p->ok = r->w.valid[v - busy_variants];
     if (!p->ok)
         return p;
     rl_progress_step(r->ctx, "%s: %s on %d, duty %.0f %%", sweep, p->name, workers, duty * 100);
-    busy_args a = workload_args(&r->w, v, workers, duty, r->period_s, NULL);
+    busy_args a = variant_args(&r->w, v, workers, duty, r->period_s);
     busy_result res;
-    v->run(&a, r->settle_s, &res); /* NVML's last sample period sees this load too */
+    ops_of(r->ctx, v)->run(&a, r->settle_s, &res); /* NVML's last sample period sees this load too */
     busy_result_free(&res);
     a.edge = observer_edge, a.edge_arg = &r->obs;
-    v->run(&a, r->hold_s, &res);
+    ops_of(r->ctx, v)->run(&a, r->hold_s, &res);
     observer_read(&r->obs, &res, &p->rd);
     duty_of(p, &res);
     p->bursts = res.bursts;
@@ -121,12 +126,15 @@ static point *measure(run *r, const char *sweep, const busy_variant *v, int work
 
 static bool want(const char *s) { return !strcmp(sweep_choice, "all") || !strcmp(sweep_choice, s); }
 
-static const busy_variant *variant(const run *r, int number)
+/* The variant with this role, if it runs here and --variant selects it. */
+static const busy_variant *variant(const run *r, const char *role)
 {
-    for (const busy_variant *v = r->w.table; v->name; v++)
-        if (v->number == number && rl_variant_selected(r->ctx, v->number, v->name))
-            return v;
-    return NULL;
+    return (const busy_variant *)rl_variant_by_role(r->ctx, &busy_family, role);
+}
+
+static bool runs(const run *r, const busy_variant *v)
+{
+    return rl_runs(r->ctx, &busy_family, KERNEL_VARIANT(v));
 }
 
 /* Workers 1, 2, 4, ... below the unit count, the unit count, and (GPU)
@@ -149,15 +157,16 @@ static int worker_list(const run *r, int *out)
     return n;
 }
 
-/* arith over the worker list; every other workload but stream (sweep c's)
- * on one worker, and on one per unit in a full run. */
+/* The compute variant over the worker list; every other variant but the
+ * bandwidth one (sweep c's) on one worker, and on one per unit outside a
+ * quick run. */
 static void sweep_occupancy(run *r)
 {
     int list[32], n = worker_list(r, list);
-    for (const busy_variant *v = r->w.table; v->name; v++) {
-        if (!rl_variant_selected(r->ctx, v->number, v->name) || v->number == 3)
+    for (const busy_variant *v = busy_variants; v->name; v++) {
+        if (!runs(r, v) || role_is(v, "bandwidth"))
             continue;
-        if (v->number == 1) {
+        if (role_is(v, "compute")) {
             for (int i = 0; i < n; i++)
                 measure(r, "a_occupancy", v, list[i], 1.0);
             continue;
@@ -170,7 +179,7 @@ static void sweep_occupancy(run *r)
 
 static void sweep_duty(run *r)
 {
-    const busy_variant *arith = variant(r, 1);
+    const busy_variant *arith = variant(r, "compute");
     int steps = r->ctx->args.mode == RL_MODE_QUICK  ? (r->ctx->kind == RL_CUDA ? 2 : 4)
                 : r->ctx->args.mode == RL_MODE_LAB ? 5
                                                    : 10;
@@ -182,14 +191,14 @@ static void sweep_duty(run *r)
 
 static void sweep_memory(run *r)
 {
-    const busy_variant *arith = variant(r, 1), *stream = variant(r, 3);
+    const busy_variant *arith = variant(r, "compute"), *stream = variant(r, "bandwidth");
     if (arith && r->counting) {
         measure(r, "c_memory", arith, 1, 0.0);
     } else if (arith) { /* an idle point: held memory, no kernel (arith at duty 0) */
         double bytes;
         void *held = idle_allocation(r->ctx, &bytes);
         point *p = measure(r, "c_memory", arith, 1, 0.0);
-        p->name = "idle_allocation", p->alloc_bytes = bytes;
+        p->name = "idle_allocation", p->idle = true, p->alloc_bytes = bytes;
         rl_free(r->ctx->be, held);
     }
     if (stream)
@@ -198,21 +207,27 @@ static void sweep_memory(run *r)
 
 /* ---- rows and the table --------------------------------------------------- */
 
-/* The most work per second arith did in sweep a: "the full device". */
+/* The most work per second the compute variant did in sweep a: "the full device". */
 static double full_device_rate(const run *r)
 {
     double best = NAN;
     for (int i = 0; i < r->npts; i++)
-        if (r->pts[i].ok && !strcmp(r->pts[i].sweep, "a_occupancy") && r->pts[i].v->number == 1)
+        if (r->pts[i].ok && !strcmp(r->pts[i].sweep, "a_occupancy") && role_is(r->pts[i].v, "compute"))
             best = isnan(best) ? r->pts[i].work_per_s : fmax(best, r->pts[i].work_per_s);
     return best;
 }
 
 static double gbps_of(const run *r, const point *p)
 {
-    if (p->v->number == 2)
+    if (role_is(p->v, "latency"))
         return p->work_per_s * r->w.bytes_per_hop / 1e9;
-    return p->v->number == 3 && strcmp(p->name, "idle_allocation") ? p->work_per_s / 1e9 : NAN;
+    return role_is(p->v, "bandwidth") && !p->idle ? p->work_per_s / 1e9 : NAN;
+}
+
+/* The compute variant's work per second against the full device's. */
+static double work_fraction(const point *p, double full)
+{
+    return role_is(p->v, "compute") ? p->work_per_s / full : NAN;
 }
 
 static void write_row(run *r, const point *p, double full)
@@ -231,7 +246,7 @@ static void write_row(run *r, const point *p, double full)
     rl_set_str(ctx, "work_unit", p->v->work_unit);
     rl_set_str(ctx, "validated", p->ok ? "yes" : "no");
     if (!p->ok) {
-        rl_set_str(ctx, "skipped_reason", r->w.why[p->v->number]);
+        rl_set_str(ctx, "skipped_reason", r->w.why[p->v - busy_variants]);
         rl_end_row(ctx);
         return;
     }
@@ -242,7 +257,7 @@ static void write_row(run *r, const point *p, double full)
     rl_set_num(ctx, "duty_window_max_pct", 100 * p->duty_max);
     rl_set_num(ctx, "work", p->work);
     rl_set_num(ctx, "work_per_s", p->work_per_s);
-    rl_set_num(ctx, "work_fraction", p->v->number == 1 ? p->work_per_s / full : NAN);
+    rl_set_num(ctx, "work_fraction", work_fraction(p, full));
     rl_set_num(ctx, "gbps", gbps_of(r, p));
     rl_set_num(ctx, "util_pct", d->util_pct);
     rl_set_num(ctx, "util_mem_pct", d->util_mem_pct);
@@ -270,27 +285,29 @@ static const char *cell(char buf[24], const char *fmt, double v)
     return buf;
 }
 
+/* The console table: the tool's readings beside the duty cycle from the
+ * timestamps and the work done ("-" where this backend has no reading). */
 static void print_table(const run *r, double full)
 {
     bool gpu = r->ctx->kind == RL_CUDA;
-    printf("\n  %-11s %-15s %7s %6s %7s %7s %7s %7s %11s %7s %9s\n", "sweep", "variant",
-           gpu ? "blocks" : "threads", "duty%", "meas.%", gpu ? "util%" : "busy%",
-           gpu ? "memut%" : "-", gpu ? "SM_UTL%" : "mach.%", "work/s", "work/fd", "mem used");
+    printf("\n  %-11s %-15s %7s %8s %10s %7s %10s %9s %10s %13s %11s\n", "sweep", "variant",
+           gpu ? "blocks" : "threads", "target %", "measured %", gpu ? "util %" : "busy %",
+           "mem util %", gpu ? "SM_UTIL %" : "machine %", "work/s", "work fraction", "memory used");
     for (int i = 0; i < r->npts; i++) {
         const point *p = &r->pts[i];
         if (!p->ok) {
             printf("  %-11s %-15s %7d  FAILED validation: %s\n", p->sweep, p->name, p->workers,
-                   r->w.why[p->v->number]);
+                   r->w.why[p->v - busy_variants]);
             continue;
         }
         char used[32];
         rl_format_bytes(p->rd.mem_used, used, sizeof used);
         char c[4][24];
-        printf("  %-11s %-15s %7d %6.0f %7.1f %7s %7s %7s %11.3g %7s %9s\n", p->sweep, p->name,
+        printf("  %-11s %-15s %7d %8.0f %10.1f %7s %10s %9s %10.3g %13s %11s\n", p->sweep, p->name,
                p->workers, 100 * p->duty, 100 * p->duty_measured,
                cell(c[0], "%.1f", p->rd.util_pct), cell(c[1], "%.1f", p->rd.util_mem_pct),
                cell(c[2], "%.1f", p->rd.units_busy_pct), p->work_per_s,
-               cell(c[3], "%.3f", p->v->number == 1 ? p->work_per_s / full : NAN), used);
+               cell(c[3], "%.3f", work_fraction(p, full)), used);
     }
     fflush(stdout);
 }
@@ -306,7 +323,7 @@ static void run_sweeps(run *r)
 }
 
 /* The plan: each point holds its load for settle + hold seconds, a fixed
- * time whatever the workload. */
+ * time whatever the variant. */
 static void plan(run *r)
 {
     r->counting = true;
@@ -319,30 +336,11 @@ static void plan(run *r)
     rl_plan_print(r->ctx);
 }
 
-static void check_variants(rl_ctx *ctx)
-{
-    int numbers[MAX_VARIANTS], n = 0;
-    const char *names[MAX_VARIANTS];
-    for (const busy_variant *v = busy_table(ctx->kind); v->name && n < MAX_VARIANTS; v++, n++) {
-        numbers[n] = v->number;
-        names[n] = v->name;
-    }
-    rl_check_variants(ctx, numbers, names, n);
-}
-
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP01, argc, argv);
     run *r = calloc(1, sizeof *r);
     r->ctx = ctx;
-    check_variants(ctx);
-    if (ctx->args.list) {
-        printf("workloads of kernels/%s:\n", ctx->kind == RL_CUDA ? "busy.cu" : "cpu/busy.c");
-        for (const busy_variant *v = busy_table(ctx->kind); v->name; v++)
-            rl_list_variant(v->number, v->name, v->what);
-        free(r);
-        return rl_end(ctx);
-    }
     char *end;
     double period_ms = strtod(period_ms_opt, &end);
     if (*end || !(period_ms >= 1 && period_ms <= 1000))
@@ -360,14 +358,14 @@ int main(int argc, char **argv)
     r->units = gpu ? ctx->dev->sm_count : ctx->dev->threads;
     const rl_ceilings *ceil = rl_ceilings_get(ctx);
 
-    workload_open(&r->w, ctx);
+    buffers_open(&r->w, ctx);
     observer_open(&r->obs, ctx);
     char buf[512];
     observer_describe(&r->obs, buf, sizeof buf);
     printf("observer    %s\n", buf);
-    for (const busy_variant *v = r->w.table; v->name; v++)
-        if (rl_variant_selected(ctx, v->number, v->name) && !workload_validate(&r->w, v)) {
-            fprintf(stderr, "exp-01: %s %s\n", v->name, r->w.why[v->number]);
+    for (const busy_variant *v = busy_variants; v->name; v++)
+        if (runs(r, v) && !validate_variant(&r->w, v)) {
+            fprintf(stderr, "exp-01: %s %s\n", v->name, r->w.why[v - busy_variants]);
             ctx->failures++;
         }
     rl_meta(ctx, "hold", "each point: %.2f s of the same load unobserved, then %.2f s observed; "
@@ -396,7 +394,7 @@ int main(int argc, char **argv)
     judge(ctx, r->pts, r->npts, r->units, full, ceil->bw[RL_DRAM][RL_READ].best, r->w.bytes_per_hop);
 
     observer_close(&r->obs);
-    workload_close(&r->w);
+    buffers_close(&r->w);
     free(r);
     return rl_end(ctx);
 }

@@ -9,13 +9,20 @@
 
 gpu = backend eq 'cuda'
 reading = gpu ? 'nvidia-smi utilization.gpu' : 'busy time (top -H)'
-units_view = gpu ? 'GPM SM\_UTIL' : 'machine share (process CPU / CPUs)'
+units_view = gpu ? 'GPM SM_UTIL' : 'machine share (process CPU / CPUs)'
 unit = gpu ? 'SM' : 'CPU'
 worker = gpu ? 'block' : 'thread'
 
 # Rows of one sweep and one variant; others give NaN and are skipped.
 sel(sweep, variant, c) = (strcol('sweep') eq sweep && strcol('variant') eq variant) ? column(c) : NaN
 pct(x) = 100.0 * x
+
+# The variants of one sweep, in the order the run measured them: every one
+# is drawn (kernels/busy.c's table), so a new one appears without editing
+# this file.
+variants_in(sweep) = system(sprintf("awk -F, '/^#/ {next} !s {for (i = 1; i <= NF; i++) {if ($i == \"sweep\") s = i; if ($i == \"variant\") v = i}; next} $s == \"%s\" && !seen[$v]++ {printf \"%%s \", $v}' '%s'", sweep, csv))
+occupancy_variants = variants_in('a_occupancy')
+memory_points = variants_in('c_memory')
 
 # Which sweeps this file holds (a run may hold one), and their ranges.
 in_sweep(s) = strcol('sweep') eq s ? 1 : 0
@@ -46,16 +53,19 @@ set ylabel 'percent'
 set yrange [0:115]
 set ytics 0, 20, 100
 set key outside right top vertical
+# Each variant its colour: the reading solid, the units-busy view dash-dot;
+# the work done (the compute variant's rows have it) in black.
+vlt(v) = word_index(occupancy_variants, v)
+view_dt(i) = i == 1 ? 4 : run_dt(i)
+a_work(c) = strcol('sweep') eq 'a_occupancy' && strcol('work_fraction') ne '' ? column(c) : NaN
 plot \
     100 * (x < 1 ? x : 1) with lines dt 2 lc rgb model_color title sprintf('model: share of %ss busy', unit), \
-    for [i=1:nruns] run(i) using 'workers_per_unit':(sel('a_occupancy', 'arith', 'util_pct')) \
-        with linespoints lt 1 dt run_dt(i) title key(i, reading.', arith'), \
-    for [i=1:nruns] run(i) using 'workers_per_unit':(sel('a_occupancy', 'arith', 'units_busy_pct')) \
-        with linespoints lt 2 dt run_dt(i) title key(i, units_view), \
-    for [i=1:nruns] run(i) using 'workers_per_unit':(pct(sel('a_occupancy', 'arith', 'work_fraction'))) \
-        with linespoints lt 3 dt run_dt(i) title key(i, 'work done, % of the full device'), \
-    for [i=1:nruns] run(i) using 'workers_per_unit':(sel('a_occupancy', 'chase', 'util_pct')) \
-        with points lt 4 pt 13 ps 1.6 title key(i, reading.', pointer chase')
+    for [v in occupancy_variants] for [i=1:nruns] run(i) using 'workers_per_unit':(sel('a_occupancy', v, 'util_pct')) \
+        with linespoints lt vlt(v) dt run_dt(i) title key(i, reading.', '.v) noenhanced, \
+    for [v in occupancy_variants] for [i=1:nruns] run(i) using 'workers_per_unit':(sel('a_occupancy', v, 'units_busy_pct')) \
+        with linespoints lt vlt(v) pt 6 dt view_dt(i) title key(i, units_view.', '.v) noenhanced, \
+    for [i=1:nruns] run(i) using 'workers_per_unit':(pct(a_work('work_fraction'))) \
+        with linespoints lt 7 pt 9 dt run_dt(i) title key(i, 'work done, % of the full device')
 unset logscale x
 
 # ---- chart 2: the reading against the measured duty cycle -------------------
@@ -80,8 +90,13 @@ plot \
 # ---- chart 3: memory held vs memory busy ------------------------------------
 set output chart('-memory')
 set title sprintf("Memory held is not memory busy\n{/*0.8 %s}", run_title)
-set xrange [-0.7:1.7]
-set xtics ('large idle allocation' 0, 'small buffer streamed' 1)
+# A pair of bars per point of sweep c, in the order measured: the idle
+# allocation (memory held, no kernel) and each variant run at full duty.
+nmem = words(memory_points) > 0 ? words(memory_points) : 1
+set xrange [-0.7:nmem - 0.3]
+mem_label(v) = v eq 'idle_allocation' ? 'large idle allocation' : sprintf('%s at full duty', v)
+set xtics ()
+do for [j=1:words(memory_points)] { set xtics add (mem_label(word(memory_points, j)) j - 1) }
 set xlabel ''
 set ylabel 'percent'
 set yrange [0:115]
@@ -89,7 +104,7 @@ set style fill solid 0.7 border -1
 set boxwidth 0.3 / nruns
 set key inside top right
 slot(i) = (i - 1) * 0.3 / nruns
-idx(v) = strcol(v) eq 'idle_allocation' ? 0 : 1
+idx(v) = word_index(memory_points, strcol(v)) - 1
 mem(c) = strcol('sweep') eq 'c_memory' ? column(c) : NaN
 busy_col = gpu ? 'util_mem_pct' : 'util_pct'
 busy_title = gpu ? 'utilization.memory' : 'busy time (no utilization.memory on a CPU)'

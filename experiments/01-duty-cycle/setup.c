@@ -1,7 +1,8 @@
 /*
  * setup.c -- experiment 01's buffers, validation, and the observer: the
  * monitoring tool whose reading the experiment puts on trial (NVML on the
- * GPU, the kernel's per-thread CPU time on the CPU).
+ * GPU, the kernel's per-thread CPU time on the CPU). Each variant's role
+ * (kernels/busy.c) says what its lanes start from and how it is checked.
  */
 #include "exp01.h"
 
@@ -21,7 +22,7 @@ static uint32_t mix32(uint64_t x)
 
 /* The chase and stream buffers defeat the cache: the chain covers 4x the
  * last-level cache, and the stream's x and y 2x each. */
-static void make_chain(workload *w, uint32_t **host_chain)
+static void make_chain(buffers *w, uint32_t **host_chain)
 {
     rl_ctx *ctx = w->ctx;
     w->chain_stride = ctx->kind == RL_CUDA ? 32 : 16; /* a 128-byte GPU line, a 64-byte CPU line */
@@ -39,29 +40,30 @@ static void make_chain(workload *w, uint32_t **host_chain)
     *host_chain = chain;
 }
 
-const busy_variant *busy_table(rl_backend_kind kind)
+bool role_is(const busy_variant *v, const char *role)
 {
-#ifdef RL_HAVE_CUDA
-    if (kind == RL_CUDA)
-        return busy_cuda_variants;
-#endif
-    (void)kind;
-    return busy_cpu_variants;
+    return v && v->role && !strcmp(v->role, role);
 }
 
-void workload_open(workload *w, rl_ctx *ctx)
+const busy_ops *ops_of(const rl_ctx *ctx, const busy_variant *v)
 {
-    *w = (workload){.ctx = ctx, .table = busy_table(ctx->kind)};
+    return ctx->kind == RL_CUDA ? v->cuda : v->cpu;
+}
+
+void buffers_open(buffers *w, rl_ctx *ctx)
+{
+    int rows = rl_family_size(&busy_family);
+    *w = (buffers){.ctx = ctx, .valid = calloc((size_t)rows, sizeof *w->valid),
+                   .why = calloc((size_t)rows, sizeof *w->why)};
+    if (!w->valid || !w->why)
+        rl_die(RL_EXIT_FAILED, "out of memory");
     w->max_workers = ctx->kind == RL_CUDA ? 4 * ctx->dev->sm_count : ctx->dev->threads;
     if (w->max_workers > MAX_CPU_WORKERS && ctx->kind == RL_CPU)
         w->max_workers = MAX_CPU_WORKERS;
     int most = 1;
-    for (const busy_variant *v = w->table; v->name; v++) {
-        if (v->number <= 0 || v->number >= MAX_VARIANTS)
-            rl_die(RL_EXIT_FAILED, "busy variant %s: number %d outside 1..%d", v->name, v->number,
-                   MAX_VARIANTS - 1);
-        most = v->lanes > most ? v->lanes : most;
-    }
+    for (const busy_variant *v = busy_variants; v->name; v++)
+        if (rl_variant_here(ctx, &busy_family, KERNEL_VARIANT(v)))
+            most = ops_of(ctx, v)->lanes > most ? ops_of(ctx, v)->lanes : most;
     w->lanes = (size_t)w->max_workers * (size_t)most;
     w->states = rl_alloc(ctx->be, w->lanes * sizeof *w->states);
     w->counts = rl_alloc(ctx->be, w->lanes * sizeof *w->counts);
@@ -81,7 +83,7 @@ void workload_open(workload *w, rl_ctx *ctx)
     rl_host_free(host);
 }
 
-void workload_close(workload *w)
+void buffers_close(buffers *w)
 {
     rl_backend *be = w->ctx->be;
     rl_free(be, w->states);
@@ -94,76 +96,72 @@ void workload_close(workload *w)
     rl_host_free(w->seeds_host);
     if (w->chain_starts)
         rl_host_free(w->chain_starts);
+    free(w->valid);
+    free(w->why);
 }
 
-busy_args workload_args(workload *w, const busy_variant *v, int workers, double duty, double period_s,
-                        observer *obs)
+busy_args variant_args(buffers *w, const busy_variant *v, int workers, double duty, double period_s)
 {
     rl_ctx *ctx = w->ctx;
-    size_t lanes = (size_t)workers * (size_t)v->lanes;
+    size_t lanes = (size_t)workers * (size_t)ops_of(ctx, v)->lanes;
     /* Chases resume from a slot of the chain; the others from fresh seeds. */
-    const uint32_t *start = v->number == 2 ? w->chain_starts : w->seeds_host;
+    const uint32_t *start = role_is(v, "latency") ? w->chain_starts : w->seeds_host;
     rl_upload(ctx->be, w->states, start, lanes * sizeof *w->states);
     return (busy_args){.workers = workers, .duty = duty, .period_s = period_s,
                        .lcg_a = BUSY_LCG_A, .lcg_c = BUSY_LCG_C, .states = w->states,
                        .counts = w->counts, .chain = w->chain, .x = w->x, .y = w->y, .n = w->n,
-                       .work = w->work, .stream = rl_stream(ctx->be),
-                       .edge = obs ? observer_edge : NULL, .edge_arg = obs};
+                       .work = w->work, .stream = rl_stream(ctx->be)};
 }
 
 /* ---- validation: one short burst, every lane and element checked ---------- */
 
-typedef struct stream_job {
-    const busy_variant *v;
-    busy_args a;
-} stream_job;
-
-static void run_stream_burst(void *arg)
-{
-    stream_job *j = arg;
-    j->v->burst(&j->a, 2e-3);
-}
-
-bool workload_validate(workload *w, const busy_variant *v)
+bool validate_variant(buffers *w, const busy_variant *v)
 {
     rl_ctx *ctx = w->ctx;
+    const busy_ops *ops = ops_of(ctx, v);
+    bool stream = role_is(v, "bandwidth");
     /* Two workers cover every code path of a burst; the stream variant's
      * burst passes over all its data at least once, so it gets them all. */
-    int workers = v->number == 3 || w->max_workers < 2 ? w->max_workers : 2;
-    size_t lanes = (size_t)workers * (size_t)v->lanes, bad = 0, first = 0;
-    char *why = w->why[v->number];
+    int workers = stream || w->max_workers < 2 ? w->max_workers : 2;
+    size_t lanes = (size_t)workers * (size_t)ops->lanes, bad = 0, first = 0, row = v - busy_variants;
+    char *why = w->why[row];
     uint32_t *host_chain = NULL;
-    if (v->number == 2)
+    if (role_is(v, "latency"))
         make_chain(w, &host_chain);
-    busy_args a = workload_args(w, v, workers, 1, 1, NULL);
-    if (v->number == 3) {
+    busy_args a = variant_args(w, v, workers, 1, 1);
+    if (stream) { /* y against a x + b in double, on a NaN-poisoned y */
         double *want = rl_host_alloc(w->n * sizeof(double));
-        float *x = rl_host_alloc(w->n * sizeof(float));
+        float *x = rl_host_alloc(w->n * sizeof(float)), *y = rl_host_alloc(w->n * sizeof(float));
         rl_download(ctx->be, x, w->x, w->n * sizeof(float));
         for (size_t i = 0; i < w->n; i++)
             want[i] = (double)x[i] * BUSY_STREAM_A + BUSY_STREAM_B;
-        stream_job j = {v, a};
-        rl_check c = rl_validate_f32(ctx->be, run_stream_burst, &j, w->y, w->n, want, 1e-6, 1e-6);
+        rl_poison(ctx->be, w->y, w->n * sizeof(float));
+        ops->burst(&a, 2e-3);
+        rl_download(ctx->be, y, w->y, w->n * sizeof(float));
+        rl_check c = rl_compare_f32(y, want, w->n, 1e-6, 1e-6);
         rl_check_describe(&c, why, 256);
         rl_host_free(want);
         rl_host_free(x);
-        return w->valid[v->number] = c.ok;
+        rl_host_free(y);
+        return w->valid[row] = c.ok;
     }
     uint32_t *end = rl_host_alloc(lanes * sizeof *end);
     unsigned long long *counts = rl_host_alloc(lanes * sizeof *counts);
     rl_poison(ctx->be, w->counts, lanes * sizeof *counts);
-    v->burst(&a, 2e-3);
+    ops->burst(&a, 2e-3);
     rl_download(ctx->be, end, w->states, lanes * sizeof *end);
     rl_download(ctx->be, counts, w->counts, lanes * sizeof *counts);
-    if (v->number == 1)
+    bool checked = role_is(v, "compute") || role_is(v, "latency");
+    if (role_is(v, "compute"))
         bad = busy_check_arith(w->seeds_host, end, counts, lanes, BUSY_LCG_A, BUSY_LCG_C, &first);
-    else if (v->number == 2)
+    else if (role_is(v, "latency"))
         bad = busy_check_chase(host_chain, w->chain_starts, end, counts, lanes, &first);
     else
-        bad = lanes, first = 0; /* a new workload needs its own reference, here */
-    if (bad && v->number > 3)
-        snprintf(why, 256, "no reference check for workload %d: add one to workload_validate() "
-                 "in experiments/01-duty-cycle/setup.c", v->number);
+        bad = lanes, first = 0; /* a new kind of variant needs its own reference, here */
+    if (!checked)
+        snprintf(why, 256, "no reference check for variant %s (role %s): give it one of busy.h's "
+                 "roles, or a check in validate_variant() in experiments/01-duty-cycle/setup.c",
+                 v->name, v->role ? v->role : "none");
     else if (bad)
         snprintf(why, 256, "FAILED: %zu of %zu lanes wrong, first at %zu (count %llu)", bad, lanes,
                  first, counts[first]);
@@ -173,21 +171,17 @@ bool workload_validate(workload *w, const busy_variant *v)
     rl_host_free(counts);
     if (host_chain)
         rl_host_free(host_chain);
-    return w->valid[v->number] = bad == 0;
+    return w->valid[row] = bad == 0;
 }
 
 void *idle_allocation(rl_ctx *ctx, double *bytes)
 {
     double want;
     if (ctx->kind == RL_CUDA) {
-#ifdef RL_HAVE_CUDA
         char pci[32];
         double free_b, total_b;
-        busy_cuda_device(pci, sizeof pci, &free_b, &total_b);
+        busy_device(pci, sizeof pci, &free_b, &total_b);
         want = 0.5 * free_b; /* half of what is free: memory.used high */
-#else
-        want = 0;
-#endif
     } else {
         /* 16x the stream's buffers, at most a quarter of the machine's RAM. */
         want = fmin(16 * 2 * 2 * ctx->dev->llc_bytes, fmin(0.25 * rl_host_ram_bytes(), rl_max_bytes(ctx)));
@@ -206,12 +200,10 @@ void observer_open(observer *o, rl_ctx *ctx)
     *o = (observer){.ctx = ctx};
     if (ctx->kind != RL_CUDA)
         return;
-#ifdef RL_HAVE_CUDA
     char pci[32];
     double free_b, total_b;
-    busy_cuda_device(pci, sizeof pci, &free_b, &total_b);
+    busy_device(pci, sizeof pci, &free_b, &total_b);
     o->nvml = rl_nvml_sampler_start(pci, 0.05, o->nvml_why, sizeof o->nvml_why);
-#endif
 }
 
 void observer_edge(void *arg, int which, const int *tids, int ntids)

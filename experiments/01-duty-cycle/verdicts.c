@@ -3,7 +3,8 @@
  *
  * The same verdict ids on both backends; on the CPU each is stated as the
  * CPU's version of the claim (the tool is the kernel's CPU accounting, a
- * worker is a thread, the device's units are its logical CPUs).
+ * worker is a thread, the device's units are its logical CPUs). Variants
+ * are found by their roles.
  */
 #include "exp01.h"
 
@@ -11,26 +12,57 @@
 #include <stdio.h>
 #include <string.h>
 
-static const point *find(const point *pts, int n, const char *sweep, const char *name, int workers,
-                         double duty)
+enum { ONE_BUSY_GPU, ONE_BUSY_CPU, CHASE_BUSY, TRACKS_ONE_GPU, TRACKS_ONE_CPU, TRACKS_FULL_GPU,
+       TRACKS_FULL_CPU, WORK_DIFFERS_GPU, WORK_DIFFERS_CPU, UNITS_VIEW_GPU, UNITS_VIEW_CPU,
+       MEMORY_GPU, MEMORY_CPU };
+
+#define WITHIN_10 0, 10, "points", 1, .predicted_text = "within 10 points"
+
+const rl_claim EXP01_CLAIMS[] = {
+    [ONE_BUSY_GPU] = {"one_worker_reads_busy", "one busy block reads busy (utilization.gpu)", 90,
+                      INFINITY, "%", 1},
+    [ONE_BUSY_CPU] = {"one_worker_reads_busy", "one busy thread reads busy (top -H)", 90, INFINITY,
+                      "%", 1},
+    [CHASE_BUSY] = {"chase_reads_busy", "a pointer chase reads busy while moving little data",
+                    .predicted_text = "busy >= 90 %, < 0.25 of bandwidth"},
+    [TRACKS_ONE_GPU] = {"tracks_duty_one_worker", "utilization.gpu tracks the duty cycle, 1 block", WITHIN_10},
+    [TRACKS_ONE_CPU] = {"tracks_duty_one_worker", "busy time tracks the duty cycle, 1 thread", WITHIN_10},
+    [TRACKS_FULL_GPU] = {"tracks_duty_full_device", "utilization.gpu tracks the duty cycle, every SM",
+                         WITHIN_10},
+    [TRACKS_FULL_CPU] = {"tracks_duty_full_device", "busy time tracks the duty cycle, every CPU",
+                         WITHIN_10},
+    /* bounds known at run time: from the number of SMs or CPUs */
+    [WORK_DIFFERS_GPU] = {"work_differs", "work: full device / one busy worker", NAN, INFINITY, "x",
+                          1, .predicted_text = ">= SMs / 2"},
+    [WORK_DIFFERS_CPU] = {"work_differs", "work: full device / one busy worker", NAN, INFINITY, "x",
+                          1, .predicted_text = ">= CPUs / 2"},
+    [UNITS_VIEW_GPU] = {"units_view_one_worker", "GPM SM_UTIL with one busy block", 0, 5, "%", 2,
+                        .predicted_text = "< 5 %"},
+    [UNITS_VIEW_CPU] = {"units_view_one_worker",
+                        "the machine-wide view (process CPU / CPUs), one thread", NAN, NAN, "%", 1,
+                        .predicted_text = "1 / CPUs, +- 10 points"},
+    [MEMORY_GPU] = {"memory_held_is_not_traffic", "utilization.memory is traffic time, not memory.used",
+                    .predicted_text = "idle: mem util <= 10 %, held >= 4x stream's; stream: mem util >= 50 %"},
+    [MEMORY_CPU] = {"memory_held_is_not_traffic", "resident memory says nothing of memory traffic (CPU)",
+                    .predicted_text = "idle: busy <= 10 %, held >= 4x stream's; stream: busy >= 90 %"},
+    {0},
+};
+
+/* The first valid point of a sweep whose variant has this role (idle or
+ * not), on this many workers (< 0: any) at this duty (< 0: any). */
+static const point *find(const point *pts, int n, const char *sweep, const char *role, bool idle,
+                         int workers, double duty)
 {
     for (int i = 0; i < n; i++)
-        if (pts[i].ok && !strcmp(pts[i].sweep, sweep) && !strcmp(pts[i].name, name) &&
-            (workers < 0 || pts[i].workers == workers) && (duty < 0 || pts[i].duty == duty))
+        if (pts[i].ok && !strcmp(pts[i].sweep, sweep) && role_is(pts[i].v, role) &&
+            pts[i].idle == idle && (workers < 0 || pts[i].workers == workers) &&
+            (duty < 0 || pts[i].duty == duty))
             return &pts[i];
     return NULL;
 }
 
-static const char *fmt(char *buf, size_t len, const char *f, double x)
-{
-    if (isnan(x))
-        snprintf(buf, len, "-");
-    else
-        snprintf(buf, len, f, x);
-    return buf;
-}
-
-/* The largest |reading - measured duty| over the duty sweep of one size. */
+/* The largest |reading - measured duty| over the duty sweep of one size;
+ * NaN with fewer than two points. */
 static double worst_tracking(const point *pts, int n, int workers, int *count)
 {
     double worst = NAN;
@@ -43,105 +75,89 @@ static double worst_tracking(const point *pts, int n, int workers, int *count)
         worst = isnan(worst) ? dev : fmax(worst, dev);
         ++*count;
     }
-    return worst;
+    return *count < 2 ? NAN : worst;
 }
 
-static void judge_tracking(rl_ctx *ctx, const point *pts, int n, int workers, const char *id,
-                           const char *size)
+static void judge_tracking(rl_ctx *ctx, const point *pts, int n, int workers, const rl_claim *c)
 {
-    bool gpu = ctx->kind == RL_CUDA;
     int count;
     double worst = worst_tracking(pts, n, workers, &count);
-    char claim[160], measured[64], note[160];
-    snprintf(claim, sizeof claim, "%s tracks the duty cycle, %s", gpu ? "utilization.gpu" : "busy time",
-             size);
-    snprintf(note, sizeof note, "largest |reading - duty from %s| over %d duty points",
-             gpu ? "event timestamps" : "clock timestamps", count);
-    fmt(measured, sizeof measured, "%.1f points", worst);
-    rl_verdict(ctx, id, claim, "within 10 points", measured,
-               count < 2 ? RL_NOT_MEASURED : rl_within(worst, 0, 10), count < 2 ? "fewer than two duty points" : note);
+    char note[160] = "fewer than two duty points";
+    if (count >= 2)
+        snprintf(note, sizeof note, "%d %s%s; largest |reading - duty from %s| over %d duty points",
+                 workers, ctx->kind == RL_CUDA ? "block" : "thread", workers == 1 ? "" : "s",
+                 ctx->kind == RL_CUDA ? "event timestamps" : "clock timestamps", count);
+    rl_judge(ctx, c, NULL, worst, note);
 }
 
 static void judge_memory(rl_ctx *ctx, const point *pts, int n)
 {
     bool gpu = ctx->kind == RL_CUDA;
-    const point *idle = find(pts, n, "c_memory", "idle_allocation", -1, -1);
-    const point *stream = find(pts, n, "c_memory", "stream", -1, -1);
-    char measured[160], note[200];
+    const rl_claim *c = &EXP01_CLAIMS[gpu ? MEMORY_GPU : MEMORY_CPU];
+    const point *idle = find(pts, n, "c_memory", "compute", true, -1, -1);
+    const point *stream = find(pts, n, "c_memory", "bandwidth", false, -1, -1);
     if (!idle || !stream) {
-        rl_verdict(ctx, "memory_held_is_not_traffic", "memory held is not memory busy",
-                   "idle: used high, busy ~0; stream: busy high", "-", RL_NOT_MEASURED,
-                   "sweep c not run");
+        rl_judge_status(ctx, c, NULL, "-", RL_NOT_MEASURED, "sweep c not run");
         return;
     }
     double share_idle = 100 * idle->rd.mem_used / idle->rd.mem_total;
     double share_stream = 100 * stream->rd.mem_used / stream->rd.mem_total;
     double busy_idle = gpu ? idle->rd.util_mem_pct : idle->rd.util_pct;
     double busy_stream = gpu ? stream->rd.util_mem_pct : stream->rd.util_pct;
+    char measured[160];
     snprintf(measured, sizeof measured, "idle: %.1f %% held, %.1f %% busy; stream: %.1f %% held, %.1f %% busy",
              share_idle, busy_idle, share_stream, busy_stream);
     rl_verdict_status st = RL_NOT_MEASURED;
     if (!isnan(busy_idle) && !isnan(busy_stream) && !isnan(share_idle) && !isnan(share_stream))
         st = busy_idle <= 10 && busy_stream >= (gpu ? 50 : 90) &&
                      idle->rd.mem_used >= 4 * stream->rd.mem_used ? RL_HOLDS : RL_DOES_NOT_HOLD;
-    snprintf(note, sizeof note, "%s", gpu ? "busy = utilization.memory; held = memory.used / memory.total"
-             : "CPU has no utilization.memory: busy = the streaming threads' CPU time, held = resident set / RAM");
-    rl_verdict(ctx, "memory_held_is_not_traffic",
-               gpu ? "utilization.memory is traffic time, not memory.used"
-                   : "resident memory says nothing of memory traffic (CPU)",
-               gpu ? "idle: mem util <= 10 %, held >= 4x stream's; stream: mem util >= 50 %"
-                   : "idle: busy <= 10 %, held >= 4x stream's; stream: busy >= 90 %",
-               measured, st, note);
+    rl_judge_status(ctx, c, NULL, measured, st,
+                    gpu ? "busy = utilization.memory; held = memory.used / memory.total"
+                        : "CPU has no utilization.memory: busy = the streaming threads' CPU time, "
+                          "held = resident set / RAM");
 }
 
 void judge(rl_ctx *ctx, const point *pts, int n, int units, double full, double ceiling_gbps,
            double bytes_per_hop)
 {
     bool gpu = ctx->kind == RL_CUDA;
-    const char *worker = gpu ? "block" : "thread";
-    char measured[128], note[200], claim[160], pred[96];
-    const point *one = find(pts, n, "a_occupancy", "arith", 1, 1.0);
+    char measured[128], note[200];
+    const point *one = find(pts, n, "a_occupancy", "compute", false, 1, 1.0);
 
-    double u1 = one ? one->rd.util_pct : NAN;
-    snprintf(claim, sizeof claim, "one busy %s reads busy (%s)", worker, gpu ? "utilization.gpu" : "top -H");
     snprintf(note, sizeof note, "while it does %s of the full device's work", one && full > 0 ?
-             (snprintf(pred, sizeof pred, "%.4f", one->work_per_s / full), pred) : "-");
-    rl_verdict(ctx, "one_worker_reads_busy", claim, ">= 90 %", fmt(measured, sizeof measured, "%.1f %%", u1),
-               rl_within(u1, 90, 1e9), note);
+             (snprintf(measured, sizeof measured, "%.4f", one->work_per_s / full), measured) : "-");
+    rl_judge(ctx, &EXP01_CLAIMS[gpu ? ONE_BUSY_GPU : ONE_BUSY_CPU], NULL,
+             one ? one->rd.util_pct : NAN, note);
 
-    const point *chase = find(pts, n, "a_occupancy", "chase", 1, 1.0);
+    const point *chase = find(pts, n, "a_occupancy", "latency", false, 1, 1.0);
     double share = chase ? chase->work_per_s * bytes_per_hop / 1e9 / ceiling_gbps : NAN;
     double uc = chase ? chase->rd.util_pct : NAN;
     snprintf(measured, sizeof measured, isnan(uc) ? "-" : "%.1f %% busy, %.3f of bandwidth", uc, share);
     snprintf(note, sizeof note, "a pointer chase waits on memory every hop; traffic counted as %.0f B "
              "per hop over the DRAM read bandwidth", bytes_per_hop);
-    rl_verdict(ctx, "chase_reads_busy", "a pointer chase reads busy while moving little data",
-               "busy >= 90 %, < 0.25 of bandwidth", measured,
-               isnan(uc) || isnan(share) ? RL_NOT_MEASURED
-                                         : (uc >= 90 && share < 0.25 ? RL_HOLDS : RL_DOES_NOT_HOLD), note);
+    rl_judge_status(ctx, &EXP01_CLAIMS[CHASE_BUSY], NULL, measured,
+                    isnan(uc) || isnan(share) ? RL_NOT_MEASURED
+                                              : (uc >= 90 && share < 0.25 ? RL_HOLDS : RL_DOES_NOT_HOLD),
+                    note);
 
-    judge_tracking(ctx, pts, n, 1, "tracks_duty_one_worker", gpu ? "1 block" : "1 thread");
-    snprintf(claim, sizeof claim, gpu ? "every SM (%d blocks)" : "every CPU (%d threads)", units);
-    judge_tracking(ctx, pts, n, units, "tracks_duty_full_device", claim);
+    judge_tracking(ctx, pts, n, 1, &EXP01_CLAIMS[gpu ? TRACKS_ONE_GPU : TRACKS_ONE_CPU]);
+    judge_tracking(ctx, pts, n, units, &EXP01_CLAIMS[gpu ? TRACKS_FULL_GPU : TRACKS_FULL_CPU]);
 
-    double ratio = one && full > 0 ? full / one->work_per_s : NAN;
-    snprintf(pred, sizeof pred, ">= %.1fx (%s / 2)", units / 2.0, gpu ? "SMs" : "CPUs");
-    snprintf(note, sizeof note, "full device: the most arith work per second in sweep a; both read busy");
-    rl_verdict(ctx, "work_differs", "work: full device / one busy worker", pred,
-               fmt(measured, sizeof measured, "%.1fx", ratio), rl_within(ratio, units / 2.0, 1e12), note);
+    snprintf(note, sizeof note, "bound %.1fx (%d %s / 2); full device: the most compute work per "
+             "second in sweep a; both read busy", units / 2.0, units, gpu ? "SMs" : "CPUs");
+    rl_judge_within(ctx, &EXP01_CLAIMS[gpu ? WORK_DIFFERS_GPU : WORK_DIFFERS_CPU], NULL,
+                    one && full > 0 ? full / one->work_per_s : NAN, units / 2.0, INFINITY, note);
 
     double view = one ? one->rd.units_busy_pct : NAN;
     if (gpu) {
         snprintf(note, sizeof note, "GPM: %s", one ? one->rd.gpm_status : "sweep a not run");
-        rl_verdict(ctx, "units_view_one_worker", "GPM SM_UTIL with one busy block", "< 5 %",
-                   fmt(measured, sizeof measured, "%.2f %%", view), isnan(view) ? RL_NOT_MEASURED : rl_within(view, 0, 5),
-                   isnan(view) ? note : "SM_UTIL counts busy SMs: one of them");
+        rl_judge(ctx, &EXP01_CLAIMS[UNITS_VIEW_GPU], NULL, view,
+                 isnan(view) ? note : "SM_UTIL counts busy SMs: one of them");
     } else {
-        snprintf(pred, sizeof pred, "%.0f %% +- 10 (1 / %d CPUs)", 100.0 / units, units);
-        rl_verdict(ctx, "units_view_one_worker", "the machine-wide view (process CPU / CPUs), one thread",
-                   pred, fmt(measured, sizeof measured, "%.1f %%", view),
-                   rl_within(view, 100.0 / units - 10, 100.0 / units + 10),
-                   "like GPM SM_UTIL, it counts how much of the machine was busy; no GPM on a CPU");
+        snprintf(note, sizeof note, "1 / %d CPUs = %.0f %%; like GPM SM_UTIL, it counts how much of "
+                 "the machine was busy; no GPM on a CPU", units, 100.0 / units);
+        rl_judge_within(ctx, &EXP01_CLAIMS[UNITS_VIEW_CPU], NULL, view, 100.0 / units - 10,
+                        100.0 / units + 10, note);
     }
     judge_memory(ctx, pts, n);
 }

@@ -12,11 +12,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static const double ATOL = 1e-4, RTOL = 1e-4; /* float sums of d products vs double */
 
 typedef struct weights {
+    int d, bmax, ref_batch;              /* ref_batch: the batch want holds */
     float *w1, *w2, *bias, *x, *h, *y;   /* device */
     float *hw1, *hw2, *hbias, *hx, *got; /* host copies */
     double *want;
@@ -44,10 +44,14 @@ static int batch_list(const rl_ctx *ctx, int bmax, int *out)
     return n;
 }
 
-static void make_weights(rl_ctx *ctx, weights *w, int d, int bmax)
+weights *doubling_open(rl_ctx *ctx, int d, int bmax)
 {
+    weights *w = calloc(1, sizeof *w);
+    if (!w)
+        rl_die(RL_EXIT_FAILED, "out of memory");
     size_t dd = (size_t)d * d, xd = (size_t)bmax * d;
     float scale = sqrtf(3.0f / d); /* uniform weights of variance 1/d: rows stay O(1) */
+    *w = (weights){.d = d, .bmax = bmax};
     w->hw1 = rl_host_alloc(dd * sizeof(float));
     w->hw2 = rl_host_alloc(dd * sizeof(float));
     w->hbias = rl_host_alloc(d * sizeof(float));
@@ -68,9 +72,10 @@ static void make_weights(rl_ctx *ctx, weights *w, int d, int bmax)
     rl_upload(ctx->be, w->w2, w->hw2, dd * sizeof(float));
     rl_upload(ctx->be, w->bias, w->hbias, d * sizeof(float));
     rl_upload(ctx->be, w->x, w->hx, xd * sizeof(float));
+    return w;
 }
 
-static void free_weights(rl_ctx *ctx, weights *w)
+void doubling_close(rl_ctx *ctx, weights *w)
 {
     float *dev[] = {w->w1, w->w2, w->bias, w->x, w->h, w->y};
     for (int i = 0; i < 6; i++)
@@ -79,173 +84,110 @@ static void free_weights(rl_ctx *ctx, weights *w)
     for (int i = 0; i < 5; i++)
         rl_host_free(host[i]);
     rl_host_free(w->want);
+    free(w);
 }
-
-
-/* A point and its step arguments: what rl_measure_group runs. */
-typedef struct slot {
-    step_point p;
-    step_args s;
-} slot;
 
 static void run_step(void *arg)
 {
-    slot *sl = arg;
-    sl->p.way->run(&sl->s);
+    call *c = arg;
+    c->step->run(&c->s);
 }
 
-/* Every element of y against the double reference (computed once per batch). */
-static void validate(rl_ctx *ctx, weights *w, step_point *p, step_args *s)
+/* Builds what the variant replays (timed), then every element of y against
+ * the double reference (computed once per batch: the variants of a batch
+ * are validated one after the other), h and y poisoned first. */
+static rl_check validate_step(rl_ctx *ctx, rl_point *p)
 {
-    size_t count = (size_t)p->batch * p->d;
+    call *c = p->arg;
+    weights *w = c->w;
+    int batch = c->s.batch;
+    size_t count = (size_t)batch * w->d;
+    if (c->step->build && !c->s.graph) {
+        double t0 = rl_now_s();
+        c->step->build(&c->s);
+        c->build_us = (rl_now_s() - t0) * 1e6;
+    }
+    if (w->ref_batch != batch) {
+        step_reference(batch, w->d, w->hw1, w->hw2, w->hbias, w->hx, w->want);
+        w->ref_batch = batch;
+    }
     rl_poison(ctx->be, w->y, count * sizeof(float));
     rl_poison(ctx->be, w->h, count * sizeof(float));
-    p->way->run(s);
+    c->step->run(&c->s);
     rl_download(ctx->be, w->got, w->y, count * sizeof(float));
-    rl_check c = rl_compare_f32(w->got, w->want, count, ATOL, RTOL);
-    p->ok = c.ok;
-    p->max_abs_err = c.max_abs_err;
-    if (!c.ok) {
-        rl_check_describe(&c, p->why, sizeof p->why);
-        fprintf(stderr, "exp-06: step %s (batch %d) %s\n", p->way->name, p->batch, p->why);
-        ctx->failures++;
-    }
+    return rl_compare_f32(w->got, w->want, count, ATOL, RTOL);
 }
 
-
-static void write_row(rl_ctx *ctx, const step_point *p)
+/* Each batch a group of every step variant; the plan's model: the step's
+ * FLOPs at the compute roof and four launches of a few microseconds. */
+void doubling_declare(rl_ctx *ctx, rl_points *pts, weights *w)
 {
-    rl_set_str(ctx, "test", "doubling");
-    rl_set_str(ctx, "way", p->way->name);
-    rl_set_int(ctx, "number", p->way->number);
-    rl_set_int(ctx, "batch", p->batch);
-    rl_set_int(ctx, "d", p->d);
-    rl_set_str(ctx, "validated", p->ok ? "yes" : "no");
-    rl_set_num(ctx, "max_abs_err", p->max_abs_err);
-    if (p->ok) {
-        rl_set_measurement(ctx, &p->m);
-        rl_set_num(ctx, "graph_build_us", p->build_us);
-        rl_set_num(ctx, "doubling_ratio", p->ratio);
-    } else {
-        rl_set_str(ctx, "skipped_reason", p->why);
+    int batches[64], nb = batch_list(ctx, w->bmax, batches), d = w->d;
+    for (int i = 0; i < nb; i++) {
+        int group = rl_points_new_group(pts), b = batches[i];
+        for (const step_variant *v = step_variants; v->name; v++) {
+            if (!rl_runs(ctx, &step_family, KERNEL_VARIANT(v)))
+                continue;
+            call *c = new_call("doubling");
+            c->batch = b, c->d = d, c->w = w, c->step = ctx->kind == RL_CUDA ? v->cuda : v->cpu;
+            c->s = (step_args){.batch = b, .d = d, .w1 = w->w1, .w2 = w->w2, .bias = w->bias,
+                               .x = w->x, .h = w->h, .y = w->y, .stream = rl_stream(ctx->be)};
+            rl_points_add(pts, &(rl_point){
+                .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = c, .data = c,
+                .validate = validate_step, .flops = 4.0 * b * d * (double)d, .extra_s = 4 * 3e-6});
+        }
     }
-    rl_end_row(ctx);
-}
-
-void doubling_rows(rl_ctx *ctx, const doubling *dt)
-{
-    for (int i = 0; i < dt->n; i++)
-        write_row(ctx, &dt->pts[i]);
 }
 
 /* t(2b) / t(b), on the row of b, where 2b was measured too. */
-static void ratios(doubling *dt)
+static void ratios(rl_points *pts)
 {
-    for (int i = 0; i < dt->n; i++) {
-        step_point *p = &dt->pts[i];
-        p->ratio = NAN;
-        for (int j = 0; j < dt->n; j++) {
-            const step_point *q = &dt->pts[j];
-            if (p->ok && q->ok && q->way == p->way && q->batch == 2 * p->batch)
-                p->ratio = q->m.stats.median / p->m.stats.median;
+    for (int i = 0; i < pts->n; i++)
+        for (int j = 0; j < pts->n; j++) {
+            const rl_point *p = &pts->v[i], *q = &pts->v[j];
+            if (rl_point_timed(p) && rl_point_timed(q) && q->variant == p->variant &&
+                call_of(q)->batch == 2 * call_of(p)->batch)
+                call_of(p)->ratio = q->seconds / p->seconds;
         }
-    }
 }
 
-doubling doubling_test(rl_ctx *ctx, const step_way *table, int d, int bmax)
+int doubling_knee(const rl_points *pts, const kernel_variant *v)
 {
-    int batches[64], nb = batch_list(ctx, bmax, batches), nways = 0;
-    for (const step_way *w = table; w->name; w++)
-        nways++;
-    slot *slots = calloc((size_t)nb * nways, sizeof *slots);
-    doubling dt = {calloc((size_t)nb * nways, sizeof(step_point)), 0};
-    weights w;
-    make_weights(ctx, &w, d, bmax);
-    for (int b = 0; b < nb; b++) {
-        step_reference(batches[b], d, w.hw1, w.hw2, w.hbias, w.hx, w.want);
-        rl_work works[8];
-        slot *members[8];
-        int nw = 0;
-        for (const step_way *way = table; way->name; way++) {
-            slot *sl = &slots[b * nways + (way - table)];
-            sl->p = (step_point){.way = way, .batch = batches[b], .d = d, .build_us = NAN};
-            sl->s = (step_args){.batch = batches[b], .d = d, .w1 = w.w1, .w2 = w.w2, .bias = w.bias,
-                                .x = w.x, .h = w.h, .y = w.y, .stream = rl_stream(ctx->be)};
-            if (way->build) {
-                double t0 = rl_now_s();
-                way->build(&sl->s);
-                sl->p.build_us = (rl_now_s() - t0) * 1e6;
-            }
-            validate(ctx, &w, &sl->p, &sl->s);
-            if (sl->p.ok) {
-                works[nw] = (rl_work){way->name, run_step, sl};
-                members[nw++] = sl;
-            }
-        }
-        rl_progress_step(ctx, "doubling: batch %d", batches[b]);
-        rl_measurement m[8];
-        if (nw)
-            rl_measure_group(ctx, works, nw, m);
-        for (int i = 0; i < nw; i++)
-            members[i]->p.m = m[i];
-        for (int i = 0; i < nways; i++) {
-            slot *sl = &slots[b * nways + i];
-            if (sl->p.way->release)
-                sl->p.way->release(&sl->s);
-            dt.pts[dt.n++] = sl->p;
-        }
-    }
-    rl_progress_clear();
-    ratios(&dt);
-    printf("\n  doubling test: h = relu(x W1 + bias); y = h W2 + x, d = %d\n", d);
-    printf("  %-9s %7s %12s %8s\n", "way", "batch", "time/us", "t(2b)/t(b)");
-    for (int i = 0; i < dt.n; i++) {
-        const step_point *p = &dt.pts[i];
-        if (p->ok)
-            printf("  %-9s %7d %12.2f %8.2f\n", p->way->name, p->batch, p->m.stats.median * 1e6, p->ratio);
-        else
-            printf("  %-9s %7d  FAILED validation: %s\n", p->way->name, p->batch, p->why);
-    }
-    for (const step_way *way = table; way->name; way++) {
-        int knee = doubling_knee(&dt, way->name);
-        if (knee == 0)
-            printf("  %s: doubling never cost > 10 %%: overhead-bound at every batch measured\n", way->name);
-        else if (knee == batches[0])
-            printf("  %s: doubling costs > 10 %% from the smallest batch (%d): no overhead-bound region\n",
-                   way->name, knee);
-        else
-            printf("  %s: doubling first costs > 10 %% at batch %d: overhead-bound below it\n", way->name, knee);
-    }
-    fflush(stdout);
-    free_weights(ctx, &w);
-    free(slots);
-    return dt;
-}
-
-/* The plan: one group per batch, every way; the step's FLOPs at the
- * compute roof and four launches of a few microseconds (a model). */
-void plan_doubling(rl_ctx *ctx, const step_way *table, int d, int bmax)
-{
-    int batches[64], nb = batch_list(ctx, bmax, batches), nways = 0;
-    for (const step_way *w = table; w->name; w++)
-        nways++;
-    for (int b = 0; b < nb; b++) {
-        double flops = 4.0 * batches[b] * d * (double)d;
-        rl_plan_group(ctx, nways, rl_estimate_call_s(ctx, 0, 0, RL_READ, flops) + 4 * 3e-6);
-    }
-}
-
-int doubling_knee(const doubling *dt, const char *way)
-{
-    for (int i = 0; i < dt->n; i++)
-        if (dt->pts[i].ok && !strcmp(dt->pts[i].way->name, way) && dt->pts[i].ratio > 1.1)
-            return dt->pts[i].batch;
+    for (int i = 0; i < pts->n; i++)
+        if (rl_point_timed(&pts->v[i]) && pts->v[i].variant == v && call_of(&pts->v[i])->ratio > 1.1)
+            return (int)call_of(&pts->v[i])->batch;
     return 0;
 }
 
-void doubling_free(doubling *dt)
+static const rl_column TABLE[] = {
+    {NULL, "variant", "%-9s", .str = rl_col_variant},
+    RL_DOUBLE(NULL, "batch", "%7.0f", call, batch),
+    RL_COLUMN_TIME_US,
+    {NULL, "t(2b)/t(b)", "%10.2f", .measured = true, .field = RL_DOUBLE_FIELD,
+     .offset = offsetof(call, ratio)},
+    {0},
+};
+
+void doubling_run(rl_ctx *ctx, rl_points *pts)
 {
-    free(dt->pts);
-    dt->pts = NULL;
-    dt->n = 0;
+    rl_points_measure(ctx, pts);
+    ratios(pts);
+    if (!pts->n)
+        return;
+    printf("\n  doubling test: h = relu(x W1 + bias); y = h W2 + x, d = %.0f\n", call_of(&pts->v[0])->d);
+    rl_points_report_as(ctx, pts, TABLE);
+    double smallest = call_of(&pts->v[0])->batch;
+    for (const step_variant *v = step_variants; v->name; v++) {
+        if (!rl_runs(ctx, &step_family, KERNEL_VARIANT(v)))
+            continue;
+        int knee = doubling_knee(pts, KERNEL_VARIANT(v));
+        if (knee == 0)
+            printf("  %s: doubling never cost > 10 %%: overhead-bound at every batch measured\n", v->name);
+        else if (knee == smallest)
+            printf("  %s: doubling costs > 10 %% from the smallest batch (%d): no overhead-bound region\n",
+                   v->name, knee);
+        else
+            printf("  %s: doubling first costs > 10 %% at batch %d: overhead-bound below it\n", v->name, knee);
+    }
+    fflush(stdout);
 }

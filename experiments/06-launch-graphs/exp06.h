@@ -1,6 +1,8 @@
 /*
- * exp06.h -- what experiment 06's files share: the chain tests (main.c),
- * the doubling test (doubling.c) and the verdicts (verdicts.c).
+ * exp06.h -- what experiment 06's files share: one point's data (a chain
+ * of k kernels over n elements, or the model step at one batch), the
+ * chain tests (main.c), the doubling test (doubling.c) and the verdicts
+ * (verdicts.c).
  */
 #ifndef EXP06_H
 #define EXP06_H
@@ -8,49 +10,55 @@
 #include "launch.h"
 #include "rooflab.h"
 
-enum { MAX_WAYS = 8 };
+struct chain_buffers;
+struct weights;
 
-/* One way of running one chain (k kernels over n elements). */
-typedef struct chain_point {
-    const char *test;        /* "chain" (k sweep) or "size" (n sweep) */
-    const launch_way *way;
+/* One point: what its CSV columns read, and how it runs. */
+typedef struct call {
+    const char *test;         /* "chain" (k sweep), "size" (n sweep), "doubling" */
+    double k, n, batch, d;    /* NaN where the test has none: an empty cell */
+    /* filled after timing (NaN where unknown) */
+    double floor_us;          /* per kernel: the floor variant's at the same point */
+    double host_us;           /* the host's time to issue one kernel */
+    double build_us;          /* building what the variant replays (a graph) */
+    double breakeven;         /* replays that pay the build back, against async */
+    double ratio;             /* doubling: t(2 batch) / t(batch) */
+    /* the chain */
+    const launch_ops *chain;
     launch_args a;
-    int k;
-    size_t n;
-    bool ok;
-    double max_abs_err;
-    char why[256];
-    rl_measurement m;
-    double us_per_kernel, floor_us_per_kernel;
-    double host_us_per_launch, graph_build_us, breakeven;
-} chain_point;
+    struct chain_buffers *buf;
+    /* the step */
+    const step_ops *step;
+    step_args s;
+    struct weights *w;
+} call;
 
-/* One way of running the model step at one batch. */
-typedef struct step_point {
-    const step_way *way;
-    int batch, d;
-    bool ok;
-    double max_abs_err, build_us, ratio; /* ratio: t(2 batch) / t(batch) */
-    char why[256];
-    rl_measurement m;
-} step_point;
+static inline call *call_of(const rl_point *p) { return p->arg; }
+/* A console column of a member of the call, empty until the point is timed. */
+#define CALL_MEASURED(head, fmt, member)                                                        \
+    {NULL, head, fmt, .measured = true, .field = RL_DOUBLE_FIELD, .offset = offsetof(call, member)}
+/* A fresh point's data, every number NaN (an empty cell) until set. */
+call *new_call(const char *test);
 
-typedef struct doubling {
-    step_point *pts;
-    int n;
-} doubling;
+/* The timed point of this group whose variant has this role, or NULL. */
+const rl_point *in_group(const rl_points *pts, int group, const char *role);
+/* Whether the variant, or the point's variant, has this role. */
+bool role_is(const kernel_variant *v, const char *role);
+bool has_role(const rl_point *p, const char *role);
+/* Releases what each point built and frees its data. */
+void release_points(rl_points *pts);
 
-/* doubling.c: the step at batch 1 .. bmax for every step way, printed;
- * doubling_rows() writes them to the CSV. */
-doubling doubling_test(rl_ctx *ctx, const step_way *table, int d, int bmax);
-void doubling_rows(rl_ctx *ctx, const doubling *dt);
-void doubling_free(doubling *dt);
+/* doubling.c: the step at batch 1 .. bmax for every step variant. */
+struct weights *doubling_open(rl_ctx *ctx, int d, int bmax);
+void doubling_declare(rl_ctx *ctx, rl_points *pts, struct weights *w);
+/* Measures, writes and prints the points, and the knee of each variant. */
+void doubling_run(rl_ctx *ctx, rl_points *pts);
+void doubling_close(rl_ctx *ctx, struct weights *w);
 /* The smallest batch whose doubling ratio exceeds 1.1, or 0. */
-void plan_doubling(rl_ctx *ctx, const step_way *table, int d, int bmax);
-int doubling_knee(const doubling *dt, const char *way);
+int doubling_knee(const rl_points *pts, const kernel_variant *v);
 
 /* verdicts.c */
-void judge_chain(rl_ctx *ctx, const chain_point *pts, int n);
-void judge_doubling(rl_ctx *ctx, const doubling *dt);
+void judge_chain(rl_ctx *ctx, const rl_points *pts);
+void judge_doubling(rl_ctx *ctx, const rl_points *pts);
 
 #endif

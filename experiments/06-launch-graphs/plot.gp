@@ -4,25 +4,34 @@
 #                    kernel (1 thread, 1 element) and a 1-block kernel
 #   exp-06-size:     time per kernel vs work per kernel n, at K = 20
 #                    (log-log), with the floor (the chain in one launch)
-#   exp-06-doubling: t(2b) / t(b) for the model step vs batch b, launched op
-#                    by op and as a graph, with the 1.1 line
+#   exp-06-doubling: t(2b) / t(b) for the model step vs batch b, for each
+#                    variant of the step, with the 1.1 line
+#
+# Every variant the run measured is drawn (kernels/launch.c's tables): a
+# new one appears without editing this file. The floor is the variant the
+# CSV header's 'floor' line names.
 
-gpu = backend eq 'cuda'
-way_title(w) = gpu ? ( \
-    w eq 'sync_each' ? 'synchronize after each launch' : \
-    w eq 'async' ? 'asynchronous launches, one synchronize' : \
-    w eq 'graph' ? 'CUDA graph replay' : \
-    w eq 'one_kernel' ? 'floor: the chain in one launch' : 'one thread does it all') : ( \
-    w eq 'sync_each' ? 'a parallel region per kernel (fork/join)' : \
-    w eq 'async' ? 'one region, a barrier per kernel' : \
-    w eq 'graph' ? 'one region, no barriers' : \
-    w eq 'one_kernel' ? 'floor: one region, k passes per thread' : 'serial loop, one thread')
+# The variants of the chain tests and of the step, in the order the run
+# measured them. Runs written before the column was named 'variant' call
+# it 'way' (results/README.md, migration notes).
+variants_of(steps) = system(sprintf("awk -F, '/^#/ {next} !t {for (i = 1; i <= NF; i++) {if ($i == \"test\") t = i; if ($i == \"variant\" || $i == \"way\") v = i}; next} ($t == \"doubling\") == %d && !seen[$v]++ {printf \"%%s \", $v}' '%s'", steps, csv))
+chain_variants = variants_of(0)
+step_variants = variants_of(1)
+has_column(file, name) = real(system(sprintf("grep -v '^#' '%s' | head -n 1 | tr ',' '\\n' | grep -cx '%s'", file, name))) > 0
+vcols = ''
+do for [i=1:nruns] { vcols = vcols . (has_column(run(i), 'variant') ? 'variant ' : 'way ') }
+vcol(i) = word(vcols, i)
 
-# Colour per way; the floor dotted (a dash pattern in parentheses would be
-# read as a custom pattern, hence functions).
-lt_of(w) = w eq 'sync_each' ? 2 : w eq 'async' ? 1 : w eq 'graph' ? 3 : w eq 'one_kernel' ? 7 : 8
-dt_of(w, i) = w eq 'one_kernel' ? 4 : run_dt(i)
-sel(test, way, size, c) = (strcol('test') eq test && strcol('way') eq way && column('n') == size) ? column(c) : NaN
+meta(key) = system(sprintf("sed -n 's/^# %s: //p' '%s' | head -n 1", key, csv))
+floor_line = meta('floor')
+floor_variant = strstrt(floor_line, ':') > 1 ? floor_line[1:strstrt(floor_line, ':') - 1] : ''
+
+# A colour per variant; the floor black and dotted (a dash pattern in
+# parentheses would be read as a custom pattern, hence functions).
+lt_of(v) = v eq floor_variant ? 7 : word_index(chain_variants, v)
+dt_of(v, i) = v eq floor_variant ? 4 : run_dt(i)
+title_of(v) = v eq floor_variant ? sprintf('%s (the floor)', v) : v
+sel(i, test, v, size, c) = (strcol('test') eq test && strcol(vcol(i)) eq v && column('n') == size) ? column(c) : NaN
 in_test(t) = strcol('test') eq t ? 1 : 0
 stats csv using (in_test('chain')) nooutput
 has_chain = STATS_sum > 0
@@ -56,9 +65,9 @@ do for [size in '1 256'] {
     set title s == 1 ? 'empty kernel: 1 thread, 1 element' : 'one block: 256 elements'
     if (s == 256) { unset key; unset ylabel }
     if (has_chain) {
-        plot for [w in 'sync_each async graph one_kernel serial'] for [i=1:nruns] run(i) \
-            using 'k':(sel('chain', w, s, 'us_per_kernel')) with linespoints \
-            lt lt_of(w) dt dt_of(w, i) title (s == 1 ? key(i, way_title(w)) : '')
+        plot for [v in chain_variants] for [i=1:nruns] run(i) \
+            using 'k':(sel(i, 'chain', v, s, 'us_per_kernel')) with linespoints \
+            lt lt_of(v) dt dt_of(v, i) title (s == 1 ? key(i, title_of(v)) : '') noenhanced
     } else {
         @empty
     }
@@ -75,11 +84,11 @@ set title sprintf("Launch overhead stops mattering once a kernel has enough work
 set logscale x 2
 set format x '2^{%L}'
 set xlabel 'elements per kernel (n)'
-seln(way, c) = (strcol('test') eq 'size' && strcol('way') eq way) ? column(c) : NaN
+seln(i, v, c) = (strcol('test') eq 'size' && strcol(vcol(i)) eq v) ? column(c) : NaN
 if (has_size) {
-    plot for [w in 'sync_each async graph one_kernel'] for [i=1:nruns] run(i) \
-        using 'n':(seln(w, 'us_per_kernel')) with linespoints \
-        lt lt_of(w) dt dt_of(w, i) title key(i, way_title(w))
+    plot for [v in chain_variants] for [i=1:nruns] run(i) \
+        using 'n':(seln(i, v, 'us_per_kernel')) with linespoints \
+        lt lt_of(v) dt dt_of(v, i) title key(i, title_of(v)) noenhanced
 } else {
     @empty
 }
@@ -93,15 +102,14 @@ set yrange [0:2.6]
 set ylabel 't(2b) / t(b)'
 set xlabel 'batch b (rows of width d)'
 set key inside top left
-seld(way) = (strcol('test') eq 'doubling' && strcol('way') eq way) ? column('doubling_ratio') : NaN
+seld(i, v) = (strcol('test') eq 'doubling' && strcol(vcol(i)) eq v) ? column('doubling_ratio') : NaN
 if (has_doubling) {
     plot \
         1.1 with lines dt 2 lc rgb model_color title 'threshold: 1.1, below it the step is overhead-bound', \
         2.0 with lines dt 3 lc rgb model_color title 'model: 2, time proportional to the batch', \
-        for [i=1:nruns] run(i) using 'batch':(seld('launches')) with linespoints lt 1 dt run_dt(i) \
-            title key(i, gpu ? 'launched op by op' : 'a parallel region per op'), \
-        for [i=1:nruns] run(i) using 'batch':(seld('graph')) with linespoints lt 3 dt run_dt(i) pt 6 \
-            title key(i, gpu ? 'captured as a CUDA graph' : 'one region per step')
+        for [v in step_variants] for [i=1:nruns] run(i) using 'batch':(seld(i, v)) with linespoints \
+            lt word_index(step_variants, v) dt run_dt(i) \
+            title key(i, v) noenhanced
 } else {
     @empty
 }

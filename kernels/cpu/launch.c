@@ -1,6 +1,6 @@
 /*
- * cpu/launch.c -- experiment 06's chain and step on the CPU, and the
- * double-precision references both backends are checked against.
+ * cpu/launch.c -- experiment 06's chain and step on the CPU (the table is
+ * launch.c, the references ref/launch.c).
  *
  * A CPU "launch" is an OpenMP parallel region: the fork wakes the pool's
  * threads, the join waits for the last of them, and a barrier inside a
@@ -13,42 +13,6 @@
 
 #include <math.h>
 #include <omp.h>
-#include <stdlib.h>
-
-double launch_reference(double x, int k)
-{
-    const double a = LAUNCH_A, p = LAUNCH_B / (1.0 - LAUNCH_A);
-    return pow(a, k) * (x - p) + p;
-}
-
-void step_reference(int batch, int d, const float *w1, const float *w2, const float *bias,
-                    const float *x, double *y)
-{
-#pragma omp parallel
-    {
-        double *h = malloc((size_t)d * sizeof *h);
-        if (!h)
-            abort();
-#pragma omp for schedule(static)
-        for (int b = 0; b < batch; b++) {
-            const float *xb = x + (size_t)b * d;
-            for (int j = 0; j < d; j++)
-                h[j] = 0;
-            for (int k = 0; k < d; k++)
-                for (int j = 0; j < d; j++)
-                    h[j] += (double)xb[k] * w1[(size_t)k * d + j];
-            for (int j = 0; j < d; j++)
-                h[j] = fmax(h[j] + bias[j], 0.0);
-            double *yb = y + (size_t)b * d;
-            for (int j = 0; j < d; j++)
-                yb[j] = xb[j];
-            for (int k = 0; k < d; k++)
-                for (int j = 0; j < d; j++)
-                    yb[j] += h[k] * w2[(size_t)k * d + j];
-        }
-        free(h);
-    }
-}
 
 /* ---- the chain ------------------------------------------------------------ */
 
@@ -119,14 +83,12 @@ static void serial(launch_args *a)
     }
 }
 
-const launch_way launch_cpu_ways[] = {
-    {1, "sync_each", "one parallel region per kernel: fork and join each time", NULL, chain_sync_each, NULL, NULL},
-    {2, "async", "one persistent region, a barrier after each kernel", NULL, chain_barrier, NULL, NULL},
-    {3, "graph", "one persistent region, no barrier: each thread runs its elements through the chain", NULL, chain_nowait, NULL, NULL},
-    {4, "one_kernel", "the floor: one region, each thread k passes over its own slice", NULL, one_kernel, NULL, NULL},
-    {5, "serial", "the calling thread alone, no OpenMP", NULL, serial, NULL, NULL},
-    {0},
-};
+/* A CPU has no launch queue: no variant issues without waiting. */
+const launch_ops launch_sync_each_cpu = {.run = chain_sync_each};
+const launch_ops launch_async_cpu = {.run = chain_barrier};
+const launch_ops launch_graph_cpu = {.run = chain_nowait};
+const launch_ops launch_one_kernel_cpu = {.run = one_kernel};
+const launch_ops launch_serial_cpu = {.run = serial};
 
 /* ---- the step -------------------------------------------------------------- */
 
@@ -192,8 +154,5 @@ static void step_one_region(step_args *s)
     }
 }
 
-const step_way step_cpu_ways[] = {
-    {1, "launches", "four parallel regions, one per op", step_regions, NULL, NULL},
-    {2, "graph", "one parallel region for the step, a barrier between ops", step_one_region, NULL, NULL},
-    {0},
-};
+const step_ops step_launches_cpu = {.run = step_regions};
+const step_ops step_graph_cpu = {.run = step_one_region};

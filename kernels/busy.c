@@ -1,0 +1,34 @@
+/*
+ * busy.c -- experiment 01's variants: one row each, with what each backend
+ * runs (cpu/busy.c, busy.cu). The role says which reference checks a
+ * variant (ref/busy.c): a new variant takes one of the three, or brings
+ * its own check to the experiment.
+ */
+#include "busy.h"
+
+const busy_variant busy_variants[] = {
+    {.number = 1, .name = "arith", .role = "compute", .work_unit = "LCG steps",
+     .what = "LCG chains, one per GPU thread, 8 per CPU thread: dependent integer multiply-adds, "
+             "no memory",
+     .cpu = &busy_arith_cpu, .cuda = CUDA_ONLY(&busy_arith_cuda)},
+    {.number = 2, .name = "chase", .role = "latency", .work_unit = "hops",
+     .what = "one pointer chase per thread through >= 4x the last-level cache: every hop a "
+             "memory access",
+     .cpu = &busy_chase_cpu, .cuda = CUDA_ONLY(&busy_chase_cuda)},
+    {.number = 3, .name = "stream", .role = "bandwidth", .work_unit = "bytes",
+     .what = "y = a x + b over >= 4x the last-level cache (16-byte accesses on the GPU, a slice "
+             "per CPU thread): the memory bus busy",
+     .cpu = &busy_stream_cpu, .cuda = CUDA_ONLY(&busy_stream_cuda)},
+    {0},
+};
+
+busy_device_fn *const busy_device = CUDA_ONLY(busy_cuda_device);
+
+static bool has(const void *row, int backend)
+{
+    const busy_variant *v = row;
+    return backend == KERNEL_CUDA ? v->cuda != NULL : v->cpu != NULL;
+}
+
+const kernel_family busy_family = {"busy", "cpu/busy.c", "busy.cu", busy_variants,
+                                   sizeof busy_variants[0], has, NULL};
