@@ -144,7 +144,7 @@ $(TOOL_BIN): $(call obj,$(wildcard harness/tools/*.c)) $(HARNESS_LIB)
 # NVML through dlopen, the diagnosis of harness/diagnose.c.
 PROBE_BIN := $(B)/cuda-probe
 PROBE_SRC := harness/probe/cuda_probe.c harness/diagnose.c harness/gpu_facts.c harness/nvml.c
-$(PROBE_BIN): $(PROBE_SRC) harness/internal.h harness/rooflab.h harness/nvml_abi.h
+$(PROBE_BIN): $(PROBE_SRC) harness/internal.h $(wildcard harness/*.h)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -Iharness $(PROBE_SRC) -o $@ -ldl
 

@@ -7,6 +7,7 @@
  * number is the length of their union inside the window over the window's
  * length. Pure functions: the tests check them exactly.
  */
+#include "rl_probes.h"
 #include "rooflab.h"
 
 #include <math.h>

@@ -5,6 +5,7 @@
  * these facts into words; this file only gathers them, and never fails.
  */
 #include "internal.h"
+#include "rl_probes.h"
 #include "nvml_abi.h"
 
 #include <ctype.h>

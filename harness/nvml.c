@@ -8,6 +8,7 @@
  * behind experiment 01 (nvml_sampler.c) shares this loader.
  */
 #include "internal.h"
+#include "rl_probes.h"
 #include "nvml_abi.h"
 
 #include <dlfcn.h>

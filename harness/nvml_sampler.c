@@ -19,6 +19,7 @@
  * Nothing here stops a run: NVML failures become notes and empty cells.
  */
 #include "internal.h"
+#include "rl_probes.h"
 #include "nvml_abi.h"
 
 #include <math.h>

@@ -6,6 +6,7 @@
  * four instructions a cycle both count every nanosecond. top, ps and
  * /proc/stat report this, as nvidia-smi reports kernel-running time.
  */
+#include "rl_probes.h"
 #include "rooflab.h"
 
 #include <errno.h>

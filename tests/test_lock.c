@@ -45,7 +45,7 @@ static int rows_of(const char *text, const char *slug)
 /* ---- many writers at one instant ------------------------------------------------- */
 
 enum { WRITERS = 12 };
-static const char *const NO_COLUMNS[] = {"n", NULL};
+static const rl_column NO_COLUMNS[] = {{.name = "n"}, {0}};
 
 /* One child: an experiment of its own (lock-NN) that states one verdict,
  * blocks until the parent closes the pipe, then writes it (rl_end). */

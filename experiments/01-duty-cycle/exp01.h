@@ -8,6 +8,7 @@
 #define EXP01_H
 
 #include "busy.h"
+#include "rl_probes.h"
 #include "rooflab.h"
 
 enum { MAX_CPU_WORKERS = 256 };

@@ -8,6 +8,7 @@
 #define EXP06_H
 
 #include "launch.h"
+#include "rl_probes.h"
 #include "rooflab.h"
 
 struct chain_buffers;

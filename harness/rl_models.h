@@ -1,0 +1,62 @@
+/*
+ * rl_models.h -- the models the verdicts and charts compare measurements
+ * with: roofline arithmetic, the datasheet table, GEMM tiles and waves.
+ * Pure functions, no measurement: every number here is a model and says so.
+ */
+#ifndef RL_MODELS_H
+#define RL_MODELS_H
+
+#include "rl_library.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Models and the datasheet table (models.c, datasheet.c)
+ * ---------------------------------------------------------------------- */
+struct rl_datasheet {
+    const char *slug, *name;
+    const char *match;        /* substring of the CUDA device name */
+    int sm_count;
+    double mem_gbps;          /* memory bandwidth, GB/s */
+    double fp16_tflops;       /* dense FP16/BF16 tensor, FP32 accumulate */
+    double fp32_tflops;       /* plain FP32 (non-tensor) */
+    double l2_mb;
+    const char *source;
+};
+
+extern const rl_datasheet rl_datasheets[]; /* terminated by a zero row */
+const rl_datasheet *rl_datasheet_find(const char *device_name);
+const rl_datasheet *rl_datasheet_by_slug(const char *slug);
+
+double rl_arith_intensity(double flops, double bytes);                /* FLOP/B */
+double rl_ridge_point(double peak_flops, double peak_bytes_per_s);    /* FLOP/B */
+double rl_attainable(double ai, double peak_flops, double peak_bytes_per_s);
+/* Memory-bound decode ceiling: bandwidth / bytes of weights read per token. */
+double rl_tokens_per_s_ceiling(double bytes_per_s, double weight_bytes);
+long long rl_tiles(long long m, long long n, long long tile_m, long long tile_n);
+long long rl_waves(long long tiles, int sms, int blocks_per_sm);
+/* GEMM C[m x n] = A[m x k] B[k x n], every operand moved once. */
+double rl_gemm_flops(double m, double n, double k);
+double rl_gemm_bytes(double m, double n, double k, double bytes_per_elem);
+/* Growth per period of a total growth over a span: total^(period/span). */
+double rl_growth_per_period(double total, double span_years, double period_years);
+
+/* ------------------------------------------------------------------------
+ * Wave planning (waves.c): the tile schedule of a GEMM on a number of SMs
+ * ---------------------------------------------------------------------- */
+/* The most square cut of one wave of tiles (SMs x blocks per SM) into tile
+ * rows x tile columns: the largest divisor of wave_tiles not above its
+ * square root (132 -> 11 rows of 12; 108 -> 9 rows of 12; 2 -> 1 row of 2).
+ * A GEMM with that many tile rows fills whole waves every wave_tiles / rows
+ * tile columns. */
+int rl_wave_tile_rows(long long wave_tiles);
+/* rl_waves() the long way: tiles handed to free slots round by round, as a
+ * block scheduler does when every tile takes the same time. */
+long long rl_waves_by_rounds(long long tiles, int sms, int blocks_per_sm);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RL_MODELS_H */
