@@ -115,11 +115,6 @@ rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(void *)
     return m;
 }
 
-rl_measurement rl_measure(rl_ctx *ctx, const char *name, void (*work)(void *), void *arg)
-{
-    return rl_measure_as(ctx, name, work, arg, ctx->args.cache);
-}
-
 /* A trial of a ceiling: short, because a ceiling is the best of several
  * trials rather than the median of one long measurement. */
 static const rl_stop_rule TRIAL_RULE = {.min_samples = 3, .min_time_s = 0.02, .max_noise = 0.02, .timeout_s = 0.5};

@@ -50,7 +50,3 @@ double rl_gemm_bytes(double m, double n, double k, double bytes_per_elem)
     return bytes_per_elem * (m * k + k * n + m * n);
 }
 
-double rl_growth_per_period(double total, double span_years, double period_years)
-{
-    return pow(total, period_years / span_years);
-}

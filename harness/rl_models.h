@@ -40,8 +40,6 @@ long long rl_waves(long long tiles, int sms, int blocks_per_sm);
 /* GEMM C[m x n] = A[m x k] B[k x n], every operand moved once. */
 double rl_gemm_flops(double m, double n, double k);
 double rl_gemm_bytes(double m, double n, double k, double bytes_per_elem);
-/* Growth per period of a total growth over a span: total^(period/span). */
-double rl_growth_per_period(double total, double span_years, double period_years);
 
 /* ------------------------------------------------------------------------
  * Wave planning (waves.c): the tile schedule of a GEMM on a number of SMs

@@ -246,12 +246,12 @@ typedef struct rl_measurement {
     double wall_s;
 } rl_measurement;
 
-/* Warms up, then samples work(arg) until the stop rule says so. On CUDA,
+/* One work alone, in the given cache state (rl_measure_group with one
+ * member). Warms up, then samples work(arg) until the stop rule says so. On CUDA,
  * work() must only enqueue on rl_stream(); it is timed with events. Cold
  * samples flush the L2 (GPU) or read a buffer twice the LLC (CPU) before
  * each call; hot samples run calls back to back. name labels the NVTX range
  * around each sample. */
-rl_measurement rl_measure(rl_ctx *ctx, const char *name, void (*work)(void *), void *arg);
 rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(void *), void *arg,
                              rl_cache_state cache);
 

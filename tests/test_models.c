@@ -74,13 +74,6 @@ Test(models, waves_of_nvidias_example)
     cr_assert_eq(rl_waves(265, 132, 2), 2, "two resident blocks per SM double a wave");
 }
 
-Test(models, memory_wall_growth_per_two_years)
-{
-    assert_rounds_to(rl_growth_per_period(60000, 20, 2), 3.0, 0.1, "compute");
-    assert_rounds_to(rl_growth_per_period(100, 20, 2), 1.6, 0.1, "DRAM bandwidth");
-    assert_rounds_to(rl_growth_per_period(30, 20, 2), 1.4, 0.1, "interconnect");
-}
-
 Test(models, gemm_intensities_of_nvidias_guide)
 {
     /* FP16 operands: 2 bytes per element, every operand moved once */
