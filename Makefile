@@ -158,7 +158,7 @@ $(call obj,$(wildcard tests/*.c)): CPPFLAGS += -DRL_BUILD_DIR='"$(abspath $(B))"
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm all compare reference paper clean help FORCE
+.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant all compare reference paper clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN)
@@ -247,6 +247,11 @@ slurm:
 	TIME_LIMIT='$(TIME_LIMIT)' CPUS='$(CPUS)' FINISH_PARTITION='$(FINISH_PARTITION)' \
 	REFERENCE='$(REFERENCE)' ARGS='$(ARGS)' SKIP_BUILD='$(SKIP_BUILD)' harness/slurm/submit.sh
 
+# The README's "Adding a kernel variant", done in a scratch copy: a row is
+# validated, timed, written and drawn (a CPU build of its own: a minute).
+test-add-variant:
+	@tests/add-variant.sh
+
 # A one-node Slurm cluster here (root), make slurm on it, and checks: not
 # part of make test (root, minutes).
 test-slurm:
@@ -275,6 +280,8 @@ help:
 	@echo '  make reference     full sweeps of every experiment into results/reference/<device>/'
 	@echo '  make paper         build paper/paper.pdf from results/<label>/ and plots/<label>/'
 	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
+	@echo '  make test-add-variant  add a kernel variant in a scratch copy and check it is'
+	@echo '                     validated, timed, written and drawn (CI runs it)'
 	@echo '  make check-gpu     on a GPU machine: build for it, validate every CUDA kernel, run'
 	@echo '                     every experiment with --quick, print a summary (exit 77: no GPU)'
 	@echo '  make gpu-day OUT=dir  on a GPU lent for ten minutes: check-gpu, the reference'

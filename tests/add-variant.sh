@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# tests/add-variant.sh -- the README's "Adding a kernel variant", done by a
+# script in a scratch copy of the tree: one function in kernels/cpu/fusion.c,
+# its declaration in kernels/fusion.h, one row in kernels/fusion.c; then
+# experiment 05 (CPU backend, quick) must validate it, time it, write its rows
+# and draw it on the speedup chart, with nothing else edited.
+#
+# usage: tests/add-variant.sh [SCRATCH]   (default: a temporary folder, removed)
+# Exit 0 when every check passes, 1 with the failing check otherwise.
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+scratch=${1:-}
+if [ -z "$scratch" ]; then
+    scratch=$(mktemp -d "${TMPDIR:-/tmp}/rooflab-add-variant.XXXXXX")
+    trap 'rm -rf "$scratch"' EXIT
+fi
+fail() { echo "add-variant: FAILED: $*" >&2; exit 1; }
+
+tree=$scratch/tree
+mkdir -p "$tree"
+cp -a "$src"/{Makefile,harness,kernels,experiments,plots} "$tree"/
+mkdir -p "$tree/tests"    # the Makefile globs tests/*.c; experiments need none of them
+
+# 1. The function (what a student writes): a fused pair, one element at a time.
+cat >>"$tree/kernels/cpu/fusion.c" <<'EOF'
+
+void fusion_fused_scalar_cpu(const fusion_args *a)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < a->n; i++) {
+        float x = a->in[i];
+        for (int j = 0; j < a->k; j++)
+            x = fusion_apply(x, a->op);
+        a->out[i] = x;
+    }
+}
+EOF
+# ... its declaration ...
+sed -i 's|^void fusion_fused_cpu(const fusion_args \*a);|&\nvoid fusion_fused_scalar_cpu(const fusion_args *a);|' \
+    "$tree/kernels/fusion.h"
+grep -q fusion_fused_scalar_cpu "$tree/kernels/fusion.h" || fail "no place for the declaration in kernels/fusion.h"
+# ... and its row, the last before the table's end.
+row='    {.number = 10, .name = "pair_fused_scalar", .k = 2, .fused = true,\n     .what = "as pair_fused, one element at a time (added by tests/add-variant.sh)",\n     .cpu = fusion_fused_scalar_cpu, .bytes = fusion_bytes_one_pass},'
+awk -v row="$row" 'BEGIN {gsub(/\\n/, "\n", row)} /^const fusion_variant fusion_variants\[\]/ {t = 1}
+     t && /^    \{0\},$/ {print row; t = 0} {print}' "$src/kernels/fusion.c" >"$tree/kernels/fusion.c"
+grep -q pair_fused_scalar "$tree/kernels/fusion.c" || fail "the row was not added to kernels/fusion.c"
+
+# 2. Build experiment 05 alone, CPU backend (the scratch copy's own build).
+echo "add-variant: building exp-05 in $tree" >&2
+make -C "$tree" --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" NVCC= B=build build/exp-05 \
+    >"$scratch/build.log" 2>&1 || { tail -20 "$scratch/build.log"; fail "the scratch build"; }
+
+# 3. --list shows it; a quick run validates, times, writes and draws it.
+"$tree/build/exp-05" --list --backend cpu | grep -q pair_fused_scalar || fail "--list does not show the new row"
+ceilings=()
+[ -f "$src/tests/fixtures/ceilings-cpu.csv" ] && ceilings=(--ceilings "$src/tests/fixtures/ceilings-cpu.csv")
+run=(--quick --backend cpu --max-bytes 64Mi --label add --out "$scratch/results" --plots "$scratch/plots"
+     --variant one_op,pair_unfused,pair_fused,pair_fused_scalar "${ceilings[@]}")
+"$tree/build/exp-05" "${run[@]}" >"$scratch/run.log" 2>&1 || { tail -30 "$scratch/run.log"; fail "the run"; }
+csv=$scratch/results/add/exp-05.csv
+[ -f "$csv" ] || fail "no CSV at $csv"
+awk -F, '/^#/ {next} !h {for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next}
+    $c["variant"] == "pair_fused_scalar" {n++; if ($c["validated"] != 1 || $c["time_us_median"] == "" ||
+        $c["speedup_vs_unfused"] == "") bad++}
+    END {exit !(n > 0 && !bad)}' "$csv" || fail "the CSV lacks validated, timed rows of pair_fused_scalar with a speedup"
+if command -v gnuplot >/dev/null; then
+    grep -l pair_fused_scalar "$scratch"/plots/add/exp-05*.svg >/dev/null 2>&1 ||
+        fail "no chart of plots/add/ names pair_fused_scalar"
+    echo "add-variant: pair_fused_scalar was validated, timed, written and drawn"
+else
+    echo "add-variant: pair_fused_scalar was validated, timed and written (no gnuplot: the chart was not checked)"
+fi
