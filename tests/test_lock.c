@@ -55,7 +55,8 @@ static void writer(int i, int gate)
     snprintf(id, sizeof id, "L%02d", i);
     snprintf(slug, sizeof slug, "lock-%02d", i);
     rl_experiment e = {.id = id, .slug = slug, .title = "lock test", .claim = "-",
-                       .source = "-", .prediction = "-", .columns = NO_COLUMNS};
+                       .source = "-", .prediction = "-", .columns = NO_COLUMNS,
+                       .default_cache = RL_HOT};
     char results[600], plots[600];
     snprintf(results, sizeof results, "%s/results", dir);
     snprintf(plots, sizeof plots, "%s/plots", dir);
