@@ -146,7 +146,7 @@ PROBE_BIN := $(B)/cuda-probe
 PROBE_SRC := harness/probe/cuda_probe.c harness/diagnose.c harness/gpu_facts.c harness/nvml.c
 $(PROBE_BIN): $(PROBE_SRC) harness/internal.h $(wildcard harness/*.h)
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -Iharness $(PROBE_SRC) -o $@ -ldl
+	$(CC) -std=c11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -Iharness -Ikernels $(PROBE_SRC) -o $@ -ldl
 
 $(TEST_BIN): $(call obj,$(wildcard tests/*.c)) $(KERNELS_LIB) $(HARNESS_LIB)
 	@mkdir -p $(@D)

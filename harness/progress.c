@@ -7,6 +7,8 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static bool shown;
@@ -115,16 +117,43 @@ static void format_duration(double s, char *buf, size_t len)
         snprintf(buf, len, "%.0f min %02.0f s", floor(s / 60), fmod(s, 60));
 }
 
+/* What the last run of this experiment under this label took, when it ran
+ * in the same mode with the same cap on working sets (its CSV says); NaN
+ * otherwise. The model above leaves out the inputs and the references;
+ * the last run's time includes everything. */
+static double last_run_s(const rl_ctx *ctx)
+{
+    char why[256], cap[64];
+    double s = NAN;
+    rl_table *t = rl_table_read(ctx->csv_path, why, sizeof why);
+    if (!t)
+        return s;
+    const char *mode = rl_table_meta(t, "mode"), *took = rl_table_meta(t, "duration_s"),
+               *max_bytes = rl_table_meta(t, "max_bytes");
+    snprintf(cap, sizeof cap, "%.0f ", rl_max_bytes(ctx));
+    if (mode && took && max_bytes && !strcmp(mode, rl_mode_name(ctx->args.mode)) &&
+        !strncmp(max_bytes, cap, strlen(cap)))
+        s = atof(took);
+    rl_table_free(t);
+    return s;
+}
+
 void rl_plan_print(rl_ctx *ctx)
 {
     rl_ctx_private *p = ctx->priv;
-    char t[32];
+    char t[32], last[96] = "";
     double so_far = rl_now_s() - p->started; /* the ceilings, the inputs */
     p->plan_s += so_far;
     format_duration(p->plan_s, t, sizeof t);
+    double before = last_run_s(ctx);
+    if (before > 0) {
+        char b[32];
+        format_duration(before, b, sizeof b);
+        snprintf(last, sizeof last, "\n            the last %s run here took %s", rl_mode_name(ctx->args.mode), b);
+    }
     printf("plan        %d group(s) of %d point(s); expected about %s in all, %.0f s of it so "
-           "far (model: stop rule x roofline time per call)\n", p->plan_groups, p->plan_points, t,
-           so_far);
+           "far (model: stop rule x roofline time per call; inputs and references come on top)%s\n",
+           p->plan_groups, p->plan_points, t, so_far, last);
     rl_meta(ctx, "plan", "%d groups, %d points, expected %.0f s", p->plan_groups, p->plan_points,
             p->plan_s);
     fflush(stdout);
