@@ -79,6 +79,7 @@ struct rl_ctx_private {
     char suspect_note[320];
     double started;             /* rl_now_s() at rl_begin */
     double plan_s;              /* the plan's expected seconds */
+    double plan_max_s;          /* ... if every point ran to its time limit */
     int plan_groups, plan_points;
     char fallback_note[256];
     const rl_column *last_table; /* the console table whose header was printed last */

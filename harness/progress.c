@@ -105,9 +105,14 @@ void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call)
     p->plan_groups++;
     p->plan_points += members;
     p->plan_s += members * member_seconds(ctx, seconds_per_call);
+    p->plan_max_s += members * (ctx->rule.timeout_s + 3 * seconds_per_call);
 }
 
-void rl_plan_fixed(rl_ctx *ctx, double seconds) { ctx->priv->plan_s += seconds; }
+void rl_plan_fixed(rl_ctx *ctx, double seconds)
+{
+    ctx->priv->plan_s += seconds;
+    ctx->priv->plan_max_s += seconds;
+}
 
 static void format_duration(double s, char *buf, size_t len)
 {
@@ -141,19 +146,22 @@ static double last_run_s(const rl_ctx *ctx)
 void rl_plan_print(rl_ctx *ctx)
 {
     rl_ctx_private *p = ctx->priv;
-    char t[32], last[96] = "";
+    char t[32], most[32], last[96] = "";
     double so_far = rl_now_s() - p->started; /* the ceilings, the inputs */
     p->plan_s += so_far;
+    p->plan_max_s += so_far;
     format_duration(p->plan_s, t, sizeof t);
+    format_duration(p->plan_max_s, most, sizeof most);
     double before = last_run_s(ctx);
     if (before > 0) {
         char b[32];
         format_duration(before, b, sizeof b);
         snprintf(last, sizeof last, "\n            the last %s run here took %s", rl_mode_name(ctx->args.mode), b);
     }
-    printf("plan        %d group(s) of %d point(s); expected about %s in all, %.0f s of it so "
-           "far (model: stop rule x roofline time per call; inputs and references come on top)%s\n",
-           p->plan_groups, p->plan_points, t, so_far, last);
+    printf("plan        %d group(s) of %d point(s); expected %s to %s, %.0f s of it so far\n"
+           "            (model: every point stops between its stop rule's minimum and its time\n"
+           "            limit, at the roofline's time per call; inputs and references come on top)%s\n",
+           p->plan_groups, p->plan_points, t, most, so_far, last);
     rl_meta(ctx, "plan", "%d groups, %d points, expected %.0f s", p->plan_groups, p->plan_points,
             p->plan_s);
     fflush(stdout);
@@ -164,11 +172,12 @@ void rl_print_duration(rl_ctx *ctx)
 {
     rl_ctx_private *p = ctx->priv;
     double took = rl_now_s() - p->started;
-    char a[32], b[32];
+    char a[32], b[32], c[32];
     format_duration(took, a, sizeof a);
     format_duration(p->plan_s, b, sizeof b);
+    format_duration(p->plan_max_s, c, sizeof c);
     if (p->plan_s > 0)
-        printf("took        %s (the plan expected about %s)\n", a, b);
+        printf("took        %s (the plan expected %s to %s)\n", a, b, c);
     else
         printf("took        %s\n", a);
     rl_meta(ctx, "duration_s", "%.1f", took);
