@@ -60,7 +60,7 @@ run=(--quick --backend cpu --max-bytes 64Mi --label add --out "$scratch/results"
 csv=$scratch/results/add/exp-05.csv
 [ -f "$csv" ] || fail "no CSV at $csv"
 awk -F, '/^#/ {next} !h {for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next}
-    $c["variant"] == "pair_fused_scalar" {n++; if ($c["validated"] != 1 || $c["time_us_median"] == "" ||
+    $c["variant"] == "pair_fused_scalar" {n++; if ($c["validated"] != "yes" || $c["time_us_median"] == "" ||
         $c["speedup_vs_unfused"] == "") bad++}
     END {exit !(n > 0 && !bad)}' "$csv" || fail "the CSV lacks validated, timed rows of pair_fused_scalar with a speedup"
 if command -v gnuplot >/dev/null; then
