@@ -297,19 +297,6 @@ int rl_end_discard(rl_ctx *ctx)
     return code;
 }
 
-int rl_end_discard(rl_ctx *ctx)
-{
-    int code = ctx->failures ? RL_EXIT_FAILED : RL_EXIT_OK;
-    rl_progress_clear();
-    if (ctx->priv->csv)
-        rl_csv_abort(ctx->priv->csv);
-    rl_verdicts_free(ctx);
-    rl_backend_close(ctx->be);
-    free(ctx->priv);
-    free(ctx);
-    return code;
-}
-
 /* ---- variants, seeds, metadata, rows ------------------------------------ */
 
 void rl_list_variant(int number, const char *name, const char *what)

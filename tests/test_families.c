@@ -6,12 +6,13 @@
  */
 #include "fusion.h"
 #include "gemv.h"
+#include "quant.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
 
 /* Every family; a new one is added here. */
-static const kernel_family *const FAMILIES[] = {&fusion_family, &gemv_family, NULL};
+static const kernel_family *const FAMILIES[] = {&fusion_family, &gemv_family, &quant_family, NULL};
 
 static void check_family(const kernel_family *f)
 {
