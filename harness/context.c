@@ -292,6 +292,7 @@ int rl_end_discard(rl_ctx *ctx)
         rl_csv_abort(ctx->priv->csv);
     rl_verdicts_free(ctx);
     rl_backend_close(ctx->be);
+    free(ctx->priv->csv_names);
     free(ctx->priv);
     free(ctx);
     return code;
