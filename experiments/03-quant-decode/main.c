@@ -38,11 +38,8 @@ static const rl_option OPTIONS[] = {
 
 /* ---- the columns ------------------------------------------------------------ */
 
-double col_tokens_per_s(rl_ctx *ctx, const rl_point *p)
-{
-    (void)ctx;
-    return step_of(p)->tokens / p->seconds;
-}
+static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return step_of(p)->tokens / p->seconds; }
+static double col_ms(rl_ctx *c, const rl_point *p) { (void)c; return p->seconds * 1e3; }
 
 /* Decode only: the tokens/s the roof of the weights' level allows. */
 static double col_ceiling(rl_ctx *ctx, const rl_point *p)
@@ -63,12 +60,6 @@ double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p)
             return q->seconds / p->seconds;
     }
     return NAN;
-}
-
-static double col_ms(rl_ctx *ctx, const rl_point *p)
-{
-    (void)ctx;
-    return p->seconds * 1e3;
 }
 
 static const rl_column COLUMNS[] = {
@@ -215,58 +206,48 @@ static model_size choose_size(const rl_ctx *ctx, int prefill_n)
 
 /* ---- the points ------------------------------------------------------------------ */
 
-typedef struct call { quant_launcher_fn launch; quant_args a; } call;
-
-static void run_call(void *arg)
-{
-    call *c = arg;
-    c->launch(&c->a);
-}
-
 /* Prefill: the same call on the first rows of two matrices (a full
  * double-precision reference of n tokens through the model would take the
- * host minutes), every element. */
+ * host minutes), every element within gemv_atol(k). */
 static rl_check validate_prefill(rl_ctx *ctx, rl_point *p)
 {
-    const step *s = p->data;
-    const model *m = s->m;
-    rl_check c = {.ok = true};
-    double worst = 0;
-    for (int i = 0; i < 2 && c.ok; i++) {
-        const matrix *mat = m->check_mat[i];
-        call one = {s->launch, step_args(s, mat, m->check_rows[i])};
-        one.a.y = m->yval;
-        c = rl_validate_f32(ctx->be, run_call, &one, m->yval, (size_t)m->check_rows[i] * m->prefill_n,
-                            m->check_ref[i][s->f], gemv_atol(mat->k), 0);
-        worst = fmax(worst, c.max_abs_err);
-    }
-    c.max_abs_err = worst;
-    return c;
+    const model *m = step_of(p)->m;
+    rl_poison(ctx->be, m->yval, m->check_count * sizeof(float));
+    run_check(p->arg);
+    rl_sync(ctx->be);
+    rl_download(ctx->be, m->check_host, m->yval, m->check_count * sizeof(float));
+    return rl_compare_f32_bound(m->check_host, m->check_ref[step_of(p)->f], m->check_bound,
+                                m->check_count);
 }
 
 void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only)
 {
-    int group = matrix_only ? rl_points_new_group(pts) : 0, kmax = m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1];
+    int group = matrix_only ? rl_points_new_group(pts) : 0;
     bool f16_done = false; /* --matrix: F16 is one kernel (gemv_fp16) in every decode variant */
     for (const quant_variant *v = quant_variants; v->name; v++) {
         bool decode = v->phase == QUANT_DECODE;
         if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) || (matrix_only && !decode))
             continue;
         group = matrix_only ? group : rl_points_new_group(pts);
-        for (int f = 0; f < QF_COUNT; f++) {
+        for (quant_format f = 0; f < QF_COUNT; f++) {
             if (matrix_only && f == QF_F16 && f16_done)
                 continue;
             f16_done |= f == QF_F16;
-            double size = model_bytes(m, (quant_format)f);
+            double size = model_bytes(m, f);
             step *s = steps++;
-            *s = (step){"measured", quant_formats[f].name, decode ? "decode" : "prefill",
-                        quant_bits_per_weight((quant_format)f), m->params, size, size / 1073741824.0,
-                        size / model_bytes(m, QF_F16), m->layers, decode ? 1 : m->prefill_n, m, v,
-                        (quant_format)f, quant_launcher(v, backend_of(ctx)), rl_stream(ctx->be), pts};
+            *s = (step){.source = "measured", .format = quant_formats[f].name, .phase = decode ?
+                        "decode" : "prefill", .bits = quant_bits_per_weight(f), .params = m->params,
+                        .size_bytes = size, .size_gib = size / 1073741824.0, .rel_size = size /
+                        model_bytes(m, QF_F16), .layers = m->layers, .tokens = decode ? 1 :
+                        m->prefill_n, .m = m, .v = v, .f = f, .all = pts, .launch =
+                        quant_launcher(v, backend_of(ctx)), .stream = rl_stream(ctx->be)};
+            /* decode: a whole step, within gemv_atol(14336), or within the
+             * bound of x's 8-bit rounding for the integer-dot decode */
             rl_points_add(pts, &(rl_point){
                 .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = s, .data = s,
-                .out = m->y, .count = m->rows_total, .want = m->ref[f], .atol = gemv_atol(kmax),
-                .bound = v->quantizes_x ? m->bound[f] : NULL, /* x rounded to 8 bits */
+                .out = m->y, .count = m->rows_total, .want = m->ref[f],
+                .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
+                .bound = v->quantizes_x ? m->bound[f] : NULL,
                 .validate = decode ? NULL : validate_prefill, .bytes = size, .footprint = size,
                 .pattern = RL_READ, .flops = 2.0 * m->params * s->tokens});
         }

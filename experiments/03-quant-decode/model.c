@@ -47,11 +47,9 @@ void model_plan(model *m, int layers, bool head, int prefill_n)
     }
     if (head)
         add_matrix(m, "head", -1, VOCAB, HIDDEN);
-    /* Validate the prefill path on layer 0's q (k = 4096) and down (k = 14336). */
-    m->check_mat[0] = &m->mats[0];
-    m->check_mat[1] = &m->mats[6];
-    m->check_rows[0] = 128;
-    m->check_rows[1] = 64;
+    /* Prefill is checked on layer 0's q (k = 4096) and down (k = 14336). */
+    m->check_mat[0] = &m->mats[0]; m->check_mat[1] = &m->mats[6];
+    m->check_rows[0] = 128; m->check_rows[1] = 64;
 }
 
 /* A model sized for the last-level cache: one matrix of each width, rows
@@ -64,10 +62,8 @@ void model_plan_mini(model *m, int rows, int prefill_n)
     m->mats = calloc(2, sizeof *m->mats);
     add_matrix(m, "mini.up", -1, rows, HIDDEN);
     add_matrix(m, "mini.down", -1, rows, FFN);
-    m->check_mat[0] = &m->mats[0];
-    m->check_mat[1] = &m->mats[1];
-    m->check_rows[0] = rows < 128 ? rows : 128;
-    m->check_rows[1] = rows < 64 ? rows : 64;
+    m->check_mat[0] = &m->mats[0]; m->check_mat[1] = &m->mats[1];
+    m->check_rows[0] = rows < 128 ? rows : 128; m->check_rows[1] = rows < 64 ? rows : 64;
 }
 
 /* One matrix, decode only: --matrix. */
@@ -85,7 +81,7 @@ double model_bytes(const model *m, quant_format f)
 
 static int width_index(const model *m, int k) { return k == m->widths[0] ? 0 : 1; }
 
-quant_args step_args(const step *s, const matrix *mat, int rows)
+static quant_args step_args(const step *s, const matrix *mat, int rows)
 {
     const model *m = s->m;
     bool prefill = s->v->phase == QUANT_PREFILL;
@@ -121,16 +117,23 @@ static fp16 *random_halves(rl_ctx *ctx, size_t n)
     return h;
 }
 
-/* Scratch for every variant that runs here and every matrix: the largest ask. */
-static size_t scratch_bytes(const rl_ctx *ctx, const model *m)
+/* What the variants that run here need: the most scratch any asks for on
+ * any matrix, the FP16-rounded prefill reference, the integer-dot bound. */
+static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quantizes)
 {
     size_t most = 0;
-    for (const quant_variant *v = quant_variants; v->name; v++)
-        for (int i = 0; rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) && i < m->nmat; i++) {
-            int n = v->phase == QUANT_DECODE ? 1 : m->prefill_n;
-            size_t b = n ? quant_scratch(v, backend_of(ctx), m->mats[i].rows, m->mats[i].k, n) : 0;
+    *rounds = *quantizes = false;
+    for (const quant_variant *v = quant_variants; v->name; v++) {
+        if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)))
+            continue;
+        int n = v->phase == QUANT_DECODE ? 1 : m->prefill_n;
+        *rounds |= v->phase == QUANT_PREFILL && quant_rounds_to_fp16(v, backend_of(ctx));
+        *quantizes |= v->quantizes_x;
+        for (int i = 0; n && i < m->nmat; i++) {
+            size_t b = quant_scratch(v, backend_of(ctx), m->mats[i].rows, m->mats[i].k, n);
             most = b > most ? b : most;
         }
+    }
     return most;
 }
 
@@ -150,18 +153,6 @@ static void make_inputs(rl_ctx *ctx, model *m, fp16 *host_x[2], fp16 *host_xs[2]
     }
 }
 
-/* Whether a variant that runs here needs the FP16-rounded prefill
- * reference, or the integer-dot decode's bound. */
-static bool any_runs(const rl_ctx *ctx, bool rounds, bool quantizes)
-{
-    for (const quant_variant *v = quant_variants; v->name; v++)
-        if (rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) &&
-            ((rounds && v->phase == QUANT_PREFILL && quant_rounds_to_fp16(v, backend_of(ctx))) ||
-             (quantizes && v->quantizes_x)))
-            return true;
-    return false;
-}
-
 void model_build(rl_ctx *ctx, model *m)
 {
     fp16 *hx[2], *hxs[2];
@@ -171,15 +162,20 @@ void model_build(rl_ctx *ctx, model *m)
         m->ref[f] = rl_host_alloc(sizeof(double) * m->rows_total);
     }
     m->y = rl_alloc(ctx->be, sizeof(float) * m->rows_total);
-    if (m->prefill_n) {
-        m->ys = rl_alloc(ctx->be, sizeof(float) * (size_t)m->max_rows * m->prefill_n);
-        m->yval = rl_alloc(ctx->be, sizeof(float) * 128 * (size_t)m->prefill_n);
-    }
-    size_t scratch = scratch_bytes(ctx, m);
+    bool rounds, quantizes;
+    size_t scratch = needs(ctx, m, &rounds, &quantizes);
     m->scratch = scratch ? rl_alloc(ctx->be, scratch) : NULL;
-    bool rounds = any_runs(ctx, true, false); /* FP16-rounded prefill weights? */
-    for (int f = 0; f < QF_COUNT && any_runs(ctx, false, true); f++)
+    for (int f = 0; f < QF_COUNT && quantizes; f++)
         m->bound[f] = rl_host_alloc(sizeof(double) * m->rows_total);
+    if (m->prefill_n) {
+        m->check_count = (size_t)(m->check_rows[0] + m->check_rows[1]) * m->prefill_n;
+        m->ys = rl_alloc(ctx->be, sizeof(float) * (size_t)m->max_rows * m->prefill_n);
+        m->yval = rl_alloc(ctx->be, sizeof(float) * m->check_count);
+        m->check_host = rl_host_alloc(sizeof(float) * m->check_count);
+        m->check_bound = rl_host_alloc(sizeof(double) * m->check_count);
+        for (int f = 0; f < QF_COUNT; f++)
+            m->check_ref[f] = rl_host_alloc(sizeof(double) * m->check_count);
+    }
 
     for (int i = 0; i < m->nmat; i++) {
         const matrix *mat = &m->mats[i];
@@ -200,13 +196,15 @@ void model_build(rl_ctx *ctx, model *m)
             if (m->bound[f])
                 quant_int8_error_bound(m->bound[f] + mat->y_offset, (quant_format)f, enc, x,
                                        mat->rows, mat->k);
-            for (int c = 0; c < 2; c++)
-                if (m->check_mat[c] == mat) {
-                    int rows = m->check_rows[c];
-                    m->check_ref[c][f] = rl_host_alloc(sizeof(double) * rows * m->prefill_n);
-                    quant_reference(m->check_ref[c][f], (quant_format)f, enc, xs, rows, mat->k,
-                                    m->prefill_n, rounds);
-                }
+            for (int c = 0; c < 2 && m->prefill_n; c++) {
+                size_t from = c ? (size_t)m->check_rows[0] * m->prefill_n : 0;
+                if (m->check_mat[c] != mat)
+                    continue;
+                quant_reference(m->check_ref[f] + from, (quant_format)f, enc, xs, m->check_rows[c],
+                                mat->k, m->prefill_n, rounds);
+                for (size_t e = 0; e < (size_t)m->check_rows[c] * m->prefill_n; e++)
+                    m->check_bound[from + e] = gemv_atol(mat->k);
+            }
             if (f != QF_F16)
                 rl_host_free(enc);
         }
@@ -224,9 +222,10 @@ void model_free(rl_ctx *ctx, model *m)
         rl_free(ctx->be, m->w[f]);
         rl_host_free(m->ref[f]);
         rl_host_free(m->bound[f]);
-        for (int c = 0; c < 2; c++)
-            rl_host_free(m->check_ref[c][f]);
+        rl_host_free(m->check_ref[f]);
     }
+    rl_host_free(m->check_bound);
+    rl_host_free(m->check_host);
     for (int i = 0; i < 2; i++) {
         rl_free(ctx->be, m->x[i]);
         rl_free(ctx->be, m->xs[i]);
@@ -245,6 +244,16 @@ void run_step(void *arg)
     const step *s = arg;
     for (int i = 0; i < s->m->nmat; i++) {
         quant_args a = step_args(s, &s->m->mats[i], s->m->mats[i].rows);
+        s->launch(&a);
+    }
+}
+
+void run_check(void *arg)
+{
+    const step *s = arg;
+    for (int c = 0; c < 2; c++) {
+        quant_args a = step_args(s, s->m->check_mat[c], s->m->check_rows[c]);
+        a.y = s->m->yval + (c ? (size_t)s->m->check_rows[0] * s->m->prefill_n : 0);
         s->launch(&a);
     }
 }

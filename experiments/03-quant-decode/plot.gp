@@ -14,12 +14,17 @@
 measured(phase, c) = (strcol('source') eq 'measured' && strcol('phase') eq phase) ? column(c) : NaN
 # One series: the measured rows of one phase and one variant.
 sel(phase, v, c) = (strcol('source') eq 'measured' && strcol('phase') eq phase && strcol('variant') eq v) ? column(c) : NaN
-# The variants of one phase, in the order they first appear.
-phase_variants(phase) = system(sprintf("awk -F, '/^#/ {next} !c {for (i = 1; i <= NF; i++) {if ($i == \"variant\") c = i; if ($i == \"phase\") p = i}; next} $p == \"%s\" && $c != \"\" && !seen[$c]++ {printf \"%%s \", $c}' '%s'", phase, csv))
 variants = column_values(csv, 'variant')
 vlt(v) = word_index(variants, v)
-decode_variants = phase_variants('decode')
-prefill_variants = phase_variants('prefill')
+# The variants of each phase, in the order they first appear in the CSV.
+decode_variants = ''
+prefill_variants = ''
+do for [v in variants] {
+    stats csv using (sel('decode', v, 'tokens_per_s') > 0 ? 1 : 0) nooutput
+    if (STATS_sum > 0) { decode_variants = decode_variants.v.' ' }
+    stats csv using (sel('prefill', v, 'tokens_per_s') > 0 ? 1 : 0) nooutput
+    if (STATS_sum > 0) { prefill_variants = prefill_variants.v.' ' }
+}
 published(phase, c) = (strcol('source') eq 'llama.cpp' && strcol('phase') eq phase) ? column(c) : NaN
 is_f16(phase) = strcol('source') eq 'measured' && strcol('phase') eq phase && strcol('format') eq 'f16'
 

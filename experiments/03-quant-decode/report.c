@@ -31,17 +31,22 @@ const rl_claim EXP03_CLAIMS[] = {
 
 /* ---- the points a summary or verdict looks at ------------------------------------ */
 
-const rl_point *best_decode(const rl_points *pts, quant_format f)
+/* A format's fastest valid point of a phase: the one the tables and the
+ * verdicts use, whatever variants the table has. */
+static const rl_point *fastest(const rl_points *pts, quant_format f, quant_phase phase)
 {
     const rl_point *best = NULL;
     for (int i = 0; i < pts->n; i++) {
         const rl_point *p = &pts->v[i];
-        if (rl_point_timed(p) && step_of(p)->f == f && step_of(p)->v->phase == QUANT_DECODE &&
+        if (rl_point_timed(p) && step_of(p)->f == f && step_of(p)->v->phase == phase &&
             (!best || p->seconds < best->seconds))
             best = p;
     }
     return best;
 }
+
+static const rl_point *best_decode(const rl_points *pts, quant_format f) { return fastest(pts, f, QUANT_DECODE); }
+static const rl_point *best_prefill(const rl_points *pts, quant_format f) { return fastest(pts, f, QUANT_PREFILL); }
 
 static const rl_point *by_role(const rl_points *pts, quant_format f, const char *role)
 {
@@ -52,8 +57,6 @@ static const rl_point *by_role(const rl_points *pts, quant_format f, const char 
     }
     return NULL;
 }
-
-const rl_point *prefill_point(const rl_points *pts, quant_format f) { return by_role(pts, f, "prefill"); }
 
 static double tps(const rl_point *p) { return p ? step_of(p)->tokens / p->seconds : NAN; }
 static double gbps(const rl_point *p) { return p ? rl_point_gbps(p) : NAN; }
@@ -73,77 +76,60 @@ static double decode_mbu(rl_ctx *ctx, const rl_points *pts, quant_format f)
 
 /* ---- the published table ---------------------------------------------------------- */
 
-typedef struct published {
-    char quant[16];
-    double bpw, size_gib, prefill, decode;
-} published;
+static int find_published(const rl_table *t, const char *quant);
 
-enum { MAX_PUBLISHED = 64 };
-
-/* quant,model_bpw,size_gib,prefill_tps,prefill_tps_sd,decode_tps,decode_tps_sd */
-static int read_published(published *rows)
+/* quant,model_bpw,size_gib,prefill_tps,prefill_tps_sd,decode_tps,decode_tps_sd; NULL when absent. */
+static rl_table *read_published(void)
 {
-    FILE *f = fopen(PUBLISHED, "r");
-    if (!f)
-        return 0;
-    char line[512];
-    int n = 0;
-    bool header = true;
-    while (fgets(line, sizeof line, f) && n < MAX_PUBLISHED) {
-        if (line[0] == '#')
-            continue;
-        if (header) {
-            header = false;
-            continue;
-        }
-        published *p = &rows[n];
-        if (sscanf(line, "%15[^,],%lf,%lf,%lf,%*f,%lf", p->quant, &p->bpw, &p->size_gib,
-                   &p->prefill, &p->decode) == 5)
-            n++;
+    char why[256];
+    rl_table *t = rl_table_read(PUBLISHED, why, sizeof why);
+    if (t && find_published(t, "F16") < 0) {
+        rl_table_free(t);
+        return NULL;
     }
-    fclose(f);
-    return n;
+    return t;
 }
 
-static const published *find_published(const published *rows, int n, const char *quant)
+static int find_published(const rl_table *t, const char *quant)
 {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(rows[i].quant, quant))
-            return &rows[i];
-    return NULL;
+    for (int r = 0; r < t->nrows; r++)
+        if (!strcmp(rl_table_get(t, r, "quant"), quant))
+            return r;
+    return -1;
 }
 
-static void write_published_row(rl_ctx *ctx, const published *p, const published *f16, bool decode)
+static double pub(const rl_table *t, int row, const char *column)
 {
-    double tps = decode ? p->decode : p->prefill;
-    rl_set_str(ctx, "source", "llama.cpp");
-    rl_set_str(ctx, "format", p->quant);
-    rl_set_num(ctx, "bits_per_weight", p->bpw);
-    rl_set_str(ctx, "phase", decode ? "decode" : "prefill");
-    rl_set_num(ctx, "size_bytes", p->size_gib * GIB);
-    rl_set_num(ctx, "size_gib", p->size_gib);
-    rl_set_int(ctx, "tokens", decode ? 1 : 512);
-    rl_set_num(ctx, "tokens_per_s", tps);
-    if (decode)
-        rl_set_num(ctx, "gbps", p->size_gib * GIB * tps / 1e9);
-    rl_set_num(ctx, "rel_size", p->size_gib / f16->size_gib);
-    rl_set_num(ctx, "rel_tokens_per_s", tps / (decode ? f16->decode : f16->prefill));
-    rl_set_str(ctx, "skipped_reason", "published: llama.cpp quantize README, another machine");
-    rl_end_row(ctx);
+    return row < 0 ? NAN : atof(rl_table_get(t, row, column));
 }
 
 void write_published_rows(rl_ctx *ctx)
 {
-    published rows[MAX_PUBLISHED];
-    int n = read_published(rows);
-    const published *f16 = find_published(rows, n, "F16");
-    if (!f16) {
+    rl_table *t = read_published();
+    if (!t) {
         printf("\n(no published table at %s: the charts show this run only)\n", PUBLISHED);
         return;
     }
-    for (int d = 0; d < 2; d++)
-        for (int i = 0; i < n; i++)
-            write_published_row(ctx, &rows[i], f16, d == 0);
+    int f16 = find_published(t, "F16");
+    for (int d = 1; d >= 0; d--)
+        for (int r = 0; r < t->nrows; r++) {
+            const char *rate = d ? "decode_tps" : "prefill_tps";
+            double size = pub(t, r, "size_gib"), tps = pub(t, r, rate);
+            rl_set_str(ctx, "source", "llama.cpp");
+            rl_set_str(ctx, "format", rl_table_get(t, r, "quant"));
+            rl_set_num(ctx, "bits_per_weight", pub(t, r, "model_bpw"));
+            rl_set_str(ctx, "phase", d ? "decode" : "prefill");
+            rl_set_num(ctx, "size_bytes", size * GIB);
+            rl_set_num(ctx, "size_gib", size);
+            rl_set_int(ctx, "tokens", d ? 1 : 512);
+            rl_set_num(ctx, "tokens_per_s", tps);
+            rl_set_num(ctx, "gbps", d ? size * GIB * tps / 1e9 : NAN);
+            rl_set_num(ctx, "rel_size", size / pub(t, f16, "size_gib"));
+            rl_set_num(ctx, "rel_tokens_per_s", tps / pub(t, f16, rate));
+            rl_set_str(ctx, "skipped_reason", "published: llama.cpp quantize README, another machine");
+            rl_end_row(ctx);
+        }
+    rl_table_free(t);
 }
 
 /* ---- tables ------------------------------------------------------------------------ */
@@ -153,48 +139,39 @@ static void print_measured(rl_ctx *ctx, const rl_points *pts, const model *m)
     printf("\n  each format's fastest valid decode variant, and its prefill\n");
     printf("  %-6s %8s %10s %12s %11s %-13s %15s %12s %-8s %6s\n", "format", "bits/w", "size MiB",
            "prefill t/s", "decode t/s", "variant", "size x dec GB/s", "ceiling t/s", "level", "MBU");
-    for (int f = 0; f < QF_COUNT; f++) {
-        const rl_point *d = best_decode(pts, (quant_format)f);
-        double size = model_bytes(m, (quant_format)f);
-        rl_roof roof = model_roof(ctx, m, (quant_format)f);
+    for (quant_format f = 0; f < QF_COUNT; f++) {
+        const rl_point *d = best_decode(pts, f);
+        rl_roof roof = model_roof(ctx, m, f);
         printf("  %-6s %8.6g %10.1f %12.1f %11.1f %-13s %15.1f %12.1f %-8s %6.2f\n",
-               quant_formats[f].name, quant_bits_per_weight((quant_format)f), size / 1048576.0,
-               tps(prefill_point(pts, (quant_format)f)), tps(d), d ? d->variant->name : "-", gbps(d),
-               rl_tokens_per_s_ceiling(roof.gbps * 1e9, size), roof.name,
-               decode_mbu(ctx, pts, (quant_format)f));
+               quant_formats[f].name, quant_bits_per_weight(f), model_bytes(m, f) / 1048576.0,
+               tps(best_prefill(pts, f)), tps(d), d ? d->variant->name : "-", gbps(d),
+               rl_tokens_per_s_ceiling(roof.gbps * 1e9, model_bytes(m, f)), roof.name,
+               decode_mbu(ctx, pts, f));
     }
-}
-
-static double rel_decode(const rl_points *pts, quant_format f)
-{
-    return tps(best_decode(pts, f)) / tps(best_decode(pts, QF_F16));
-}
-
-static double rel_prefill(const rl_points *pts, quant_format f)
-{
-    return tps(prefill_point(pts, f)) / tps(prefill_point(pts, QF_F16));
 }
 
 static void print_published(const rl_points *pts, const model *m)
 {
-    published rows[MAX_PUBLISHED];
-    int n = read_published(rows);
-    const published *f16 = find_published(rows, n, "F16");
-    if (!f16)
+    rl_table *t = read_published();
+    if (!t)
         return;
+    int f16 = find_published(t, "F16");
     printf("\n  relative to F16: this run vs llama.cpp's published table (Llama-3.1-8B, another machine)\n");
     printf("  %-6s %8s %8s %8s   %-7s %8s %8s %8s\n", "format", "size", "decode", "prefill",
            "peer", "size", "decode", "prefill");
-    for (int f = 0; f < QF_COUNT; f++) {
-        const published *p = find_published(rows, n, PEERS[f]);
+    for (quant_format f = 0; f < QF_COUNT; f++) {
+        int p = find_published(t, PEERS[f]);
         printf("  %-6s %8.3f %8.2f %8.2f   %-7s", quant_formats[f].name,
-               model_bytes(m, (quant_format)f) / model_bytes(m, QF_F16),
-               rel_decode(pts, (quant_format)f), rel_prefill(pts, (quant_format)f), PEERS[f]);
-        if (p)
-            printf(" %8.3f %8.2f %8.2f", p->size_gib / f16->size_gib, p->decode / f16->decode,
-                   p->prefill / f16->prefill);
+               model_bytes(m, f) / model_bytes(m, QF_F16), tps(best_decode(pts, f)) /
+               tps(best_decode(pts, QF_F16)), tps(best_prefill(pts, f)) /
+               tps(best_prefill(pts, QF_F16)), PEERS[f]);
+        if (p >= 0)
+            printf(" %8.3f %8.2f %8.2f", pub(t, p, "size_gib") / pub(t, f16, "size_gib"),
+                   pub(t, p, "decode_tps") / pub(t, f16, "decode_tps"),
+                   pub(t, p, "prefill_tps") / pub(t, f16, "prefill_tps"));
         printf("\n");
     }
+    rl_table_free(t);
 }
 
 /* The claims register's ceiling table: bandwidth over bytes per token, for
@@ -247,9 +224,9 @@ static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t l
     size_t used = (size_t)snprintf(buf, len, "MBU (fastest variant)");
     char slow[64] = "";
     for (int f = 0; f < QF_COUNT && used < len; f++) {
-        const rl_point *p = best_decode(pts, (quant_format)f);
+        const rl_point *p = best_decode(pts, f);
         used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name,
-                                 decode_mbu(ctx, pts, (quant_format)f));
+                                 decode_mbu(ctx, pts, f));
         if (gbps(p) < 0.75 * ref)
             snprintf(slow + strlen(slow), sizeof slow - strlen(slow), " %s", quant_formats[f].name);
     }
@@ -274,11 +251,11 @@ static void judged_levels(rl_ctx *ctx, const model *m, char *buf, size_t len)
  * ("q6 -80 %" in text), or NaN when one is missing. */
 static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi, char *text, size_t len)
 {
-    double base = decode ? gbps(best_decode(pts, QF_F16)) : tps(prefill_point(pts, QF_F16)), worst = 0;
+    double base = decode ? gbps(best_decode(pts, QF_F16)) : tps(best_prefill(pts, QF_F16)), worst = 0;
     int which = lo;
     snprintf(text, len, "-");
     for (int f = lo; f <= hi; f++) {
-        double v = decode ? gbps(best_decode(pts, (quant_format)f)) : tps(prefill_point(pts, (quant_format)f));
+        double v = decode ? gbps(best_decode(pts, f)) : tps(best_prefill(pts, f));
         if (isnan(v) || isnan(base))
             return NAN;
         if (fabs(v / base - 1) >= fabs(worst)) {
@@ -313,7 +290,7 @@ void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
                     c[SIZE_X_DECODE].hi), note);
 
     dev = worst_deviation(pts, false, QF_Q8, QF_Q2, measured, sizeof measured);
-    const rl_point *p16 = prefill_point(pts, QF_F16);
+    const rl_point *p16 = best_prefill(pts, QF_F16);
     snprintf(note, sizeof note, "F16 prefill at %.0f %% MFU; the other formats are first dequantized %s",
              p16 ? 100 * rl_point_mfu(ctx, p16) : NAN,
              ctx->kind == RL_CUDA ? "to FP16 (a pass through memory)" : "to FP32");
