@@ -1,5 +1,6 @@
 /*
- * quant.cu -- CUDA kernels for the block formats of quant.h.
+ * quant.cu -- CUDA kernels for the block formats of quant.h (the table is
+ * quant.c: launchers only here).
  *
  * Decode (variant 1): a warp per 1-2 rows; for each block of the row,
  * lane l decodes weights 8l..8l+7 in registers with quant.h's decode
@@ -85,7 +86,7 @@ template <typename Block> static void decode_as(const quant_args *a)
     RL_CUDA_CHECK_LAUNCH();
 }
 
-static void launch_decode(const quant_args *a)
+void quant_decode_dequant_cuda(const quant_args *a)
 {
     switch (a->format) {
     case QF_F16: {
@@ -130,13 +131,13 @@ template <typename Block> static void dequant_as(const quant_args *a, uint4 *out
     RL_CUDA_CHECK_LAUNCH();
 }
 
-static size_t prefill_scratch(int rows, int k, int n)
+size_t quant_prefill_cuda_scratch(int rows, int k, int n)
 {
     (void)n;
     return sizeof(fp16) * (size_t)rows * k;
 }
 
-static void launch_prefill(const quant_args *a)
+void quant_prefill_cuda(const quant_args *a)
 {
     const fp16 *w16 = static_cast<const fp16 *>(a->w);
     uint4 *out = static_cast<uint4 *>(a->scratch);
@@ -153,10 +154,3 @@ static void launch_prefill(const quant_args *a)
     gemv_args g = {a->y, w16, a->x, a->rows, a->k, a->n, NULL, a->stream};
     gemv_library_cuda(&g);
 }
-
-extern "C" const quant_variant quant_cuda_variants[] = {
-    {1, "gemv_dequant", "decode: a warp per 1-2 rows, 8 weights per lane dequantized in registers, FP32 sums (F16: experiment 02's gemv_fp16)", QUANT_DECODE, false, launch_decode, NULL, false},
-    {2, "dequant_gemm", "prefill: dequantize the matrix to FP16, then cuBLAS GEMM", QUANT_PREFILL, true, launch_prefill, prefill_scratch, false},
-    {3, "gemv_int8", "decode with x quantized to int8: CPU only (dp4a would be the GPU's counterpart)", QUANT_DECODE, false, NULL, NULL, true},
-    {0, 0, 0, QUANT_DECODE, false, 0, 0, false},
-};

@@ -11,12 +11,14 @@
  * product in float (at most 24 significant bits), so all three agree to
  * the bit whatever the compiler does with multiply-adds.
  *
- * Kernels, one table per backend with the same rows (quant.cu, cpu/quant.c):
+ * Kernels: one table (quant.c) names each variant's launcher on each
+ * backend, quant.cu (CUDA) and cpu/quant.c, cpu/quant_dot.c (C + OpenMP):
  * a GEMV that dequantizes in registers (decode, one token), and a prefill
  * path that dequantizes the matrix (FP16 on the GPU, FP32 on the CPU) and
  * hands it to the vendor GEMM, as llama.cpp does for large batches. The
- * CPU adds an integer-dot decode (x quantized to 8 bits, cpu/quant_dot.h);
- * a row whose launch is NULL does not exist on that backend.
+ * CPU adds an integer-dot decode (x quantized to 8 bits, cpu/quant_dot.h).
+ * The double-precision reference is in ref/quant.c. Adding a variant is
+ * one function per backend and one row.
  */
 #ifndef KERNELS_QUANT_H
 #define KERNELS_QUANT_H
@@ -161,7 +163,7 @@ RL_HD void quant_decode8(quant_format f, const void *row, int index, int lane, f
     }
 }
 
-/* ---- formats, sizes, encoders, reference (cpu/quant_format.c) -------------- */
+/* ---- formats, sizes, encoders (cpu/quant_format.c) ------------------------- */
 
 typedef struct quant_format_info {
     quant_format id;
@@ -180,19 +182,11 @@ size_t quant_row_bytes(quant_format f, int k);
 void quant_encode_row(quant_format f, void *dst, const float *src, int k);
 /* Encodes rows x k weights given as halves, in parallel. */
 void quant_encode_matrix(quant_format f, void *dst, const fp16 *src, int rows, int k);
-/* Decodes one row to floats, with quant_decode8: what every kernel sees. */
-void quant_decode_row(quant_format f, const void *row, float *dst, int k);
-/* The same with the CPU kernels' vector decoders (cpu/quant.c): the same
- * floats, bit for bit, eight at a time. */
+/* A row decoded with the CPU kernels' vector decoders (cpu/quant.c): the
+ * reference's floats (quant_decode_row), bit for bit, eight at a time. */
 void quant_decode_row_cpu(quant_format f, const void *row, float *dst, int k);
 /* Parses "q4" (or "Q4"); QF_COUNT when unknown. */
 quant_format quant_format_by_name(const char *name);
-
-/* y[t * rows + r] in double precision from the decoded weights; with
- * round_to_fp16, each weight is first rounded to FP16, as the GPU's
- * prefill path does before its FP16 GEMM. */
-void quant_reference(double *y, quant_format f, const void *w, const fp16 *x, int rows, int k,
-                     int n, bool round_to_fp16);
 
 /* ---- kernels ----------------------------------------------------------------- */
 
@@ -204,25 +198,70 @@ typedef struct quant_args {
     const void *w;     /* rows x quant_row_bytes(format, k) */
     const fp16 *x;     /* n x k */
     int rows, k, n;    /* decode: n = 1 */
-    void *scratch;     /* quant_variant.scratch_bytes() of it, or NULL */
+    void *scratch;     /* quant_scratch() of it, or NULL */
     struct CUstream_st *stream;
 } quant_args;
 
+typedef void (*quant_launcher_fn)(const quant_args *a);
+typedef size_t (*quant_scratch_fn)(int rows, int k, int n);
+
+/* One row per variant (quant.c); see kernels/common.h. Every variant runs
+ * every format. */
 typedef struct quant_variant {
-    int number;
-    const char *name;
-    const char *what;
+    KERNEL_VARIANT_HEAD;
     quant_phase phase;
-    bool rounds_to_fp16; /* the path computes with FP16-rounded weights */
-    void (*launch)(const quant_args *a); /* NULL: the variant does not exist on this backend */
-    size_t (*scratch_bytes)(int rows, int k, int n); /* NULL: none */
+    quant_launcher_fn cpu, cuda;              /* NULL where a backend lacks it */
+    quant_scratch_fn cpu_scratch, cuda_scratch; /* NULL: no scratch */
+    /* The path computes with FP16-rounded weights (the GPU's prefill,
+     * before its FP16 GEMM): its reference rounds them too. */
+    bool cpu_rounds_to_fp16, cuda_rounds_to_fp16;
     /* x is rounded to 8 bits before the dot products: validate within
      * quant_int8_error_bound() (cpu/quant_dot.h), not a fixed tolerance. */
     bool quantizes_x;
 } quant_variant;
 
-extern const quant_variant quant_cuda_variants[]; /* terminated by a zero row */
-extern const quant_variant quant_cpu_variants[];
+extern const quant_variant quant_variants[]; /* ended by a zero row */
+extern const kernel_family quant_family;
+
+/* A row on one backend (KERNEL_CPU or KERNEL_CUDA): its launcher (NULL:
+ * not there), the scratch bytes it needs, whether it rounds to FP16. */
+static inline quant_launcher_fn quant_launcher(const quant_variant *v, int backend)
+{
+    return backend == KERNEL_CUDA ? v->cuda : v->cpu;
+}
+
+static inline size_t quant_scratch(const quant_variant *v, int backend, int rows, int k, int n)
+{
+    quant_scratch_fn f = backend == KERNEL_CUDA ? v->cuda_scratch : v->cpu_scratch;
+    return f ? f(rows, k, n) : 0;
+}
+
+static inline bool quant_rounds_to_fp16(const quant_variant *v, int backend)
+{
+    return backend == KERNEL_CUDA ? v->cuda_rounds_to_fp16 : v->cpu_rounds_to_fp16;
+}
+
+/* The launchers (cpu/quant.c, cpu/quant_dot.c, quant.cu). */
+void quant_decode_dequant_cpu(const quant_args *a);
+size_t quant_decode_dequant_cpu_scratch(int rows, int k, int n);
+void quant_prefill_cpu(const quant_args *a);
+size_t quant_prefill_cpu_scratch(int rows, int k, int n);
+void quant_decode_int8_best(const quant_args *a); /* the best ISA of the build */
+size_t quant_int8_scratch(int rows, int k, int n);
+void quant_decode_dequant_cuda(const quant_args *a);
+void quant_prefill_cuda(const quant_args *a);
+size_t quant_prefill_cuda_scratch(int rows, int k, int n);
+
+/* ---- the reference (ref/quant.c) ------------------------------------------------ */
+
+/* Decodes one row to floats, with quant_decode8: what every kernel sees. */
+void quant_decode_row(quant_format f, const void *row, float *dst, int k);
+
+/* y[t * rows + r] in double precision from the decoded weights; with
+ * round_to_fp16, each weight is first rounded to FP16, as the GPU's
+ * prefill path does before its FP16 GEMM. */
+void quant_reference(double *y, quant_format f, const void *w, const fp16 *x, int rows, int k,
+                     int n, bool round_to_fp16);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /*
  * test_exp03.c -- experiment 03 end to end on the CPU backend: a quick run
- * writes a measured, validated row per format and phase, the published
+ * writes a measured, validated row per variant and format, the published
  * llama.cpp rows beside them (marked as such), the tables and verdicts,
  * and three charts; bad usage fails with the documented exit codes.
  */
@@ -17,13 +17,18 @@
 
 static const char *const DOCUMENTED_COLUMNS =
     "source,format,bits_per_weight,phase,variant,number,layers,params,size_bytes,size_gib,tokens,"
-    "cache_resident,cache,samples,stop_reason,time_us_median,time_us_q1,time_us_q3,time_us_min,"
-    "time_us_mean,rel_stddev,tokens_per_s,gbps,ceiling_tokens_per_s,mbu,mem_level,ceiling_gbps,"
-    "ceiling_flag,mbu_datasheet,tflops,mfu,"
-    "rel_size,rel_tokens_per_s,validated,max_abs_err,skipped_reason";
+    "cache_resident,rel_size,cache,samples,stop_reason,time_us_median,time_us_q1,time_us_q3,"
+    "time_us_min,time_us_mean,rel_stddev,gbps,mbu,mem_level,ceiling_gbps,ceiling_flag,mbu_datasheet,"
+    "tflops,mfu,mfu_datasheet,tokens_per_s,ceiling_tokens_per_s,rel_tokens_per_s,validated,"
+    "max_abs_err,skipped_reason";
 
 static const char *const FORMATS[] = {"f16", "q8", "q6", "q5", "q4", "q2"};
 static const double BITS[] = {16, 8.5, 6.5625, 5.5, 4.5, 2.625};
+/* The CPU's variants (kernels/quant.c) and their phases: every one in every
+ * format, a row each. */
+static const char *const VARIANTS[][2] = {
+    {"gemv_dequant", "decode"}, {"dequant_gemm", "prefill"}, {"gemv_int8", "decode"}};
+enum { NVARIANTS = sizeof VARIANTS / sizeof VARIANTS[0] };
 
 static char dir[512];
 static char out[1 << 16], err[1 << 16];
@@ -37,11 +42,14 @@ static int run_exp03(const char *args)
     return run_experiment(EXP03, dir, args, out, sizeof out, err, sizeof err);
 }
 
-static int find_row(const rl_table *t, const char *source, const char *format, const char *phase)
+/* variant NULL: the first row of that source, format and phase. */
+static int find_row(const rl_table *t, const char *source, const char *format, const char *phase,
+                    const char *variant)
 {
     for (int r = 0; r < t->nrows; r++)
         if (!strcmp(rl_table_get(t, r, "source"), source) &&
-            !strcmp(rl_table_get(t, r, "format"), format) && !strcmp(rl_table_get(t, r, "phase"), phase))
+            !strcmp(rl_table_get(t, r, "format"), format) && !strcmp(rl_table_get(t, r, "phase"), phase) &&
+            (!variant || !strcmp(rl_table_get(t, r, "variant"), variant)))
             return r;
     return -1;
 }
@@ -50,28 +58,35 @@ static void check_measured(const rl_table *t)
 {
     /* The model's size follows the cache (a cache-sized model here, under
      * --max-bytes 64Mi): every row states the same weights, in blocks of 256. */
-    const double params = atof(rl_table_get(t, find_row(t, "measured", "f16", "decode"), "params"));
+    const double params = atof(rl_table_get(t, find_row(t, "measured", "f16", "decode", NULL), "params"));
     cr_assert_gt(params, 0);
     for (int f = 0; f < 6; f++)
-        for (int p = 0; p < 2; p++) {
-            const char *phase = p ? "prefill" : "decode";
-            int r = find_row(t, "measured", FORMATS[f], phase);
-            cr_assert_geq(r, 0, "no %s %s row", FORMATS[f], phase);
-            cr_assert_str_eq(rl_table_get(t, r, "validated"), "yes", "%s %s", FORMATS[f], phase);
+        for (int v = 0; v < NVARIANTS; v++) {
+            const char *variant = VARIANTS[v][0], *phase = VARIANTS[v][1];
+            bool prefill = !strcmp(phase, "prefill");
+            int r = find_row(t, "measured", FORMATS[f], phase, variant);
+            cr_assert_geq(r, 0, "no %s %s row", FORMATS[f], variant);
+            cr_assert_str_eq(rl_table_get(t, r, "validated"), "yes", "%s %s", FORMATS[f], variant);
             cr_assert_float_eq(atof(rl_table_get(t, r, "bits_per_weight")), BITS[f], 1e-9);
             /* the CSV keeps six significant digits */
             cr_assert_float_eq(atof(rl_table_get(t, r, "params")), params, params * 1e-5);
             double size = atof(rl_table_get(t, r, "size_bytes"));
             cr_assert_float_eq(size, params * BITS[f] / 8, size * 1e-5, "%s: bytes = weights x bits / 8", FORMATS[f]);
+            cr_assert_float_eq(atof(rl_table_get(t, r, "rel_size")), BITS[f] / 16, 1e-5);
             double tps = atof(rl_table_get(t, r, "tokens_per_s"));
             double us = atof(rl_table_get(t, r, "time_us_median"));
             int tokens = atoi(rl_table_get(t, r, "tokens"));
-            cr_assert_eq(tokens, p ? 64 : 1, "quick CPU prefill takes 64 tokens");
-            cr_assert_float_eq(tps, tokens / (us * 1e-6), tps * 1e-4, "%s %s tokens/s", FORMATS[f], phase);
-            if (!p) /* size x decode rate: bytes per second */
-                cr_assert_float_eq(atof(rl_table_get(t, r, "gbps")), size * tps / 1e9, 1e-3 * size * tps / 1e9);
+            cr_assert_eq(tokens, prefill ? 64 : 1, "quick CPU prefill takes 64 tokens");
+            cr_assert_float_eq(tps, tokens / (us * 1e-6), tps * 1e-4, "%s %s tokens/s", FORMATS[f], variant);
+            /* size x step rate: bytes per second */
+            cr_assert_float_eq(atof(rl_table_get(t, r, "gbps")), size * tps / tokens / 1e9, 1e-3 * size * tps / tokens / 1e9);
+            cr_assert_eq(rl_table_get(t, r, "ceiling_tokens_per_s")[0] == '\0', prefill,
+                         "a decode row has its ceiling, a prefill row none");
+            /* against F16 of the same variant, timed with it */
+            int f16 = find_row(t, "measured", "f16", phase, variant);
+            double rel = atof(rl_table_get(t, f16, "time_us_median")) / us;
+            cr_assert_float_eq(atof(rl_table_get(t, r, "rel_tokens_per_s")), rel, rel * 1e-4, "%s %s", FORMATS[f], variant);
         }
-    cr_assert_float_eq(atof(rl_table_get(t, find_row(t, "measured", "f16", "decode"), "rel_tokens_per_s")), 1, 1e-9);
 }
 
 Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
@@ -81,6 +96,7 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
     const char *printed[] = {"verdicts (cpu backend", "decode speedup, F16 -> 4.5 bits (q4)",
                              "size x decode rate, 8.5 to 4.5 bits, vs F16",
                              "prefill tokens/s, every format, vs F16", "size x dec GB/s",
+                             "each format's fastest valid decode variant", "ms/step",
                              "relative to F16: this run vs llama.cpp's published table",
                              "model: decode tokens/s ceiling", "H200 SXM", "this device (DRAM read)"};
     for (size_t i = 0; i < sizeof printed / sizeof printed[0]; i++)
@@ -95,15 +111,15 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
     cr_assert_str_eq(header, DOCUMENTED_COLUMNS);
     static const char *meta[] = {"# experiment: 03-quant-decode", "# backend: cpu", "# quick: yes",
                                  "# params: ", "# regime: ", "# prefill_tokens: 64", "# q6: 6.5625 bits",
-                                 "# published: ", "# compare_keys: source,format,phase"};
+                                 "# published: ", "# compare_keys: source,format,phase,variant"};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(has_meta(t, meta[i]), "metadata '%s' missing", meta[i]);
     check_measured(t);
 
     /* The published table: every quant type, both phases, marked, its F16 the anchor. */
-    cr_assert_eq(table_count(t, "source", "measured"), 12);
+    cr_assert_eq(table_count(t, "source", "measured"), 6 * NVARIANTS);
     cr_assert_eq(table_count(t, "source", "llama.cpp"), 2 * 24);
-    int f16 = find_row(t, "llama.cpp", "F16", "decode"), q4 = find_row(t, "llama.cpp", "Q4_K_M", "decode");
+    int f16 = find_row(t, "llama.cpp", "F16", "decode", NULL), q4 = find_row(t, "llama.cpp", "Q4_K_M", "decode", NULL);
     cr_assert_float_eq(atof(rl_table_get(t, f16, "tokens_per_s")), 29.17, 1e-9);
     cr_assert_float_eq(atof(rl_table_get(t, q4, "rel_tokens_per_s")), 71.93 / 29.17, 1e-5);
     cr_assert_float_eq(atof(rl_table_get(t, q4, "gbps")), 4.58 * 1073741824.0 * 71.93 / 1e9, 1e-3);
@@ -135,6 +151,20 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
             snprintf(path, sizeof path, "%s/plots/e2e/%s.%s", dir, charts[i], fmts[f]);
             cr_assert_gt(file_size(path), 1000, "%s is missing or empty", path);
         }
+    /* Each variant is a series of its own on its phase's charts, found in
+     * the CSV: plot.gp names none. */
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/plots/e2e/%s.svg", dir, charts[i]);
+        char *svg = read_file(path, NULL);
+        cr_assert_not_null(svg);
+        for (int v = 0; v < NVARIANTS; v++) {
+            char series[64];
+            snprintf(series, sizeof series, "this run, %s, %s", VARIANTS[v][1], VARIANTS[v][0]);
+            bool prefill_chart = i == 2, prefill = !strcmp(VARIANTS[v][1], "prefill");
+            cr_assert_eq(strstr(svg, series) != NULL, prefill_chart == prefill, "%s: '%s'", charts[i], series);
+        }
+        free(svg);
+    }
     cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
 
@@ -168,6 +198,8 @@ Test(exp03, usage_errors_exit_2)
     cr_assert_eq(run_exp03("--backend cpu --layers 0"), RL_EXIT_USAGE);
     cr_assert(strstr(err, "--layers"), "%s", err);
     cr_assert_eq(run_exp03("--backend cpu --layers two"), RL_EXIT_USAGE);
+    cr_assert_eq(run_exp03("--backend cpu --variant bogus"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "gemv_int8"), "the valid variants are listed: %s", err);
 }
 
 Test(exp03, help_and_list)
@@ -176,6 +208,7 @@ Test(exp03, help_and_list)
     cr_assert(strstr(out, "--layers N"), "%s", out);
     cr_assert_eq(run_exp03("--backend cpu --list"), 0);
     cr_assert(strstr(out, "gemv_dequant") && strstr(out, "dequant_gemm") && strstr(out, "gemv_int8"), "%s", out);
+    cr_assert(strstr(out, "[role: decode_int8]") && strstr(out, "[role: prefill]"), "%s", out);
 }
 
 Test(exp03, cuda_backend_without_a_gpu_exits_77)

@@ -9,14 +9,15 @@
 #include "gemm.h"
 #include "gemv.h"
 #include "launch.h"
+#include "quant.h"
 
 #include <criterion/criterion.h>
 #include <string.h>
 
 /* Every family; a new one is added here. */
-static const kernel_family *const FAMILIES[] = {&busy_family,   &fusion_family, &gemm_family,
-                                                &gemv_family,   &launch_family, &step_family,
-                                                NULL};
+static const kernel_family *const FAMILIES[] = {&busy_family, &fusion_family, &gemm_family,
+                                                &gemv_family, &launch_family, &quant_family,
+                                                &step_family, NULL};
 
 static void check_family(const kernel_family *f)
 {

@@ -194,12 +194,12 @@ Test(quant, cpu_vector_decoders_match_the_shared_ones)
 
 /* ---- kernels against the reference ---------------------------------------- */
 
-typedef struct job { const quant_variant *v; quant_args a; } job;
+typedef struct job { quant_launcher_fn launch; quant_args a; } job;
 
 static void launch(void *p)
 {
     job *j = p;
-    j->v->launch(&j->a);
+    j->launch(&j->a);
 }
 
 static fp16 *random_halves(size_t n, uint64_t seed)
@@ -213,19 +213,22 @@ static fp16 *random_halves(size_t n, uint64_t seed)
     return h;
 }
 
+/* One variant in one format on one backend: its own launcher, scratch and
+ * FP16 rounding there. */
 static void check_kernel(rl_backend *be, const quant_variant *v, quant_format f, int rows, int k,
                          int n, uint64_t seed)
 {
+    int backend = rl_kind(be) == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU;
     size_t wbytes = quant_row_bytes(f, k) * rows, xn = (size_t)n * k, yn = (size_t)n * rows;
     fp16 *w16 = random_halves((size_t)rows * k, seed), *x = random_halves(xn, seed + 1);
     void *w = rl_host_alloc(wbytes);
     quant_encode_matrix(f, w, w16, rows, k);
     double *want = rl_host_alloc(yn * sizeof(double));
-    quant_reference(want, f, w, x, rows, k, n, v->rounds_to_fp16);
+    quant_reference(want, f, w, x, rows, k, n, quant_rounds_to_fp16(v, backend));
 
-    size_t scratch = v->scratch_bytes ? v->scratch_bytes(rows, k, n) : 0;
-    job j = {v, {f, rl_alloc(be, yn * 4), rl_alloc(be, wbytes), rl_alloc(be, xn * 2), rows, k, n,
-                 scratch ? rl_alloc(be, scratch) : NULL, rl_stream(be)}};
+    size_t scratch = quant_scratch(v, backend, rows, k, n);
+    job j = {quant_launcher(v, backend), {f, rl_alloc(be, yn * 4), rl_alloc(be, wbytes), rl_alloc(be, xn * 2), rows, k, n,
+                                          scratch ? rl_alloc(be, scratch) : NULL, rl_stream(be)}};
     rl_upload(be, (void *)j.a.w, w, wbytes);
     rl_upload(be, (void *)j.a.x, x, xn * 2);
     rl_check c;
@@ -244,21 +247,22 @@ static void check_kernel(rl_backend *be, const quant_variant *v, quant_format f,
     rl_free(be, j.a.y);
     rl_free(be, (void *)j.a.w);
     rl_free(be, (void *)j.a.x);
-    if (j.a.scratch)
-        rl_free(be, j.a.scratch);
+    rl_free(be, j.a.scratch);
     rl_host_free(w16);
     rl_host_free(x);
     rl_host_free(w);
     rl_host_free(want);
 }
 
-static void check_table(rl_backend *be, const quant_variant *table)
+/* Every row the backend has, in every format. */
+static void check_table(rl_backend *be)
 {
     static const int ROWS[] = {1, 3, 33, 257, 8193}, KS[] = {256, 768, 4096}, PREFILL_N[] = {1, 7, 64};
+    int backend = rl_kind(be) == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU;
     uint64_t seed = 300;
     int checked = 0;
-    for (const quant_variant *v = table; v->name; v++)
-        for (int f = 0; f < QF_COUNT && v->launch; f++) /* no launch: not on this backend */
+    for (const quant_variant *v = quant_variants; v->name; v++)
+        for (int f = 0; f < QF_COUNT && quant_family.has(v, backend); f++)
             for (size_t r = 0; r < sizeof ROWS / sizeof ROWS[0]; r++)
                 for (size_t ki = 0; ki < sizeof KS / sizeof KS[0]; ki++) {
                     if (ROWS[r] * (size_t)KS[ki] > (1u << 22))
@@ -279,7 +283,7 @@ Test(quant_cpu, every_kernel_matches_the_reference)
     char why[256];
     rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
     cr_assert_not_null(be, "%s", why);
-    check_table(be, quant_cpu_variants);
+    check_table(be);
     rl_backend_close(be);
 }
 
@@ -302,31 +306,38 @@ Test(quant_cpu, the_fp16_rounding_of_the_prefill_path_matters)
     rl_host_free(w);
 }
 
-Test(quant_cpu, tables_agree)
+static const quant_variant *with_role(const char *role)
 {
-    int count = 0;
-    for (const quant_variant *a = quant_cpu_variants; a->name; a++, count++)
-        for (const quant_variant *b = a + 1; b->name; b++)
-            cr_assert_neq(a->number, b->number);
-    cr_assert_eq(count, 3);
-    cr_assert(quant_cpu_variants[2].quantizes_x && quant_cpu_variants[2].launch);
+    for (const quant_variant *v = quant_variants; v->name; v++)
+        if (v->role && !strcmp(v->role, role))
+            return v;
+    return NULL;
+}
+
+/* Experiment 03 finds its variants by these roles; what each row says of
+ * itself per backend is what its path does. */
+Test(quant_cpu, the_roles_experiment_03_uses_name_rows)
+{
+    const quant_variant *dq = with_role("decode_dequant"), *i8 = with_role("decode_int8"),
+                        *pf = with_role("prefill");
+    cr_assert(dq && i8 && pf);
+    cr_assert(dq->phase == QUANT_DECODE && i8->phase == QUANT_DECODE && pf->phase == QUANT_PREFILL);
+    cr_assert(i8->quantizes_x && !dq->quantizes_x && !pf->quantizes_x);
+    cr_assert(quant_family.has(i8, KERNEL_CPU) && !quant_family.has(i8, KERNEL_CUDA),
+              "the integer-dot decode is the CPU's (dp4a would be the GPU's)");
+    /* only the GPU's prefill computes with FP16 weights (cuBLAS FP16 GEMM) */
+    cr_assert(quant_rounds_to_fp16(pf, KERNEL_CUDA) && !quant_rounds_to_fp16(pf, KERNEL_CPU));
+    cr_assert(!quant_rounds_to_fp16(dq, KERNEL_CUDA) && !quant_rounds_to_fp16(dq, KERNEL_CPU));
+    cr_assert_gt(quant_scratch(pf, KERNEL_CPU, 16, 256, 8), 0, "the CPU prefill dequantizes into scratch");
 #ifdef RL_HAVE_CUDA
-    const quant_variant *c = quant_cpu_variants, *g = quant_cuda_variants;
-    for (; c->name && g->name; c++, g++) {
-        cr_assert_eq(c->number, g->number);
-        cr_assert_str_eq(c->name, g->name);
-        cr_assert_eq(c->phase, g->phase);
-        cr_assert_eq(c->quantizes_x, g->quantizes_x);
-    }
-    cr_assert(!c->name && !g->name, "both backends have the same rows");
+    cr_assert(quant_family.has(dq, KERNEL_CUDA) && quant_family.has(pf, KERNEL_CUDA));
+    cr_assert_eq(quant_scratch(pf, KERNEL_CUDA, 16, 256, 8), sizeof(fp16) * 16 * 256);
 #endif
 }
 
 Test(cuda_quant, every_kernel_matches_the_reference)
 {
     rl_backend *be = gpu_or_skip();
-#ifdef RL_HAVE_CUDA
-    check_table(be, quant_cuda_variants);
-#endif
+    check_table(be);
     rl_backend_close(be);
 }

@@ -189,6 +189,33 @@ Test(quant_dot, simd_and_portable_paths_agree)
     }
 }
 
+/* Every row of quant.c that quantizes x runs this decode on the CPU: its
+ * launcher, with the scratch it asks for, within the bound (the experiment
+ * validates those rows so). */
+Test(quant_dot, the_tables_integer_rows_stay_within_the_bound)
+{
+    int rows = 0;
+    for (const quant_variant *v = quant_variants; v->name; v++) {
+        if (!v->quantizes_x || !quant_family.has(v, KERNEL_CPU))
+            continue;
+        rows++;
+        for (int f = QF_Q8; f < QF_COUNT; f++) {
+            problem p = make_problem((quant_format)f, 37, 768, 60 + f);
+            float *y = rl_host_alloc(sizeof(float) * p.rows);
+            void *scratch = rl_host_alloc(quant_scratch(v, KERNEL_CPU, p.rows, p.k, 1));
+            memset(y, 0xFF, sizeof(float) * p.rows);
+            quant_args a = {p.f, y, p.w, p.x, p.rows, p.k, 1, scratch, NULL};
+            quant_launcher(v, KERNEL_CPU)(&a);
+            rl_check c = rl_compare_f32_bound(y, p.ref, p.bound, (size_t)p.rows);
+            cr_assert(c.ok, "%s, %s: %zu outputs out of bounds", v->name, quant_formats[f].name, c.bad);
+            rl_host_free(y);
+            rl_host_free(scratch);
+            free_problem(&p);
+        }
+    }
+    cr_assert_geq(rows, 1, "the table has an integer-dot decode");
+}
+
 /* ---- the bound: sharp, and it catches wrong outputs ---------------------------- */
 
 /* Weights all +1 (q8), x in every group at +-1 (the scale: d = 1/127) and

@@ -1,6 +1,7 @@
 /*
  * exp03.h -- what experiment 03's files share: the synthetic model
- * (model.c), the measured formats, and the report (report.c).
+ * (model.c), one step of one variant in one format (a point's data, main.c),
+ * the summary, published table and verdicts (report.c), --matrix (matrix.c).
  */
 #ifndef EXP03_H
 #define EXP03_H
@@ -18,80 +19,79 @@ typedef struct matrix {
 
 /* A Llama-3.1-8B-shaped decoder's matrices, in every format at once. */
 typedef struct model {
-    int layers;             /* 0 for the cache-sized model */
-    int mini_rows;          /* its rows, else 0 */
+    int layers, mini_rows;   /* layers 0: the cache-sized model (mini_rows) or --matrix */
     bool head;
     int nmat;
     matrix *mats;
-    double params;          /* weights in the matrices */
-    size_t blocks;          /* params / QUANT_BLOCK */
-    size_t rows_total;      /* decode outputs per step */
-    int max_rows, prefill_n;
-    void *w[QF_COUNT];      /* the weights, per format (device) */
-    fp16 *x[2], *xs[2];     /* decode and prefill inputs, k = 4096 and 14336 (device) */
-    float *y, *ys, *yval;   /* decode outputs, prefill outputs, validation (device) */
+    int widths[2];           /* the inputs' widths: 4096 and 14336 (--matrix: k twice) */
+    double params;           /* weights in the matrices */
+    size_t blocks;           /* params / QUANT_BLOCK */
+    size_t rows_total;       /* decode outputs per step */
+    int max_rows, prefill_n; /* prefill_n 0: no prefill (--matrix) */
+    void *w[QF_COUNT];       /* the weights, per format (device) */
+    fp16 *x[2], *xs[2];      /* decode and prefill inputs, per width (device) */
+    float *y, *ys, *yval;    /* decode, prefill and prefill-check outputs (device) */
     void *scratch;
-    double *ref[QF_COUNT];  /* decode reference, rows_total per format (host) */
+    double *ref[QF_COUNT];   /* decode reference, rows_total per format (host) */
     double *bound[QF_COUNT]; /* the integer-dot decode's error bound, the same (host) */
-    /* The prefill path is validated on the first rows of two matrices
-     * (k = 4096 and 14336): the same call with fewer rows. */
-    int check_rows[2];
+    /* Prefill is checked on the first rows of two matrices (k = 4096 and
+     * 14336), both calls' outputs back to back in yval: check_count
+     * elements, their reference per format and their bound, gemv_atol(k). */
     const matrix *check_mat[2];
-    double *check_ref[2][QF_COUNT];
+    int check_rows[2];
+    size_t check_count;
+    double *check_ref[QF_COUNT], *check_bound;
+    float *check_host;
 } model;
 
 enum { HIDDEN = 4096, FFN = 14336, KV = 1024, VOCAB = 128256 };
 
+/* The variant table's backend for this run: KERNEL_CPU or KERNEL_CUDA. */
+static inline int backend_of(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU; }
+
 void model_plan(model *m, int layers, bool head, int prefill_n);
 void model_plan_mini(model *m, int rows, int prefill_n);
+void model_plan_matrix(model *m, int rows, int k); /* one matrix, decode only */
 /* Random FP16 weights, every format encoded on the host and uploaded, with
- * the references computed on the way. */
-void model_build(rl_ctx *ctx, model *m, const quant_variant *prefill);
+ * the references (and the bounds, the FP16 rounding) that the variants
+ * running here need. */
+void model_build(rl_ctx *ctx, model *m);
 void model_free(rl_ctx *ctx, model *m);
 double model_bytes(const model *m, quant_format f);
-const fp16 *model_input(const model *m, int k, bool prefill);
 
-/* The work rl_measure_group() times: one decode step (a GEMV per matrix)
- * or one prefill step (n tokens through every matrix). */
+/* One step of one variant in one format: a GEMV per matrix (decode) or n
+ * tokens through every matrix (prefill). The first members are its CSV
+ * columns. */
 typedef struct step {
+    const char *source, *format, *phase;
+    double bits, params, size_bytes, size_gib, rel_size;
+    int layers, tokens;
     model *m;
     const quant_variant *v;
     quant_format f;
+    quant_launcher_fn launch;
     struct CUstream_st *stream;
+    const rl_points *all; /* the run's points: F16 in the same group, for rel_tokens_per_s */
 } step;
-void run_step(void *p);
 
-/* One measured format and phase. */
-typedef struct result {
-    quant_format f;
-    quant_phase phase;
-    const quant_variant *v;
-    step step;
-    bool ok;
-    double max_abs_err, seconds;
-    rl_measurement m;
-    char why[256];
-} result;
+static inline const step *step_of(const rl_point *p) { return p->data; }
+void run_step(void *arg);
+/* Prefill's check: the step's call on the first rows of the check matrices. */
+void run_check(void *arg);
+
+/* main.c: every variant that runs here in every format, a group per
+ * variant; with matrix_only, the decode variants only, F16 once, all in
+ * one group. steps holds a step per point (QF_COUNT per variant). */
+void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only);
+double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p); /* vs F16 of its group */
 
 /* report.c */
-typedef struct report {
-    rl_ctx *ctx;
-    const rl_ceilings *ceil;
-    const model *m;
-    result res[2][QF_COUNT]; /* [phase][format] */
-} report;
-
-double result_tokens_per_s(const report *r, const result *x);
-double result_gbps(const report *r, const result *x); /* weight bytes per second */
-bool model_cache_resident(const report *r, quant_format f);
-/* The read roof of a format's weights: the level they live in. */
-rl_roof model_roof(const report *r, quant_format f);
-void write_rows(report *r);
-void write_published_rows(report *r);
-void print_tables(const report *r);
-void judge(report *r);
+void write_published_rows(rl_ctx *ctx);
+void print_tables(rl_ctx *ctx, const rl_points *pts, const model *m);
+extern const rl_claim EXP03_CLAIMS[];
+void judge(rl_ctx *ctx, const rl_points *pts, const model *m);
 
 /* matrix.c: --matrix ROWSxK, one matrix in every format; writes no results. */
-int run_matrix(rl_ctx *ctx, const quant_variant *table, const char *spec);
+int run_matrix(rl_ctx *ctx, const char *spec);
 
 #endif

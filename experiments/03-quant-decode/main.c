@@ -10,10 +10,11 @@
  *
  * Method: the weight matrices of a Llama-3.1-8B-shaped decoder (fewer
  * layers on the CPU and in --quick) with random FP16 weights, encoded in
- * six formats of 16 down to 2.625 bits per weight (kernels/quant.h). Each
- * format's decode step and prefill step is validated against a double-
- * precision reference, then the formats are timed together, interleaved.
- * See README.md.
+ * six formats of 16 down to 2.625 bits per weight (kernels/quant.h). Every
+ * variant of kernels/quant.c in every format is a point: one whole step,
+ * validated against a double-precision reference, then the formats of a
+ * variant timed together, interleaved. The verdicts use each format's
+ * fastest valid decode variant. See README.md.
  */
 #include "exp03.h"
 
@@ -35,11 +36,71 @@ static const rl_option OPTIONS[] = {
     {0},
 };
 
-static const char *const COLUMNS[] = {
-    "source", "format", "bits_per_weight", "phase", "variant", "number", "layers", "params",
-    "size_bytes", "size_gib", "tokens", "cache_resident", RL_MEASUREMENT_COLUMNS, "tokens_per_s",
-    "gbps", "ceiling_tokens_per_s", "mbu", RL_ROOF_COLUMNS, "mbu_datasheet", "tflops", "mfu", "rel_size",
-    "rel_tokens_per_s", "validated", "max_abs_err", "skipped_reason", NULL};
+/* ---- the columns ------------------------------------------------------------ */
+
+static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return step_of(p)->tokens / p->seconds; }
+static double col_ms(rl_ctx *c, const rl_point *p) { (void)c; return p->seconds * 1e3; }
+
+/* Decode only: the tokens/s the roof of the weights' level allows. */
+static double col_ceiling(rl_ctx *ctx, const rl_point *p)
+{
+    if (step_of(p)->v->phase != QUANT_DECODE)
+        return NAN;
+    return rl_tokens_per_s_ceiling(rl_point_roof(ctx, p).gbps * 1e9, p->bytes);
+}
+
+/* Against F16 in the same group (the same variant, timed with it). */
+double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    const rl_points *all = step_of(p)->all;
+    for (int i = 0; i < all->n; i++) {
+        const rl_point *q = &all->v[i];
+        if (q->group == p->group && step_of(q)->f == QF_F16 && rl_point_timed(q))
+            return q->seconds / p->seconds;
+    }
+    return NAN;
+}
+
+static const rl_column COLUMNS[] = {
+    RL_TEXT("source", NULL, NULL, step, source),
+    RL_TEXT("format", NULL, NULL, step, format),
+    RL_DOUBLE("bits_per_weight", NULL, NULL, step, bits),
+    RL_TEXT("phase", NULL, NULL, step, phase),
+    RL_COLUMN_VARIANT,
+    RL_COLUMN_NUMBER,
+    RL_INT("layers", NULL, NULL, step, layers),
+    RL_DOUBLE("params", NULL, NULL, step, params),
+    RL_DOUBLE("size_bytes", NULL, NULL, step, size_bytes),
+    RL_DOUBLE("size_gib", NULL, NULL, step, size_gib),
+    RL_INT("tokens", NULL, NULL, step, tokens),
+    {"cache_resident", NULL, NULL, .num = rl_col_cache_resident},
+    RL_DOUBLE("rel_size", NULL, NULL, step, rel_size),
+    {0},
+};
+
+static const rl_column DERIVED[] = {
+    {"tokens_per_s", NULL, NULL, .num = col_tokens_per_s},
+    {"ceiling_tokens_per_s", NULL, NULL, .num = col_ceiling},
+    {"rel_tokens_per_s", NULL, NULL, .num = col_rel_tokens_per_s},
+    {0},
+};
+
+static const rl_column TABLE[] = {
+    RL_TEXT(NULL, "format", "%-6s", step, format),
+    RL_TEXT(NULL, "phase", "%-7s", step, phase),
+    {NULL, "variant", "%-13s", .str = rl_col_variant},
+    {NULL, "ms/step", "%9.3f", .num = col_ms, .measured = true},
+    {NULL, "tokens/s", "%10.1f", .num = col_tokens_per_s, .measured = true},
+    RL_COLUMN_GBPS,
+    RL_COLUMN_LEVEL,
+    RL_COLUMN_MBU,
+    RL_COLUMN_MFU,
+    {NULL, "vs F16", "%7.2f", .num = col_rel_tokens_per_s, .measured = true},
+    {0},
+};
+
+static const kernel_family *const FAMILIES[] = {&quant_family, NULL};
 
 static const rl_experiment EXP03 = {
     .id = "03",
@@ -51,13 +112,17 @@ static const rl_experiment EXP03 = {
              "compute-bound: its speed barely changes with the format.",
     .source = "llama.cpp tools/quantize README, \"Measure\" table (Llama-3.1-8B, llama-bench "
               "pp512 / tg128); ggml's block formats (bits per weight)",
-    .prediction = "decode speedup F16 -> 4.5 bpw >= 2.5x (bytes: 3.56x); size x decode within "
-                  "+-15 % of F16's from 8.5 to 4.5 bpw; prefill tokens/s within +-25 % of F16's "
-                  "in every format",
+    .prediction = "each format's fastest valid decode variant; the decode ratios judged where "
+                  "the weights live (DRAM, or the LLC for a cache-sized model)",
+    .claims = EXP03_CLAIMS,
+    .families = FAMILIES,
     .columns = COLUMNS,
+    .rates = RL_RATES_BANDWIDTH | RL_RATES_COMPUTE,
+    .derived = DERIVED,
+    .table = TABLE,
     .options = OPTIONS,
     .default_cache = RL_HOT,
-    .compare_keys = "source,format,phase",
+    .compare_keys = "source,format,phase,variant",
     .compare_value = "time_us_median",
 };
 
@@ -139,110 +204,59 @@ static model_size choose_size(const rl_ctx *ctx, int prefill_n)
     return z;
 }
 
-/* ---- validate, then time ------------------------------------------------------ */
+/* ---- the points ------------------------------------------------------------------ */
 
-typedef struct call { const quant_variant *v; quant_args a; } call;
-
-static void launch_call(void *p)
+/* Prefill: the same call on the first rows of two matrices (a full
+ * double-precision reference of n tokens through the model would take the
+ * host minutes), every element within gemv_atol(k). */
+static rl_check validate_prefill(rl_ctx *ctx, rl_point *p)
 {
-    call *c = p;
-    c->v->launch(&c->a);
+    const model *m = step_of(p)->m;
+    rl_poison(ctx->be, m->yval, m->check_count * sizeof(float));
+    run_check(p->arg);
+    rl_sync(ctx->be);
+    rl_download(ctx->be, m->check_host, m->yval, m->check_count * sizeof(float));
+    return rl_compare_f32_bound(m->check_host, m->check_ref[step_of(p)->f], m->check_bound,
+                                m->check_count);
 }
 
-static void fail(rl_ctx *ctx, result *x, const rl_check *c)
+void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only)
 {
-    x->ok = false;
-    rl_check_describe(c, x->why, sizeof x->why);
-    fprintf(stderr, "exp-03: %s %s: %s\n", x->v->name, quant_formats[x->f].name, x->why);
-    ctx->failures++;
-}
-
-/* Decode: one whole step, every output of every matrix. Prefill: the same
- * call on the first rows of two matrices (a full double-precision
- * reference of n tokens through the model would take the host minutes). */
-static void validate(rl_ctx *ctx, model *m, result *x)
-{
-    x->ok = true;
-    if (x->phase == QUANT_DECODE) {
-        /* x rounded to 8 bits first: each output within its own bound */
-        rl_check c = x->v->quantizes_x
-                         ? rl_validate_f32_bound(ctx->be, run_step, &x->step, m->y, m->rows_total,
-                                                 m->ref[x->f], m->bound[x->f])
-                         : rl_validate_f32(ctx->be, run_step, &x->step, m->y, m->rows_total,
-                                           m->ref[x->f], gemv_atol(FFN), 0);
-        x->max_abs_err = c.max_abs_err;
-        if (!c.ok)
-            fail(ctx, x, &c);
-        return;
-    }
-    for (int i = 0; i < 2 && x->ok; i++) {
-        const matrix *mat = m->check_mat[i];
-        call c = {x->v, {x->f, m->yval, (const char *)m->w[x->f] + mat->w_offset * quant_formats[x->f].block_bytes,
-                         model_input(m, mat->k, true), m->check_rows[i], mat->k, m->prefill_n,
-                         m->scratch, rl_stream(ctx->be)}};
-        rl_check chk = rl_validate_f32(ctx->be, launch_call, &c, m->yval,
-                                       (size_t)m->check_rows[i] * m->prefill_n, m->check_ref[i][x->f],
-                                       gemv_atol(mat->k), 0);
-        x->max_abs_err = fmax(x->max_abs_err, chk.max_abs_err);
-        if (!chk.ok)
-            fail(ctx, x, &chk);
-    }
-}
-
-/* Several variants of one phase (the CPU's dequantizing and integer-dot
- * decodes): each format keeps its fastest valid one, which the rows, the
- * tables and the verdicts then use. */
-static void keep_faster(result *kept, const result *x)
-{
-    bool better = !kept->v || (x->ok && (!kept->ok || x->seconds < kept->seconds));
-    if (better)
-        *kept = *x;
-}
-
-static void measure_phase(report *r, model *m, const quant_variant *v)
-{
-    rl_ctx *ctx = r->ctx;
-    rl_work works[QF_COUNT];
-    result *members[QF_COUNT], res[QF_COUNT];
-    rl_measurement out[QF_COUNT];
-    int count = 0;
-    for (int f = 0; f < QF_COUNT; f++) {
-        result *x = &res[f];
-        *x = (result){.f = (quant_format)f, .phase = v->phase, .v = v,
-                      .step = {m, v, (quant_format)f, rl_stream(ctx->be)}};
-        validate(ctx, m, x);
-        if (x->ok) {
-            members[count] = x;
-            works[count++] = (rl_work){quant_formats[f].name, run_step, &x->step};
+    int group = matrix_only ? rl_points_new_group(pts) : 0;
+    bool f16_done = false; /* --matrix: F16 is one kernel (gemv_fp16) in every decode variant */
+    for (const quant_variant *v = quant_variants; v->name; v++) {
+        bool decode = v->phase == QUANT_DECODE;
+        if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) || (matrix_only && !decode))
+            continue;
+        group = matrix_only ? group : rl_points_new_group(pts);
+        for (quant_format f = 0; f < QF_COUNT; f++) {
+            if (matrix_only && f == QF_F16 && f16_done)
+                continue;
+            f16_done |= f == QF_F16;
+            double size = model_bytes(m, f);
+            step *s = steps++;
+            *s = (step){.source = "measured", .format = quant_formats[f].name, .phase = decode ?
+                        "decode" : "prefill", .bits = quant_bits_per_weight(f), .params = m->params,
+                        .size_bytes = size, .size_gib = size / 1073741824.0, .rel_size = size /
+                        model_bytes(m, QF_F16), .layers = m->layers, .tokens = decode ? 1 :
+                        m->prefill_n, .m = m, .v = v, .f = f, .all = pts, .launch =
+                        quant_launcher(v, backend_of(ctx)), .stream = rl_stream(ctx->be)};
+            /* decode: a whole step, within gemv_atol(14336), or within the
+             * bound of x's 8-bit rounding for the integer-dot decode */
+            rl_points_add(pts, &(rl_point){
+                .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = s, .data = s,
+                .out = m->y, .count = m->rows_total, .want = m->ref[f],
+                .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
+                .bound = v->quantizes_x ? m->bound[f] : NULL,
+                .validate = decode ? NULL : validate_prefill, .bytes = size, .footprint = size,
+                .pattern = RL_READ, .flops = 2.0 * m->params * s->tokens});
         }
     }
-    rl_progress_step(ctx, "%s, %d formats interleaved", v->phase == QUANT_DECODE ? "decode" : "prefill", count);
-    if (count)
-        rl_measure_group(ctx, works, count, out);
-    for (int i = 0; i < count; i++) {
-        members[i]->m = out[i];
-        members[i]->seconds = out[i].stats.median;
-    }
-    for (int f = 0; f < QF_COUNT; f++) {
-        keep_faster(&r->res[v->phase][f], &res[f]);
-        r->res[v->phase][f].step.m = m; /* the kept copy times the same step */
-    }
-    rl_progress_clear();
 }
 
 /* ---- main ------------------------------------------------------------------------ */
 
-static const quant_variant *table_for(rl_backend_kind kind)
-{
-#ifdef RL_HAVE_CUDA
-    if (kind == RL_CUDA)
-        return quant_cuda_variants;
-#endif
-    (void)kind;
-    return quant_cpu_variants;
-}
-
-static void describe_model(rl_ctx *ctx, const model *m)
+static void describe_model(rl_ctx *ctx, const model *m, const char *regime)
 {
     if (m->mini_rows)
         rl_meta(ctx, "model", "cache-sized: %d x 4096 and %d x 14336 (Llama-3.1-8B's widths)",
@@ -265,84 +279,51 @@ static void describe_model(rl_ctx *ctx, const model *m)
             "first 128 rows of L0.q and 64 of L0.down, every element");
     rl_meta(ctx, "published", "rows with source llama.cpp: the quantize README's table "
             "(results/published/), another machine; not measured here");
-}
-
-/* The plan: building (encoding every format and the double-precision
- * references: about 60 ns per weight on one core of a server CPU, a
- * measured rate, not a model of anything), then one group per phase. */
-static void plan(report *r, const quant_variant *table)
-{
-    rl_ctx *ctx = r->ctx;
-    const model *m = r->m;
-    rl_plan_fixed(ctx, 6e-8 * m->params / (ctx->dev->threads > 0 ? ctx->dev->threads : 1) * 2);
-    for (const quant_variant *v = table; v->name; v++) {
-        if (!rl_variant_selected(ctx, v->number, v->name))
-            continue;
-        int n = v->phase == QUANT_DECODE ? 1 : m->prefill_n;
-        double call_s = 0;
-        for (int f = 0; f < QF_COUNT; f++)
-            call_s = fmax(call_s, rl_estimate_call_s(ctx, model_bytes(m, (quant_format)f),
-                          model_bytes(m, (quant_format)f), RL_READ, 2.0 * m->params * n));
-        rl_plan_group(ctx, QF_COUNT, call_s);
-    }
-    rl_plan_print(ctx);
-}
-
-static void check_variants(rl_ctx *ctx, const quant_variant *table)
-{
-    int numbers[32], n = 0;
-    const char *names[32];
-    for (const quant_variant *v = table; v->name && n < 32; v++, n++) {
-        numbers[n] = v->number;
-        names[n] = v->name;
-    }
-    rl_check_variants(ctx, numbers, names, n);
+    rl_meta(ctx, "regime", "%s", regime);
+    printf("\nmodel       %s, %.3g million weights; prefill %d tokens\n", regime, m->params / 1e6,
+           m->prefill_n);
 }
 
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP03, argc, argv);
-    const quant_variant *table = table_for(ctx->kind);
-    check_variants(ctx, table);
-    if (ctx->args.list) {
-        printf("variants of kernels/%s (every format):\n", ctx->kind == RL_CUDA ? "quant.cu" : "cpu/quant.c");
-        for (const quant_variant *v = table; v->name; v++)
-            if (v->launch) /* NULL: not on this backend */
-                rl_list_variant(v->number, v->name, v->what);
-        return rl_end(ctx);
-    }
     if (matrix_choice[0])
-        return run_matrix(ctx, table, matrix_choice);
+        return run_matrix(ctx, matrix_choice);
     int prefill_n = ctx->kind == RL_CPU && ctx->args.mode != RL_MODE_FULL ? 64 : 512;
     model_size size = choose_size(ctx, prefill_n); /* a bad --layers exits here, early */
-    report *r = calloc(1, sizeof *r);
-    r->ctx = ctx;
-    r->ceil = rl_ceilings_get(ctx);
+    rl_ceilings_get(ctx);
     model m;
     if (size.mini_rows)
         model_plan_mini(&m, size.mini_rows, prefill_n);
     else
         model_plan(&m, size.layers, size.head, prefill_n);
-    r->m = &m;
-    describe_model(ctx, &m);
-    rl_meta(ctx, "regime", "%s", size.regime);
-    printf("\nmodel       %s, %.3g million weights; prefill %d tokens\n", size.regime,
-           m.params / 1e6, m.prefill_n);
-    plan(r, table);
+    describe_model(ctx, &m, size.regime);
+
+    /* The plan: building (encoding every format and the double-precision
+     * references: about 60 ns per weight on one core of a server CPU, a
+     * measured rate, not a model of anything), then one group per variant,
+     * from the points declared on the model before it is built. */
+    rl_points pts = {0};
+    step *steps = calloc((size_t)rl_family_size(&quant_family) * QF_COUNT, sizeof *steps);
+    declare_points(ctx, &pts, &m, steps, false);
+    rl_plan_fixed(ctx, 6e-8 * m.params / (ctx->dev->threads > 0 ? ctx->dev->threads : 1) * 2);
+    rl_points_plan(ctx, &pts);
+    rl_plan_print(ctx);
+
     double t0 = rl_now_s();
-    model_build(ctx, &m, table);
+    model_build(ctx, &m);
     rl_progress_clear();
     printf("built       random FP16 weights, encoded in %d formats, with their references, "
            "in %.1f s (host)\n", QF_COUNT, rl_now_s() - t0);
-
-    for (const quant_variant *v = table; v->name; v++)
-        if (v->launch && rl_variant_selected(ctx, v->number, v->name))
-            measure_phase(r, &m, v);
-    write_rows(r);
-    write_published_rows(r);
-    print_tables(r);
-    judge(r);
+    rl_points_clear(&pts); /* again, now that the references exist */
+    declare_points(ctx, &pts, &m, steps, false);
+    rl_points_measure(ctx, &pts);
+    rl_points_report(ctx, &pts);
+    write_published_rows(ctx);
+    print_tables(ctx, &pts, &m);
+    judge(ctx, &pts, &m);
+    rl_points_free(&pts);
+    free(steps);
     model_free(ctx, &m);
-    free(r);
     return rl_end(ctx);
 }

@@ -34,7 +34,7 @@ static void add_matrix(model *m, const char *name, int layer, int rows, int k)
 
 void model_plan(model *m, int layers, bool head, int prefill_n)
 {
-    *m = (model){.layers = layers, .head = head, .prefill_n = prefill_n};
+    *m = (model){.layers = layers, .head = head, .prefill_n = prefill_n, .widths = {HIDDEN, FFN}};
     m->mats = calloc((size_t)layers * 7 + 1, sizeof *m->mats);
     for (int l = 0; l < layers; l++) {
         add_matrix(m, "q", l, HIDDEN, HIDDEN);
@@ -47,11 +47,9 @@ void model_plan(model *m, int layers, bool head, int prefill_n)
     }
     if (head)
         add_matrix(m, "head", -1, VOCAB, HIDDEN);
-    /* Validate the prefill path on layer 0's q (k = 4096) and down (k = 14336). */
-    m->check_mat[0] = &m->mats[0];
-    m->check_mat[1] = &m->mats[6];
-    m->check_rows[0] = 128;
-    m->check_rows[1] = 64;
+    /* Prefill is checked on layer 0's q (k = 4096) and down (k = 14336). */
+    m->check_mat[0] = &m->mats[0]; m->check_mat[1] = &m->mats[6];
+    m->check_rows[0] = 128; m->check_rows[1] = 64;
 }
 
 /* A model sized for the last-level cache: one matrix of each width, rows
@@ -59,14 +57,21 @@ void model_plan(model *m, int layers, bool head, int prefill_n)
  * enough to stay in the cache together while they are timed in turn. */
 void model_plan_mini(model *m, int rows, int prefill_n)
 {
-    *m = (model){.layers = 0, .head = false, .prefill_n = prefill_n, .mini_rows = rows};
+    *m = (model){.layers = 0, .head = false, .prefill_n = prefill_n, .mini_rows = rows,
+                 .widths = {HIDDEN, FFN}};
     m->mats = calloc(2, sizeof *m->mats);
     add_matrix(m, "mini.up", -1, rows, HIDDEN);
     add_matrix(m, "mini.down", -1, rows, FFN);
-    m->check_mat[0] = &m->mats[0];
-    m->check_mat[1] = &m->mats[1];
-    m->check_rows[0] = rows < 128 ? rows : 128;
-    m->check_rows[1] = rows < 64 ? rows : 64;
+    m->check_mat[0] = &m->mats[0]; m->check_mat[1] = &m->mats[1];
+    m->check_rows[0] = rows < 128 ? rows : 128; m->check_rows[1] = rows < 64 ? rows : 64;
+}
+
+/* One matrix, decode only: --matrix. */
+void model_plan_matrix(model *m, int rows, int k)
+{
+    *m = (model){.widths = {k, k}};
+    m->mats = calloc(1, sizeof *m->mats);
+    add_matrix(m, "matrix", -1, rows, k);
 }
 
 double model_bytes(const model *m, quant_format f)
@@ -74,34 +79,61 @@ double model_bytes(const model *m, quant_format f)
     return (double)m->blocks * quant_formats[f].block_bytes;
 }
 
-const fp16 *model_input(const model *m, int k, bool prefill)
+static int width_index(const model *m, int k) { return k == m->widths[0] ? 0 : 1; }
+
+static quant_args step_args(const step *s, const matrix *mat, int rows)
 {
-    int i = k == HIDDEN ? 0 : 1;
-    return prefill ? m->xs[i] : m->x[i];
+    const model *m = s->m;
+    bool prefill = s->v->phase == QUANT_PREFILL;
+    int w = width_index(m, mat->k);
+    return (quant_args){
+        .format = s->f,
+        .y = prefill ? m->ys : m->y + mat->y_offset,
+        .w = (const char *)m->w[s->f] + mat->w_offset * quant_formats[s->f].block_bytes,
+        .x = prefill ? m->xs[w] : m->x[w],
+        .rows = rows,
+        .k = mat->k,
+        .n = prefill ? m->prefill_n : 1,
+        .scratch = m->scratch,
+        .stream = s->stream,
+    };
 }
 
+/* Random halves in [-1, 1), element i from a hash of (seed, i): parallel
+ * and the same whatever the thread count, without a float copy of a
+ * matrix that may be gigabytes. */
 static fp16 *random_halves(rl_ctx *ctx, size_t n)
 {
-    float *f = rl_host_alloc(n * sizeof(float));
     fp16 *h = rl_host_alloc(n * sizeof(fp16));
-    rl_fill_uniform(f, n, -1, 1, rl_next_seed(ctx));
+    uint64_t seed = rl_next_seed(ctx);
 #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        h[i] = float_to_fp16(f[i]);
-    rl_host_free(f);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull; /* splitmix64 */
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        h[i] = float_to_fp16((float)(z >> 40) * 0x1p-23f - 1.0f);
+    }
     return h;
 }
 
-/* Scratch for every variant and matrix: the largest ask. */
-static size_t scratch_bytes(const model *m, const quant_variant *table)
+/* What the variants that run here need: the most scratch any asks for on
+ * any matrix, the FP16-rounded prefill reference, the integer-dot bound. */
+static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quantizes)
 {
     size_t most = 0;
-    for (const quant_variant *v = table; v->name; v++)
-        for (int i = 0; v->launch && v->scratch_bytes && i < m->nmat; i++) {
-            int n = v->phase == QUANT_DECODE ? 1 : m->prefill_n;
-            size_t b = v->scratch_bytes(m->mats[i].rows, m->mats[i].k, n);
+    *rounds = *quantizes = false;
+    for (const quant_variant *v = quant_variants; v->name; v++) {
+        if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)))
+            continue;
+        int n = v->phase == QUANT_DECODE ? 1 : m->prefill_n;
+        *rounds |= v->phase == QUANT_PREFILL && quant_rounds_to_fp16(v, backend_of(ctx));
+        *quantizes |= v->quantizes_x;
+        for (int i = 0; n && i < m->nmat; i++) {
+            size_t b = quant_scratch(v, backend_of(ctx), m->mats[i].rows, m->mats[i].k, n);
             most = b > most ? b : most;
         }
+    }
     return most;
 }
 
@@ -109,19 +141,19 @@ static size_t scratch_bytes(const model *m, const quant_variant *table)
  * host copies stay for the references. */
 static void make_inputs(rl_ctx *ctx, model *m, fp16 *host_x[2], fp16 *host_xs[2])
 {
-    const int widths[2] = {HIDDEN, FFN};
     for (int i = 0; i < 2; i++) {
-        size_t n1 = (size_t)widths[i], nn = (size_t)widths[i] * m->prefill_n;
+        size_t n1 = (size_t)m->widths[i], nn = n1 * m->prefill_n;
         host_x[i] = random_halves(ctx, n1);
-        host_xs[i] = random_halves(ctx, nn);
         m->x[i] = rl_alloc(ctx->be, n1 * sizeof(fp16));
-        m->xs[i] = rl_alloc(ctx->be, nn * sizeof(fp16));
         rl_upload(ctx->be, m->x[i], host_x[i], n1 * sizeof(fp16));
-        rl_upload(ctx->be, m->xs[i], host_xs[i], nn * sizeof(fp16));
+        host_xs[i] = nn ? random_halves(ctx, nn) : NULL;
+        m->xs[i] = nn ? rl_alloc(ctx->be, nn * sizeof(fp16)) : NULL;
+        if (nn)
+            rl_upload(ctx->be, m->xs[i], host_xs[i], nn * sizeof(fp16));
     }
 }
 
-void model_build(rl_ctx *ctx, model *m, const quant_variant *table)
+void model_build(rl_ctx *ctx, model *m)
 {
     fp16 *hx[2], *hxs[2];
     make_inputs(ctx, m, hx, hxs);
@@ -130,18 +162,20 @@ void model_build(rl_ctx *ctx, model *m, const quant_variant *table)
         m->ref[f] = rl_host_alloc(sizeof(double) * m->rows_total);
     }
     m->y = rl_alloc(ctx->be, sizeof(float) * m->rows_total);
-    m->ys = rl_alloc(ctx->be, sizeof(float) * (size_t)m->max_rows * m->prefill_n);
-    m->yval = rl_alloc(ctx->be, sizeof(float) * 128 * (size_t)m->prefill_n);
-    size_t scratch = scratch_bytes(m, table);
+    bool rounds, quantizes;
+    size_t scratch = needs(ctx, m, &rounds, &quantizes);
     m->scratch = scratch ? rl_alloc(ctx->be, scratch) : NULL;
-
-    bool rounds = false, quantizes = false; /* FP16-rounded prefill weights? 8-bit x? */
-    for (const quant_variant *v = table; v->name; v++) {
-        rounds |= v->phase == QUANT_PREFILL && v->rounds_to_fp16 && v->launch;
-        quantizes |= v->quantizes_x && v->launch;
-    }
     for (int f = 0; f < QF_COUNT && quantizes; f++)
         m->bound[f] = rl_host_alloc(sizeof(double) * m->rows_total);
+    if (m->prefill_n) {
+        m->check_count = (size_t)(m->check_rows[0] + m->check_rows[1]) * m->prefill_n;
+        m->ys = rl_alloc(ctx->be, sizeof(float) * (size_t)m->max_rows * m->prefill_n);
+        m->yval = rl_alloc(ctx->be, sizeof(float) * m->check_count);
+        m->check_host = rl_host_alloc(sizeof(float) * m->check_count);
+        m->check_bound = rl_host_alloc(sizeof(double) * m->check_count);
+        for (int f = 0; f < QF_COUNT; f++)
+            m->check_ref[f] = rl_host_alloc(sizeof(double) * m->check_count);
+    }
 
     for (int i = 0; i < m->nmat; i++) {
         const matrix *mat = &m->mats[i];
@@ -149,7 +183,7 @@ void model_build(rl_ctx *ctx, model *m, const quant_variant *table)
         snprintf(what, sizeof what, "encoding %s", mat->name);
         rl_progress_note(ctx, what);
         fp16 *w16 = random_halves(ctx, (size_t)mat->rows * mat->k);
-        const fp16 *x = hx[mat->k == HIDDEN ? 0 : 1], *xs = hxs[mat->k == HIDDEN ? 0 : 1];
+        const fp16 *x = hx[width_index(m, mat->k)], *xs = hxs[width_index(m, mat->k)];
         for (int f = 0; f < QF_COUNT; f++) {
             size_t bytes = quant_row_bytes((quant_format)f, mat->k) * mat->rows;
             void *enc = f == QF_F16 ? (void *)w16 : rl_host_alloc(bytes);
@@ -162,13 +196,15 @@ void model_build(rl_ctx *ctx, model *m, const quant_variant *table)
             if (m->bound[f])
                 quant_int8_error_bound(m->bound[f] + mat->y_offset, (quant_format)f, enc, x,
                                        mat->rows, mat->k);
-            for (int c = 0; c < 2; c++)
-                if (m->check_mat[c] == mat) {
-                    int rows = m->check_rows[c];
-                    m->check_ref[c][f] = rl_host_alloc(sizeof(double) * rows * m->prefill_n);
-                    quant_reference(m->check_ref[c][f], (quant_format)f, enc, xs, rows, mat->k,
-                                    m->prefill_n, rounds);
-                }
+            for (int c = 0; c < 2 && m->prefill_n; c++) {
+                size_t from = c ? (size_t)m->check_rows[0] * m->prefill_n : 0;
+                if (m->check_mat[c] != mat)
+                    continue;
+                quant_reference(m->check_ref[f] + from, (quant_format)f, enc, xs, m->check_rows[c],
+                                mat->k, m->prefill_n, rounds);
+                for (size_t e = 0; e < (size_t)m->check_rows[c] * m->prefill_n; e++)
+                    m->check_bound[from + e] = gemv_atol(mat->k);
+            }
             if (f != QF_F16)
                 rl_host_free(enc);
         }
@@ -185,11 +221,11 @@ void model_free(rl_ctx *ctx, model *m)
     for (int f = 0; f < QF_COUNT; f++) {
         rl_free(ctx->be, m->w[f]);
         rl_host_free(m->ref[f]);
-        if (m->bound[f])
-            rl_host_free(m->bound[f]);
-        for (int c = 0; c < 2; c++)
-            rl_host_free(m->check_ref[c][f]);
+        rl_host_free(m->bound[f]);
+        rl_host_free(m->check_ref[f]);
     }
+    rl_host_free(m->check_bound);
+    rl_host_free(m->check_host);
     for (int i = 0; i < 2; i++) {
         rl_free(ctx->be, m->x[i]);
         rl_free(ctx->be, m->xs[i]);
@@ -197,31 +233,27 @@ void model_free(rl_ctx *ctx, model *m)
     rl_free(ctx->be, m->y);
     rl_free(ctx->be, m->ys);
     rl_free(ctx->be, m->yval);
-    if (m->scratch)
-        rl_free(ctx->be, m->scratch);
+    rl_free(ctx->be, m->scratch);
     free(m->mats);
 }
 
 /* ---- one step ------------------------------------------------------------- */
 
-void run_step(void *p)
+void run_step(void *arg)
 {
-    const step *s = p;
-    const model *m = s->m;
-    bool prefill = s->v->phase == QUANT_PREFILL;
-    for (int i = 0; i < m->nmat; i++) {
-        const matrix *mat = &m->mats[i];
-        quant_args a = {
-            .format = s->f,
-            .y = prefill ? m->ys : m->y + mat->y_offset,
-            .w = (const char *)m->w[s->f] + mat->w_offset * quant_formats[s->f].block_bytes,
-            .x = model_input(m, mat->k, prefill),
-            .rows = mat->rows,
-            .k = mat->k,
-            .n = prefill ? m->prefill_n : 1,
-            .scratch = m->scratch,
-            .stream = s->stream,
-        };
-        s->v->launch(&a);
+    const step *s = arg;
+    for (int i = 0; i < s->m->nmat; i++) {
+        quant_args a = step_args(s, &s->m->mats[i], s->m->mats[i].rows);
+        s->launch(&a);
+    }
+}
+
+void run_check(void *arg)
+{
+    const step *s = arg;
+    for (int c = 0; c < 2; c++) {
+        quant_args a = step_args(s, s->m->check_mat[c], s->m->check_rows[c]);
+        a.y = s->m->yval + (c ? (size_t)s->m->check_rows[0] * s->m->prefill_n : 0);
+        s->launch(&a);
     }
 }

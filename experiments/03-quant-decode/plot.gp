@@ -5,11 +5,26 @@
 #   exp-03-bw:      size x decode rate (bytes per second) against size
 #   exp-03-prefill: prefill tokens/s against size, under the compute roof
 #
-# Rows with source "llama.cpp" are llama.cpp's published table (another
-# machine, a real Llama-3.1-8B): drawn scaled so that their F16 point sits
-# on this run's F16 point, to compare shapes, not machines.
+# Every measured variant is a series of its own (a new row of kernels/quant.c
+# appears without editing this file). Rows with source "llama.cpp" are
+# llama.cpp's published table (another machine, a real Llama-3.1-8B): drawn
+# scaled so that their F16 point sits on this run's fastest F16 point, to
+# compare shapes, not machines.
 
 measured(phase, c) = (strcol('source') eq 'measured' && strcol('phase') eq phase) ? column(c) : NaN
+# One series: the measured rows of one phase and one variant.
+sel(phase, v, c) = (strcol('source') eq 'measured' && strcol('phase') eq phase && strcol('variant') eq v) ? column(c) : NaN
+variants = column_values(csv, 'variant')
+vlt(v) = word_index(variants, v)
+# The variants of each phase, in the order they first appear in the CSV.
+decode_variants = ''
+prefill_variants = ''
+do for [v in variants] {
+    stats csv using (sel('decode', v, 'tokens_per_s') > 0 ? 1 : 0) nooutput
+    if (STATS_sum > 0) { decode_variants = decode_variants.v.' ' }
+    stats csv using (sel('prefill', v, 'tokens_per_s') > 0 ? 1 : 0) nooutput
+    if (STATS_sum > 0) { prefill_variants = prefill_variants.v.' ' }
+}
 published(phase, c) = (strcol('source') eq 'llama.cpp' && strcol('phase') eq phase) ? column(c) : NaN
 is_f16(phase) = strcol('source') eq 'measured' && strcol('phase') eq phase && strcol('format') eq 'f16'
 
@@ -66,10 +81,10 @@ plot \
         title (sheet_bw > 0 ? 'model: datasheet bandwidth / size' : ''), \
     csv using (published('decode', 'rel_size') * f16_gib):(published('decode', 'rel_tokens_per_s') * f16_decode) \
         with points pt 12 ps 1.2 lc rgb '#E69F00' title (have_published ? pub_label : ''), \
-    for [i=1:nruns] run(i) using 'size_gib':(measured('decode', 'tokens_per_s')) \
-        with linespoints lt 1 dt run_dt(i) title key(i, 'this run, decode'), \
-    csv using 'size_gib':(measured('decode', 'tokens_per_s')):(strcol('format')) \
-        with labels offset 0, 1 tc rgb '#0072B2' notitle
+    for [v in decode_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('decode', v, 'tokens_per_s')) \
+        with linespoints lt vlt(v) dt run_dt(i) title key(i, 'this run, decode, '.v) noenhanced, \
+    for [v in decode_variants] csv using 'size_gib':(sel('decode', v, 'tokens_per_s')):(strcol('format')) \
+        with labels offset 0, 1 tc lt vlt(v) notitle
 
 # ---- chart 2: size x decode rate against size ----------------------------------
 set output chart('-bw')
@@ -85,10 +100,10 @@ plot \
         title (sheet_bw > 0 ? 'model: datasheet bandwidth' : ''), \
     csv using (published('decode', 'rel_size') * f16_gib):(published('decode', 'rel_size') * column('rel_tokens_per_s') * f16_gbps) \
         with points pt 12 ps 1.2 lc rgb '#E69F00' title (have_published ? pub_label : ''), \
-    for [i=1:nruns] run(i) using 'size_gib':(measured('decode', 'gbps')) \
-        with linespoints lt 1 dt run_dt(i) title key(i, 'this run, decode'), \
-    csv using 'size_gib':(measured('decode', 'gbps')):(strcol('format')) \
-        with labels offset 0, 1 tc rgb '#0072B2' notitle
+    for [v in decode_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('decode', v, 'gbps')) \
+        with linespoints lt vlt(v) dt run_dt(i) title key(i, 'this run, decode, '.v) noenhanced, \
+    for [v in decode_variants] csv using 'size_gib':(sel('decode', v, 'gbps')):(strcol('format')) \
+        with labels offset 0, 1 tc lt vlt(v) notitle
 
 # ---- chart 3: prefill tokens/s against size --------------------------------------
 set output chart('-prefill')
@@ -101,7 +116,7 @@ plot \
     roof with lines dt 2 lw 2 lc rgb model_color title 'model: measured matrix rate / (2 FLOPs x weights)', \
     csv using (published('prefill', 'rel_size') * f16_gib):(published('prefill', 'rel_tokens_per_s') * f16_prefill) \
         with points pt 12 ps 1.2 lc rgb '#E69F00' title (have_published ? pub_label : ''), \
-    for [i=1:nruns] run(i) using 'size_gib':(measured('prefill', 'tokens_per_s')) \
-        with linespoints lt 2 dt run_dt(i) title key(i, 'this run, prefill'), \
-    csv using 'size_gib':(measured('prefill', 'tokens_per_s')):(strcol('format')) \
-        with labels offset 0, 1 tc rgb '#D55E00' notitle
+    for [v in prefill_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('prefill', v, 'tokens_per_s')) \
+        with linespoints lt vlt(v) dt run_dt(i) title key(i, 'this run, prefill, '.v) noenhanced, \
+    for [v in prefill_variants] csv using 'size_gib':(sel('prefill', v, 'tokens_per_s')):(strcol('format')) \
+        with labels offset 0, 1 tc lt vlt(v) notitle

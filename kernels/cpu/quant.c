@@ -1,5 +1,7 @@
 /*
- * cpu/quant.c -- the C + OpenMP counterparts of quant.cu.
+ * cpu/quant.c -- the C + OpenMP counterparts of quant.cu (the table is
+ * quant.c, the reference ref/quant.c; the integer-dot decode is
+ * cpu/quant_dot.c).
  *
  * Decode: each thread walks four rows at a time, decoding eight weights per
  * step in vector registers (the arithmetic of quant.h's decode functions,
@@ -12,7 +14,6 @@
  * Prefill: dequantize the whole matrix to FP32, then OpenBLAS SGEMM.
  */
 #include "../quant.h"
-#include "quant_dot.h"
 #include "simd.h"
 
 #include <stdbool.h>
@@ -20,13 +21,13 @@
 
 /* The decode scratch holds x as floats; the prefill scratch holds the
  * dequantized matrix and x, both as floats. */
-static size_t decode_scratch(int rows, int k, int n)
+size_t quant_decode_dequant_cpu_scratch(int rows, int k, int n)
 {
     (void)rows;
     return sizeof(float) * (size_t)k * (size_t)n;
 }
 
-static size_t prefill_scratch(int rows, int k, int n)
+size_t quant_prefill_cpu_scratch(int rows, int k, int n)
 {
     return sizeof(float) * ((size_t)rows * k + (size_t)k * n);
 }
@@ -222,7 +223,7 @@ void quant_decode_row_cpu(quant_format f, const void *row, float *dst, int k)
     DECODES[f](row, dst, k / QUANT_BLOCK);
 }
 
-static void launch_decode(const quant_args *a)
+void quant_decode_dequant_cpu(const quant_args *a)
 {
     if (a->format == QF_F16) { /* the FP16 bandwidth kernel of experiment 02 */
         gemv_args g = {a->y, (const fp16 *)a->w, a->x, a->rows, a->k, 1, NULL, a->stream};
@@ -241,7 +242,7 @@ static void launch_decode(const quant_args *a)
     }
 }
 
-static void launch_prefill(const quant_args *a)
+void quant_prefill_cpu(const quant_args *a)
 {
     float *w32 = a->scratch, *x32 = w32 + (size_t)a->rows * a->k;
     size_t row_bytes = quant_row_bytes(a->format, a->k);
@@ -256,10 +257,3 @@ static void launch_prefill(const quant_args *a)
     gemv_convert_fp16(x32, a->x, (size_t)a->n * a->k);
     gemv_sgemm_f32(a->y, w32, x32, a->rows, a->k, a->n);
 }
-
-const quant_variant quant_cpu_variants[] = {
-    {1, "gemv_dequant", "decode: rows per thread, 8 weights dequantized at a time, FP32 sums (F16: experiment 02's gemv_fp16)", QUANT_DECODE, false, launch_decode, decode_scratch, false},
-    {2, "dequant_gemm", "prefill: dequantize the matrix to FP32, then OpenBLAS SGEMM", QUANT_PREFILL, false, launch_prefill, prefill_scratch, false},
-    {3, "gemv_int8", "decode: x quantized to int8 once per call, integer dot products (AVX2 maddubs, VNNI dpbusd), scales once per 32 weights (F16: gemv_fp16)", QUANT_DECODE, false, quant_decode_int8_best, quant_int8_scratch, true},
-    {0},
-};

@@ -89,11 +89,10 @@ quant_dot_rows quant_dot_simd(quant_format f);
 /* ---- the decode -------------------------------------------------------------- */
 
 /* y = W x for a decode call (n = 1) with the integer kernels of isa (F16:
- * experiment 02's FP16 GEMV). a->scratch: quant_int8_scratch() bytes. */
+ * experiment 02's FP16 GEMV). a->scratch: quant_int8_scratch() bytes.
+ * quant_decode_int8_best (quant.h), with the best ISA of the build, is the
+ * CPU launcher of the table's decode_int8 row. */
 void quant_decode_int8(const quant_args *a, quant_isa isa);
-size_t quant_int8_scratch(int rows, int k, int n);
-/* The same with the best ISA of the build: quant_cpu_variants' launch. */
-void quant_decode_int8_best(const quant_args *a);
 
 /* ---- how wrong it may be ------------------------------------------------------ */
 

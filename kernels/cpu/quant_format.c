@@ -1,6 +1,7 @@
 /*
- * cpu/quant_format.c -- the formats of quant.h: their table, the encoders
- * (host C), whole-row decoding and the double-precision reference.
+ * cpu/quant_format.c -- the formats of quant.h: their table and the
+ * encoders (host C). Decoding a row and the double-precision reference are
+ * in ref/quant.c.
  *
  * The encoders are deliberately plain: each scale is the largest magnitude
  * of its group over the largest integer, rounded to FP16, and each weight
@@ -58,8 +59,6 @@ static float signed_absmax(const float *x, int n)
             m = x[i];
     return m;
 }
-
-static float fp16_round(float v) { return fp16_to_float(float_to_fp16(v)); }
 
 /* 1 / step, or 0 when the step is 0 (every weight then gets the offset). */
 static float inverse(float step) { return step != 0 ? 1.0f / step : 0.0f; }
@@ -206,53 +205,4 @@ void quant_encode_matrix(quant_format f, void *dst, const fp16 *src, int rows, i
         }
         free(row);
     }
-}
-
-/* ---- decoding and the reference -------------------------------------------------- */
-
-/* One switch per row, then a loop the compiler specializes per format. */
-#define DECODE_ROW(block_type, decode)                                  \
-    do {                                                                \
-        const block_type *blocks = row;                                 \
-        for (int b = 0; b < k / QUANT_BLOCK; b++)                       \
-            for (int lane = 0; lane < 32; lane++)                       \
-                decode(blocks + b, lane, dst + QUANT_BLOCK * b + 8 * lane); \
-    } while (0)
-
-void quant_decode_row(quant_format f, const void *row, float *dst, int k)
-{
-    switch (f) {
-    case QF_F16: DECODE_ROW(qf16_block, qf16_decode8); break;
-    case QF_Q8: DECODE_ROW(q8_block, q8_decode8); break;
-    case QF_Q6: DECODE_ROW(q6_block, q6_decode8); break;
-    case QF_Q5: DECODE_ROW(q5_block, q5_decode8); break;
-    case QF_Q4: DECODE_ROW(q4_block, q4_decode8); break;
-    default: DECODE_ROW(q2_block, q2_decode8); break;
-    }
-}
-
-typedef struct quant_rows {
-    quant_format f;
-    const void *w;
-    int k;
-    bool round_to_fp16;
-} quant_rows;
-
-static void quant_row(const void *ctx, int r, double *out)
-{
-    const quant_rows *m = ctx;
-    const char *row = (const char *)m->w + (size_t)r * quant_row_bytes(m->f, m->k);
-    float buf[QUANT_BLOCK];
-    for (int b = 0; b < m->k / QUANT_BLOCK; b++) { /* block by block: a one-block "row" */
-        quant_decode_row(m->f, row + (size_t)b * quant_formats[m->f].block_bytes, buf, QUANT_BLOCK);
-        for (int i = 0; i < QUANT_BLOCK; i++)
-            out[QUANT_BLOCK * b + i] = m->round_to_fp16 ? fp16_round(buf[i]) : buf[i];
-    }
-}
-
-void quant_reference(double *y, quant_format f, const void *w, const fp16 *x, int rows, int k,
-                     int n, bool round_to_fp16)
-{
-    quant_rows m = {f, w, k, round_to_fp16};
-    gemv_reference_rows(y, quant_row, &m, x, rows, k, n);
 }
