@@ -300,11 +300,6 @@ int rl_end_discard(rl_ctx *ctx)
 
 /* ---- variants, seeds, metadata, rows ------------------------------------ */
 
-void rl_list_variant(int number, const char *name, const char *what)
-{
-    printf("  %2d  %-22s %s\n", number, name, what);
-}
-
 static bool item_names(const char *item, size_t len, int number, const char *name);
 
 bool rl_variant_selected(const rl_ctx *ctx, int number, const char *name)
@@ -323,14 +318,6 @@ bool rl_variant_selected(const rl_ctx *ctx, int number, const char *name)
     return false;
 }
 
-/* A usage error found after rl_begin: nothing written, exit code 2. */
-static void exit_usage(rl_ctx *ctx)
-{
-    if (ctx->priv->csv)
-        rl_csv_abort(ctx->priv->csv);
-    exit(RL_EXIT_USAGE);
-}
-
 /* Whether one item of a --variant list names this variant. */
 static bool item_names(const char *item, size_t len, int number, const char *name)
 {
@@ -338,29 +325,6 @@ static bool item_names(const char *item, size_t len, int number, const char *nam
     snprintf(num, sizeof num, "%d", number);
     return (strlen(name) == len && !strncmp(item, name, len)) ||
            (strlen(num) == len && !strncmp(item, num, len));
-}
-
-void rl_check_variants(rl_ctx *ctx, const int *numbers, const char *const *names, int n)
-{
-    const char *list = ctx->args.variants;
-    for (const char *p = list ? list : ""; *p;) {
-        size_t len = strcspn(p, ",");
-        bool known = false;
-        for (int i = 0; i < n && !known; i++)
-            known = item_names(p, len, numbers[i], names[i]);
-        if (!known) {
-            fprintf(stderr, "exp-%s: --variant: no variant '%.*s' on the %s backend; valid:",
-                    ctx->exp->id, (int)len, p, rl_backend_name(ctx->kind));
-            for (int i = 0; i < n; i++)
-                fprintf(stderr, "%s %d (%s)", i ? "," : "", numbers[i], names[i]);
-            fprintf(stderr, "\n");
-            rl_progress_clear();
-            exit_usage(ctx);
-        }
-        p += len;
-        if (*p == ',')
-            p++;
-    }
 }
 
 uint64_t rl_next_seed(rl_ctx *ctx)

@@ -214,6 +214,10 @@ int rl_mkstemp_shared(char *template_path);
 int rl_lock_beside(const char *path);
 void rl_unlock(int fd);
 
+/* True when --variant was not given, or names this variant (by number or
+ * name): variants.c's rl_runs() asks it. */
+bool rl_variant_selected(const rl_ctx *ctx, int number, const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -62,7 +62,7 @@ static int warm_up(rl_ctx *ctx, const rl_work *w, rl_cache_state cache)
     return calls_for(once, target);
 }
 
-void rl_measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_state cache,
+static void measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_state cache,
                          rl_measurement *out)
 {
     double t0 = rl_now_s();
@@ -103,7 +103,7 @@ void rl_measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_stat
 
 void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out)
 {
-    rl_measure_group_as(ctx, works, n, ctx->args.cache, out);
+    measure_group_as(ctx, works, n, ctx->args.cache, out);
 }
 
 rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(void *), void *arg,
@@ -111,7 +111,7 @@ rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(void *)
 {
     rl_work w = {name, work, arg};
     rl_measurement m;
-    rl_measure_group_as(ctx, &w, 1, cache, &m);
+    measure_group_as(ctx, &w, 1, cache, &m);
     return m;
 }
 

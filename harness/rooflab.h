@@ -169,13 +169,6 @@ int rl_end(rl_ctx *ctx);
  * (RL_EXIT_FAILED when a kernel failed validation). */
 int rl_end_discard(rl_ctx *ctx);
 
-/* For --list: prints one variant line and returns. */
-void rl_list_variant(int number, const char *name, const char *what);
-/* Exits with code 2, listing the valid variants, when --variant names one
- * that is not among these n (numbers[i], names[i]): before any work. */
-void rl_check_variants(rl_ctx *ctx, const int *numbers, const char *const *names, int n);
-/* True when --variant was not given, or names this variant (by number or name). */
-bool rl_variant_selected(const rl_ctx *ctx, int number, const char *name);
 
 /* The largest working set a point may have: --max-bytes, or the mode's
  * default (quick 256 MiB, lab 3 GiB, full 8 GiB), at most a quarter of the
@@ -266,8 +259,6 @@ typedef struct rl_work {
 } rl_work;
 
 void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out);
-void rl_measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_state cache,
-                         rl_measurement *out);
 
 /* The columns rl_set_measurement() fills, for an experiment's column list. */
 #define RL_MEASUREMENT_COLUMNS                                                              \
