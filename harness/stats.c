@@ -113,14 +113,16 @@ rl_stop_reason rl_sampler_done(const rl_sampler *s, double elapsed_wall_s)
 {
     if (s->n >= s->cap)
         return RL_STOP_CAP;
+    /* A sampler that met the rule when its time ran out says so: the
+     * reason names the rule it met, the time limit only what it did not. */
+    if (s->n >= s->rule->min_samples && s->sum >= s->rule->min_time_s) {
+        double noise = rl_sampler_noise(s);
+        if (noise <= s->rule->max_noise)
+            return RL_STOP_NOISE;
+        if (noise / sqrt((double)s->n) <= s->rule->max_noise)
+            return RL_STOP_CONVERGED;
+    }
     if (s->n >= 1 && elapsed_wall_s >= s->rule->timeout_s)
         return RL_STOP_TIMEOUT;
-    if (s->n < s->rule->min_samples || s->sum < s->rule->min_time_s)
-        return RL_CONTINUE;
-    double noise = rl_sampler_noise(s);
-    if (noise <= s->rule->max_noise)
-        return RL_STOP_NOISE;
-    if (noise / sqrt((double)s->n) <= s->rule->max_noise)
-        return RL_STOP_CONVERGED;
     return RL_CONTINUE;
 }
