@@ -49,26 +49,38 @@ typedef struct ladder_args {
     rl_pattern pattern;
 } ladder_args;
 
+/* A read over STREAMS interleaved streams per thread: the GEMV kernels
+ * read several rows at once, and a core keeps more misses in flight over
+ * several streams than over one, so a single stream would be a roof the
+ * kernels it judges can beat. Each stream keeps ACC / STREAMS independent
+ * sums, to hide the add latency. */
+enum { STREAMS = 4, PER_STREAM = ACC / STREAMS };
+
 static double read_slice(const double *a, size_t lo, size_t hi)
 {
     vdouble acc[ACC] = {{0}};
-    size_t i = lo;
-    for (; i + ACC * DLANES <= hi; i += ACC * DLANES) {
-        for (int line = 0; line < ACC * DLANES; line += 8) /* each 64-byte line */
-            PREFETCH_READ(a + i + line);
-        for (int j = 0; j < ACC; j++) {
-            vdouble v;
-            memcpy(&v, a + i + j * DLANES, sizeof v);
-            acc[j] += v;
+    size_t len = (hi - lo) / STREAMS, step = PER_STREAM * DLANES, i = 0;
+    for (; i + step <= len; i += step)
+        for (int s = 0; s < STREAMS; s++) {
+            const double *p = a + lo + (size_t)s * len + i;
+            for (int line = 0; line < (int)step; line += 8) /* each 64-byte line */
+                PREFETCH_READ(p + line);
+            for (int j = 0; j < PER_STREAM; j++) {
+                vdouble v;
+                memcpy(&v, p + j * DLANES, sizeof v);
+                acc[s * PER_STREAM + j] += v;
+            }
         }
-    }
-    double s = 0;
+    double sum = 0;
     for (int j = 0; j < ACC; j++)
         for (int l = 0; l < DLANES; l++)
-            s += acc[j][l];
-    for (; i < hi; i++)
-        s += a[i];
-    return s;
+            sum += acc[j][l];
+    for (int s = 0; s < STREAMS; s++) /* each stream's tail */
+        for (size_t k = lo + (size_t)s * len + i; k < lo + (size_t)(s + 1) * len; k++)
+            sum += a[k];
+    for (size_t k = lo + (size_t)STREAMS * len; k < hi; k++) /* the slice's tail */
+        sum += a[k];
+    return sum;
 }
 
 /* In cache lines of 8 doubles, each line's streams prefetched ahead. */

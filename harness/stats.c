@@ -19,7 +19,7 @@
 #include <string.h>
 
 const rl_stop_rule RL_STOP_FULL = {.min_samples = 10, .min_time_s = 0.5, .max_noise = 0.005, .timeout_s = 6.0};
-const rl_stop_rule RL_STOP_LAB = {.min_samples = 5, .min_time_s = 0.15, .max_noise = 0.01, .timeout_s = 2.0};
+const rl_stop_rule RL_STOP_LAB = {.min_samples = 5, .min_time_s = 0.15, .max_noise = 0.01, .timeout_s = 1.0};
 const rl_stop_rule RL_STOP_QUICK = {.min_samples = 3, .min_time_s = 0.03, .max_noise = 0.05, .timeout_s = 0.3};
 
 static int cmp_double(const void *a, const void *b)
