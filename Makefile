@@ -158,7 +158,7 @@ $(call obj,$(wildcard tests/*.c)): CPPFLAGS += -DRL_BUILD_DIR='"$(abspath $(B))"
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant all compare reference paper clean help FORCE
+.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables all compare reference paper clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN)
@@ -247,6 +247,11 @@ slurm:
 	TIME_LIMIT='$(TIME_LIMIT)' CPUS='$(CPUS)' FINISH_PARTITION='$(FINISH_PARTITION)' \
 	REFERENCE='$(REFERENCE)' ARGS='$(ARGS)' SKIP_BUILD='$(SKIP_BUILD)' harness/slurm/submit.sh
 
+# Each experiment README's Results section, from the reference run's
+# summary.md and CSV headers (a test checks they agree).
+readme-tables:
+	@harness/readme-tables.sh $(if $(LABEL),$(LABEL))
+
 # The README's "Adding a kernel variant", done in a scratch copy: a row is
 # validated, timed, written and drawn (a CPU build of its own: a minute).
 test-add-variant:
@@ -280,6 +285,7 @@ help:
 	@echo '  make reference     full sweeps of every experiment into results/reference/<device>/'
 	@echo '  make paper         build paper/paper.pdf from results/<label>/ and plots/<label>/'
 	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
+	@echo '  make readme-tables regenerate the Results section of each experiment README from the reference run'
 	@echo '  make test-add-variant  add a kernel variant in a scratch copy and check it is'
 	@echo '                     validated, timed, written and drawn (CI runs it)'
 	@echo '  make check-gpu     on a GPU machine: build for it, validate every CUDA kernel, run'

@@ -145,3 +145,14 @@ Test(workflow, two_runs_compare_summary_and_paper)
     cr_assert(strstr(log, "exp-05.pdf>") || strstr(log, "exp-05.pdf"), "the chart went in");
     free(log);
 }
+
+/* The Results section of each experiment's README is generated from the
+ * checked-in reference run (make readme-tables): a README that says
+ * something else than its CSVs fails here. */
+Test(table, readme_results_are_the_reference_runs)
+{
+    char cmd[1024], rout[4096], rerr[8192];
+    snprintf(cmd, sizeof cmd, "'%s/harness/readme-tables.sh' --check", RL_SOURCE_ROOT);
+    int rc = run_capture(cmd, rout, sizeof rout, rerr, sizeof rerr);
+    cr_assert_eq(rc, 0, "stale README results (run make readme-tables):\n%s", rerr);
+}
