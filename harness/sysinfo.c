@@ -140,8 +140,12 @@ void rl_git_describe(char *buf, size_t len)
             snprintf(buf, len, "unknown (not a git checkout)");
         return;
     }
+    /* Dirty means the code differs from the commit: results/ and plots/
+     * change under every run that writes into the checkout (make
+     * reference rewrites its own checked-in CSVs and charts). */
     snprintf(cmd, sizeof cmd,
-             "git -C '%s' status --porcelain --untracked-files=no 2>/dev/null | head -c1 | wc -c",
+             "git -C '%s' status --porcelain --untracked-files=no -- . ':!results' ':!plots' "
+             "2>/dev/null | head -c1 | wc -c",
              rl_source_root());
     bool is_dirty = first_line_of(cmd, dirty, sizeof dirty) && atoi(dirty) > 0;
     snprintf(buf, len, "%s%s", commit, is_dirty ? " (dirty)" : "");
