@@ -255,6 +255,16 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
     return ctx;
 }
 
+/* What rl_begin took: the verdicts, the backend, the context itself. */
+static void release(rl_ctx *ctx)
+{
+    rl_verdicts_free(ctx);
+    rl_backend_close(ctx->be);
+    free(ctx->priv->csv_names);
+    free(ctx->priv);
+    free(ctx);
+}
+
 int rl_end(rl_ctx *ctx)
 {
     int code = ctx->failures ? RL_EXIT_FAILED : RL_EXIT_OK;
@@ -276,11 +286,7 @@ int rl_end(rl_ctx *ctx)
         printf("\n%d kernel(s) FAILED validation: their rows say so and they were not timed.\n",
                ctx->failures);
 out:
-    rl_verdicts_free(ctx);
-    rl_backend_close(ctx->be);
-    free(ctx->priv->csv_names);
-    free(ctx->priv);
-    free(ctx);
+    release(ctx);
     return code;
 }
 
@@ -290,11 +296,7 @@ int rl_end_discard(rl_ctx *ctx)
     rl_progress_clear();
     if (ctx->priv->csv)
         rl_csv_abort(ctx->priv->csv);
-    rl_verdicts_free(ctx);
-    rl_backend_close(ctx->be);
-    free(ctx->priv->csv_names);
-    free(ctx->priv);
-    free(ctx);
+    release(ctx);
     return code;
 }
 
