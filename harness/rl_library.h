@@ -47,7 +47,7 @@ typedef struct rl_stop_rule {
 
 /* One rule per run mode (see rl_mode): a reference run, a lab run (the
  * default), a smoke test. */
-extern const rl_stop_rule RL_STOP_FULL;  /* 10 samples, 0.5 s, 0.5 %, 6 s */
+extern const rl_stop_rule RL_STOP_FULL;  /* 10 samples, 0.5 s, 0.5 %, 2.5 s */
 extern const rl_stop_rule RL_STOP_LAB;   /*  5 samples, 0.15 s, 1 %, 2 s */
 extern const rl_stop_rule RL_STOP_QUICK; /*  3 samples, 0.03 s, 5 %, 1 s: a smoke test */
 

@@ -106,7 +106,7 @@ Test(stop_rule, convergence_needs_samples_in_proportion_to_the_noise)
     int n;
     /* 0.10/0.12 s: 9.1 % noise; (0.091 / 0.005)^2 = ~331 samples. */
     rl_stop_reason r = run_rule(&RL_STOP_FULL, noisy_slow, 0, &n);
-    cr_assert_eq(r, RL_STOP_TIMEOUT, "331 samples of 0.11 s need 36 s: past the 6 s timeout");
+    cr_assert_eq(r, RL_STOP_TIMEOUT, "331 samples of 0.11 s need 36 s: past the 2.5 s timeout");
     rl_stop_rule patient = RL_STOP_FULL;
     patient.timeout_s = 1000;
     r = run_rule(&patient, noisy_slow, 0, &n);
@@ -118,16 +118,16 @@ Test(stop_rule, slow_samples_hit_the_timeout)
 {
     int n;
     cr_assert_eq(run_rule(&RL_STOP_FULL, slow, 0, &n), RL_STOP_TIMEOUT);
-    cr_assert_eq(n, 2, "4 s samples pass 6 s at the 2nd; got %d", n);
+    cr_assert_eq(n, 1, "a 4 s sample passes 2.5 s at the 1st; got %d", n);
 }
 
 Test(stop_rule, timeout_counts_the_time_between_samples)
 {
     int n;
     /* 1 ms samples with 49 ms of flushing each: the minimum time would
-     * need 500 samples, but 6 s of wall time pass after 120. */
+     * need 500 samples, but 2.5 s of wall time pass after 50. */
     cr_assert_eq(run_rule(&RL_STOP_FULL, millisecond, 0.049, &n), RL_STOP_TIMEOUT);
-    cr_assert(n >= 119 && n <= 121, "got %d", n);
+    cr_assert(n >= 49 && n <= 51, "got %d", n);
 }
 
 Test(stop_rule, quick_timeout_stops_after_one_long_sample)
