@@ -354,20 +354,24 @@ static void warn(rl_ctx *ctx, const char *msg)
     fflush(stdout);
 }
 
-/* Before measuring: other processes wanting the CPUs slow every roof. */
+/* Before measuring: other processes wanting the CPUs slow every roof. The
+ * CPUs they keep busy now, over a quarter of a second, rather than the load
+ * average, which still counts the experiment that ran before this one in a
+ * make all for a minute after it ended. */
 static void warn_if_loaded(rl_ctx *ctx)
 {
-    double load = rl_load_average();
+    double busy = rl_host_busy_cpus(0.25), load = rl_load_average();
     int cpus = ctx->dev->kind == RL_CPU ? ctx->dev->threads : 0;
     if (cpus <= 0) {
         rl_device_info host = {0};
         rl_cpu_describe(&host);
         cpus = host.threads > 0 ? host.threads : 1;
     }
-    if (load > cpus / 2.0) {
+    if (busy > cpus / 2.0) {
         char msg[256];
-        snprintf(msg, sizeof msg, "the host is busy (load average %.1f on %d CPUs): ceilings may be "
-                 "under-measured and times inflated; rerun on a quiet machine", load, cpus);
+        snprintf(msg, sizeof msg, "the host is busy (other processes kept %.1f of %d CPUs busy "
+                 "just now; load average %.1f): ceilings may be under-measured and times "
+                 "inflated; rerun on a quiet machine", busy, cpus, load);
         warn(ctx, msg);
     }
 }

@@ -108,6 +108,40 @@ double rl_load_average(void)
     return got == 1 ? one : NAN;
 }
 
+bool rl_proc_stat_cpu(const char *line, unsigned long long *busy, unsigned long long *total)
+{
+    /* cpu  user nice system idle iowait irq softirq steal [guest guest_nice] */
+    unsigned long long v[8];
+    if (!line || strncmp(line, "cpu ", 4) ||
+        sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+               &v[4], &v[5], &v[6], &v[7]) != 8)
+        return false;
+    *busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7]; /* guest time is inside user already */
+    *total = *busy + v[3] + v[4];
+    return true;
+}
+
+static bool read_stat_cpu(unsigned long long *busy, unsigned long long *total)
+{
+    char line[512];
+    FILE *f = fopen("/proc/stat", "r");
+    bool ok = f && fgets(line, sizeof line, f) && rl_proc_stat_cpu(line, busy, total);
+    if (f)
+        fclose(f);
+    return ok;
+}
+
+double rl_host_busy_cpus(double window_s)
+{
+    unsigned long long b0, t0, b1, t1;
+    if (!read_stat_cpu(&b0, &t0))
+        return NAN;
+    rl_sleep_until(rl_now_s() + window_s);
+    if (!read_stat_cpu(&b1, &t1) || t1 <= t0)
+        return NAN;
+    return (double)(b1 - b0) / (double)(t1 - t0) * (double)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 double rl_record_host_load(rl_ctx *ctx, double load_start)
 {
     double load_end = rl_load_average();

@@ -46,21 +46,35 @@ int rl_points_new_group(rl_points *s) { return ++s->last_group; }
 
 /* ---- 1. validate ------------------------------------------------------------------ */
 
-static rl_check default_check(rl_ctx *ctx, rl_point *p)
+static rl_check check_point(rl_ctx *ctx, rl_point *p)
 {
+    if (p->prepare)
+        p->prepare(ctx, p);
     if (!p->out || !p->want)
-        rl_die(RL_EXIT_FAILED, "internal error: exp-%s: a point with neither out and want nor "
-               "a validate function", ctx->exp->id);
+        rl_die(RL_EXIT_FAILED, "internal error: exp-%s: a point without out and want to validate",
+               ctx->exp->id);
+    void (*run)(void *) = p->check_run ? p->check_run : p->run;
+    void *arg = p->check_run ? p->check_arg : p->arg;
+    if (p->in_place) {
+        run(arg);
+        rl_sync(ctx->be);
+        float *got = rl_host_alloc(p->count * sizeof(float));
+        rl_download(ctx->be, got, p->out, p->count * sizeof(float));
+        rl_check c = p->bound ? rl_compare_f32_bound(got, p->want, p->bound, p->count)
+                              : rl_compare_f32(got, p->want, p->count, p->atol, p->rtol);
+        rl_host_free(got);
+        return c;
+    }
     if (p->bound)
-        return rl_validate_f32_bound(ctx->be, p->run, p->arg, p->out, p->count, p->want, p->bound);
-    return rl_validate_f32(ctx->be, p->run, p->arg, p->out, p->count, p->want, p->atol, p->rtol);
+        return rl_validate_f32_bound(ctx->be, run, arg, p->out, p->count, p->want, p->bound);
+    return rl_validate_f32(ctx->be, run, arg, p->out, p->count, p->want, p->atol, p->rtol);
 }
 
 void rl_point_validate(rl_ctx *ctx, rl_point *p)
 {
     if (p->state != RL_POINT_DECLARED)
         return;
-    rl_check c = p->validate ? p->validate(ctx, p) : default_check(ctx, p);
+    rl_check c = check_point(ctx, p);
     p->max_abs_err = c.max_abs_err;
     if (c.ok) {
         p->state = RL_POINT_VALID;
@@ -138,9 +152,37 @@ void rl_points_measure(rl_ctx *ctx, rl_points *s)
     rl_progress_clear();
 }
 
-/* ---- 3. rates --------------------------------------------------------------------- */
+/* ---- 3. lookups and rates ----------------------------------------------------------- */
 
 bool rl_point_timed(const rl_point *p) { return p->state == RL_POINT_TIMED; }
+
+static bool selected(const rl_point *p, const char *role, rl_point_filter match, const void *key)
+{
+    if (!rl_point_timed(p))
+        return false;
+    if (role && !(p->variant && p->variant->role && !strcmp(p->variant->role, role)))
+        return false;
+    return !match || match(p, key);
+}
+
+const rl_point *rl_points_find(const rl_points *s, const char *role, rl_point_filter match,
+                               const void *key)
+{
+    for (int i = 0; i < s->n; i++)
+        if (selected(&s->v[i], role, match, key))
+            return &s->v[i];
+    return NULL;
+}
+
+const rl_point *rl_points_fastest(const rl_points *s, const char *role, rl_point_filter match,
+                                  const void *key)
+{
+    const rl_point *best = NULL;
+    for (int i = 0; i < s->n; i++)
+        if (selected(&s->v[i], role, match, key) && (!best || s->v[i].seconds < best->seconds))
+            best = &s->v[i];
+    return best;
+}
 
 double rl_point_gbps(const rl_point *p)
 {
@@ -168,17 +210,6 @@ double rl_point_mfu(rl_ctx *ctx, const rl_point *p)
 {
     double t = rl_point_tflops(p);
     return isnan(t) ? NAN : rl_mfu(ctx, t);
-}
-
-/* Points in a group are ordered by the experiment: the one with this
- * variant role in the same group, or NULL. */
-const rl_point *rl_points_find(const rl_points *s, bool (*match)(const rl_point *, const void *),
-                               const void *what)
-{
-    for (int i = 0; i < s->n; i++)
-        if (rl_point_timed(&s->v[i]) && match(&s->v[i], what))
-            return &s->v[i];
-    return NULL;
 }
 
 /* ---- 4. the plan -------------------------------------------------------------------- */

@@ -266,6 +266,14 @@ double rl_host_ram_bytes(void);     /* physical memory of the machine (osbusy.c)
 /* The machine's 1-minute load average (/proc/loadavg): how many threads
  * wanted a CPU, on average. NaN when unreadable (osbusy.c). */
 double rl_load_average(void);
+/* The aggregate "cpu" line of /proc/stat: busy ticks (user, nice, system,
+ * irq, softirq, steal) and all ticks. False on a malformed line. */
+bool rl_proc_stat_cpu(const char *line, unsigned long long *busy, unsigned long long *total);
+/* How many CPUs other processes kept busy over the next window_s seconds,
+ * during which this process sleeps: the load now, where the load average
+ * still remembers the last minute (an experiment that just ended). NaN
+ * when /proc/stat is unreadable. */
+double rl_host_busy_cpus(double window_s);
 void rl_slugify(const char *in, char *out, size_t len);
 /* "1.5 GiB", "256 KiB" */
 void rl_format_bytes(double bytes, char *buf, size_t len);

@@ -287,14 +287,20 @@ struct rl_point {
     int group;                     /* timed with the points of the same group; 0: alone */
     void (*run)(void *arg);        /* one call of the measured work */
     void *arg;
-    /* Validation: run once into out (poisoned first), compared with want
-     * within atol + rtol |want|, or within bound[i] where bound is set;
-     * or the experiment's own validate(). */
+    /* Validation: one call of check_run(check_arg), or of run(arg) when
+     * the call checked is the one timed, into out (poisoned first, unless
+     * in_place: the output overwrites the input), compared with want within
+     * atol + rtol |want|, or within bound[i] where bound is set. prepare(),
+     * when given, runs first: it builds what the call replays, writes fresh
+     * inputs, computes want. */
     float *out;
     size_t count;
     const double *want, *bound;
     double atol, rtol;
-    rl_check (*validate)(rl_ctx *ctx, rl_point *p);
+    void (*check_run)(void *arg);
+    void *check_arg;
+    bool in_place;
+    void (*prepare)(rl_ctx *ctx, rl_point *p);
     /* What one call moves: counted bytes (read + written) and FLOPs, the
      * working set, its access pattern; extra_s: a fixed cost per call the
      * roofline does not see (launches), for the plan only. */
@@ -330,6 +336,14 @@ void rl_points_report(rl_ctx *ctx, const rl_points *s);
 void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table);
 
 bool rl_point_timed(const rl_point *p);
+/* Lookups for the verdicts, among the timed points: those of a variant with
+ * this role (NULL: any) that match(p, key) accepts (NULL: all); the first
+ * one, or the fastest. NULL when none. */
+typedef bool (*rl_point_filter)(const rl_point *p, const void *key);
+const rl_point *rl_points_find(const rl_points *s, const char *role, rl_point_filter match,
+                               const void *key);
+const rl_point *rl_points_fastest(const rl_points *s, const char *role, rl_point_filter match,
+                                  const void *key);
 double rl_point_gbps(const rl_point *p);   /* NaN when not timed or no bytes */
 double rl_point_tflops(const rl_point *p); /* NaN when not timed or no FLOPs */
 rl_roof rl_point_roof(rl_ctx *ctx, const rl_point *p);

@@ -1,5 +1,5 @@
 /*
- * test_build.c -- the build's own rules, checked without a GPU or nvcc:
+ * test_build.c -- the build's own rules, checked without a GPU (nvcc only where noted):
  * the Makefile picks the newest SM numerically (its PTX is what newer GPUs
  * run), and check.h refuses a CUDA runtime older than 12.
  */
@@ -60,4 +60,23 @@ Test(build, cuda_older_than_12_is_refused_with_the_remedy)
     cr_assert(strstr(err, "NVCC=/usr/local/cuda-12.x/bin/nvcc"), "%s", err);
     cr_assert_eq(preprocess_check_h("12000"), 0, "CUDA 12.0 builds: %s", err);
     cr_assert_eq(preprocess_check_h("13000"), 0, "CUDA 13.0 builds: %s", err);
+}
+
+/* tests/cuda-loads.sh: one lane of the CUDA decode loads at most 16 bytes
+ * per block row in every format (PTX from nvcc; no GPU needed). */
+Test(build, cuda_decode_lane_loads_at_most_16_bytes_per_block_row, .timeout = 300)
+{
+    char dir[256], cmd[1024];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "cd '%s' && tests/cuda-loads.sh '%s'", RL_SOURCE_ROOT, dir);
+    int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
+    rm_tree(dir);
+    if (rc == 77)
+        cr_skip_test("%s", out);
+    cr_assert_eq(rc, 0, "%s\n%s%s", cmd, out, err);
+    for (const char *f = "q8\0q6\0q5\0q4\0q2\0"; *f; f += strlen(f) + 1) {
+        char row[8];
+        snprintf(row, sizeof row, "\n%s ", f);
+        cr_assert(strstr(out, row), "no row for %s in:\n%s", f, out);
+    }
 }

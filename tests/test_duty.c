@@ -128,6 +128,18 @@ Test(osbusy, rejects_malformed_lines)
     cr_assert_eq(t, 7ULL, "untouched on failure");
 }
 
+Test(osbusy, reads_the_aggregate_cpu_line_of_proc_stat)
+{
+    unsigned long long busy = 0, total = 0;
+    /* user nice system idle iowait irq softirq steal guest guest_nice */
+    cr_assert(rl_proc_stat_cpu("cpu  100 2 30 500 7 1 4 9 50 0\n", &busy, &total));
+    cr_assert_eq(busy, 146ULL, "user + nice + system + irq + softirq + steal, got %llu", busy);
+    cr_assert_eq(total, 653ULL, "busy + idle + iowait, got %llu", total);
+    cr_assert_not(rl_proc_stat_cpu("cpu0 100 2 30 500 7 1 4 9\n", &busy, &total), "one CPU's line");
+    cr_assert_not(rl_proc_stat_cpu("cpu  100 2 30\n", &busy, &total), "too few fields");
+    cr_assert_not(rl_proc_stat_cpu(NULL, &busy, &total));
+}
+
 static double thread_cpu_s(void)
 {
     struct timespec ts;

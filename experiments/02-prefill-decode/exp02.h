@@ -31,7 +31,7 @@ typedef struct call {
     const fp16 *w0, *hw, *hx; /* the first copy on the device; the host's weights and tokens */
     size_t copy_elems;
     int next;
-    float *yval;              /* validation's output: the first validated_rows rows */
+    gemv_args check;          /* validation's call: the first validated_rows rows, first copy */
 } call;
 
 static inline const call *call_of(const rl_point *p) { return p->data; }

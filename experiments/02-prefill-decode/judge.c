@@ -38,27 +38,22 @@ double measured_ridge(rl_ctx *ctx)
 
 static const call *in_shape(const rl_point *p, const shape *s) { return call_of(p)->s == s ? call_of(p) : NULL; }
 
+typedef struct at { const shape *s; int n; } at;
+
+static bool is_at(const rl_point *p, const void *key)
+{
+    const at *k = key;
+    return call_of(p)->s == k->s && call_of(p)->n == k->n;
+}
+
 static const rl_point *find(const rl_points *pts, const shape *s, int n, const char *role)
 {
-    for (int i = 0; i < pts->n; i++) {
-        const rl_point *p = &pts->v[i];
-        if (rl_point_timed(p) && in_shape(p, s) && call_of(p)->n == n && p->variant->role &&
-            !strcmp(p->variant->role, role))
-            return p;
-    }
-    return NULL;
+    return rl_points_find(pts, role, is_at, &(at){s, n});
 }
 
 static const rl_point *fastest_at(const rl_points *pts, const shape *s, int n)
 {
-    const rl_point *best = NULL;
-    for (int i = 0; i < pts->n; i++) {
-        const rl_point *p = &pts->v[i];
-        if (rl_point_timed(p) && in_shape(p, s) && call_of(p)->n == n &&
-            (!best || p->seconds < best->seconds))
-            best = p;
-    }
-    return best;
+    return rl_points_fastest(pts, NULL, is_at, &(at){s, n});
 }
 
 /* Additive model (compute and memory do not overlap at all, the worst

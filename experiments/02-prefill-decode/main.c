@@ -268,19 +268,20 @@ static const double *reference(layer *L, int rows, int n)
     return L->ref;
 }
 
-/* The same call on the first validated_rows rows (all of them while the
- * host's reference is cheap), on the first copy of the weights. */
-static rl_check validate_call(rl_ctx *ctx, rl_point *p)
+/* Validation runs the same call on the first validated_rows rows (all of
+ * them while the host's reference is cheap), on the first copy of the
+ * weights. */
+static void run_check(void *arg)
 {
+    call *c = arg;
+    c->launch(&c->check);
+}
+
+static void prepare_check(rl_ctx *ctx, rl_point *p)
+{
+    (void)ctx;
     const call *c = p->data;
-    int vr = c->validated_rows, n = c->a.n;
-    call check = *c;
-    check.a.y = c->yval;
-    check.a.rows = vr;
-    check.copies = 1;
-    check.next = 0;
-    return rl_validate_f32(ctx->be, run_call, &check, c->yval, (size_t)vr * n,
-                           reference(c->L, vr, n), gemv_atol(c->s->k), 0);
+    p->want = reference(c->L, c->validated_rows, c->n);
 }
 
 /* Every variant at every n: the GEMV points (n <= 8) as one group, each
@@ -304,12 +305,14 @@ static void declare_points(rl_ctx *ctx, rl_points *pts, layer *L)
             *c = (call){.shape = s->name, .k = s->k, .rows = s->rows, .n = n, .L = L, .s = s, .v = v, .launch = ctx->kind == RL_CUDA ? v->cuda : v->cpu,
                         .a = {L->y, L->w, L->x, s->rows, s->k, n, L->scratch, rl_stream(ctx->be)},
                         .w0 = L->w, .hw = L->hw, .hx = L->hx, .copy_elems = (size_t)s->rows * s->k,
-                        .copies = L->copies, .validated_rows = validation_rows(s, n),
-                        .yval = L->yval};
+                        .copies = L->copies, .validated_rows = validation_rows(s, n)};
+            c->check = (gemv_args){L->yval, L->w, L->x, c->validated_rows, s->k, n, L->scratch,
+                                   rl_stream(ctx->be)};
             double weights = 2.0 * s->rows * (double)s->k;
             rl_points_add(pts, &(rl_point){
                 .variant = KERNEL_VARIANT(v), .group = group, .run = run_call, .arg = c,
-                .data = c, .validate = validate_call,
+                .data = c, .check_run = run_check, .check_arg = c, .prepare = prepare_check,
+                .out = L->yval, .count = (size_t)c->validated_rows * n, .atol = gemv_atol(s->k),
                 .flops = gemv_flops(s->rows, s->k, n), .bytes = gemv_bytes(s->rows, s->k, n),
                 .footprint = weights * L->copies + 2.0 * s->k * n + 4.0 * s->rows * n,
                 .pattern = RL_READ});

@@ -41,7 +41,6 @@ typedef struct model {
     int check_rows[2];
     size_t check_count;
     double *check_ref[QF_COUNT], *check_bound;
-    float *check_host;
 } model;
 
 enum { HIDDEN = 4096, FFN = 14336, KV = 1024, VOCAB = 128256 };

@@ -206,20 +206,6 @@ static model_size choose_size(const rl_ctx *ctx, int prefill_n)
 
 /* ---- the points ------------------------------------------------------------------ */
 
-/* Prefill: the same call on the first rows of two matrices (a full
- * double-precision reference of n tokens through the model would take the
- * host minutes), every element within gemv_atol(k). */
-static rl_check validate_prefill(rl_ctx *ctx, rl_point *p)
-{
-    const model *m = step_of(p)->m;
-    rl_poison(ctx->be, m->yval, m->check_count * sizeof(float));
-    run_check(p->arg);
-    rl_sync(ctx->be);
-    rl_download(ctx->be, m->check_host, m->yval, m->check_count * sizeof(float));
-    return rl_compare_f32_bound(m->check_host, m->check_ref[step_of(p)->f], m->check_bound,
-                                m->check_count);
-}
-
 void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only)
 {
     int group = matrix_only ? rl_points_new_group(pts) : 0;
@@ -242,14 +228,20 @@ void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool mat
                         m->prefill_n, .m = m, .v = v, .f = f, .all = pts, .launch =
                         quant_launcher(v, backend_of(ctx)), .stream = rl_stream(ctx->be)};
             /* decode: a whole step, within gemv_atol(14336), or within the
-             * bound of x's 8-bit rounding for the integer-dot decode */
-            rl_points_add(pts, &(rl_point){
+             * bound of x's 8-bit rounding for the integer-dot decode.
+             * Prefill: the same call on the first rows of two matrices (a
+             * double-precision reference of n tokens through the whole model
+             * would take the host minutes), each element within gemv_atol(k). */
+            rl_point p = {
                 .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = s, .data = s,
                 .out = m->y, .count = m->rows_total, .want = m->ref[f],
                 .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
-                .bound = v->quantizes_x ? m->bound[f] : NULL,
-                .validate = decode ? NULL : validate_prefill, .bytes = size, .footprint = size,
-                .pattern = RL_READ, .flops = 2.0 * m->params * s->tokens});
+                .bound = v->quantizes_x ? m->bound[f] : NULL, .bytes = size, .footprint = size,
+                .pattern = RL_READ, .flops = 2.0 * m->params * s->tokens};
+            if (!decode)
+                p.check_run = run_check, p.check_arg = s, p.out = m->yval, p.count = m->check_count,
+                p.want = m->check_ref[f], p.bound = m->check_bound;
+            rl_points_add(pts, &p);
         }
     }
 }

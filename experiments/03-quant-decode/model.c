@@ -171,7 +171,6 @@ void model_build(rl_ctx *ctx, model *m)
         m->check_count = (size_t)(m->check_rows[0] + m->check_rows[1]) * m->prefill_n;
         m->ys = rl_alloc(ctx->be, sizeof(float) * (size_t)m->max_rows * m->prefill_n);
         m->yval = rl_alloc(ctx->be, sizeof(float) * m->check_count);
-        m->check_host = rl_host_alloc(sizeof(float) * m->check_count);
         m->check_bound = rl_host_alloc(sizeof(double) * m->check_count);
         for (int f = 0; f < QF_COUNT; f++)
             m->check_ref[f] = rl_host_alloc(sizeof(double) * m->check_count);
@@ -225,7 +224,6 @@ void model_free(rl_ctx *ctx, model *m)
         rl_host_free(m->check_ref[f]);
     }
     rl_host_free(m->check_bound);
-    rl_host_free(m->check_host);
     for (int i = 0; i < 2; i++) {
         rl_free(ctx->be, m->x[i]);
         rl_free(ctx->be, m->xs[i]);

@@ -33,29 +33,27 @@ const rl_claim EXP03_CLAIMS[] = {
 
 /* A format's fastest valid point of a phase: the one the tables and the
  * verdicts use, whatever variants the table has. */
-static const rl_point *fastest(const rl_points *pts, quant_format f, quant_phase phase)
+typedef struct of { quant_format f; int phase; } of;
+
+static bool is_of(const rl_point *p, const void *key)
 {
-    const rl_point *best = NULL;
-    for (int i = 0; i < pts->n; i++) {
-        const rl_point *p = &pts->v[i];
-        if (rl_point_timed(p) && step_of(p)->f == f && step_of(p)->v->phase == phase &&
-            (!best || p->seconds < best->seconds))
-            best = p;
-    }
-    return best;
+    const of *k = key;
+    return step_of(p)->f == k->f && (k->phase < 0 || step_of(p)->v->phase == (quant_phase)k->phase);
 }
 
-static const rl_point *best_decode(const rl_points *pts, quant_format f) { return fastest(pts, f, QUANT_DECODE); }
-static const rl_point *best_prefill(const rl_points *pts, quant_format f) { return fastest(pts, f, QUANT_PREFILL); }
+static const rl_point *best_decode(const rl_points *pts, quant_format f)
+{
+    return rl_points_fastest(pts, NULL, is_of, &(of){f, QUANT_DECODE});
+}
+
+static const rl_point *best_prefill(const rl_points *pts, quant_format f)
+{
+    return rl_points_fastest(pts, NULL, is_of, &(of){f, QUANT_PREFILL});
+}
 
 static const rl_point *by_role(const rl_points *pts, quant_format f, const char *role)
 {
-    for (int i = 0; i < pts->n; i++) {
-        const rl_point *p = &pts->v[i];
-        if (rl_point_timed(p) && step_of(p)->f == f && p->variant->role && !strcmp(p->variant->role, role))
-            return p;
-    }
-    return NULL;
+    return rl_points_find(pts, role, is_of, &(of){f, -1});
 }
 
 static double tps(const rl_point *p) { return p ? step_of(p)->tokens / p->seconds : NAN; }

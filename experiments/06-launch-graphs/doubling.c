@@ -18,7 +18,7 @@ static const double ATOL = 1e-4, RTOL = 1e-4; /* float sums of d products vs dou
 typedef struct weights {
     int d, bmax, ref_batch;              /* ref_batch: the batch want holds */
     float *w1, *w2, *bias, *x, *h, *y;   /* device */
-    float *hw1, *hw2, *hbias, *hx, *got; /* host copies */
+    float *hw1, *hw2, *hbias, *hx; /* host copies */
     double *want;
 } weights;
 
@@ -56,7 +56,6 @@ weights *doubling_open(rl_ctx *ctx, int d, int bmax)
     w->hw2 = rl_host_alloc(dd * sizeof(float));
     w->hbias = rl_host_alloc(d * sizeof(float));
     w->hx = rl_host_alloc(xd * sizeof(float));
-    w->got = rl_host_alloc(xd * sizeof(float));
     w->want = rl_host_alloc(xd * sizeof(double));
     rl_fill_uniform(w->hw1, dd, -scale, scale, rl_next_seed(ctx));
     rl_fill_uniform(w->hw2, dd, -scale, scale, rl_next_seed(ctx));
@@ -80,8 +79,8 @@ void doubling_close(rl_ctx *ctx, weights *w)
     float *dev[] = {w->w1, w->w2, w->bias, w->x, w->h, w->y};
     for (int i = 0; i < 6; i++)
         rl_free(ctx->be, dev[i]);
-    float *host[] = {w->hw1, w->hw2, w->hbias, w->hx, w->got};
-    for (int i = 0; i < 5; i++)
+    float *host[] = {w->hw1, w->hw2, w->hbias, w->hx};
+    for (int i = 0; i < 4; i++)
         rl_host_free(host[i]);
     rl_host_free(w->want);
     free(w);
@@ -93,15 +92,15 @@ static void run_step(void *arg)
     c->step->run(&c->s);
 }
 
-/* Builds what the variant replays (timed), then every element of y against
- * the double reference (computed once per batch: the variants of a batch
- * are validated one after the other), h and y poisoned first. */
-static rl_check validate_step(rl_ctx *ctx, rl_point *p)
+/* Before validation: builds what the variant replays (timed), computes
+ * the double reference (once per batch: the variants of a batch are
+ * validated one after the other), poisons h; the harness poisons y, runs
+ * the step and checks every element of y. */
+static void prepare_step(rl_ctx *ctx, rl_point *p)
 {
     call *c = p->arg;
     weights *w = c->w;
     int batch = c->s.batch;
-    size_t count = (size_t)batch * w->d;
     if (c->step->build && !c->s.graph) {
         double t0 = rl_now_s();
         c->step->build(&c->s);
@@ -111,11 +110,7 @@ static rl_check validate_step(rl_ctx *ctx, rl_point *p)
         step_reference(batch, w->d, w->hw1, w->hw2, w->hbias, w->hx, w->want);
         w->ref_batch = batch;
     }
-    rl_poison(ctx->be, w->y, count * sizeof(float));
-    rl_poison(ctx->be, w->h, count * sizeof(float));
-    c->step->run(&c->s);
-    rl_download(ctx->be, w->got, w->y, count * sizeof(float));
-    return rl_compare_f32(w->got, w->want, count, ATOL, RTOL);
+    rl_poison(ctx->be, w->h, (size_t)batch * w->d * sizeof(float));
 }
 
 /* Each batch a group of every step variant; the plan's model: the step's
@@ -134,7 +129,8 @@ void doubling_declare(rl_ctx *ctx, rl_points *pts, weights *w)
                                .x = w->x, .h = w->h, .y = w->y, .stream = rl_stream(ctx->be)};
             rl_points_add(pts, &(rl_point){
                 .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = c, .data = c,
-                .validate = validate_step, .flops = 4.0 * b * d * (double)d, .extra_s = 4 * 3e-6});
+                .prepare = prepare_step, .out = w->y, .count = (size_t)b * d, .want = w->want,
+                .atol = ATOL, .rtol = RTOL, .flops = 4.0 * b * d * (double)d, .extra_s = 4 * 3e-6});
         }
     }
 }

@@ -144,12 +144,11 @@ bool role_is(const kernel_variant *v, const char *role)
 
 bool has_role(const rl_point *p, const char *role) { return role_is(p->variant, role); }
 
+static bool is_in(const rl_point *p, const void *group) { return p->group == *(const int *)group; }
+
 const rl_point *in_group(const rl_points *pts, int group, const char *role)
 {
-    for (int i = 0; i < pts->n; i++)
-        if (pts->v[i].group == group && rl_point_timed(&pts->v[i]) && has_role(&pts->v[i], role))
-            return &pts->v[i];
-    return NULL;
+    return rl_points_find(pts, role, is_in, &group);
 }
 
 call *new_call(const char *test)
@@ -183,11 +182,12 @@ static void run_chain(void *arg)
     c->chain->run(&c->a);
 }
 
-/* Builds what the variant replays (timed), then one run on fresh random
- * input, every element against the closed form. The chain works in place,
- * so its input cannot be poisoned; an element a kernel skipped keeps its
- * input value, which the reference never equals. */
-static rl_check validate_chain(rl_ctx *ctx, rl_point *p)
+/* Before validation: builds what the variant replays (timed), then fresh
+ * random input and its closed form; the harness runs the chain once and
+ * checks every element. The chain works in place, so its input cannot be
+ * poisoned; an element a kernel skipped keeps its input value, which the
+ * reference never equals. */
+static void prepare_chain(rl_ctx *ctx, rl_point *p)
 {
     call *c = p->arg;
     chain_buffers *b = c->buf;
@@ -201,9 +201,6 @@ static rl_check validate_chain(rl_ctx *ctx, rl_point *p)
     for (size_t i = 0; i < n; i++)
         b->want[i] = launch_reference(b->host[i], (int)c->k);
     rl_upload(ctx->be, b->x, b->host, n * sizeof(float));
-    c->chain->run(&c->a);
-    rl_download(ctx->be, b->host, b->x, n * sizeof(float));
-    return rl_compare_f32(b->host, b->want, n, ATOL, RTOL);
 }
 
 /* The host's cost per launch call: the time to issue the chain, without
@@ -261,7 +258,8 @@ static void chain_point(rl_ctx *ctx, rl_points *pts, chain_buffers *b, const cha
          * microseconds of fixed cost per launch (an estimate). */
         rl_points_add(pts, &(rl_point){
             .variant = KERNEL_VARIANT(v), .group = group, .run = run_chain, .arg = c, .data = c,
-            .validate = validate_chain, .bytes = 8.0 * k * (double)n, .footprint = 4.0 * n,
+            .prepare = prepare_chain, .in_place = true, .out = b->x, .count = n, .want = b->want,
+            .atol = ATOL, .rtol = RTOL, .bytes = 8.0 * k * (double)n, .footprint = 4.0 * n,
             .pattern = RL_COPY, .extra_s = 3e-6 * k});
     }
 }
