@@ -13,6 +13,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,3 +300,50 @@ double rl_col_cache_resident(rl_ctx *ctx, const rl_point *p)
 {
     return !rl_beyond_cache(ctx, p->footprint);
 }
+
+/* ---- a console table of other rows: the same discipline ---------------------------- */
+
+static char conversion_of(const char *fmt)
+{
+    size_t n = strlen(fmt);
+    return n ? fmt[n - 1] : 0;
+}
+
+static void print_dash(const char *fmt)
+{
+    printf(strchr(fmt, '-') ? "%-*s" : "%*s", width_of(fmt), "-");
+}
+
+void rl_grid_header(const rl_grid_column *cols)
+{
+    printf(" ");
+    for (const rl_grid_column *c = cols; c->head; c++)
+        printf(strchr(c->fmt, '-') ? " %-*s" : " %*s", width_of(c->fmt), c->head);
+    printf("\n");
+}
+
+void rl_grid_row(const rl_grid_column *cols, ...)
+{
+    va_list ap;
+    va_start(ap, cols);
+    printf(" ");
+    for (const rl_grid_column *c = cols; c->head; c++) {
+        printf(" ");
+        char conv = conversion_of(c->fmt);
+        if (conv == 's') {
+            const char *s = va_arg(ap, const char *);
+            printf(c->fmt, s && *s ? s : "-");
+        } else if (conv == 'd') {
+            printf(c->fmt, va_arg(ap, int));
+        } else {
+            double v = va_arg(ap, double);
+            if (isfinite(v))
+                printf(c->fmt, v);
+            else
+                print_dash(c->fmt);
+        }
+    }
+    va_end(ap);
+    printf("\n");
+}
+

@@ -70,6 +70,14 @@ static rl_check check_point(rl_ctx *ctx, rl_point *p)
     return rl_validate_f32(ctx->be, run, arg, p->out, p->count, p->want, p->atol, p->rtol);
 }
 
+static void report_failure(rl_ctx *ctx, rl_point *p)
+{
+    char key[256];
+    rl_point_key(ctx, p, key, sizeof key);
+    fprintf(stderr, "exp-%s: %s%s%s\n", ctx->exp->id, key, key[0] ? ": " : "", p->why);
+    ctx->failures++;
+}
+
 void rl_point_validate(rl_ctx *ctx, rl_point *p)
 {
     if (p->state != RL_POINT_DECLARED)
@@ -82,20 +90,14 @@ void rl_point_validate(rl_ctx *ctx, rl_point *p)
     }
     p->state = RL_POINT_FAILED;
     rl_check_describe(&c, p->why, sizeof p->why);
-    char key[256];
-    rl_point_key(ctx, p, key, sizeof key);
-    fprintf(stderr, "exp-%s: %s: %s\n", ctx->exp->id, key, p->why);
-    ctx->failures++;
+    report_failure(ctx, p);
 }
 
 void rl_point_fail(rl_ctx *ctx, rl_point *p, const char *why)
 {
     p->state = RL_POINT_FAILED;
     snprintf(p->why, sizeof p->why, "%s", why);
-    char key[256];
-    rl_point_key(ctx, p, key, sizeof key);
-    fprintf(stderr, "exp-%s: %s: %s\n", ctx->exp->id, key, p->why);
-    ctx->failures++;
+    report_failure(ctx, p);
 }
 
 /* ---- 2. time, group by group ------------------------------------------------------- */

@@ -1,7 +1,8 @@
 /*
  * rl_probes.h -- what watches a run from outside: duty cycles computed
  * from timestamps, the operating system's busy time, and NVML's readings
- * (utilization.gpu, memory, clocks, GPM). Experiments 01 and 06 use them.
+ * (utilization.gpu, memory, clocks, GPM), and the observer that reads a
+ * window the way a monitoring tool would. Experiments 01 and 06 use them.
  */
 #ifndef RL_PROBES_H
 #define RL_PROBES_H
@@ -88,6 +89,43 @@ void rl_nvml_sampler_window(rl_nvml_sampler *s, double t0, double t1, rl_nvml_wi
 /* One line for the CSV header: sources, NVML's sample period, GPM support. */
 void rl_nvml_sampler_describe(rl_nvml_sampler *s, char *buf, size_t len);
 void rl_nvml_sampler_stop(rl_nvml_sampler *s);
+
+/* ---- A monitoring tool's reading of a window (observer.c) ---------------- */
+enum { RL_OBSERVER_MAX_THREADS = 256 };
+
+/* What the tool said about one window of time; NaN where it says nothing. */
+typedef struct rl_reading {
+    double util_pct;        /* CUDA: utilization.gpu. CPU: the workers' busy time (top -H) */
+    double util_mem_pct;    /* CUDA: utilization.memory. CPU: none */
+    double units_busy_pct;  /* CUDA: GPM SM_UTIL. CPU: process CPU time / (cores x wall) */
+    double occupancy_pct, tensor_pct, dram_bw_pct; /* GPM, CUDA only */
+    double mem_used, mem_total; /* CUDA: memory.used/total. CPU: resident set, RAM */
+    double sm_clock_mhz;
+    int util_samples;
+    char util_source[64], gpm_status[96], note[256];
+} rl_reading;
+
+/* NVML (its sampler thread) on CUDA; on the CPU the kernel's busy time per
+ * worker thread and for the process, read at the window's edges. */
+typedef struct rl_observer {
+    rl_ctx *ctx;
+    rl_nvml_sampler *nvml;
+    char nvml_why[256];
+    int ntids;
+    double t[2], proc[2];   /* at the window's two edges */
+    double thread_busy[2][RL_OBSERVER_MAX_THREADS];
+    double rss;
+} rl_observer;
+
+/* pci_bus_id: the GPU's, on the CUDA backend (NULL on the CPU). */
+void rl_observer_open(rl_observer *o, rl_ctx *ctx, const char *pci_bus_id);
+/* The edge callback of a CPU run: which 0 at the window's start, 1 at its
+ * end, with the worker threads' ids. Nothing on CUDA. */
+void rl_observer_edge(void *arg, int which, const int *tids, int ntids);
+/* The reading over [t0, t1] (rl_now_s() times; NVML only). */
+void rl_observer_read(rl_observer *o, double t0, double t1, rl_reading *out);
+void rl_observer_describe(const rl_observer *o, char *buf, size_t len);
+void rl_observer_close(rl_observer *o);
 
 #ifdef __cplusplus
 }

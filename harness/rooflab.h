@@ -353,6 +353,15 @@ double rl_point_mfu(rl_ctx *ctx, const rl_point *p);
  * experiment's compare keys, for messages. */
 void rl_point_key(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
 
+/* A console table of rows that are not points (summaries, models), with
+ * the header and the rows from one column list, so they cannot disagree:
+ * a heading and a printf conversion each ("%8.1f", "%-13s", "%5d"), ended
+ * by {0}. A row passes one value per column: a double for f, g or e, an
+ * int for d, a string for s. A NaN, NULL or empty value prints "-". */
+typedef struct rl_grid_column { const char *head, *fmt; } rl_grid_column;
+void rl_grid_header(const rl_grid_column *cols);
+void rl_grid_row(const rl_grid_column *cols, ...);
+
 /* Ready-made columns: {"variant", "variant", "%-20s", .str = rl_col_variant}. */
 const char *rl_col_variant(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
 const char *rl_col_level(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);

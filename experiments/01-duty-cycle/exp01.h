@@ -1,8 +1,8 @@
 /*
  * exp01.h -- what experiment 01's files share: the variants' buffers on
- * the device (setup.c: buffers, validation, and the observer that reads
- * NVML or the operating system), the sweeps (main.c) and the verdicts
- * (verdicts.c).
+ * the device (setup.c: buffers and validation), the sweeps (main.c, with
+ * the harness's observer, which reads NVML or the operating system) and
+ * the verdicts (verdicts.c).
  */
 #ifndef EXP01_H
 #define EXP01_H
@@ -11,31 +11,7 @@
 #include "rl_probes.h"
 #include "rooflab.h"
 
-enum { MAX_CPU_WORKERS = 256 };
-
-/* What the monitoring tool said about one window of time. */
-typedef struct reading {
-    double util_pct;        /* CUDA: utilization.gpu. CPU: the workers' busy time (top -H) */
-    double util_mem_pct;    /* CUDA: utilization.memory. CPU: none */
-    double units_busy_pct;  /* CUDA: GPM SM_UTIL. CPU: process CPU time / (cores x wall) */
-    double occupancy_pct, tensor_pct, dram_bw_pct; /* GPM, CUDA only */
-    double mem_used, mem_total; /* CUDA: memory.used/total. CPU: resident set, RAM */
-    double sm_clock_mhz;
-    int util_samples;
-    char util_source[64], gpm_status[96], note[256];
-} reading;
-
-/* Reads NVML (through the harness's sampler thread) on CUDA, and the
- * kernel's per-thread busy time (/proc) on the CPU. */
-typedef struct observer {
-    rl_ctx *ctx;
-    rl_nvml_sampler *nvml;
-    char nvml_why[256];
-    int ntids;
-    double t[2], proc[2];                  /* at the window's two edges */
-    double thread_busy[2][MAX_CPU_WORKERS];
-    double rss;
-} observer;
+enum { MAX_CPU_WORKERS = RL_OBSERVER_MAX_THREADS }; /* the observer reads each one */
 
 /* Whether the variant has this role (busy.h: compute, latency, bandwidth). */
 bool role_is(const busy_variant *v, const char *role);
@@ -66,7 +42,7 @@ typedef struct point {
     double duty, alloc_bytes;
     double duty_measured, duty_min, duty_max, window_s, work, work_per_s;
     long long bursts;
-    reading rd;
+    rl_reading rd;
     bool ok;
 } point;
 
@@ -85,11 +61,8 @@ const busy_ops *ops_of(const rl_ctx *ctx, const busy_variant *v);
 busy_args variant_args(buffers *b, const busy_variant *v, int workers, double duty,
                        double period_s);
 
-void observer_open(observer *o, rl_ctx *ctx);
-void observer_edge(void *arg, int which, const int *tids, int ntids);
-void observer_read(observer *o, const busy_result *r, reading *out);
-void observer_describe(observer *o, char *buf, size_t len);
-void observer_close(observer *o);
+/* The GPU's PCI bus id for the observer (NULL on the CPU). */
+const char *observed_gpu(rl_ctx *ctx, char pci[32]);
 
 /* Device memory held idle: allocated and written once. */
 void *idle_allocation(rl_ctx *ctx, double *bytes);

@@ -66,7 +66,7 @@ enum { MAX_POINTS = 64 };
 typedef struct run {
     rl_ctx *ctx;
     buffers w;
-    observer obs;
+    rl_observer obs;
     double settle_s, hold_s, period_s;
     int units;              /* SMs or logical CPUs: "the full device" */
     bool counting;          /* planning: measure() only counts the points */
@@ -111,9 +111,9 @@ static point *measure(run *r, const char *sweep, const busy_variant *v, int work
     busy_result res;
     ops_of(r->ctx, v)->run(&a, r->settle_s, &res); /* NVML's last sample period sees this load too */
     busy_result_free(&res);
-    a.edge = observer_edge, a.edge_arg = &r->obs;
+    a.edge = rl_observer_edge, a.edge_arg = &r->obs;
     ops_of(r->ctx, v)->run(&a, r->hold_s, &res);
-    observer_read(&r->obs, &res, &p->rd);
+    rl_observer_read(&r->obs, res.t0, res.t1, &p->rd);
     duty_of(p, &res);
     p->bursts = res.bursts;
     p->work = res.work;
@@ -233,7 +233,7 @@ static double work_fraction(const point *p, double full)
 static void write_row(run *r, const point *p, double full)
 {
     rl_ctx *ctx = r->ctx;
-    const reading *d = &p->rd;
+    const rl_reading *d = &p->rd;
     rl_set_str(ctx, "sweep", p->sweep);
     rl_set_str(ctx, "variant", p->name);
     rl_set_int(ctx, "number", p->v->number);
@@ -276,23 +276,18 @@ static void write_row(run *r, const point *p, double full)
     rl_end_row(ctx);
 }
 
-/* A number for the table, or "-" where this backend has no such reading. */
-static const char *cell(char buf[24], const char *fmt, double v)
-{
-    if (isnan(v))
-        return "-";
-    snprintf(buf, 24, fmt, v);
-    return buf;
-}
-
 /* The console table: the tool's readings beside the duty cycle from the
  * timestamps and the work done ("-" where this backend has no reading). */
 static void print_table(const run *r, double full)
 {
     bool gpu = r->ctx->kind == RL_CUDA;
-    printf("\n  %-11s %-15s %7s %8s %10s %7s %10s %9s %10s %13s %11s\n", "sweep", "variant",
-           gpu ? "blocks" : "threads", "target %", "measured %", gpu ? "util %" : "busy %",
-           "mem util %", gpu ? "SM_UTIL %" : "machine %", "work/s", "work fraction", "memory used");
+    const rl_grid_column cols[] = {
+        {"sweep", "%-11s"}, {"variant", "%-15s"}, {gpu ? "blocks" : "threads", "%7d"},
+        {"target %", "%8.0f"}, {"measured %", "%10.1f"}, {gpu ? "util %" : "busy %", "%7.1f"},
+        {"mem util %", "%10.1f"}, {gpu ? "SM_UTIL %" : "machine %", "%9.1f"}, {"work/s", "%10.3g"},
+        {"work fraction", "%13.3f"}, {"memory used", "%11s"}, {0}};
+    printf("\n");
+    rl_grid_header(cols);
     for (int i = 0; i < r->npts; i++) {
         const point *p = &r->pts[i];
         if (!p->ok) {
@@ -302,12 +297,9 @@ static void print_table(const run *r, double full)
         }
         char used[32];
         rl_format_bytes(p->rd.mem_used, used, sizeof used);
-        char c[4][24];
-        printf("  %-11s %-15s %7d %8.0f %10.1f %7s %10s %9s %10.3g %13s %11s\n", p->sweep, p->name,
-               p->workers, 100 * p->duty, 100 * p->duty_measured,
-               cell(c[0], "%.1f", p->rd.util_pct), cell(c[1], "%.1f", p->rd.util_mem_pct),
-               cell(c[2], "%.1f", p->rd.units_busy_pct), p->work_per_s,
-               cell(c[3], "%.3f", work_fraction(p, full)), used);
+        rl_grid_row(cols, p->sweep, p->name, p->workers, 100 * p->duty, 100 * p->duty_measured,
+                    p->rd.util_pct, p->rd.util_mem_pct, p->rd.units_busy_pct, p->work_per_s,
+                    work_fraction(p, full), used);
     }
     fflush(stdout);
 }
@@ -359,9 +351,10 @@ int main(int argc, char **argv)
     const rl_ceilings *ceil = rl_ceilings_get(ctx);
 
     buffers_open(&r->w, ctx);
-    observer_open(&r->obs, ctx);
+    char pci[32];
+    rl_observer_open(&r->obs, ctx, observed_gpu(ctx, pci));
     char buf[512];
-    observer_describe(&r->obs, buf, sizeof buf);
+    rl_observer_describe(&r->obs, buf, sizeof buf);
     printf("observer    %s\n", buf);
     for (const busy_variant *v = busy_variants; v->name; v++)
         if (runs(r, v) && !validate_variant(&r->w, v)) {
@@ -379,7 +372,7 @@ int main(int argc, char **argv)
     plan(r);
     run_sweeps(r);
     rl_progress_clear();
-    observer_describe(&r->obs, buf, sizeof buf); /* now with NVML's sample period */
+    rl_observer_describe(&r->obs, buf, sizeof buf); /* now with NVML's sample period */
     rl_meta(ctx, "observer", "%s", buf);
 
     double overload = rl_record_host_load(ctx, load_start);
@@ -393,7 +386,7 @@ int main(int argc, char **argv)
     print_table(r, full);
     judge(ctx, r->pts, r->npts, r->units, full, ceil->bw[RL_DRAM][RL_READ].best, r->w.bytes_per_hop);
 
-    observer_close(&r->obs);
+    rl_observer_close(&r->obs);
     buffers_close(&r->w);
     free(r);
     return rl_end(ctx);

@@ -1,8 +1,7 @@
 /*
- * setup.c -- experiment 01's buffers, validation, and the observer: the
- * monitoring tool whose reading the experiment puts on trial (NVML on the
- * GPU, the kernel's per-thread CPU time on the CPU). Each variant's role
+ * setup.c -- experiment 01's buffers and validation. Each variant's role
  * (kernels/busy.c) says what its lanes start from and how it is checked.
+ * The monitoring tool on trial is the harness's observer (observer.c).
  */
 #include "exp01.h"
 
@@ -193,93 +192,11 @@ void *idle_allocation(rl_ctx *ctx, double *bytes)
     return p;
 }
 
-/* ---- the observer ---------------------------------------------------------- */
-
-void observer_open(observer *o, rl_ctx *ctx)
+const char *observed_gpu(rl_ctx *ctx, char pci[32])
 {
-    *o = (observer){.ctx = ctx};
     if (ctx->kind != RL_CUDA)
-        return;
-    char pci[32];
+        return NULL;
     double free_b, total_b;
-    busy_device(pci, sizeof pci, &free_b, &total_b);
-    o->nvml = rl_nvml_sampler_start(pci, 0.05, o->nvml_why, sizeof o->nvml_why);
-}
-
-void observer_edge(void *arg, int which, const int *tids, int ntids)
-{
-    observer *o = arg;
-    if (o->ctx->kind == RL_CUDA)
-        return; /* NVML's thread samples on its own; the window is in busy_result */
-    o->ntids = ntids < MAX_CPU_WORKERS ? ntids : MAX_CPU_WORKERS;
-    for (int i = 0; i < o->ntids; i++)
-        o->thread_busy[which][i] = rl_cpu_busy_s(tids[i]);
-    o->proc[which] = rl_cpu_busy_s(0);
-    o->t[which] = rl_now_s();
-    if (which == 1)
-        o->rss = rl_process_rss_bytes();
-}
-
-static void read_nvml(observer *o, const busy_result *r, reading *out)
-{
-    if (!o->nvml) {
-        snprintf(out->util_source, sizeof out->util_source, "not available");
-        snprintf(out->gpm_status, sizeof out->gpm_status, "not available");
-        snprintf(out->note, sizeof out->note, "%s", o->nvml_why);
-        return;
-    }
-    rl_nvml_window nw;
-    rl_nvml_sampler_window(o->nvml, r->t0, r->t1, &nw);
-    out->util_pct = nw.util_gpu_pct;
-    out->util_mem_pct = nw.util_mem_pct;
-    out->util_samples = nw.util_samples;
-    out->units_busy_pct = nw.gpm_sm_util_pct;
-    out->occupancy_pct = nw.gpm_sm_occupancy_pct;
-    out->tensor_pct = nw.gpm_any_tensor_util_pct;
-    out->dram_bw_pct = nw.gpm_dram_bw_util_pct;
-    out->mem_used = nw.mem_used_bytes;
-    out->mem_total = nw.mem_total_bytes;
-    out->sm_clock_mhz = nw.sm_clock_mhz;
-    snprintf(out->util_source, sizeof out->util_source, "%s", nw.util_source);
-    snprintf(out->gpm_status, sizeof out->gpm_status, "%s", nw.gpm_status);
-    snprintf(out->note, sizeof out->note, "%s", nw.note);
-}
-
-void observer_read(observer *o, const busy_result *r, reading *out)
-{
-    *out = (reading){.util_pct = NAN, .util_mem_pct = NAN, .units_busy_pct = NAN,
-                     .occupancy_pct = NAN, .tensor_pct = NAN, .dram_bw_pct = NAN,
-                     .mem_used = NAN, .mem_total = NAN, .sm_clock_mhz = NAN};
-    if (o->ctx->kind == RL_CUDA) {
-        read_nvml(o, r, out);
-        return;
-    }
-    double wall = o->t[1] - o->t[0], busy = 0;
-    for (int i = 0; i < o->ntids; i++)
-        busy += o->thread_busy[1][i] - o->thread_busy[0][i];
-    out->util_pct = o->ntids ? 100 * busy / o->ntids / wall : NAN;
-    out->units_busy_pct = 100 * (o->proc[1] - o->proc[0]) / (o->ctx->dev->threads * wall);
-    out->mem_used = o->rss;
-    out->mem_total = rl_host_ram_bytes();
-    out->util_samples = 2;
-    snprintf(out->util_source, sizeof out->util_source, "/proc/self/task/<tid>/stat");
-    snprintf(out->gpm_status, sizeof out->gpm_status, "n/a (CPU backend)");
-}
-
-void observer_describe(observer *o, char *buf, size_t len)
-{
-    if (o->ctx->kind != RL_CUDA)
-        snprintf(buf, len, "CPU: each worker thread's utime + stime from /proc/self/task/<tid>/stat "
-                 "(what top -H shows), the process's from /proc/self/stat, read at the window's "
-                 "two ends; resident memory from /proc/self/statm");
-    else if (o->nvml)
-        rl_nvml_sampler_describe(o->nvml, buf, len);
-    else
-        snprintf(buf, len, "%s", o->nvml_why);
-}
-
-void observer_close(observer *o)
-{
-    rl_nvml_sampler_stop(o->nvml);
-    o->nvml = NULL;
+    busy_device(pci, 32, &free_b, &total_b);
+    return pci;
 }

@@ -134,40 +134,42 @@ void write_published_rows(rl_ctx *ctx)
 
 static void print_measured(rl_ctx *ctx, const rl_points *pts, const model *m)
 {
+    static const rl_grid_column COLS[] = {
+        {"format", "%-6s"}, {"bits/w", "%8.6g"}, {"size MiB", "%10.1f"}, {"prefill t/s", "%12.1f"},
+        {"decode t/s", "%11.1f"}, {"variant", "%-13s"}, {"size x dec GB/s", "%15.1f"},
+        {"ceiling t/s", "%12.1f"}, {"level", "%-8s"}, {"MBU", "%6.2f"}, {0}};
     printf("\n  each format's fastest valid decode variant, and its prefill\n");
-    printf("  %-6s %8s %10s %12s %11s %-13s %15s %12s %-8s %6s\n", "format", "bits/w", "size MiB",
-           "prefill t/s", "decode t/s", "variant", "size x dec GB/s", "ceiling t/s", "level", "MBU");
+    rl_grid_header(COLS);
     for (quant_format f = 0; f < QF_COUNT; f++) {
         const rl_point *d = best_decode(pts, f);
         rl_roof roof = model_roof(ctx, m, f);
-        printf("  %-6s %8.6g %10.1f %12.1f %11.1f %-13s %15.1f %12.1f %-8s %6.2f\n",
-               quant_formats[f].name, quant_bits_per_weight(f), model_bytes(m, f) / 1048576.0,
-               tps(best_prefill(pts, f)), tps(d), d ? d->variant->name : "-", gbps(d),
-               rl_tokens_per_s_ceiling(roof.gbps * 1e9, model_bytes(m, f)), roof.name,
-               decode_mbu(ctx, pts, f));
+        rl_grid_row(COLS, quant_formats[f].name, quant_bits_per_weight(f),
+                    model_bytes(m, f) / 1048576.0, tps(best_prefill(pts, f)), tps(d),
+                    d ? d->variant->name : NULL, gbps(d),
+                    rl_tokens_per_s_ceiling(roof.gbps * 1e9, model_bytes(m, f)), roof.name,
+                    decode_mbu(ctx, pts, f));
     }
 }
 
 static void print_published(const rl_points *pts, const model *m)
 {
+    static const rl_grid_column COLS[] = {
+        {"format", "%-6s"}, {"size", "%8.3f"}, {"decode", "%8.2f"}, {"prefill", "%8.2f"},
+        {"peer", "%-7s"}, {"size", "%8.3f"}, {"decode", "%8.2f"}, {"prefill", "%8.2f"}, {0}};
     rl_table *t = read_published();
     if (!t)
         return;
     int f16 = find_published(t, "F16");
     printf("\n  relative to F16: this run vs llama.cpp's published table (Llama-3.1-8B, another machine)\n");
-    printf("  %-6s %8s %8s %8s   %-7s %8s %8s %8s\n", "format", "size", "decode", "prefill",
-           "peer", "size", "decode", "prefill");
+    rl_grid_header(COLS);
     for (quant_format f = 0; f < QF_COUNT; f++) {
         int p = find_published(t, PEERS[f]);
-        printf("  %-6s %8.3f %8.2f %8.2f   %-7s", quant_formats[f].name,
-               model_bytes(m, f) / model_bytes(m, QF_F16), tps(best_decode(pts, f)) /
-               tps(best_decode(pts, QF_F16)), tps(best_prefill(pts, f)) /
-               tps(best_prefill(pts, QF_F16)), PEERS[f]);
-        if (p >= 0)
-            printf(" %8.3f %8.2f %8.2f", pub(t, p, "size_gib") / pub(t, f16, "size_gib"),
-                   pub(t, p, "decode_tps") / pub(t, f16, "decode_tps"),
-                   pub(t, p, "prefill_tps") / pub(t, f16, "prefill_tps"));
-        printf("\n");
+        rl_grid_row(COLS, quant_formats[f].name, model_bytes(m, f) / model_bytes(m, QF_F16),
+                    tps(best_decode(pts, f)) / tps(best_decode(pts, QF_F16)),
+                    tps(best_prefill(pts, f)) / tps(best_prefill(pts, QF_F16)), PEERS[f],
+                    pub(t, p, "size_gib") / pub(t, f16, "size_gib"),
+                    pub(t, p, "decode_tps") / pub(t, f16, "decode_tps"),
+                    pub(t, p, "prefill_tps") / pub(t, f16, "prefill_tps"));
     }
     rl_table_free(t);
 }
@@ -213,25 +215,31 @@ void print_tables(rl_ctx *ctx, const rl_points *pts, const model *m)
 
 /* ---- verdicts ---------------------------------------------------------------------- */
 
-/* Which formats fell behind F16's bandwidth on decode, from the measurement:
- * below three quarters of F16's bytes per second, something other than the
- * bytes (the decode's instructions, or fixed per-step costs) set the time. */
+/* Why the quantized formats fall behind F16's bytes per second, read from
+ * the shape of the gap over q8..q4: GB/s that falls as the bits fall means
+ * a cost per weight (compute: decoding, not reading, sets the time); GB/s
+ * that stays level below F16's means a cost per byte of the quantized path. */
 static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len)
 {
-    double ref = gbps(best_decode(pts, QF_F16));
+    double ref = gbps(best_decode(pts, QF_F16)), lo = INFINITY, hi = 0;
     size_t used = (size_t)snprintf(buf, len, "MBU (fastest variant)");
-    char slow[64] = "";
-    for (int f = 0; f < QF_COUNT && used < len; f++) {
-        const rl_point *p = best_decode(pts, f);
+    for (int f = 0; f < QF_COUNT && used < len; f++)
         used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name,
                                  decode_mbu(ctx, pts, f));
-        if (gbps(p) < 0.75 * ref)
-            snprintf(slow + strlen(slow), sizeof slow - strlen(slow), " %s", quant_formats[f].name);
-    }
-    if (slow[0] && used < len)
-        snprintf(buf + used, len - used, "; below 3/4 of F16's GB/s:%s, %s", slow,
-                 ctx->kind == RL_CUDA ? "fixed per-step costs or the decode's instructions"
-                                      : "compute-bound: decoding, not reading, sets the time");
+    for (int f = QF_Q8; f <= QF_Q4; f++)
+        lo = fmin(lo, gbps(best_decode(pts, f))), hi = fmax(hi, gbps(best_decode(pts, f)));
+    if (!(hi > 0) || used >= len || hi >= 0.85 * ref)
+        return;
+    double q8 = gbps(best_decode(pts, QF_Q8)), q4 = gbps(best_decode(pts, QF_Q4));
+    if (q4 < 0.8 * q8)
+        snprintf(buf + used, len - used, "; GB/s falls with the bits (q4 %.2f of q8's): a cost "
+                 "per weight, %s", q4 / q8, ctx->kind == RL_CUDA ?
+                 "fixed per-step costs or the decode's instructions" :
+                 "compute-bound: decoding, not reading, sets the time");
+    else
+        snprintf(buf + used, len - used, "; q8 to q4 read at one level, %.2f-%.2f of F16's GB/s, "
+                 "whatever the bits: a cost per byte of the quantized path, not compute per "
+                 "weight", lo / ref, hi / ref);
 }
 
 /* Where the judged formats' weights live: "DRAM", or "LLC" when they all
@@ -271,7 +279,7 @@ static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi,
 void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
 {
     const rl_claim *c = EXP03_CLAIMS;
-    char note[400], regime[300], where[64], measured[64];
+    char note[600], regime[400], where[64], measured[64];
     decode_regime(ctx, pts, regime, sizeof regime);
     judged_levels(ctx, m, where, sizeof where);
     snprintf(note, sizeof note, "weights in %s; %s", where, regime);
