@@ -228,7 +228,7 @@ static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t l
                                  decode_mbu(ctx, pts, f));
     for (int f = QF_Q8; f <= QF_Q4; f++)
         lo = fmin(lo, gbps(best_decode(pts, f))), hi = fmax(hi, gbps(best_decode(pts, f)));
-    if (!(hi > 0) || used >= len || hi >= 0.85 * ref)
+    if (!(hi > 0) || used >= len || lo >= 0.85 * ref)
         return;
     double q8 = gbps(best_decode(pts, QF_Q8)), q4 = gbps(best_decode(pts, QF_Q4));
     if (q4 < 0.8 * q8)
