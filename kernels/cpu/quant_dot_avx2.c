@@ -296,28 +296,34 @@ static inline __attribute__((always_inline)) void rows_simd(quant_format f, floa
         y[r] = hsum(acc[r]);
 }
 
-/* One function per format, so that the switches above fold away: QDOT_ROWS
- * rows at a time, the rest one by one. One: with the prefetch, 2 and 4 rows
- * measured no faster on the 2-core Zen 3 (within its DRAM's +-15 % drift). */
+/* One function per format, so that the switches above fold away: ROWS
+ * rows at a time, the rest one by one. Measured on the 2-core Zen 3 (4096 x
+ * 14336, hot, --matrix, three interleaved rounds, speed over the same run's
+ * F16): q8 1.45x with 1 row, 1.44x with 2, 1.71x with 4; every other format
+ * fastest with 1 (q4 3.10x, 2.33x, 2.71x), where more rows spill registers.
+ * q8's blocks hold the most bytes per weight: more misses in flight pay. */
 #ifndef QDOT_ROWS
 #define QDOT_ROWS 1
 #endif
-#define ROWS_SIMD(fmt, F)                                                                \
+#ifndef QDOT_ROWS_Q8
+#define QDOT_ROWS_Q8 4
+#endif
+#define ROWS_SIMD(fmt, F, ROWS)                                                          \
     static void rows_simd_##fmt(float *y, const void *w, size_t row_bytes, int nrows,   \
                                 const quant_x8 *x, int blocks)                          \
     {                                                                                    \
         int r = 0;                                                                       \
-        for (; r + QDOT_ROWS <= nrows; r += QDOT_ROWS)                                   \
-            rows_simd(F, y + r, (const char *)w + r * row_bytes, row_bytes, QDOT_ROWS,   \
-                      x, blocks);                                                        \
+        for (; r + (ROWS) <= nrows; r += (ROWS))                                         \
+            rows_simd(F, y + r, (const char *)w + r * row_bytes, row_bytes, (ROWS), x,   \
+                      blocks);                                                           \
         for (; r < nrows; r++)                                                           \
             rows_simd(F, y + r, (const char *)w + r * row_bytes, row_bytes, 1, x, blocks); \
     }
-ROWS_SIMD(q8, QF_Q8)
-ROWS_SIMD(q6, QF_Q6)
-ROWS_SIMD(q5, QF_Q5)
-ROWS_SIMD(q4, QF_Q4)
-ROWS_SIMD(q2, QF_Q2)
+ROWS_SIMD(q8, QF_Q8, QDOT_ROWS_Q8)
+ROWS_SIMD(q6, QF_Q6, QDOT_ROWS)
+ROWS_SIMD(q5, QF_Q5, QDOT_ROWS)
+ROWS_SIMD(q4, QF_Q4, QDOT_ROWS)
+ROWS_SIMD(q2, QF_Q2, QDOT_ROWS)
 
 quant_dot_rows quant_dot_simd(quant_format f)
 {
