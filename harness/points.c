@@ -83,6 +83,10 @@ void rl_point_validate(rl_ctx *ctx, rl_point *p)
     if (p->state != RL_POINT_DECLARED)
         return;
     rl_check c = check_point(ctx, p);
+    if (p->frees_want) { /* a large reference lives only while its point is checked */
+        rl_host_free((void *)p->want);
+        p->want = NULL;
+    }
     p->max_abs_err = c.max_abs_err;
     if (c.ok) {
         p->state = RL_POINT_VALID;

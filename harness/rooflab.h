@@ -301,6 +301,7 @@ struct rl_point {
     void *check_arg;
     bool in_place;
     void (*prepare)(rl_ctx *ctx, rl_point *p);
+    bool frees_want; /* want came from rl_host_alloc in prepare: freed after the check */
     /* What one call moves: counted bytes (read + written) and FLOPs, the
      * working set, its access pattern; extra_s: a fixed cost per call the
      * roofline does not see (launches), for the plan only. */

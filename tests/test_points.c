@@ -117,6 +117,25 @@ Test(points, in_place_outputs_keep_the_prepared_input)
     cr_assert_eq(q.state, RL_POINT_FAILED);
 }
 
+static void prepare_owned(rl_ctx *ctx, rl_point *p)
+{
+    prepare_job(ctx, p);
+    double *copy = rl_host_alloc(N * sizeof(double));
+    memcpy(copy, want, sizeof want);
+    p->want = copy;
+}
+
+Test(points, a_want_the_point_frees_is_gone_after_the_check)
+{
+    rl_ctx ctx = open_ctx();
+    job j = {.out = rl_alloc(ctx.be, N * sizeof(float)), .n = N};
+    rl_point p = point_for(&j);
+    p.prepare = prepare_owned, p.frees_want = true;
+    rl_point_validate(&ctx, &p);
+    cr_assert_eq(p.state, RL_POINT_VALID, "%s", p.why);
+    cr_assert_null(p.want, "freed and cleared once checked");
+}
+
 /* ---- lookups ------------------------------------------------------------------- */
 
 static const kernel_variant FAST = {1, "fast", "", "fast_role"}, SLOW = {2, "slow", "", NULL};

@@ -49,17 +49,17 @@ static double col_ceiling(rl_ctx *ctx, const rl_point *p)
     return rl_tokens_per_s_ceiling(rl_point_roof(ctx, p).gbps * 1e9, p->bytes);
 }
 
+static bool f16_of_group(const rl_point *q, const void *p)
+{
+    return q->group == ((const rl_point *)p)->group && step_of(q)->f == QF_F16;
+}
+
 /* Against F16 in the same group (the same variant, timed with it). */
 double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p)
 {
     (void)ctx;
-    const rl_points *all = step_of(p)->all;
-    for (int i = 0; i < all->n; i++) {
-        const rl_point *q = &all->v[i];
-        if (q->group == p->group && step_of(q)->f == QF_F16 && rl_point_timed(q))
-            return q->seconds / p->seconds;
-    }
-    return NAN;
+    const rl_point *f16 = rl_points_find(step_of(p)->all, NULL, f16_of_group, p);
+    return f16 ? f16->seconds / p->seconds : NAN;
 }
 
 static const rl_column COLUMNS[] = {

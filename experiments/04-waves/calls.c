@@ -76,26 +76,6 @@ static void run_call(void *arg)
     c->impl->launch(&c->g);
 }
 
-/* A zero vocab or tile_m means none: those columns stay empty. */
-rl_point *call_add(rl_ctx *ctx, rl_points *pts, const call *c, const gemm_variant *v, int group)
-{
-    call *copy = malloc(sizeof *copy);
-    if (!copy)
-        rl_die(RL_EXIT_FAILED, "out of memory for a point");
-    *copy = *c;
-    copy->impl = impl_of(ctx, v);
-    copy->model_us = copy->speedup = NAN;
-    if (!copy->vocab)
-        copy->vocab = NAN;
-    if (!copy->w.tile_m)
-        copy->w = (wave_columns){NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
-    const gemm_args *g = &c->g;
-    return rl_points_add(pts, &(rl_point){
-        .variant = KERNEL_VARIANT(v), .group = group, .run = run_call, .arg = copy, .data = copy,
-        .count = (size_t)g->m * (size_t)g->n, .atol = gemm_atol(g->k), .rtol = GEMM_RTOL,
-        .flops = rl_gemm_flops(g->m, g->n, g->k)});
-}
-
 /* The expected m x n output, in double precision. */
 static double *reference_for(const call *c)
 {
@@ -114,28 +94,47 @@ static double *reference_for(const call *c)
     return want;
 }
 
-/* Every call writes one output, sized for the largest. A point's
- * reference exists only while it is validated: all of them at once would
- * not fit in memory. */
+/* Before validation: the operands in the variant's input format, and the
+ * reference, which the harness frees once the point is checked (all of
+ * them at once would not fit in memory). */
+static void prepare_call(rl_ctx *ctx, rl_point *p)
+{
+    call *c = p->arg;
+    c->g.a = operand_for(ctx, c->a, c->impl);
+    c->g.b = operand_for(ctx, c->b, c->impl);
+    c->g.stream = rl_stream(ctx->be);
+    p->want = reference_for(c);
+}
+
+/* A zero vocab or tile_m means none: those columns stay empty. */
+rl_point *call_add(rl_ctx *ctx, rl_points *pts, const call *c, const gemm_variant *v, int group)
+{
+    call *copy = malloc(sizeof *copy);
+    if (!copy)
+        rl_die(RL_EXIT_FAILED, "out of memory for a point");
+    *copy = *c;
+    copy->impl = impl_of(ctx, v);
+    copy->model_us = copy->speedup = NAN;
+    if (!copy->vocab)
+        copy->vocab = NAN;
+    if (!copy->w.tile_m)
+        copy->w = (wave_columns){NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    const gemm_args *g = &c->g;
+    return rl_points_add(pts, &(rl_point){
+        .variant = KERNEL_VARIANT(v), .group = group, .run = run_call, .arg = copy, .data = copy,
+        .count = (size_t)g->m * (size_t)g->n, .atol = gemm_atol(g->k), .rtol = GEMM_RTOL,
+        .prepare = prepare_call, .frees_want = true, .flops = rl_gemm_flops(g->m, g->n, g->k)});
+}
+
+/* Every call writes one output, sized for the largest. */
 void calls_measure(rl_ctx *ctx, rl_points *pts)
 {
     size_t most = 1;
     for (int i = 0; i < pts->n; i++)
         most = pts->v[i].count > most ? pts->v[i].count : most;
     float *out = rl_alloc(ctx->be, most * sizeof(float));
-    for (int i = 0; i < pts->n; i++) {
-        rl_point *p = &pts->v[i];
-        call *c = p->arg;
-        c->g.a = operand_for(ctx, c->a, c->impl);
-        c->g.b = operand_for(ctx, c->b, c->impl);
-        c->g.c = p->out = out;
-        c->g.stream = rl_stream(ctx->be);
-        double *want = reference_for(c);
-        p->want = want;
-        rl_point_validate(ctx, p);
-        p->want = NULL;
-        rl_host_free(want);
-    }
+    for (int i = 0; i < pts->n; i++)
+        pts->v[i].out = ((call *)pts->v[i].arg)->g.c = out;
     rl_points_measure(ctx, pts);
     rl_free(ctx->be, out);
 }
