@@ -153,13 +153,18 @@ static int width_of(const char *fmt)
     return p ? abs(atoi(p + 1 + (p[1] == '-'))) : 8;
 }
 
+/* Text in a column's width, aligned as its format aligns its values. */
+static void print_padded(const char *fmt, const char *text)
+{
+    printf(" %*s", fmt && strchr(fmt, '-') ? -width_of(fmt) : width_of(fmt), text);
+}
+
 static void print_header(const rl_column *table)
 {
     printf("\n ");
     for (const rl_column *c = table; c->name || c->head; c++)
         if (c->head)
-            printf(" %*s", c->fmt && strchr(c->fmt, '-') ? -width_of(c->fmt) : width_of(c->fmt),
-                   c->head);
+            print_padded(c->fmt, c->head);
     printf("\n");
 }
 
@@ -309,16 +314,11 @@ static char conversion_of(const char *fmt)
     return n ? fmt[n - 1] : 0;
 }
 
-static void print_dash(const char *fmt)
-{
-    printf(strchr(fmt, '-') ? "%-*s" : "%*s", width_of(fmt), "-");
-}
-
 void rl_grid_header(const rl_grid_column *cols)
 {
     printf(" ");
     for (const rl_grid_column *c = cols; c->head; c++)
-        printf(strchr(c->fmt, '-') ? " %-*s" : " %*s", width_of(c->fmt), c->head);
+        print_padded(c->fmt, c->head);
     printf("\n");
 }
 
@@ -328,19 +328,21 @@ void rl_grid_row(const rl_grid_column *cols, ...)
     va_start(ap, cols);
     printf(" ");
     for (const rl_grid_column *c = cols; c->head; c++) {
-        printf(" ");
         char conv = conversion_of(c->fmt);
         if (conv == 's') {
             const char *s = va_arg(ap, const char *);
-            printf(c->fmt, s && *s ? s : "-");
+            print_padded(c->fmt, s && *s ? s : "-");
         } else if (conv == 'd') {
+            printf(" ");
             printf(c->fmt, va_arg(ap, int));
         } else {
             double v = va_arg(ap, double);
-            if (isfinite(v))
+            if (isfinite(v)) {
+                printf(" ");
                 printf(c->fmt, v);
-            else
-                print_dash(c->fmt);
+            } else {
+                print_padded(c->fmt, "-");
+            }
         }
     }
     va_end(ap);

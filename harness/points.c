@@ -55,16 +55,9 @@ static rl_check check_point(rl_ctx *ctx, rl_point *p)
                ctx->exp->id);
     void (*run)(void *) = p->check_run ? p->check_run : p->run;
     void *arg = p->check_run ? p->check_arg : p->arg;
-    if (p->in_place) {
-        run(arg);
-        rl_sync(ctx->be);
-        float *got = rl_host_alloc(p->count * sizeof(float));
-        rl_download(ctx->be, got, p->out, p->count * sizeof(float));
-        rl_check c = p->bound ? rl_compare_f32_bound(got, p->want, p->bound, p->count)
-                              : rl_compare_f32(got, p->want, p->count, p->atol, p->rtol);
-        rl_host_free(got);
-        return c;
-    }
+    if (p->in_place)
+        return rl_validate_f32_in_place(ctx->be, run, arg, p->out, p->count, p->want, p->bound,
+                                        p->atol, p->rtol);
     if (p->bound)
         return rl_validate_f32_bound(ctx->be, run, arg, p->out, p->count, p->want, p->bound);
     return rl_validate_f32(ctx->be, run, arg, p->out, p->count, p->want, p->atol, p->rtol);

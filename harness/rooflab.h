@@ -169,7 +169,6 @@ int rl_end(rl_ctx *ctx);
  * (RL_EXIT_FAILED when a kernel failed validation). */
 int rl_end_discard(rl_ctx *ctx);
 
-
 /* The largest working set a point may have: --max-bytes, or the mode's
  * default (quick 256 MiB, lab 3 GiB, full 8 GiB), at most a quarter of the
  * device's memory. Sweeps stop below it; a claim about device memory that

@@ -54,11 +54,14 @@ rl_check rl_compare_f32_bound(const float *got, const double *want, const double
     return compare(got, want, bound, n, 0, 0);
 }
 
-/* Poison, run once, download, compare: with a tolerance or a bound. */
+/* Poison (unless the call works in place), run once, download, compare:
+ * with a tolerance or a bound. */
 static rl_check validate(rl_backend *be, void (*work)(void *), void *arg, float *dev_out, size_t n,
-                         const double *want, const double *bound, double atol, double rtol)
+                         const double *want, const double *bound, double atol, double rtol,
+                         bool poison)
 {
-    rl_poison(be, dev_out, n * sizeof(float));
+    if (poison)
+        rl_poison(be, dev_out, n * sizeof(float));
     work(arg);
     rl_sync(be);
     float *host = rl_host_alloc(n * sizeof(float));
@@ -71,13 +74,20 @@ static rl_check validate(rl_backend *be, void (*work)(void *), void *arg, float 
 rl_check rl_validate_f32_bound(rl_backend *be, void (*work)(void *), void *arg, float *dev_out,
                                size_t n, const double *want, const double *bound)
 {
-    return validate(be, work, arg, dev_out, n, want, bound, 0, 0);
+    return validate(be, work, arg, dev_out, n, want, bound, 0, 0, true);
 }
 
 rl_check rl_validate_f32(rl_backend *be, void (*work)(void *), void *arg, float *dev_out,
                          size_t n, const double *want, double atol, double rtol)
 {
-    return validate(be, work, arg, dev_out, n, want, NULL, atol, rtol);
+    return validate(be, work, arg, dev_out, n, want, NULL, atol, rtol, true);
+}
+
+rl_check rl_validate_f32_in_place(rl_backend *be, void (*work)(void *), void *arg, float *dev_out,
+                                  size_t n, const double *want, const double *bound, double atol,
+                                  double rtol)
+{
+    return validate(be, work, arg, dev_out, n, want, bound, atol, rtol, false);
 }
 
 void rl_check_describe(const rl_check *c, char *buf, size_t len)
