@@ -37,9 +37,14 @@ links() { # pkg-config-name library program
         cflags=$(pkg-config --cflags "$1" 2>/dev/null || true)
         libs=$(pkg-config --libs "$1" 2>/dev/null || echo "-l$2")
     fi
+    # -L finds the library; the rpath (as the Makefile links) lets the
+    # linker find the bundle's libraries that library needs in turn (ld
+    # does not look for those in -L folders: libcriterion.so needs
+    # libgit2, which a bundle made on another release brings too).
     for d in "${RL_BUNDLE_ROOT:-/nonexistent}"/usr/lib/*/ "${RL_BUNDLE_ROOT:-/nonexistent}"/usr/lib/*/openblas-pthread/; do
-        [ -d "$d" ] && dirs="$dirs -L$d"
+        [ -d "$d" ] && dirs="$dirs -L$d -Wl,-rpath,$d"
     done
+    [ -n "$dirs" ] && dirs="$dirs -Wl,--disable-new-dtags"
     tmp=$(mktemp -d)
     # shellcheck disable=SC2086
     if printf '%s\n' "$3" | ${CC:-cc} $cflags ${RL_BUNDLE_CPPFLAGS:-} -x c - -o "$tmp/a.out" $dirs $libs \
@@ -132,7 +137,16 @@ no_charts() {
 
 if have_bundle; then
     only_gnuplot && no_charts "not in $BUNDLE/ either"
-    echo "rooflab: missing, and not in $BUNDLE/ either: ${missing[*]}" >&2
+    unpacked=() absent=()
+    for p in "${missing[@]}"; do
+        if grep -qx "$p" "$B/bundle-root/PACKAGES" 2>/dev/null; then unpacked+=("$p"); else absent+=("$p"); fi
+    done
+    # Unpacked, and still a program using it would not build: the bundle's
+    # libraries do not load here (made on another distribution?).
+    [ ${#unpacked[@]} -gt 0 ] &&
+        echo "rooflab: unpacked from $BUNDLE/ but a program using it does not build here: ${unpacked[*]}" \
+             "(was $BUNDLE/ made on this distribution and release?)" >&2
+    [ ${#absent[@]} -gt 0 ] && echo "rooflab: missing, and not in $BUNDLE/ either: ${absent[*]}" >&2
     echo "  make bundle (on a machine with package access) gets OpenBLAS, Criterion, gnuplot and pkg-config;" >&2
     echo "  the compiler, make and LaTeX come from the system" >&2
     exit 1
