@@ -129,15 +129,18 @@ static bool first_line_of(const char *cmd, char *buf, size_t len)
 void rl_git_describe(char *buf, size_t len)
 {
     char cmd[1200], commit[64], dirty[8];
+    /* A copy of the tree (a lent GPU machine gets one): the commit it was
+     * copied from, when the caller says so. It wins over a .git that came
+     * along: seen on an H200 lease, 2026-11-30, whose .git was older than
+     * the files beside it. */
+    const char *given = getenv("ROOFLAB_GIT_COMMIT");
+    if (given && *given) {
+        snprintf(buf, len, "%.64s (ROOFLAB_GIT_COMMIT: a copy, not a checkout)", given);
+        return;
+    }
     snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse --short=12 HEAD 2>/dev/null", rl_source_root());
     if (!first_line_of(cmd, commit, sizeof commit)) {
-        /* A copy of the tree without .git (a lent GPU machine gets one):
-         * the commit it was copied from, when the caller says so. */
-        const char *given = getenv("ROOFLAB_GIT_COMMIT");
-        if (given && *given)
-            snprintf(buf, len, "%.64s (ROOFLAB_GIT_COMMIT: a copy, not a checkout)", given);
-        else
-            snprintf(buf, len, "unknown (not a git checkout)");
+        snprintf(buf, len, "unknown (not a git checkout)");
         return;
     }
     /* Dirty means the code differs from the commit: results/ and plots/

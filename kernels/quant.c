@@ -21,11 +21,12 @@ const quant_variant quant_variants[] = {
      .cpu = quant_prefill_cpu, .cpu_scratch = quant_prefill_cpu_scratch,
      .cuda = CUDA_ONLY(quant_prefill_cuda), .cuda_scratch = CUDA_ONLY(quant_prefill_cuda_scratch),
      .cuda_rounds_to_fp16 = true},
-    /* CPU only: dp4a would be the GPU's counterpart */
     {.number = 3, .name = "gemv_int8", .role = "decode_int8", .phase = QUANT_DECODE,
      .what = "decode: x quantized to int8 once per call, integer dot products (AVX2 maddubs, "
-             "VNNI dpbusd), scales once per 32 weights; F16: gemv_fp16",
-     .cpu = quant_decode_int8_best, .cpu_scratch = quant_int8_scratch, .quantizes_x = true},
+             "VNNI dpbusd on the CPU; dp4a on the GPU, x in shared memory), scales once per "
+             "32 weights; F16: gemv_fp16",
+     .cpu = quant_decode_int8_best, .cpu_scratch = quant_int8_scratch,
+     .cuda = CUDA_ONLY(quant_decode_dp4a_cuda), .quantizes_x = true},
     {0},
 };
 

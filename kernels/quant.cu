@@ -9,6 +9,12 @@
  * as one 16-byte word, and accumulates in FP32. The F16 format runs
  * experiment 02's gemv_fp16.
  *
+ * Decode (variant 3): x is quantized to 8 bits in shared memory by each
+ * thread block (cpu/quant_dot.h's arithmetic: a scale per 32 values), and
+ * lane l computes its share of each block with dp4a (quant_dp4a.h: about
+ * one instruction per weight instead of five or six); the first blocks'
+ * weights are loaded before x is quantized, so that work hides under them.
+ *
  * Prefill (variant 2): a kernel dequantizes the whole matrix to FP16 (one
  * thread per eight weights, one 16-byte store each), then cuBLAS runs the
  * FP16 GEMM, as llama.cpp does for batches on the GPU. The FP16 matrix is
@@ -17,6 +23,7 @@
  */
 #include "check.h"
 #include "quant.h"
+#include "quant_dp4a.h"
 #include "warp.cuh"
 
 enum { BLOCK = 256, WARPS = BLOCK / 32 };
@@ -99,6 +106,152 @@ void quant_decode_dequant_cuda(const quant_args *a)
     case QF_Q5: decode_as<q5_block>(a); break;
     case QF_Q4: decode_as<q4_block>(a); break;
     default: decode_as<q2_block>(a); break;
+    }
+}
+
+/* ---- variant 3: x in 8 bits, dp4a ---------------------------------------------- */
+
+/* One name per format for quant_dp4a.h's lane functions. */
+__device__ __forceinline__ q8_lane lane_load(const q8_block *b, int l) { return q8_lane_load(b, l); }
+__device__ __forceinline__ q6_lane lane_load(const q6_block *b, int l) { return q6_lane_load(b, l); }
+__device__ __forceinline__ q5_lane lane_load(const q5_block *b, int l) { return q5_lane_load(b, l); }
+__device__ __forceinline__ q4_lane lane_load(const q4_block *b, int l) { return q4_lane_load(b, l); }
+__device__ __forceinline__ q2_lane lane_load(const q2_block *b, int l) { return q2_lane_load(b, l); }
+__device__ __forceinline__ float lane_dot(q8_lane w, const quant_x_lane *x) { return q8_lane_dot(w, x); }
+__device__ __forceinline__ float lane_dot(q6_lane w, const quant_x_lane *x) { return q6_lane_dot(w, x); }
+__device__ __forceinline__ float lane_dot(q5_lane w, const quant_x_lane *x) { return q5_lane_dot(w, x); }
+__device__ __forceinline__ float lane_dot(q4_lane w, const quant_x_lane *x) { return q4_lane_dot(w, x); }
+__device__ __forceinline__ float lane_dot(q2_lane w, const quant_x_lane *x) { return q2_lane_dot(w, x); }
+
+enum { DP4A_UNROLL = 4 }; /* blocks of each row whose loads are in flight together */
+
+/* x (nb blocks of 256 halves) to 8-bit integers in shared memory, in the
+ * lanes' order (word 32 b + l: x[256 b + 8 l ..], eight bytes), and one
+ * scale per 32 values: warp w takes blocks w, w + WARPS, ...; the four
+ * lanes of a group of 32 agree on its scale through two shuffles. The
+ * arithmetic is quant_x8_scale's and quant_x8_group's, rounding for
+ * rounding, so the CPU's error bound holds for these integers too. */
+__device__ __forceinline__ void quantize_x_shared(const uint4 *__restrict__ x, int nb, uint2 *xq, float *xd)
+{
+    int lane = threadIdx.x % 32;
+    for (int b = threadIdx.x / 32; b < nb; b += WARPS) {
+        float v[8], amax = 0.0f;
+        unpack8(__ldg(x + (size_t)b * 32 + lane), v);
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            amax = fmaxf(amax, fabsf(v[i]));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+        float d = __fdiv_rn(amax, 127.0f), id = d != 0.0f ? __frcp_rn(d) : 0.0f;
+        uint32_t word[2] = {0, 0};
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            int q = max(-127, min(127, __float2int_rn(__fmul_rn(v[i], id))));
+            word[i / 4] |= ((uint32_t)q & 0xffu) << (8 * (i % 4));
+        }
+        xq[(size_t)b * 32 + lane] = make_uint2(word[0], word[1]);
+        if ((lane & 3) == 0)
+            xd[(size_t)b * 8 + lane / 4] = d;
+    }
+}
+
+/* Loads lane's words of blocks b .. b + DP4A_UNROLL - 1 of each row. */
+template <typename Block, typename Lane, int R>
+__device__ __forceinline__ void load_lanes(Lane (&to)[R][DP4A_UNROLL], const Block *const (&wr)[R], int b, int nb,
+                                           int lane)
+{
+#pragma unroll
+    for (int r = 0; r < R; r++)
+#pragma unroll
+        for (int u = 0; u < DP4A_UNROLL; u++)
+            if (b + u < nb)
+                to[r][u] = lane_load(wr[r] + b + u, lane);
+}
+
+template <typename Block, int R>
+__global__ void __launch_bounds__(BLOCK)
+gemv_dp4a(float *__restrict__ y, const Block *__restrict__ w, const uint4 *__restrict__ x, int rows, int nb)
+{
+    extern __shared__ uint2 xq[]; /* nb * 32 words of integers, then nb * 8 scales */
+    float *xd = reinterpret_cast<float *>(xq + (size_t)nb * 32);
+    typedef decltype(lane_load(w, 0)) Lane;
+    int lane = threadIdx.x % 32, row0 = (blockIdx.x * WARPS + threadIdx.x / 32) * R;
+    bool active = row0 < rows;
+    const Block *wr[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) /* a missing last row reads the previous one, unused */
+        wr[r] = w + (size_t)min(row0 + r, rows - 1) * nb;
+    Lane cur[R][DP4A_UNROLL] = {};
+    if (active) /* the first weights are on their way while x is quantized */
+        load_lanes(cur, wr, 0, nb, lane);
+    quantize_x_shared(x, nb, xq, xd);
+    __syncthreads();
+    if (!active)
+        return;
+    float acc[R] = {};
+    for (int b = 0; b < nb; b += DP4A_UNROLL) {
+        Lane next[R][DP4A_UNROLL] = {};
+        bool more = b + DP4A_UNROLL < nb;
+        if (more)
+            load_lanes(next, wr, b + DP4A_UNROLL, nb, lane);
+#pragma unroll
+        for (int u = 0; u < DP4A_UNROLL; u++) {
+            if (b + u < nb) {
+                uint2 xv = xq[(size_t)(b + u) * 32 + lane];
+                quant_x_lane xl = quant_x_lane_make(xv.x, xv.y, xd[(size_t)(b + u) * 8 + lane / 4]);
+#pragma unroll
+                for (int r = 0; r < R; r++)
+                    acc[r] += lane_dot(cur[r][u], &xl);
+            }
+        }
+        if (more)
+#pragma unroll
+            for (int r = 0; r < R; r++)
+#pragma unroll
+                for (int u = 0; u < DP4A_UNROLL; u++)
+                    cur[r][u] = next[r][u];
+    }
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        float s = warp_sum(acc[r]);
+        if (lane == 0 && row0 + r < rows)
+            y[row0 + r] = s;
+    }
+}
+
+template <typename Block, int R> static void launch_dp4a(const quant_args *a)
+{
+    int nb = a->k / QUANT_BLOCK;
+    size_t smem = (size_t)nb * (32 * sizeof(uint2) + 8 * sizeof(float));
+    if (smem > 48 * 1024) /* past the default limit of dynamic shared memory: ask (k > 43,000) */
+        RL_CUDA_CHECK(cudaFuncSetAttribute(gemv_dp4a<Block, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)smem));
+    gemv_dp4a<Block, R><<<grid_for_threads(32LL * ((a->rows + R - 1) / R)), BLOCK, smem, a->stream>>>(
+        a->y, static_cast<const Block *>(a->w), reinterpret_cast<const uint4 *>(a->x), a->rows, nb);
+    RL_CUDA_CHECK_LAUNCH();
+}
+
+template <typename Block> static void dp4a_as(const quant_args *a)
+{
+    if (a->rows >= 8192) /* as gemv_dequant: two rows share each x word; fewer rows, more warps */
+        launch_dp4a<Block, 2>(a);
+    else
+        launch_dp4a<Block, 1>(a);
+}
+
+void quant_decode_dp4a_cuda(const quant_args *a)
+{
+    switch (a->format) {
+    case QF_F16: {
+        gemv_args g = {a->y, static_cast<const fp16 *>(a->w), a->x, a->rows, a->k, 1, NULL, a->stream};
+        gemv_fp16_cuda(&g);
+        break;
+    }
+    case QF_Q8: dp4a_as<q8_block>(a); break;
+    case QF_Q6: dp4a_as<q6_block>(a); break;
+    case QF_Q5: dp4a_as<q5_block>(a); break;
+    case QF_Q4: dp4a_as<q4_block>(a); break;
+    default: dp4a_as<q2_block>(a); break;
     }
 }
 

@@ -16,7 +16,8 @@
  * a GEMV that dequantizes in registers (decode, one token), and a prefill
  * path that dequantizes the matrix (FP16 on the GPU, FP32 on the CPU) and
  * hands it to the vendor GEMM, as llama.cpp does for large batches. The
- * CPU adds an integer-dot decode (x quantized to 8 bits, cpu/quant_dot.h).
+ * integer-dot decode (x quantized to 8 bits, cpu/quant_dot.h) runs on both:
+ * SIMD on the CPU, dp4a on the GPU (quant_dp4a.h).
  * The double-precision reference is in ref/quant.c. Adding a variant is
  * one function per backend and one row.
  */
@@ -249,6 +250,7 @@ size_t quant_prefill_cpu_scratch(int rows, int k, int n);
 void quant_decode_int8_best(const quant_args *a); /* the best ISA of the build */
 size_t quant_int8_scratch(int rows, int k, int n);
 void quant_decode_dequant_cuda(const quant_args *a);
+void quant_decode_dp4a_cuda(const quant_args *a); /* the GPU's integer-dot decode (quant_dp4a.h) */
 void quant_prefill_cuda(const quant_args *a);
 size_t quant_prefill_cuda_scratch(int rows, int k, int n);
 

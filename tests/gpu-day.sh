@@ -14,9 +14,19 @@
 #
 # Time: at most GPU_DAY_BUDGET_S (default 600 s: ten minutes on an
 # H100/H200-class GPU). The check steps get CHECK_GPU_BUDGET_S (300 s) of
-# it, with their own caps (see tests/check-gpu.sh); each full sweep stops
-# at CAP_EXP_FULL_S (default 45 s); PACK_RESERVE_S (30 s) is kept for the
-# summary and the tarball. A step with too little time left is skipped.
+# it, with their own caps (see tests/check-gpu.sh); each sweep stops at
+# CAP_EXP_FULL_S (default 45 s), or CAP_EXP_NN_S for experiment NN;
+# PACK_RESERVE_S (30 s) is kept for the summary and the tarball. A step
+# with too little time left is skipped.
+#
+# What runs: GPU_DAY_EXPS, the experiments' numbers in the order their
+# sweeps run (default all, in order: put first what matters most when
+# time runs short); GPU_DAY_MODE full (default: make reference's sweeps)
+# or lab (the lab stop rule: on an H200, 2026-11-30, the full sweeps
+# planned 3.5 to 4.5 min for exp-01 alone and every full run measures the
+# ceilings afresh, about 35 s; a lab run reuses them); GPU_DAY_QUICK=0
+# leaves the --quick runs out of the checks (a second lease, once they
+# passed on a first).
 #
 # Environment: OUT (required), MAKE, NVCC; ROOFLAB_GIT_COMMIT, the commit
 # a copy of the tree without .git came from (the CSVs record it);
@@ -34,10 +44,21 @@ SCRIPT_NAME=gpu-day
 GPU_DAY_BUDGET_S=${GPU_DAY_BUDGET_S:-600}
 CHECK_GPU_BUDGET_S=${CHECK_GPU_BUDGET_S:-300}
 CAP_EXP_FULL_S=${CAP_EXP_FULL_S:-45}
+GPU_DAY_EXPS=${GPU_DAY_EXPS:-}
+GPU_DAY_MODE=${GPU_DAY_MODE:-full}
+export GPU_DAY_QUICK=${GPU_DAY_QUICK:-1}
 CAP_SUMMARY_S=${CAP_SUMMARY_S:-20}
 PACK_RESERVE_S=${PACK_RESERVE_S:-30}
 OUT=${OUT:-}
 [ -n "$OUT" ] || { echo "usage: make gpu-day OUT=folder (where the tarball goes)" >&2; exit 2; }
+case $GPU_DAY_MODE in
+full) mode_flag=--full ;;
+lab) mode_flag="" ;;
+*) echo "gpu-day: GPU_DAY_MODE is full or lab, not '$GPU_DAY_MODE'" >&2; exit 2 ;;
+esac
+for n in $GPU_DAY_EXPS; do
+    [[ $n =~ ^[0-9][0-9]$ ]] || { echo "gpu-day: GPU_DAY_EXPS lists two-digit numbers (04 03), not '$n'" >&2; exit 2; }
+done
 
 gpu_gate gpu-day
 mkdir -p "$OUT" || { echo "gpu-day: cannot create $OUT" >&2; exit 2; }
@@ -79,10 +100,18 @@ else
 fi
 if [ -n "$slug" ]; then
     mkdir -p "$logs/reference"
-    for bin in "$B"/exp-[0-9][0-9]; do
-        exp=$(basename "$bin")
-        step "$exp full sweep (reference/$slug)" "$CAP_EXP_FULL_S" "$logs/reference/$exp.log" \
-            "$bin" --full --backend "$RL_STEPS_BACKEND" --label "reference/$slug" --reference none || continue
+    exps=$GPU_DAY_EXPS
+    if [ -z "$exps" ]; then
+        for bin in "$B"/exp-[0-9][0-9]; do exps="$exps ${bin##*/exp-}"; done
+    fi
+    for n in $exps; do
+        bin=$B/exp-$n exp=exp-$n
+        cap_var=CAP_EXP_${n}_S
+        [ -x "$bin" ] || { row "$exp $GPU_DAY_MODE sweep" FAIL "" "no $bin"; failed=1; continue; }
+        # shellcheck disable=SC2086
+        step "$exp $GPU_DAY_MODE sweep (reference/$slug)" "${!cap_var:-$CAP_EXP_FULL_S}" \
+            "$logs/reference/$exp.log" "$bin" $mode_flag --backend "$RL_STEPS_BACKEND" \
+            --label "reference/$slug" --reference none || continue
         note=$(charts_note "$logs/reference/$exp.log") && rerow pass "$note"
     done
     step "summary of reference/$slug" "$CAP_SUMMARY_S" "$logs/reference/summary.log" \

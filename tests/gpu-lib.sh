@@ -192,7 +192,11 @@ check_steps() {
         return
     fi
     cuda_suites "$logs"
-    quick_experiments "$logs"
+    if [ "${GPU_DAY_QUICK:-1}" = 0 ]; then
+        row "experiments --quick" skip "" "GPU_DAY_QUICK=0"
+    else
+        quick_experiments "$logs"
+    fi
     sanitizer_step "$logs"
 }
 

@@ -323,14 +323,14 @@ Test(quant_cpu, the_roles_experiment_03_uses_name_rows)
     cr_assert(dq && i8 && pf);
     cr_assert(dq->phase == QUANT_DECODE && i8->phase == QUANT_DECODE && pf->phase == QUANT_PREFILL);
     cr_assert(i8->quantizes_x && !dq->quantizes_x && !pf->quantizes_x);
-    cr_assert(quant_family.has(i8, KERNEL_CPU) && !quant_family.has(i8, KERNEL_CUDA),
-              "the integer-dot decode is the CPU's (dp4a would be the GPU's)");
+    cr_assert(quant_family.has(i8, KERNEL_CPU), "the integer-dot decode runs on the CPU");
     /* only the GPU's prefill computes with FP16 weights (cuBLAS FP16 GEMM) */
     cr_assert(quant_rounds_to_fp16(pf, KERNEL_CUDA) && !quant_rounds_to_fp16(pf, KERNEL_CPU));
     cr_assert(!quant_rounds_to_fp16(dq, KERNEL_CUDA) && !quant_rounds_to_fp16(dq, KERNEL_CPU));
     cr_assert_gt(quant_scratch(pf, KERNEL_CPU, 16, 256, 8), 0, "the CPU prefill dequantizes into scratch");
 #ifdef RL_HAVE_CUDA
     cr_assert(quant_family.has(dq, KERNEL_CUDA) && quant_family.has(pf, KERNEL_CUDA));
+    cr_assert(quant_family.has(i8, KERNEL_CUDA), "and on the GPU (dp4a)");
     cr_assert_eq(quant_scratch(pf, KERNEL_CUDA, 16, 256, 8), sizeof(fp16) * 16 * 256);
 #endif
 }

@@ -6,6 +6,7 @@
  * on an adversarial input, and a wrong output caught by it.
  */
 #include "cpu/quant_dot.h"
+#include "quant_dp4a.h"
 #include "gemv.h"
 #include "helpers.h"
 #include "rooflab.h"
@@ -287,4 +288,67 @@ Test(quant_dot, the_isa_is_what_the_build_targets)
     }
     cr_assert_null(quant_dot_c(QF_F16));
     cr_assert_str_eq(quant_isa_name(QUANT_ISA_AVX2), "avx2");
+}
+
+/* ---- the GPU's dp4a decode, lane by lane, on the host (quant_dp4a.h) ------------- */
+
+/* Each format's lane functions unpack the same integers quant_block_split
+ * names: the 32 lanes' shares of a block add up to the exact dot product
+ * of the decoded weights with the quantized x, to FP32 rounding. Checked
+ * here because the bit tricks (nibble spreads, byte permutes) are the same
+ * code on the GPU, where nothing can be debugged in a lease of minutes. */
+Test(quant_dot, the_gpu_lanes_unpack_every_format_exactly)
+{
+    enum { BLOCKS = 64, K = QUANT_BLOCK * BLOCKS };
+    for (int f = QF_Q8; f < QF_COUNT; f++) {
+        fp16 *w16 = random_halves(K, -1, 1, 900 + f), *x = random_halves(K, -2, 2, 950 + f);
+        size_t bb = (size_t)quant_formats[f].block_bytes;
+        unsigned char *w = rl_host_alloc(bb * BLOCKS);
+        float *wf = rl_host_alloc(K * sizeof(float));
+        for (int i = 0; i < K; i++)
+            wf[i] = fp16_to_float(w16[i]);
+        quant_encode_row((quant_format)f, w, wf, K);
+        double worst = 0;
+        for (int b = 0; b < BLOCKS; b++) {
+            const void *block = w + bb * b;
+            int16_t q[QUANT_BLOCK];
+            float scale[QUANT_BLOCK], offset[QUANT_BLOCK];
+            quant_block_split((quant_format)f, block, q, scale, offset);
+            int8_t xq[QUANT_BLOCK];
+            float dx[QUANT_BLOCK / QX_GROUP];
+            for (int g = 0; g < QUANT_BLOCK / QX_GROUP; g++) {
+                dx[g] = quant_x8_scale(x + QUANT_BLOCK * b + QX_GROUP * g);
+                quant_x8_group(xq + QX_GROUP * g, x + QUANT_BLOCK * b + QX_GROUP * g, dx[g]);
+            }
+            double exact = 0, size = 0, lanes = 0;
+            for (int i = 0; i < QUANT_BLOCK; i++) {
+                double t = ((double)scale[i] * q[i] - offset[i]) * dx[i / QX_GROUP] * xq[i];
+                exact += t, size += fabs(t);
+            }
+            for (int l = 0; l < 32; l++) {
+                uint32_t x0, x1;
+                memcpy(&x0, xq + 8 * l, 4);
+                memcpy(&x1, xq + 8 * l + 4, 4);
+                quant_x_lane xl = quant_x_lane_make(x0, x1, dx[l / 4]);
+                lanes += quant_lane_dot((quant_format)f, block, l, &xl);
+            }
+            cr_assert_leq(fabs(lanes - exact), 1e-5 * size + 1e-30, "%s block %d: lanes %.9g, exact %.9g",
+                          quant_formats[f].name, b, lanes, exact);
+            worst = fmax(worst, fabs(lanes - exact) / (size + 1e-30));
+        }
+        cr_log_info("%s: worst |lanes - exact| / sum |terms| = %.2g", quant_formats[f].name, worst);
+        rl_host_free(w16), rl_host_free(x), rl_host_free(w), rl_host_free(wf);
+    }
+}
+
+/* The byte tools behave as CUDA's __dp4a and __byte_perm (their host
+ * stand-ins are what the test above ran). */
+Test(quant_dot, the_host_dp4a_and_prmt_are_cudas)
+{
+    cr_assert_eq(rl_dp4a(0x807f01ffu, 0x02ff7f01u, 5), 5 + (-1 * 1) + (1 * 127) + (127 * -1) + (-128 * 2));
+    cr_assert_eq(rl_prmt(0x33221100u, 0x77665544u, 0x6420u), 0x66442200u);
+    cr_assert_eq(rl_prmt(0x33221100u, 0x77665544u, 0x7531u), 0x77553311u);
+    cr_assert_eq(quant_spread_nibbles(0x3210u), 0x03020100u);
+    cr_assert_eq(quant_spread_bits_to_bit4(0xffu), 0x10101010u);
+    cr_assert_eq(quant_spread_bits_to_bit4(0x04u), 0x00001000u);
 }
