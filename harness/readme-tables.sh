@@ -10,7 +10,11 @@
 #
 # Each README's "## Results" section (to the next "## " heading or the end)
 # is replaced by a fixed paragraph naming the run (its commit and date, from
-# the CSV's header) and the experiment's table from summary.md.
+# the CSV's header) and the experiment's table from summary.md; then the
+# same for the best GPU run checked in (a results/reference/*/ folder whose
+# exp-NN.csv says backend cuda: a full sweep over a lab one over a quick
+# one), or, where none is, the log of a GPU run stopped before its CSV
+# (results/reference/*/gpu-day-logs/*/reference/exp-NN.log), or "none".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 check=0
@@ -34,11 +38,50 @@ experiment and regenerate; do not edit this section by hand. -->
 **Reference run**: \`make reference\` (full sweeps) on the CPU backend, $device,
 a shared virtual machine; commit \`${commit:-unknown}\`, ${date:-no date}. CSVs, metadata and
 charts: [\`results/$run/\`](../../results/$run/), every verdict's note in
-[\`summary.md\`](../../results/$run/summary.md). **GPU**: none yet; the CUDA
-code is compiled but has not run on a GPU.
+[\`summary.md\`](../../results/$run/summary.md).
 
 EOF
-    awk -v want="## $slug" '$0 == want {on = 1; next} on && /^## / {exit} on && /^\|/ {print}' "$dir/summary.md"
+    table "$slug" "$dir/summary.md"
+    gpu_section "$slug" "${slug%%-*}"
+}
+
+table() { awk -v want="## $1" '$0 == want {on = 1; next} on && /^## / {exit} on && /^\|/ {print}' "$2"; }
+
+# The best GPU run of experiment NN among results/reference/*/: full, then
+# lab, then quick (the first folder in name order at a rank).
+best_gpu_run() {
+    local best="" rank=0 csv r
+    for csv in results/reference/*/exp-"$1".csv; do
+        if [ ! -f "$csv" ] || [ "$(meta "$csv" backend)" != cuda ]; then continue; fi
+        case $(meta "$csv" mode) in full) r=3 ;; lab) r=2 ;; *) r=1 ;; esac
+        if [ $r -gt $rank ]; then best=$(dirname "$csv") rank=$r; fi
+    done
+    echo "$best"
+}
+
+gpu_section() { # slug NN
+    local gdir csv log="" f
+    gdir=$(best_gpu_run "$2")
+    echo
+    if [ -z "$gdir" ]; then
+        for f in results/reference/*/gpu-day-logs/*/reference/exp-"$2".log; do [ -f "$f" ] && log=$f; done
+        if [ -n "$log" ]; then
+            echo "**GPU**: no complete run yet. A GPU run stopped at its time cap before writing"
+            echo "its CSV; its log's tables are measurements: [\`$log\`](../../$log)."
+        else
+            echo "**GPU**: none yet; the CUDA code is compiled but has not run on a GPU."
+        fi
+        return
+    fi
+    csv=$gdir/exp-$2.csv
+    cat <<EOF
+**GPU run**: a $(meta "$csv" mode) sweep (\`make gpu-day\`) on the CUDA backend,
+$(meta "$csv" device_detail); commit \`$(meta "$csv" git_commit)\`, $(meta "$csv" date_utc).
+CSVs, metadata and charts: [\`$gdir/\`](../../$gdir/), every verdict's note in
+[\`summary.md\`](../../$gdir/summary.md).
+
+EOF
+    table "$1" "$gdir/summary.md"
 }
 
 status=0
