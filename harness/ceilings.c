@@ -323,9 +323,13 @@ static void print_ladder(const rl_ctx *ctx, const rl_ceilings *c)
             printf(" %8.1f", c->bw[l][p].best);
         printf("   %s\n", ws);
     }
-    if (!isnan(c->fma_tflops) || !isnan(c->gemm_tflops))
-        printf("            compute: library GEMM %.3g TFLOP/s, FMA peak %.3g TFLOP/s\n",
-               c->gemm_tflops, c->fma_tflops);
+    if (!isnan(c->fma_tflops) || !isnan(c->gemm_tflops)) {
+        printf("            compute: library GEMM %.3g TFLOP/s", c->gemm_tflops);
+        if (isnan(c->fma_tflops)) /* the GPU's compute roof is the library GEMM alone */
+            printf(" (no FMA peak measured on this backend)\n");
+        else
+            printf(", FMA peak %.3g TFLOP/s\n", c->fma_tflops);
+    }
     const rl_datasheet *ds = ctx->dev->datasheet;
     if (ds)
         printf("datasheet   %.0f GB/s, %.1f TFLOP/s dense FP16 (%s)\n", ds->mem_gbps,
