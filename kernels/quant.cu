@@ -79,12 +79,36 @@ static unsigned grid_for_threads(long long threads)
     return (unsigned)(b ? b : 1);
 }
 
-template <typename Block> static void decode_as(const quant_args *a)
+/* Calls launch(tag) with a null pointer of the block type of quantized
+ * format f (not F16): the one switch from formats to block types. */
+template <typename Launch> static void with_block_type(quant_format f, Launch launch)
+{
+    switch (f) {
+    case QF_Q8: launch(static_cast<const q8_block *>(nullptr)); break;
+    case QF_Q6: launch(static_cast<const q6_block *>(nullptr)); break;
+    case QF_Q5: launch(static_cast<const q5_block *>(nullptr)); break;
+    case QF_Q4: launch(static_cast<const q4_block *>(nullptr)); break;
+    default: launch(static_cast<const q2_block *>(nullptr)); break;
+    }
+}
+
+/* A decode in F16 is experiment 02's gemv_fp16, whatever the variant. */
+static void decode_f16(const quant_args *a)
+{
+    gemv_args g = {a->y, static_cast<const fp16 *>(a->w), a->x, a->rows, a->k, 1, NULL, a->stream};
+    gemv_fp16_cuda(&g);
+}
+
+/* Rows per warp of both decodes: two share each x load from 8192 rows
+ * up; with fewer rows, one each, so that there are more warps. */
+static bool two_rows_per_warp(const quant_args *a) { return a->rows >= 8192; }
+
+template <typename Block> static void decode_as(const quant_args *a, const Block *)
 {
     const Block *w = static_cast<const Block *>(a->w);
     const uint4 *x = reinterpret_cast<const uint4 *>(a->x);
     int blocks = a->k / QUANT_BLOCK;
-    if (a->rows >= 8192) /* two rows share each x load; fewer rows: more warps */
+    if (two_rows_per_warp(a))
         gemv_dequant<Block, 2><<<grid_for_threads(32LL * ((a->rows + 1) / 2)), BLOCK, 0, a->stream>>>(
             a->y, w, x, a->rows, blocks);
     else
@@ -95,18 +119,10 @@ template <typename Block> static void decode_as(const quant_args *a)
 
 void quant_decode_dequant_cuda(const quant_args *a)
 {
-    switch (a->format) {
-    case QF_F16: {
-        gemv_args g = {a->y, static_cast<const fp16 *>(a->w), a->x, a->rows, a->k, 1, NULL, a->stream};
-        gemv_fp16_cuda(&g);
-        break;
-    }
-    case QF_Q8: decode_as<q8_block>(a); break;
-    case QF_Q6: decode_as<q6_block>(a); break;
-    case QF_Q5: decode_as<q5_block>(a); break;
-    case QF_Q4: decode_as<q4_block>(a); break;
-    default: decode_as<q2_block>(a); break;
-    }
+    if (a->format == QF_F16)
+        decode_f16(a);
+    else
+        with_block_type(a->format, [a](auto block) { decode_as(a, block); });
 }
 
 /* ---- variant 3: x in 8 bits, dp4a ---------------------------------------------- */
@@ -231,9 +247,9 @@ template <typename Block, int R> static void launch_dp4a(const quant_args *a)
     RL_CUDA_CHECK_LAUNCH();
 }
 
-template <typename Block> static void dp4a_as(const quant_args *a)
+template <typename Block> static void dp4a_as(const quant_args *a, const Block *)
 {
-    if (a->rows >= 8192) /* as gemv_dequant: two rows share each x word; fewer rows, more warps */
+    if (two_rows_per_warp(a))
         launch_dp4a<Block, 2>(a);
     else
         launch_dp4a<Block, 1>(a);
@@ -241,18 +257,10 @@ template <typename Block> static void dp4a_as(const quant_args *a)
 
 void quant_decode_dp4a_cuda(const quant_args *a)
 {
-    switch (a->format) {
-    case QF_F16: {
-        gemv_args g = {a->y, static_cast<const fp16 *>(a->w), a->x, a->rows, a->k, 1, NULL, a->stream};
-        gemv_fp16_cuda(&g);
-        break;
-    }
-    case QF_Q8: dp4a_as<q8_block>(a); break;
-    case QF_Q6: dp4a_as<q6_block>(a); break;
-    case QF_Q5: dp4a_as<q5_block>(a); break;
-    case QF_Q4: dp4a_as<q4_block>(a); break;
-    default: dp4a_as<q2_block>(a); break;
-    }
+    if (a->format == QF_F16)
+        decode_f16(a);
+    else
+        with_block_type(a->format, [a](auto block) { dp4a_as(a, block); });
 }
 
 /* ---- variant 2: dequantize to FP16, then cuBLAS ------------------------------- */
@@ -276,7 +284,7 @@ dequant_fp16(uint4 *__restrict__ out, const Block *__restrict__ w, long long blo
     out[g] = make_uint4(p[0], p[1], p[2], p[3]);
 }
 
-template <typename Block> static void dequant_as(const quant_args *a, uint4 *out)
+template <typename Block> static void dequant_as(const quant_args *a, uint4 *out, const Block *)
 {
     long long blocks = (long long)a->rows * (a->k / QUANT_BLOCK);
     dequant_fp16<Block><<<grid_for_threads(32 * blocks), BLOCK, 0, a->stream>>>(
@@ -292,18 +300,12 @@ size_t quant_prefill_cuda_scratch(int rows, int k, int n)
 
 void quant_prefill_cuda(const quant_args *a)
 {
-    const fp16 *w16 = static_cast<const fp16 *>(a->w);
-    uint4 *out = static_cast<uint4 *>(a->scratch);
-    switch (a->format) {
-    case QF_F16: break; /* already FP16: straight to the GEMM */
-    case QF_Q8: dequant_as<q8_block>(a, out); break;
-    case QF_Q6: dequant_as<q6_block>(a, out); break;
-    case QF_Q5: dequant_as<q5_block>(a, out); break;
-    case QF_Q4: dequant_as<q4_block>(a, out); break;
-    default: dequant_as<q2_block>(a, out); break;
-    }
-    if (a->format != QF_F16)
+    const fp16 *w16 = static_cast<const fp16 *>(a->w); /* F16: straight to the GEMM */
+    if (a->format != QF_F16) {
+        uint4 *out = static_cast<uint4 *>(a->scratch);
+        with_block_type(a->format, [a, out](auto block) { dequant_as(a, out, block); });
         w16 = static_cast<const fp16 *>(a->scratch);
+    }
     gemv_args g = {a->y, w16, a->x, a->rows, a->k, a->n, NULL, a->stream};
     gemv_library_cuda(&g);
 }
