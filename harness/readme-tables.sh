@@ -25,6 +25,32 @@ dir=results/$run
 
 meta() { sed -n "s/^# $2: //p" "$1" | head -n 1; }
 
+# summary.md is written by `rooflab summary` from verdicts.csv; a summary
+# older than its verdicts would carry stale numbers into every README. Its
+# tables are regenerated in a scratch folder and compared (the date line
+# differs by design); with --check a stale one fails, else it is rewritten.
+tool=build/rooflab
+summary_is_current() { # folder under results/
+    local label=$1 tmp rc=0
+    [ -f "results/$label/verdicts.csv" ] || return 0
+    [ -x "$tool" ] || { echo "readme-tables: no $tool to check results/$label/summary.md (make first)" >&2; return 1; }
+    tmp=$(mktemp -d)
+    mkdir -p "$tmp/$label"
+    cp "results/$label/verdicts.csv" "$tmp/$label/"
+    "$tool" summary --out "$tmp" --plots "$tmp/plots" --label "$label" >/dev/null 2>&1 || rc=1
+    [ $rc = 0 ] && cmp -s <(grep '^|' "$tmp/$label/summary.md") <(grep '^|' "results/$label/summary.md") || rc=1
+    rm -rf "$tmp"
+    return $rc
+}
+for label in "$run" $(cd results && for f in reference/*/summary.md; do [ "${f%/summary.md}" = "$run" ] || echo "${f%/summary.md}"; done); do
+    summary_is_current "$label" && continue
+    if [ $check = 1 ]; then
+        echo "readme-tables: results/$label/summary.md is not what its verdicts.csv says (build/rooflab summary --label $label)" >&2
+        exit 1
+    fi
+    "$tool" summary --label "$label" >/dev/null && echo "wrote results/$label/summary.md"
+done
+
 section() { # the Results section of one experiment, on stdout
     local slug=$1 csv=$2
     local commit date device
