@@ -69,6 +69,13 @@ void rl_upload(rl_backend *be, void *dst, const void *src, size_t bytes)
     be->ops->upload(dst, src, bytes);
 }
 
+void *rl_alloc_copy(rl_backend *be, const void *host, size_t bytes)
+{
+    void *p = rl_alloc(be, bytes);
+    rl_upload(be, p, host, bytes);
+    return p;
+}
+
 void rl_download(rl_backend *be, void *dst, const void *src, size_t bytes)
 {
     be->ops->download(dst, src, bytes);

@@ -388,3 +388,15 @@ double rl_max_bytes(const rl_ctx *ctx)
     double memory = ctx->kind == RL_CUDA ? ctx->dev->mem_bytes : rl_host_ram_bytes();
     return memory > 0 && cap > memory / 4 ? memory / 4 : cap;
 }
+
+double rl_option_number(const rl_ctx *ctx, const char *name, const char *value, double lo,
+                        double hi, bool integer, const char *or_words)
+{
+    char *end;
+    double v = strtod(value, &end);
+    if (end == value || *end || !(v >= lo && v <= hi) || (integer && v != (double)(long long)v))
+        rl_die(RL_EXIT_USAGE, "exp-%s: --%s wants a %s %g..%g%s%s, not '%s'", ctx->exp->id, name,
+               integer ? "whole number" : "number", lo, hi, or_words ? " or " : "",
+               or_words ? or_words : "", value);
+    return v;
+}

@@ -155,13 +155,20 @@ void rl_points_measure(rl_ctx *ctx, rl_points *s)
 
 bool rl_point_timed(const rl_point *p) { return p->state == RL_POINT_TIMED; }
 
+bool rl_point_has_role(const rl_point *p, const char *role) { return kernel_has_role(p->variant, role); }
+
 static bool selected(const rl_point *p, const char *role, rl_point_filter match, const void *key)
 {
-    if (!rl_point_timed(p))
-        return false;
-    if (role && !(p->variant && p->variant->role && !strcmp(p->variant->role, role)))
+    if (!rl_point_timed(p) || (role && !rl_point_has_role(p, role)))
         return false;
     return !match || match(p, key);
+}
+
+static bool in_group(const rl_point *p, const void *group) { return p->group == *(const int *)group; }
+
+const rl_point *rl_points_in_group(const rl_points *s, int group, const char *role)
+{
+    return rl_points_find(s, role, in_group, &group);
 }
 
 const rl_point *rl_points_find(const rl_points *s, const char *role, rl_point_filter match,

@@ -5,6 +5,7 @@
  * data whatever the number of threads, and filling is embarrassingly
  * parallel, which matters for the gigabyte inputs of the GPU runs.
  */
+#include "half.h"
 #include "rooflab.h"
 
 /* SplitMix64's finalizer: a strong 64-bit mixing function. */
@@ -26,6 +27,13 @@ void rl_fill_uniform(float *x, size_t n, float lo, float hi, uint64_t seed)
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
         x[i] = (float)(lo + (hi - lo) * unit_at(seed, i));
+}
+
+void rl_fill_uniform_f16(uint16_t *x, size_t n, float lo, float hi, uint64_t seed)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        x[i] = float_to_fp16((float)(lo + (hi - lo) * unit_at(seed, i)));
 }
 
 void rl_fill_uniform_f64(double *x, size_t n, double lo, double hi, uint64_t seed)

@@ -128,6 +128,8 @@ void *rl_alloc(rl_backend *be, size_t bytes);
 void rl_free(rl_backend *be, void *p);
 void rl_upload(rl_backend *be, void *dst, const void *src, size_t bytes);
 void rl_download(rl_backend *be, void *dst, const void *src, size_t bytes);
+/* A device copy of host data: rl_alloc, then rl_upload. */
+void *rl_alloc_copy(rl_backend *be, const void *host, size_t bytes);
 /* Fills with 0xFF bytes: NaN as float, so an unwritten output fails. */
 void rl_poison(rl_backend *be, void *p, size_t bytes);
 void rl_sync(rl_backend *be);
@@ -145,6 +147,9 @@ void rl_host_free(void *p);
 /* Deterministic for a seed, whatever the thread count. */
 void rl_fill_uniform(float *x, size_t n, float lo, float hi, uint64_t seed);
 void rl_fill_uniform_f64(double *x, size_t n, double lo, double hi, uint64_t seed);
+/* FP16 bits (kernels/half.h's fp16), each the float draw rounded to nearest
+ * even: no float copy of a matrix that may be gigabytes. */
+void rl_fill_uniform_f16(uint16_t *x, size_t n, float lo, float hi, uint64_t seed);
 
 typedef struct rl_check {
     bool ok;

@@ -174,6 +174,12 @@ int rl_end_discard(rl_ctx *ctx);
  * device's memory. Sweeps stop below it; a claim about device memory that
  * the cap keeps in the cache is judged against the cache, and says so. */
 double rl_max_bytes(const rl_ctx *ctx);
+/* An experiment's own numeric option, checked: a number in [lo, hi]
+ * (integer: a whole one), else a usage error that names the option and its
+ * valid values, with the option's other words when it has some ("exp-03:
+ * --layers wants a whole number 1..32 or auto, not '0'"). */
+double rl_option_number(const rl_ctx *ctx, const char *name, const char *value, double lo,
+                        double hi, bool integer, const char *or_words);
 
 /* A fresh seed for each input set, derived from --seed. */
 uint64_t rl_next_seed(rl_ctx *ctx);
@@ -336,6 +342,8 @@ void rl_points_report(rl_ctx *ctx, const rl_points *s);
 void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table);
 
 bool rl_point_timed(const rl_point *p);
+/* Whether the point's variant has this role. */
+bool rl_point_has_role(const rl_point *p, const char *role);
 /* Lookups for the verdicts, among the timed points: those of a variant with
  * this role (NULL: any) that match(p, key) accepts (NULL: all); the first
  * one, or the fastest. NULL when none. */
@@ -344,6 +352,8 @@ const rl_point *rl_points_find(const rl_points *s, const char *role, rl_point_fi
                                const void *key);
 const rl_point *rl_points_fastest(const rl_points *s, const char *role, rl_point_filter match,
                                   const void *key);
+/* The timed point of this group whose variant has this role, or NULL. */
+const rl_point *rl_points_in_group(const rl_points *s, int group, const char *role);
 double rl_point_gbps(const rl_point *p);   /* NaN when not timed or no bytes */
 double rl_point_tflops(const rl_point *p); /* NaN when not timed or no FLOPs */
 rl_roof rl_point_roof(rl_ctx *ctx, const rl_point *p);
@@ -393,6 +403,11 @@ int rl_family_size(const kernel_family *f);
 bool rl_variant_here(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v);
 /* ... and --variant selects it. */
 bool rl_runs(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v);
+/* The row's launcher (or ops) on this run's backend: row->cuda or row->cpu. */
+#define RL_LAUNCHER(ctx, row) ((ctx)->kind == RL_CUDA ? (row)->cuda : (row)->cpu)
+/* One of three values by the run's mode (--quick, lab, --full). */
+#define RL_BY_MODE(ctx, quick, lab, full)                                                \
+    ((ctx)->args.mode == RL_MODE_QUICK ? (quick) : (ctx)->args.mode == RL_MODE_LAB ? (lab) : (full))
 /* The first row with this role that runs here, or NULL. */
 const kernel_variant *rl_variant_by_role(const rl_ctx *ctx, const kernel_family *f, const char *role);
 const kernel_variant *rl_variant_by_number(const kernel_family *f, int number);

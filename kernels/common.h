@@ -61,6 +61,12 @@ typedef struct kernel_family {
     void (*detail)(const void *row, char *buf, size_t len);
 } kernel_family;
 
+/* Whether the row has this role (NULL rows and rows without one: no). */
+static inline bool kernel_has_role(const kernel_variant *v, const char *role)
+{
+    return v && v->role && role && !__builtin_strcmp(v->role, role);
+}
+
 static inline const kernel_variant *kernel_row(const kernel_family *f, int i)
 {
     return (const kernel_variant *)((const char *)f->rows + (size_t)i * f->stride);

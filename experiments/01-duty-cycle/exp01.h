@@ -14,7 +14,10 @@
 enum { MAX_CPU_WORKERS = RL_OBSERVER_MAX_THREADS }; /* the observer reads each one */
 
 /* Whether the variant has this role (busy.h: compute, latency, bandwidth). */
-bool role_is(const busy_variant *v, const char *role);
+static inline bool role_is(const busy_variant *v, const char *role)
+{
+    return kernel_has_role(KERNEL_VARIANT(v), role);
+}
 
 /* The variants' buffers on the backend's device, and what validation found
  * for each row of busy_variants (by its index). */
@@ -56,7 +59,6 @@ void buffers_open(buffers *b, rl_ctx *ctx);
 void buffers_close(buffers *b);
 /* Runs the variant once on fresh inputs and checks it; false on failure. */
 bool validate_variant(buffers *b, const busy_variant *v);
-const busy_ops *ops_of(const rl_ctx *ctx, const busy_variant *v);
 /* The arguments for a run of v on `workers` at this duty. */
 busy_args variant_args(buffers *b, const busy_variant *v, int workers, double duty,
                        double period_s);

@@ -109,10 +109,10 @@ static point *measure(run *r, const char *sweep, const busy_variant *v, int work
     rl_progress_step(r->ctx, "%s: %s on %d, duty %.0f %%", sweep, p->name, workers, duty * 100);
     busy_args a = variant_args(&r->w, v, workers, duty, r->period_s);
     busy_result res;
-    ops_of(r->ctx, v)->run(&a, r->settle_s, &res); /* NVML's last sample period sees this load too */
+    RL_LAUNCHER(r->ctx, v)->run(&a, r->settle_s, &res); /* NVML's last sample period sees this load too */
     busy_result_free(&res);
     a.edge = rl_observer_edge, a.edge_arg = &r->obs;
-    ops_of(r->ctx, v)->run(&a, r->hold_s, &res);
+    RL_LAUNCHER(r->ctx, v)->run(&a, r->hold_s, &res);
     rl_observer_read(&r->obs, res.t0, res.t1, &p->rd);
     duty_of(p, &res);
     p->bursts = res.bursts;
@@ -180,9 +180,7 @@ static void sweep_occupancy(run *r)
 static void sweep_duty(run *r)
 {
     const busy_variant *arith = variant(r, "compute");
-    int steps = r->ctx->args.mode == RL_MODE_QUICK  ? (r->ctx->kind == RL_CUDA ? 2 : 4)
-                : r->ctx->args.mode == RL_MODE_LAB ? 5
-                                                   : 10;
+    int steps = RL_BY_MODE(r->ctx, r->ctx->kind == RL_CUDA ? 2 : 4, 5, 10);
     int sizes[2] = {1, r->units};
     for (int s = 0; arith && s < (r->units > 1 ? 2 : 1); s++)
         for (int k = 0; k <= steps; k++)
@@ -333,10 +331,7 @@ int main(int argc, char **argv)
     rl_ctx *ctx = rl_begin(&EXP01, argc, argv);
     run *r = calloc(1, sizeof *r);
     r->ctx = ctx;
-    char *end;
-    double period_ms = strtod(period_ms_opt, &end);
-    if (*end || !(period_ms >= 1 && period_ms <= 1000))
-        rl_die(RL_EXIT_USAGE, "exp-01: --period-ms must be between 1 and 1000, not '%s'", period_ms_opt);
+    double period_ms = rl_option_number(ctx, "period-ms", period_ms_opt, 1, 1000, false, NULL);
     bool gpu = ctx->kind == RL_CUDA;
     rl_mode mode = ctx->args.mode;
     double load_start = rl_load_average();

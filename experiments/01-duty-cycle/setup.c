@@ -39,16 +39,6 @@ static void make_chain(buffers *w, uint32_t **host_chain)
     *host_chain = chain;
 }
 
-bool role_is(const busy_variant *v, const char *role)
-{
-    return v && v->role && !strcmp(v->role, role);
-}
-
-const busy_ops *ops_of(const rl_ctx *ctx, const busy_variant *v)
-{
-    return ctx->kind == RL_CUDA ? v->cuda : v->cpu;
-}
-
 void buffers_open(buffers *w, rl_ctx *ctx)
 {
     int rows = rl_family_size(&busy_family);
@@ -62,7 +52,7 @@ void buffers_open(buffers *w, rl_ctx *ctx)
     int most = 1;
     for (const busy_variant *v = busy_variants; v->name; v++)
         if (rl_variant_here(ctx, &busy_family, KERNEL_VARIANT(v)))
-            most = ops_of(ctx, v)->lanes > most ? ops_of(ctx, v)->lanes : most;
+            most = RL_LAUNCHER(ctx, v)->lanes > most ? RL_LAUNCHER(ctx, v)->lanes : most;
     w->lanes = (size_t)w->max_workers * (size_t)most;
     w->states = rl_alloc(ctx->be, w->lanes * sizeof *w->states);
     w->counts = rl_alloc(ctx->be, w->lanes * sizeof *w->counts);
@@ -102,7 +92,7 @@ void buffers_close(buffers *w)
 busy_args variant_args(buffers *w, const busy_variant *v, int workers, double duty, double period_s)
 {
     rl_ctx *ctx = w->ctx;
-    size_t lanes = (size_t)workers * (size_t)ops_of(ctx, v)->lanes;
+    size_t lanes = (size_t)workers * (size_t)RL_LAUNCHER(ctx, v)->lanes;
     /* Chases resume from a slot of the chain; the others from fresh seeds. */
     const uint32_t *start = role_is(v, "latency") ? w->chain_starts : w->seeds_host;
     rl_upload(ctx->be, w->states, start, lanes * sizeof *w->states);
@@ -117,7 +107,7 @@ busy_args variant_args(buffers *w, const busy_variant *v, int workers, double du
 bool validate_variant(buffers *w, const busy_variant *v)
 {
     rl_ctx *ctx = w->ctx;
-    const busy_ops *ops = ops_of(ctx, v);
+    const busy_ops *ops = RL_LAUNCHER(ctx, v);
     bool stream = role_is(v, "bandwidth");
     /* Two workers cover every code path of a burst; the stream variant's
      * burst passes over all its data at least once, so it gets them all. */

@@ -131,12 +131,8 @@ static const int CPU_QUICK[] = {1, 2, 8, 128, 0};
 
 static const int *token_counts(const rl_ctx *ctx)
 {
-    bool gpu = ctx->kind == RL_CUDA;
-    switch (ctx->args.mode) {
-    case RL_MODE_QUICK: return gpu ? GPU_QUICK : CPU_QUICK;
-    case RL_MODE_FULL: return gpu ? GPU_FULL : CPU_FULL;
-    default: return gpu ? GPU_LAB : CPU_LAB;
-    }
+    return ctx->kind == RL_CUDA ? RL_BY_MODE(ctx, GPU_QUICK, GPU_LAB, GPU_FULL)
+                                : RL_BY_MODE(ctx, CPU_QUICK, CPU_LAB, CPU_FULL);
 }
 
 static bool shape_selected(const shape *s)
@@ -185,13 +181,8 @@ typedef struct layer {
 
 static fp16 *random_halves(rl_ctx *ctx, size_t n)
 {
-    float *f = rl_host_alloc(n * sizeof(float));
     fp16 *h = rl_host_alloc(n * sizeof(fp16));
-    rl_fill_uniform(f, n, -1, 1, rl_next_seed(ctx));
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        h[i] = float_to_fp16(f[i]);
-    rl_host_free(f);
+    rl_fill_uniform_f16(h, n, -1, 1, rl_next_seed(ctx));
     return h;
 }
 
@@ -224,8 +215,7 @@ static void layer_open(rl_ctx *ctx, layer *L, const shape *s)
     L->w = rl_alloc(ctx->be, wbytes * L->copies);
     for (int c = 0; c < L->copies; c++)
         rl_upload(ctx->be, L->w + c * wn, L->hw, wbytes);
-    L->x = rl_alloc(ctx->be, (size_t)L->nmax * s->k * 2);
-    rl_upload(ctx->be, L->x, L->hx, (size_t)L->nmax * s->k * 2);
+    L->x = rl_alloc_copy(ctx->be, L->hx, (size_t)L->nmax * s->k * 2);
     L->y = rl_alloc(ctx->be, (size_t)L->nmax * s->rows * 4);
     L->yval = rl_alloc(ctx->be, yval * 4);
     L->scratch = scratch ? rl_alloc(ctx->be, scratch) : NULL;
@@ -302,7 +292,7 @@ static void declare_points(rl_ctx *ctx, rl_points *pts, layer *L)
         for (const gemv_variant *v = gemv_variants; v->name; v++) {
             if (!runs_at(ctx, v, n))
                 continue;
-            *c = (call){.shape = s->name, .k = s->k, .rows = s->rows, .n = n, .L = L, .s = s, .v = v, .launch = ctx->kind == RL_CUDA ? v->cuda : v->cpu,
+            *c = (call){.shape = s->name, .k = s->k, .rows = s->rows, .n = n, .L = L, .s = s, .v = v, .launch = RL_LAUNCHER(ctx, v),
                         .a = {L->y, L->w, L->x, s->rows, s->k, n, L->scratch, rl_stream(ctx->be)},
                         .w0 = L->w, .hw = L->hw, .hx = L->hx, .copy_elems = (size_t)s->rows * s->k,
                         .copies = L->copies, .validated_rows = validation_rows(s, n)};

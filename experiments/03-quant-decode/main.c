@@ -145,21 +145,12 @@ typedef struct model_size {
     char regime[256]; /* where the weights live, and why */
 } model_size;
 
-static int explicit_layers(void)
-{
-    char *end;
-    long v = strtol(layers_choice, &end, 10);
-    if (*end || v < 1 || v > 32)
-        rl_die(RL_EXIT_USAGE, "exp-03: --layers wants 1..32 or auto, not '%s'", layers_choice);
-    return (int)v;
-}
-
 /* GPU: the whole model where memory allows (a fifth left free; the
  * head's FP16 copy is the scratch); fewer layers in lab and quick runs,
  * still far beyond the L2. */
 static int gpu_layers(const rl_ctx *ctx, bool head, int prefill_n)
 {
-    int want = ctx->args.mode == RL_MODE_QUICK ? 4 : ctx->args.mode == RL_MODE_LAB ? 8 : 32;
+    int want = RL_BY_MODE(ctx, 4, 8, 32);
     double fixed = head ? all_formats_bytes((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
                               4.0 * VOCAB * prefill_n : 0;
     int fit = (int)((0.8 * ctx->dev->mem_bytes - fixed) / all_formats_bytes(layer_params()));
@@ -177,7 +168,7 @@ static model_size choose_size(const rl_ctx *ctx, int prefill_n)
     double llc = ctx->dev->llc_bytes;
     char a[32], b[32];
     if (strcmp(layers_choice, "auto") != 0) {
-        z.layers = explicit_layers();
+        z.layers = (int)rl_option_number(ctx, "layers", layers_choice, 1, 32, true, "auto");
         snprintf(z.regime, sizeof z.regime, "--layers %d", z.layers);
         return z;
     }

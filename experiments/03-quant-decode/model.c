@@ -99,21 +99,11 @@ static quant_args step_args(const step *s, const matrix *mat, int rows)
     };
 }
 
-/* Random halves in [-1, 1), element i from a hash of (seed, i): parallel
- * and the same whatever the thread count, without a float copy of a
- * matrix that may be gigabytes. */
+/* Random halves in [-1, 1]. */
 static fp16 *random_halves(rl_ctx *ctx, size_t n)
 {
     fp16 *h = rl_host_alloc(n * sizeof(fp16));
-    uint64_t seed = rl_next_seed(ctx);
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ull; /* splitmix64 */
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        h[i] = float_to_fp16((float)(z >> 40) * 0x1p-23f - 1.0f);
-    }
+    rl_fill_uniform_f16(h, n, -1, 1, rl_next_seed(ctx));
     return h;
 }
 
@@ -144,12 +134,9 @@ static void make_inputs(rl_ctx *ctx, model *m, fp16 *host_x[2], fp16 *host_xs[2]
     for (int i = 0; i < 2; i++) {
         size_t n1 = (size_t)m->widths[i], nn = n1 * m->prefill_n;
         host_x[i] = random_halves(ctx, n1);
-        m->x[i] = rl_alloc(ctx->be, n1 * sizeof(fp16));
-        rl_upload(ctx->be, m->x[i], host_x[i], n1 * sizeof(fp16));
+        m->x[i] = rl_alloc_copy(ctx->be, host_x[i], n1 * sizeof(fp16));
         host_xs[i] = nn ? random_halves(ctx, nn) : NULL;
-        m->xs[i] = nn ? rl_alloc(ctx->be, nn * sizeof(fp16)) : NULL;
-        if (nn)
-            rl_upload(ctx->be, m->xs[i], host_xs[i], nn * sizeof(fp16));
+        m->xs[i] = nn ? rl_alloc_copy(ctx->be, host_xs[i], nn * sizeof(fp16)) : NULL;
     }
 }
 

@@ -34,8 +34,7 @@ operand operand_new(rl_ctx *ctx, size_t count)
     op.host = rl_host_alloc(count * sizeof(float));
     rl_fill_uniform(op.host, count, -1.0f, 1.0f, rl_next_seed(ctx));
     gemm_round_to_half(op.host, count);
-    op.dev = rl_alloc(ctx->be, count * sizeof(float));
-    rl_upload(ctx->be, op.dev, op.host, count * sizeof(float));
+    op.dev = rl_alloc_copy(ctx->be, op.host, count * sizeof(float));
     return op;
 }
 

@@ -149,7 +149,7 @@ static size_t largest_n(const rl_ctx *ctx)
  * run keeps 2^16 and nmax. */
 static size_t next_size(const rl_ctx *ctx, size_t n, size_t nmax)
 {
-    size_t next = ctx->args.mode == RL_MODE_FULL ? n * 2 : ctx->args.mode == RL_MODE_LAB ? n * 4 : nmax;
+    size_t next = RL_BY_MODE(ctx, nmax, n * 4, n * 2);
     return n < nmax && next > nmax ? nmax : next > n ? next : n * 2;
 }
 
@@ -209,7 +209,7 @@ static void declare_size(run *r, rl_points *pts, fusion_op op, size_t n, size_t 
             if (!v->k && !chain_group)
                 chain_group = rl_points_new_group(pts);
             call *c = &r->calls[used++];
-            *c = (call){fusion_op_name(op), k, (int)n, v, ctx->kind == RL_CUDA ? v->cuda : v->cpu,
+            *c = (call){fusion_op_name(op), k, (int)n, v, RL_LAUNCHER(ctx, v),
                         {r->out, r->in, r->tmp, n, k, op, rl_stream(ctx->be)}, pts};
             rl_point *p = rl_points_add(pts, &(rl_point){
                 .variant = KERNEL_VARIANT(v),

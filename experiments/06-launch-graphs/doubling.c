@@ -61,16 +61,12 @@ weights *doubling_open(rl_ctx *ctx, int d, int bmax)
     rl_fill_uniform(w->hw2, dd, -scale, scale, rl_next_seed(ctx));
     rl_fill_uniform(w->hbias, d, -0.5f, 0.5f, rl_next_seed(ctx));
     rl_fill_uniform(w->hx, xd, -1, 1, rl_next_seed(ctx));
-    w->w1 = rl_alloc(ctx->be, dd * sizeof(float));
-    w->w2 = rl_alloc(ctx->be, dd * sizeof(float));
-    w->bias = rl_alloc(ctx->be, d * sizeof(float));
-    w->x = rl_alloc(ctx->be, xd * sizeof(float));
+    w->w1 = rl_alloc_copy(ctx->be, w->hw1, dd * sizeof(float));
+    w->w2 = rl_alloc_copy(ctx->be, w->hw2, dd * sizeof(float));
+    w->bias = rl_alloc_copy(ctx->be, w->hbias, d * sizeof(float));
+    w->x = rl_alloc_copy(ctx->be, w->hx, xd * sizeof(float));
     w->h = rl_alloc(ctx->be, xd * sizeof(float));
     w->y = rl_alloc(ctx->be, xd * sizeof(float));
-    rl_upload(ctx->be, w->w1, w->hw1, dd * sizeof(float));
-    rl_upload(ctx->be, w->w2, w->hw2, dd * sizeof(float));
-    rl_upload(ctx->be, w->bias, w->hbias, d * sizeof(float));
-    rl_upload(ctx->be, w->x, w->hx, xd * sizeof(float));
     return w;
 }
 
@@ -124,7 +120,7 @@ void doubling_declare(rl_ctx *ctx, rl_points *pts, weights *w)
             if (!rl_runs(ctx, &step_family, KERNEL_VARIANT(v)))
                 continue;
             call *c = new_call("doubling");
-            c->batch = b, c->d = d, c->w = w, c->step = ctx->kind == RL_CUDA ? v->cuda : v->cpu;
+            c->batch = b, c->d = d, c->w = w, c->step = RL_LAUNCHER(ctx, v);
             c->s = (step_args){.batch = b, .d = d, .w1 = w->w1, .w2 = w->w2, .bias = w->bias,
                                .x = w->x, .h = w->h, .y = w->y, .stream = rl_stream(ctx->be)};
             rl_points_add(pts, &(rl_point){

@@ -41,11 +41,6 @@ static inline call *call_of(const rl_point *p) { return p->arg; }
 /* A fresh point's data, every number NaN (an empty cell) until set. */
 call *new_call(const char *test);
 
-/* The timed point of this group whose variant has this role, or NULL. */
-const rl_point *in_group(const rl_points *pts, int group, const char *role);
-/* Whether the variant, or the point's variant, has this role. */
-bool role_is(const kernel_variant *v, const char *role);
-bool has_role(const rl_point *p, const char *role);
 /* Releases what each point built and frees its data. */
 void release_points(rl_points *pts);
 

@@ -137,20 +137,6 @@ static bool want(const char *t) { return !strcmp(test_choice, "all") || !strcmp(
 
 /* ---- points shared with doubling.c and verdicts.c --------------------------- */
 
-bool role_is(const kernel_variant *v, const char *role)
-{
-    return v && v->role && !strcmp(v->role, role);
-}
-
-bool has_role(const rl_point *p, const char *role) { return role_is(p->variant, role); }
-
-static bool is_in(const rl_point *p, const void *group) { return p->group == *(const int *)group; }
-
-const rl_point *in_group(const rl_points *pts, int group, const char *role)
-{
-    return rl_points_find(pts, role, is_in, &group);
-}
-
 call *new_call(const char *test)
 {
     call *c = calloc(1, sizeof *c);
@@ -225,8 +211,8 @@ static void derive(rl_ctx *ctx, rl_points *pts)
     for (int i = 0; i < pts->n; i++) {
         rl_point *p = &pts->v[i];
         call *c = call_of(p);
-        const rl_point *fl = in_group(pts, p->group, "floor");
-        const rl_point *async = in_group(pts, p->group, "asynchronous");
+        const rl_point *fl = rl_points_in_group(pts, p->group, "floor");
+        const rl_point *async = rl_points_in_group(pts, p->group, "asynchronous");
         c->floor_us = fl ? fl->seconds * 1e6 / c->k : NAN;
         if (!rl_point_timed(p))
             continue;
@@ -248,11 +234,11 @@ static void chain_point(rl_ctx *ctx, rl_points *pts, chain_buffers *b, const cha
     int group = rl_points_new_group(pts);
     for (const launch_variant *v = launch_variants; v->name; v++) {
         if (!rl_runs(ctx, &launch_family, KERNEL_VARIANT(v)) ||
-            (role_is(KERNEL_VARIANT(v), "serial") && (double)k * (double)n > (double)b->serial_cap))
+            (kernel_has_role(KERNEL_VARIANT(v), "serial") && (double)k * (double)n > (double)b->serial_cap))
             continue;
         call *c = new_call(test);
         c->k = k, c->n = (double)n, c->buf = b;
-        c->chain = ctx->kind == RL_CUDA ? v->cuda : v->cpu;
+        c->chain = RL_LAUNCHER(ctx, v);
         c->a = (launch_args){.x = b->x, .n = n, .k = k, .stream = rl_stream(ctx->be)};
         /* The plan's model: the bytes at the roofline, and a few
          * microseconds of fixed cost per launch (an estimate). */
@@ -278,7 +264,7 @@ static void chain_sweep(rl_ctx *ctx, rl_points *pts, chain_buffers *b)
  * 256th in a quick one. */
 static void size_sweep(rl_ctx *ctx, rl_points *pts, chain_buffers *b)
 {
-    size_t step = ctx->args.mode == RL_MODE_QUICK ? 256 : ctx->args.mode == RL_MODE_LAB ? 16 : 4;
+    size_t step = RL_BY_MODE(ctx, 256, 16, 4);
     for (size_t n = 1; n <= b->nmax; n = n * step > b->nmax && n < b->nmax ? b->nmax : n * step)
         chain_point(ctx, pts, b, "size", 20, n);
 }
@@ -289,7 +275,7 @@ static void print_overhead_stops(const rl_points *pts)
     for (int i = 0; i < pts->n; i++) {
         const call *c = call_of(&pts->v[i]);
         if (rl_point_timed(&pts->v[i]) && !strcmp(c->test, "size") &&
-            has_role(&pts->v[i], "asynchronous") && pts->v[i].seconds * 1e6 / c->k <= 1.25 * c->floor_us) {
+            rl_point_has_role(&pts->v[i], "asynchronous") && pts->v[i].seconds * 1e6 / c->k <= 1.25 * c->floor_us) {
             printf("\n  launch overhead stops mattering (async within 25 %% of the floor) at n = %.0f\n", c->n);
             return;
         }

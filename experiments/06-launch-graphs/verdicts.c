@@ -39,7 +39,7 @@ static const rl_point *empty_chain(const rl_points *pts, const char *role, doubl
     for (int i = 0; i < pts->n; i++) {
         const call *c = call_of(&pts->v[i]);
         if (rl_point_timed(&pts->v[i]) && !strcmp(c->test, "chain") && c->n == 1 && c->k == k &&
-            has_role(&pts->v[i], role))
+            rl_point_has_role(&pts->v[i], role))
             return &pts->v[i];
     }
     return NULL;
@@ -100,7 +100,7 @@ static const rl_point *edge_ratio(const rl_points *pts, const char *role, bool l
     const rl_point *found = NULL;
     for (int i = 0; i < pts->n; i++) {
         const rl_point *p = &pts->v[i];
-        if (rl_point_timed(p) && has_role(p, role) && isfinite(call_of(p)->ratio) && (last || !found))
+        if (rl_point_timed(p) && rl_point_has_role(p, role) && isfinite(call_of(p)->ratio) && (last || !found))
             found = p;
     }
     return found;
