@@ -21,7 +21,6 @@
 static const char *const MEASUREMENT[] = {RL_MEASUREMENT_COLUMNS, NULL};
 static const char *const BANDWIDTH[] = {"gbps", "mbu", RL_ROOF_COLUMNS, "mbu_datasheet", NULL};
 static const char *const COMPUTE[] = {"tflops", "mfu", "mfu_datasheet", NULL};
-static const char *const VALIDATION[] = {"validated", "max_abs_err", "skipped_reason", NULL};
 
 static void add_name(const char ***names, int *n, int *cap, const char *name)
 {
@@ -53,13 +52,17 @@ const char **rl_csv_columns_of(const rl_experiment *e)
     const char **names = NULL;
     int n = 0, cap = 0;
     add_columns(&names, &n, &cap, e->columns);
-    add_list(&names, &n, &cap, MEASUREMENT);
+    if (!e->observed)
+        add_list(&names, &n, &cap, MEASUREMENT);
     if (e->rates & RL_RATES_BANDWIDTH)
         add_list(&names, &n, &cap, BANDWIDTH);
     if (e->rates & RL_RATES_COMPUTE)
         add_list(&names, &n, &cap, COMPUTE);
     add_columns(&names, &n, &cap, e->derived);
-    add_list(&names, &n, &cap, VALIDATION);
+    add_name(&names, &n, &cap, "validated");
+    if (!e->observed) /* an observed point's check compares no floats */
+        add_name(&names, &n, &cap, "max_abs_err");
+    add_name(&names, &n, &cap, "skipped_reason");
     return names;
 }
 
@@ -71,10 +74,15 @@ static const void *member(const rl_column *c, const rl_point *p)
     return (const char *)p->data + c->offset;
 }
 
-static bool is_text(const rl_column *c) { return c->str || c->field == RL_TEXT_FIELD; }
+static bool is_text(const rl_column *c)
+{
+    return c->str || c->field == RL_TEXT_FIELD || c->field == RL_CHARS_FIELD;
+}
 
 static const char *text_of(rl_ctx *ctx, const rl_column *c, const rl_point *p, char *buf, size_t len)
 {
+    if (c->field == RL_CHARS_FIELD)
+        return (const char *)member(c, p);
     if (c->field == RL_TEXT_FIELD) {
         const char *s = *(const char *const *)member(c, p);
         return s ? s : "";
@@ -100,7 +108,9 @@ static const char *cell(rl_ctx *ctx, const rl_column *c, const rl_point *p, char
     if (is_text(c))
         return text_of(ctx, c, p, buf, len);
     double v = number_of(ctx, c, p);
-    if (isfinite(v))
+    if (c->field == RL_INT_FIELD) /* every digit, as rl_set_int writes it */
+        snprintf(buf, len, "%d", *(const int *)member(c, p));
+    else if (isfinite(v))
         snprintf(buf, len, "%.6g", v);
     return buf;
 }
@@ -134,12 +144,15 @@ static void write_row(rl_ctx *ctx, const rl_point *p)
 {
     set_cells(ctx, ctx->exp->columns, p);
     if (rl_point_timed(p)) {
-        rl_set_measurement(ctx, &p->m);
-        set_rates(ctx, p);
+        if (!ctx->exp->observed) {
+            rl_set_measurement(ctx, &p->m);
+            set_rates(ctx, p);
+        }
         set_cells(ctx, ctx->exp->derived, p);
     }
     rl_set_str(ctx, "validated", p->state == RL_POINT_FAILED ? "no" : "yes");
-    rl_set_num(ctx, "max_abs_err", p->max_abs_err);
+    if (!ctx->exp->observed)
+        rl_set_num(ctx, "max_abs_err", p->max_abs_err);
     if (p->state == RL_POINT_FAILED)
         rl_set_str(ctx, "skipped_reason", p->why);
     rl_end_row(ctx);

@@ -247,9 +247,8 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
     if (ctx->args.list)
         return ctx; /* the experiment prints its variants and calls rl_end */
 
-    if (exp->columns)
-        ctx->priv->csv_names = rl_csv_columns_of(exp);
-    ctx->priv->csv = rl_csv_open(ctx->csv_path, exp->columns ? ctx->priv->csv_names : exp->csv_columns);
+    ctx->priv->csv_names = rl_csv_columns_of(exp);
+    ctx->priv->csv = rl_csv_open(ctx->csv_path, ctx->priv->csv_names);
     write_standard_meta(ctx, argc, argv);
     print_story(ctx);
     return ctx;

@@ -75,6 +75,13 @@ void rl_point_validate(rl_ctx *ctx, rl_point *p)
 {
     if (p->state != RL_POINT_DECLARED)
         return;
+    if (p->check) {
+        p->max_abs_err = NAN;
+        p->state = p->check(ctx, p) ? RL_POINT_VALID : RL_POINT_FAILED;
+        if (p->state == RL_POINT_FAILED)
+            report_failure(ctx, p);
+        return;
+    }
     rl_check c = check_point(ctx, p);
     if (p->frees_want) { /* a large reference lives only while its point is checked */
         rl_host_free((void *)p->want);
@@ -141,10 +148,21 @@ static void time_group(rl_ctx *ctx, rl_points *s, int first)
     free(m);
 }
 
-void rl_points_measure(rl_ctx *ctx, rl_points *s)
+void rl_points_validate(rl_ctx *ctx, rl_points *s)
 {
     for (int i = 0; i < s->n; i++)
         rl_point_validate(ctx, &s->v[i]);
+}
+
+void rl_point_observed(rl_point *p)
+{
+    if (p->state == RL_POINT_VALID)
+        p->state = RL_POINT_TIMED;
+}
+
+void rl_points_measure(rl_ctx *ctx, rl_points *s)
+{
+    rl_points_validate(ctx, s);
     for (int i = 0; i < s->n; i++)
         if (s->v[i].state == RL_POINT_VALID && !seen_before(s, i))
             time_group(ctx, s, i);

@@ -78,7 +78,9 @@ typedef struct rl_point rl_point;
  * a number (num) or a text (str). measured: empty for a point that was
  * not timed. The lists end with a zero row; the harness writes the header
  * and every row from them (columns.c). */
-typedef enum rl_field { RL_NO_FIELD = 0, RL_INT_FIELD, RL_DOUBLE_FIELD, RL_TEXT_FIELD } rl_field;
+typedef enum rl_field {
+    RL_NO_FIELD = 0, RL_INT_FIELD, RL_DOUBLE_FIELD, RL_TEXT_FIELD, RL_CHARS_FIELD
+} rl_field;
 
 typedef struct rl_column {
     const char *name, *head, *fmt;
@@ -97,6 +99,9 @@ typedef struct rl_column {
     {name, head, fmt, .field = RL_DOUBLE_FIELD, .offset = offsetof(type, member)}
 #define RL_TEXT(name, head, fmt, type, member) \
     {name, head, fmt, .field = RL_TEXT_FIELD, .offset = offsetof(type, member)}
+/* Text held in the data itself (a char array), not pointed to. */
+#define RL_CHARS(name, head, fmt, type, member) \
+    {name, head, fmt, .field = RL_CHARS_FIELD, .offset = offsetof(type, member)}
 
 /* A claim, declared once: the verdict's id and text, the range in which it
  * holds (+-INFINITY: no bound), how its value prints, and whether it is a
@@ -128,8 +133,10 @@ typedef struct rl_experiment {
      * validated, max_abs_err, skipped_reason. The console table, apart. */
     const rl_column *columns, *derived, *table;
     int rates;
-    /* An experiment without points names its CSV columns itself. */
-    const char *const *csv_columns;
+    /* Its points are observed by the experiment (a load held while a tool
+     * is read), not timed by the harness: no measurement columns, no
+     * max_abs_err; it calls rl_points_validate, then rl_point_observed. */
+    bool observed;
     const rl_option *options;    /* NULL-terminated array, or NULL */
     rl_cache_state default_cache; /* RL_HOT or RL_COLD: never left unset */
     /* For comparing runs (make compare): the columns that identify a point
@@ -306,6 +313,9 @@ struct rl_point {
     void *check_arg;
     bool in_place;
     void (*prepare)(rl_ctx *ctx, rl_point *p);
+    /* Or a check of the experiment's own, for outputs that are not floats
+     * (integer end states): true when it passes, else it writes p->why. */
+    bool (*check)(rl_ctx *ctx, rl_point *p);
     bool frees_want; /* want came from rl_host_alloc in prepare: freed after the check */
     /* What one call moves: counted bytes (read + written) and FLOPs, the
      * working set, its access pattern; extra_s: a fixed cost per call the
@@ -334,6 +344,10 @@ void rl_points_free(rl_points *s);
 void rl_points_plan(rl_ctx *ctx, const rl_points *s);
 /* Validates every point, then times each group of valid points. */
 void rl_points_measure(rl_ctx *ctx, rl_points *s);
+/* Only validates (an observed experiment measures the valid points itself,
+ * then marks each one observed). */
+void rl_points_validate(rl_ctx *ctx, rl_points *s);
+void rl_point_observed(rl_point *p);
 void rl_point_validate(rl_ctx *ctx, rl_point *p);
 void rl_point_fail(rl_ctx *ctx, rl_point *p, const char *why);
 /* One CSV row per point, and the console table (the experiment's, or the

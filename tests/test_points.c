@@ -166,6 +166,34 @@ Test(points, lookups_see_timed_points_only)
     rl_points_free(&s);
 }
 
+/* An own check (outputs that are not floats): it decides, the harness
+ * keeps the books (state, failures, nothing compared); an observed point
+ * counts as measured once the experiment says so. */
+static bool odd_variant_passes(rl_ctx *ctx, rl_point *p)
+{
+    (void)ctx;
+    snprintf(p->why, sizeof p->why, "%s", p->variant->number % 2 ? "ok" : "even: wrong end state");
+    return p->variant->number % 2;
+}
+
+Test(points, an_own_check_decides_and_the_harness_keeps_the_books, .init = cr_redirect_stderr)
+{
+    rl_ctx ctx = open_ctx();
+    rl_points s = {0};
+    rl_points_add(&s, &(rl_point){.variant = &FAST, .check = odd_variant_passes}); /* number 1 */
+    rl_points_add(&s, &(rl_point){.variant = &SLOW, .check = odd_variant_passes});
+    rl_points_validate(&ctx, &s);
+    cr_assert_eq(s.v[0].state, RL_POINT_VALID);
+    cr_assert_eq(s.v[1].state, RL_POINT_FAILED);
+    cr_assert(strstr(s.v[1].why, "wrong end state"));
+    cr_assert_eq(ctx.failures, 1);
+    for (int i = 0; i < 2; i++)
+        rl_point_observed(&s.v[i]);
+    cr_assert(rl_point_timed(&s.v[0]), "the valid one is measured");
+    cr_assert(!rl_point_timed(&s.v[1]), "a failed one stays failed");
+    rl_points_free(&s);
+}
+
 /* ---- the console grid -------------------------------------------------------------- */
 
 Test(points, grid_header_and_rows_share_their_widths, .init = cr_redirect_stdout)

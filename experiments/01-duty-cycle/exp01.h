@@ -32,21 +32,26 @@ typedef struct buffers {
     float *x, *y;
     size_t n;
     double bytes_per_hop;   /* memory traffic of one chase hop: a cache line or sector */
-    bool *valid;            /* per row: passed validation */
+    signed char *valid;     /* per row: 1 passed validation, 0 failed, -1 not yet run */
     char (*why)[256];
 } buffers;
 
-/* One measured point of a sweep. */
+/* One point of a sweep: what it is, then what was observed (its CSV row
+ * and console line are declared in main.c). */
 typedef struct point {
     const char *sweep, *name;  /* name: the variant's, or "idle_allocation" */
+    const char *worker_unit, *work_unit;
     const busy_variant *v;
+    buffers *w;                /* for the variant's validation */
     bool idle;                 /* memory held, no kernel (the variant at duty 0) */
     int workers;
-    double duty, alloc_bytes;
-    double duty_measured, duty_min, duty_max, window_s, work, work_per_s;
-    long long bursts;
-    rl_reading rd;
+    double duty, workers_per_unit, period_ms, alloc_bytes;
+    /* observed */
     bool ok;
+    int bursts;
+    double duty_measured_pct, duty_min_pct, duty_max_pct, window_s, work, work_per_s;
+    double work_fraction, gbps; /* against the full device; the bytes a chase or stream moved */
+    rl_reading rd;
 } point;
 
 /* verdicts.c: the claims, judged from the points. full: the most work per
@@ -57,8 +62,9 @@ void judge(rl_ctx *ctx, const point *pts, int n, int units, double full, double 
 
 void buffers_open(buffers *b, rl_ctx *ctx);
 void buffers_close(buffers *b);
-/* Runs the variant once on fresh inputs and checks it; false on failure. */
-bool validate_variant(buffers *b, const busy_variant *v);
+/* A point's check: its variant run once on fresh inputs and checked (once
+ * per variant; the points of a failed one fail with its reason). */
+bool check_point(rl_ctx *ctx, rl_point *p);
 /* The arguments for a run of v on `workers` at this duty. */
 busy_args variant_args(buffers *b, const busy_variant *v, int workers, double duty,
                        double period_s);

@@ -28,13 +28,78 @@ static const rl_option OPTIONS[] = {
     {0},
 };
 
-static const char *const COLUMNS[] = {
-    "sweep", "variant", "number", "workers", "worker_unit", "workers_per_unit", "duty_target_pct",
-    "period_ms", "window_s", "bursts", "duty_measured_pct", "duty_window_min_pct",
-    "duty_window_max_pct", "work", "work_unit", "work_per_s", "work_fraction", "gbps",
-    "alloc_bytes", "util_pct", "util_mem_pct", "util_samples", "util_source", "units_busy_pct",
-    "gpm_sm_occupancy_pct", "gpm_any_tensor_util_pct", "gpm_dram_bw_util_pct", "gpm_status",
-    "mem_used_bytes", "mem_total_bytes", "sm_clock_mhz", "note", "validated", "skipped_reason", NULL};
+/* ---- the columns: what a point is, then what was observed ---------------------- */
+
+static const point *pt(const rl_point *p) { return p->data; }
+static double col_duty_target(rl_ctx *c, const rl_point *p) { (void)c; return 100 * pt(p)->duty; }
+static const char *col_memory_used(rl_ctx *c, const rl_point *p, char *buf, size_t len)
+{
+    (void)c;
+    return rl_format_bytes(pt(p)->rd.mem_used, buf, len), buf;
+}
+
+#define READING(name, member) RL_DOUBLE(name, NULL, NULL, point, rd.member)
+
+static const rl_column COLUMNS[] = {
+    RL_TEXT("sweep", NULL, NULL, point, sweep),
+    RL_TEXT("variant", NULL, NULL, point, name),
+    RL_COLUMN_NUMBER,
+    RL_INT("workers", NULL, NULL, point, workers),
+    RL_TEXT("worker_unit", NULL, NULL, point, worker_unit),
+    RL_DOUBLE("workers_per_unit", NULL, NULL, point, workers_per_unit),
+    {"duty_target_pct", NULL, NULL, .num = col_duty_target},
+    RL_DOUBLE("period_ms", NULL, NULL, point, period_ms),
+    {0},
+};
+
+static const rl_column OBSERVED[] = {
+    RL_DOUBLE("window_s", NULL, NULL, point, window_s),
+    RL_INT("bursts", NULL, NULL, point, bursts),
+    RL_DOUBLE("duty_measured_pct", NULL, NULL, point, duty_measured_pct),
+    RL_DOUBLE("duty_window_min_pct", NULL, NULL, point, duty_min_pct),
+    RL_DOUBLE("duty_window_max_pct", NULL, NULL, point, duty_max_pct),
+    RL_DOUBLE("work", NULL, NULL, point, work),
+    RL_TEXT("work_unit", NULL, NULL, point, work_unit),
+    RL_DOUBLE("work_per_s", NULL, NULL, point, work_per_s),
+    RL_DOUBLE("work_fraction", NULL, NULL, point, work_fraction),
+    RL_DOUBLE("gbps", NULL, NULL, point, gbps),
+    RL_DOUBLE("alloc_bytes", NULL, NULL, point, alloc_bytes),
+    READING("util_pct", util_pct),
+    READING("util_mem_pct", util_mem_pct),
+    RL_INT("util_samples", NULL, NULL, point, rd.util_samples),
+    RL_CHARS("util_source", NULL, NULL, point, rd.util_source),
+    READING("units_busy_pct", units_busy_pct),
+    READING("gpm_sm_occupancy_pct", occupancy_pct),
+    READING("gpm_any_tensor_util_pct", tensor_pct),
+    READING("gpm_dram_bw_util_pct", dram_bw_pct),
+    RL_CHARS("gpm_status", NULL, NULL, point, rd.gpm_status),
+    READING("mem_used_bytes", mem_used),
+    READING("mem_total_bytes", mem_total),
+    READING("sm_clock_mhz", sm_clock_mhz),
+    RL_CHARS("note", NULL, NULL, point, rd.note),
+    {0},
+};
+
+/* The tool's readings beside the duty cycle from the timestamps and the
+ * work done ("-" where this backend has no reading); main() names the
+ * GPU's or the CPU's columns (blocks or threads, util or busy, SM_UTIL or
+ * the machine's share). */
+#define SEEN(head, fmt, member) \
+    {NULL, head, fmt, .measured = true, .field = RL_DOUBLE_FIELD, .offset = offsetof(point, member)}
+static rl_column TABLE[] = {
+    RL_TEXT(NULL, "sweep", "%-11s", point, sweep),
+    RL_TEXT(NULL, "variant", "%-15s", point, name),
+    RL_INT(NULL, "threads", "%7d", point, workers),
+    {NULL, "target %", "%8.0f", .num = col_duty_target},
+    SEEN("measured %", "%10.1f", duty_measured_pct),
+    SEEN("busy %", "%7.1f", rd.util_pct),
+    SEEN("mem util %", "%10.1f", rd.util_mem_pct),
+    SEEN("machine %", "%9.1f", rd.units_busy_pct),
+    SEEN("work/s", "%10.3g", work_per_s),
+    SEEN("work fraction", "%13.3f", work_fraction),
+    {NULL, "memory used", "%11s", .str = col_memory_used, .measured = true},
+    {0},
+};
 
 static const kernel_family *const FAMILIES[] = {&busy_family, NULL};
 
@@ -54,7 +119,10 @@ static const rl_experiment EXP01 = {
                   "system's busy time, a worker being a thread (README)",
     .claims = EXP01_CLAIMS,
     .families = FAMILIES,
-    .csv_columns = COLUMNS,
+    .columns = COLUMNS,
+    .derived = OBSERVED,
+    .table = TABLE,
+    .observed = true,
     .options = OPTIONS,
     .default_cache = RL_HOT,
     .compare_keys = "sweep,variant,workers,duty_target_pct",
@@ -69,60 +137,24 @@ typedef struct run {
     rl_observer obs;
     double settle_s, hold_s, period_s;
     int units;              /* SMs or logical CPUs: "the full device" */
-    bool counting;          /* planning: measure() only counts the points */
-    int planned;
-    point pts[MAX_POINTS];
-    int npts;
+    point pts[MAX_POINTS];  /* the points' data */
+    rl_points points;
 } run;
 
-/* ---- one point: settle, then hold and read ----------------------------- */
+/* ---- the sweeps: the points, declared --------------------------------------- */
 
-static void duty_of(point *p, const busy_result *r)
+static void declare(run *r, const char *sweep, const busy_variant *v, int workers, double duty)
 {
-    rl_interval *iv = malloc((size_t)(r->bursts ? r->bursts : 1) * sizeof *iv);
-    for (long long i = 0; i < r->bursts; i++)
-        iv[i] = (rl_interval){r->starts[i], r->ends[i]};
-    p->window_s = r->window_s;
-    p->duty_measured = rl_busy_fraction(iv, (size_t)r->bursts, 0, r->window_s);
-    double win[256];
-    int k = rl_busy_windows(iv, (size_t)r->bursts, 0, r->window_s, 0.1, win, 256);
-    p->duty_min = k ? win[0] : NAN, p->duty_max = k ? win[0] : NAN;
-    for (int i = 1; i < k; i++)
-        p->duty_min = fmin(p->duty_min, win[i]), p->duty_max = fmax(p->duty_max, win[i]);
-    free(iv);
-}
-
-static point *measure(run *r, const char *sweep, const busy_variant *v, int workers, double duty)
-{
-    static point scratch;
-    if (r->counting) {
-        r->planned++;
-        return &scratch;
-    }
-    if (r->npts == MAX_POINTS)
+    if (r->points.n == MAX_POINTS)
         rl_die(RL_EXIT_FAILED, "exp-01: more than %d points: raise MAX_POINTS", MAX_POINTS);
-    point *p = &r->pts[r->npts++];
-    *p = (point){.sweep = sweep, .name = v->name, .v = v, .workers = workers, .duty = duty};
-    p->ok = r->w.valid[v - busy_variants];
-    if (!p->ok)
-        return p;
-    rl_progress_step(r->ctx, "%s: %s on %d, duty %.0f %%", sweep, p->name, workers, duty * 100);
-    busy_args a = variant_args(&r->w, v, workers, duty, r->period_s);
-    busy_result res;
-    RL_LAUNCHER(r->ctx, v)->run(&a, r->settle_s, &res); /* NVML's last sample period sees this load too */
-    busy_result_free(&res);
-    a.edge = rl_observer_edge, a.edge_arg = &r->obs;
-    RL_LAUNCHER(r->ctx, v)->run(&a, r->hold_s, &res);
-    rl_observer_read(&r->obs, res.t0, res.t1, &p->rd);
-    duty_of(p, &res);
-    p->bursts = res.bursts;
-    p->work = res.work;
-    p->work_per_s = res.work / res.window_s;
-    busy_result_free(&res);
-    return p;
+    point *p = &r->pts[r->points.n];
+    *p = (point){.sweep = sweep, .name = v->name, .v = v, .w = &r->w, .workers = workers,
+                 .duty = duty, .worker_unit = r->ctx->kind == RL_CUDA ? "blocks" : "threads",
+                 .work_unit = v->work_unit, .workers_per_unit = (double)workers / r->units,
+                 .period_ms = 1e3 * r->period_s, .work_fraction = NAN,
+                 .gbps = NAN};
+    rl_points_add(&r->points, &(rl_point){.variant = KERNEL_VARIANT(v), .data = p, .check = check_point});
 }
-
-/* ---- the sweeps ---------------------------------------------------------- */
 
 static bool want(const char *s) { return !strcmp(sweep_choice, "all") || !strcmp(sweep_choice, s); }
 
@@ -168,12 +200,12 @@ static void sweep_occupancy(run *r)
             continue;
         if (role_is(v, "compute")) {
             for (int i = 0; i < n; i++)
-                measure(r, "a_occupancy", v, list[i], 1.0);
+                declare(r, "a_occupancy", v, list[i], 1.0);
             continue;
         }
-        measure(r, "a_occupancy", v, 1, 1.0);
+        declare(r, "a_occupancy", v, 1, 1.0);
         if (r->ctx->args.mode != RL_MODE_QUICK && r->units > 1)
-            measure(r, "a_occupancy", v, r->units, 1.0);
+            declare(r, "a_occupancy", v, r->units, 1.0);
     }
 }
 
@@ -184,145 +216,96 @@ static void sweep_duty(run *r)
     int sizes[2] = {1, r->units};
     for (int s = 0; arith && s < (r->units > 1 ? 2 : 1); s++)
         for (int k = 0; k <= steps; k++)
-            measure(r, "b_duty", arith, sizes[s], (double)k / steps);
+            declare(r, "b_duty", arith, sizes[s], (double)k / steps);
 }
 
+/* An idle point (held memory, no kernel: arith at duty 0), then the stream. */
 static void sweep_memory(run *r)
 {
     const busy_variant *arith = variant(r, "compute"), *stream = variant(r, "bandwidth");
-    if (arith && r->counting) {
-        measure(r, "c_memory", arith, 1, 0.0);
-    } else if (arith) { /* an idle point: held memory, no kernel (arith at duty 0) */
-        double bytes;
-        void *held = idle_allocation(r->ctx, &bytes);
-        point *p = measure(r, "c_memory", arith, 1, 0.0);
-        p->name = "idle_allocation", p->idle = true, p->alloc_bytes = bytes;
-        rl_free(r->ctx->be, held);
+    if (arith) {
+        declare(r, "c_memory", arith, 1, 0.0);
+        r->pts[r->points.n - 1].name = "idle_allocation";
+        r->pts[r->points.n - 1].idle = true;
     }
     if (stream)
-        measure(r, "c_memory", stream, r->w.max_workers, 1.0);
+        declare(r, "c_memory", stream, r->w.max_workers, 1.0);
 }
 
-/* ---- rows and the table --------------------------------------------------- */
+/* ---- one point: settle, then hold and read ----------------------------- */
+
+static void duty_of(point *p, const busy_result *r)
+{
+    rl_interval *iv = malloc((size_t)(r->bursts ? r->bursts : 1) * sizeof *iv);
+    for (long long i = 0; i < r->bursts; i++)
+        iv[i] = (rl_interval){r->starts[i], r->ends[i]};
+    p->window_s = r->window_s;
+    p->duty_measured_pct = 100 * rl_busy_fraction(iv, (size_t)r->bursts, 0, r->window_s);
+    double win[256];
+    int k = rl_busy_windows(iv, (size_t)r->bursts, 0, r->window_s, 0.1, win, 256);
+    p->duty_min_pct = k ? 100 * win[0] : NAN, p->duty_max_pct = k ? 100 * win[0] : NAN;
+    for (int i = 1; i < k; i++)
+        p->duty_min_pct = fmin(p->duty_min_pct, 100 * win[i]), p->duty_max_pct = fmax(p->duty_max_pct, 100 * win[i]);
+    free(iv);
+}
+
+static void hold(run *r, point *p)
+{
+    const busy_variant *v = p->v;
+    rl_progress_step(r->ctx, "%s: %s on %d, duty %.0f %%", p->sweep, p->name, p->workers, p->duty * 100);
+    busy_args a = variant_args(&r->w, v, p->workers, p->duty, r->period_s);
+    busy_result res;
+    RL_LAUNCHER(r->ctx, v)->run(&a, r->settle_s, &res); /* NVML's last sample period sees this load too */
+    busy_result_free(&res);
+    a.edge = rl_observer_edge, a.edge_arg = &r->obs;
+    RL_LAUNCHER(r->ctx, v)->run(&a, r->hold_s, &res);
+    rl_observer_read(&r->obs, res.t0, res.t1, &p->rd);
+    duty_of(p, &res);
+    p->bursts = (int)res.bursts;
+    p->work = res.work;
+    p->work_per_s = res.work / res.window_s;
+    busy_result_free(&res);
+}
+
+static void observe(run *r, point *p)
+{
+    void *held = p->idle ? idle_allocation(r->ctx, &p->alloc_bytes) : NULL;
+    hold(r, p);
+    if (held)
+        rl_free(r->ctx->be, held);
+}
+
+/* ---- what the points say together ------------------------------------------ */
 
 /* The most work per second the compute variant did in sweep a: "the full device". */
 static double full_device_rate(const run *r)
 {
     double best = NAN;
-    for (int i = 0; i < r->npts; i++)
+    for (int i = 0; i < r->points.n; i++)
         if (r->pts[i].ok && !strcmp(r->pts[i].sweep, "a_occupancy") && role_is(r->pts[i].v, "compute"))
             best = isnan(best) ? r->pts[i].work_per_s : fmax(best, r->pts[i].work_per_s);
     return best;
 }
 
-static double gbps_of(const run *r, const point *p)
+/* The compute variant's work against the full device's; the bytes a chase
+ * (a line or sector per hop) or a stream moved. */
+static void derive(run *r, point *p, double full)
 {
+    if (role_is(p->v, "compute"))
+        p->work_fraction = p->work_per_s / full;
     if (role_is(p->v, "latency"))
-        return p->work_per_s * r->w.bytes_per_hop / 1e9;
-    return role_is(p->v, "bandwidth") && !p->idle ? p->work_per_s / 1e9 : NAN;
-}
-
-/* The compute variant's work per second against the full device's. */
-static double work_fraction(const point *p, double full)
-{
-    return role_is(p->v, "compute") ? p->work_per_s / full : NAN;
-}
-
-static void write_row(run *r, const point *p, double full)
-{
-    rl_ctx *ctx = r->ctx;
-    const rl_reading *d = &p->rd;
-    rl_set_str(ctx, "sweep", p->sweep);
-    rl_set_str(ctx, "variant", p->name);
-    rl_set_int(ctx, "number", p->v->number);
-    rl_set_int(ctx, "workers", p->workers);
-    rl_set_str(ctx, "worker_unit", ctx->kind == RL_CUDA ? "blocks" : "threads");
-    rl_set_num(ctx, "workers_per_unit", (double)p->workers / r->units);
-    rl_set_num(ctx, "duty_target_pct", 100 * p->duty);
-    rl_set_num(ctx, "period_ms", 1e3 * r->period_s);
-    rl_set_num(ctx, "alloc_bytes", p->alloc_bytes);
-    rl_set_str(ctx, "work_unit", p->v->work_unit);
-    rl_set_str(ctx, "validated", p->ok ? "yes" : "no");
-    if (!p->ok) {
-        rl_set_str(ctx, "skipped_reason", r->w.why[p->v - busy_variants]);
-        rl_end_row(ctx);
-        return;
-    }
-    rl_set_num(ctx, "window_s", p->window_s);
-    rl_set_int(ctx, "bursts", p->bursts);
-    rl_set_num(ctx, "duty_measured_pct", 100 * p->duty_measured);
-    rl_set_num(ctx, "duty_window_min_pct", 100 * p->duty_min);
-    rl_set_num(ctx, "duty_window_max_pct", 100 * p->duty_max);
-    rl_set_num(ctx, "work", p->work);
-    rl_set_num(ctx, "work_per_s", p->work_per_s);
-    rl_set_num(ctx, "work_fraction", work_fraction(p, full));
-    rl_set_num(ctx, "gbps", gbps_of(r, p));
-    rl_set_num(ctx, "util_pct", d->util_pct);
-    rl_set_num(ctx, "util_mem_pct", d->util_mem_pct);
-    rl_set_int(ctx, "util_samples", d->util_samples);
-    rl_set_str(ctx, "util_source", d->util_source);
-    rl_set_num(ctx, "units_busy_pct", d->units_busy_pct);
-    rl_set_num(ctx, "gpm_sm_occupancy_pct", d->occupancy_pct);
-    rl_set_num(ctx, "gpm_any_tensor_util_pct", d->tensor_pct);
-    rl_set_num(ctx, "gpm_dram_bw_util_pct", d->dram_bw_pct);
-    rl_set_str(ctx, "gpm_status", d->gpm_status);
-    rl_set_num(ctx, "mem_used_bytes", d->mem_used);
-    rl_set_num(ctx, "mem_total_bytes", d->mem_total);
-    rl_set_num(ctx, "sm_clock_mhz", d->sm_clock_mhz);
-    if (d->note[0])
-        rl_set_str(ctx, "note", d->note);
-    rl_end_row(ctx);
-}
-
-/* The console table: the tool's readings beside the duty cycle from the
- * timestamps and the work done ("-" where this backend has no reading). */
-static void print_table(const run *r, double full)
-{
-    bool gpu = r->ctx->kind == RL_CUDA;
-    const rl_grid_column cols[] = {
-        {"sweep", "%-11s"}, {"variant", "%-15s"}, {gpu ? "blocks" : "threads", "%7d"},
-        {"target %", "%8.0f"}, {"measured %", "%10.1f"}, {gpu ? "util %" : "busy %", "%7.1f"},
-        {"mem util %", "%10.1f"}, {gpu ? "SM_UTIL %" : "machine %", "%9.1f"}, {"work/s", "%10.3g"},
-        {"work fraction", "%13.3f"}, {"memory used", "%11s"}, {0}};
-    printf("\n");
-    rl_grid_header(cols);
-    for (int i = 0; i < r->npts; i++) {
-        const point *p = &r->pts[i];
-        if (!p->ok) {
-            printf("  %-11s %-15s %7d  FAILED validation: %s\n", p->sweep, p->name, p->workers,
-                   r->w.why[p->v - busy_variants]);
-            continue;
-        }
-        char used[32];
-        rl_format_bytes(p->rd.mem_used, used, sizeof used);
-        rl_grid_row(cols, p->sweep, p->name, p->workers, 100 * p->duty, 100 * p->duty_measured,
-                    p->rd.util_pct, p->rd.util_mem_pct, p->rd.units_busy_pct, p->work_per_s,
-                    work_fraction(p, full), used);
-    }
-    fflush(stdout);
-}
-
-static void run_sweeps(run *r)
-{
-    if (want("a"))
-        sweep_occupancy(r);
-    if (want("b"))
-        sweep_duty(r);
-    if (want("c"))
-        sweep_memory(r);
+        p->gbps = p->work_per_s * r->w.bytes_per_hop / 1e9;
+    else if (role_is(p->v, "bandwidth") && !p->idle)
+        p->gbps = p->work_per_s / 1e9;
 }
 
 /* The plan: each point holds its load for settle + hold seconds, a fixed
  * time whatever the variant. */
 static void plan(run *r)
 {
-    r->counting = true;
-    r->planned = 0;
-    run_sweeps(r);
-    r->counting = false;
-    for (int i = 0; i < r->planned; i++)
+    for (int i = 0; i < r->points.n; i++)
         rl_plan_group(r->ctx, 1, 0);
-    rl_plan_fixed(r->ctx, r->planned * (r->settle_s + r->hold_s));
+    rl_plan_fixed(r->ctx, r->points.n * (r->settle_s + r->hold_s));
     rl_plan_print(r->ctx);
 }
 
@@ -343,6 +326,8 @@ int main(int argc, char **argv)
     r->settle_s = SETTLE[gpu][mode];
     r->hold_s = HOLD[gpu][mode];
     r->units = gpu ? ctx->dev->sm_count : ctx->dev->threads;
+    if (gpu) /* the console's names for the GPU's readings */
+        TABLE[2].head = "blocks", TABLE[5].head = "util %", TABLE[7].head = "SM_UTIL %";
     const rl_ceilings *ceil = rl_ceilings_get(ctx);
 
     buffers_open(&r->w, ctx);
@@ -351,21 +336,29 @@ int main(int argc, char **argv)
     char buf[512];
     rl_observer_describe(&r->obs, buf, sizeof buf);
     printf("observer    %s\n", buf);
-    for (const busy_variant *v = busy_variants; v->name; v++)
-        if (runs(r, v) && !validate_variant(&r->w, v)) {
-            fprintf(stderr, "exp-01: %s %s\n", v->name, r->w.why[v - busy_variants]);
-            ctx->failures++;
-        }
     rl_meta(ctx, "hold", "each point: %.2f s of the same load unobserved, then %.2f s observed; "
             "one burst per %.0f ms below 100 %% duty", r->settle_s, r->hold_s, period_ms);
     rl_meta(ctx, "duty_measured", "union of the kernels' busy intervals (%s) over the window; "
             "min/max over 100 ms sub-windows", gpu ? "CUDA events around each launch" : "CLOCK_MONOTONIC");
-    rl_meta(ctx, "chase_buffer", "%zu lines of %zu bytes (%.0f MiB), one random cycle",
-            r->w.chain_lines, r->w.chain_stride * 4, r->w.chain_lines * r->w.chain_stride * 4.0 / 1048576);
     rl_meta(ctx, "stream_buffer", "x and y of %zu floats each", r->w.n);
 
+    if (want("a"))
+        sweep_occupancy(r);
+    if (want("b"))
+        sweep_duty(r);
+    if (want("c"))
+        sweep_memory(r);
     plan(r);
-    run_sweeps(r);
+    rl_points_validate(ctx, &r->points);
+    if (r->w.chain_lines) /* made when a chase is validated */
+        rl_meta(ctx, "chase_buffer", "%zu lines of %zu bytes (%.0f MiB), one random cycle",
+                r->w.chain_lines, r->w.chain_stride * 4, r->w.chain_lines * r->w.chain_stride * 4.0 / 1048576);
+    for (int i = 0; i < r->points.n; i++)
+        if (r->points.v[i].state == RL_POINT_VALID) {
+            observe(r, &r->pts[i]);
+            r->pts[i].ok = true;
+            rl_point_observed(&r->points.v[i]);
+        }
     rl_progress_clear();
     rl_observer_describe(&r->obs, buf, sizeof buf); /* now with NVML's sample period */
     rl_meta(ctx, "observer", "%s", buf);
@@ -376,11 +369,12 @@ int main(int argc, char **argv)
                "workers, so busy time falls below the duty cycle\n", overload,
                sysconf(_SC_NPROCESSORS_ONLN));
     double full = full_device_rate(r);
-    for (int i = 0; i < r->npts; i++)
-        write_row(r, &r->pts[i], full);
-    print_table(r, full);
-    judge(ctx, r->pts, r->npts, r->units, full, ceil->bw[RL_DRAM][RL_READ].best, r->w.bytes_per_hop);
+    for (int i = 0; i < r->points.n; i++)
+        derive(r, &r->pts[i], full);
+    rl_points_report(ctx, &r->points);
+    judge(ctx, r->pts, r->points.n, r->units, full, ceil->bw[RL_DRAM][RL_READ].best, r->w.bytes_per_hop);
 
+    rl_points_free(&r->points);
     rl_observer_close(&r->obs);
     buffers_close(&r->w);
     free(r);

@@ -42,10 +42,10 @@ static void make_chain(buffers *w, uint32_t **host_chain)
 void buffers_open(buffers *w, rl_ctx *ctx)
 {
     int rows = rl_family_size(&busy_family);
-    *w = (buffers){.ctx = ctx, .valid = calloc((size_t)rows, sizeof *w->valid),
-                   .why = calloc((size_t)rows, sizeof *w->why)};
+    *w = (buffers){.ctx = ctx, .valid = malloc((size_t)rows), .why = calloc((size_t)rows, sizeof *w->why)};
     if (!w->valid || !w->why)
         rl_die(RL_EXIT_FAILED, "out of memory");
+    memset(w->valid, -1, (size_t)rows);
     w->max_workers = ctx->kind == RL_CUDA ? 4 * ctx->dev->sm_count : ctx->dev->threads;
     if (w->max_workers > MAX_CPU_WORKERS && ctx->kind == RL_CPU)
         w->max_workers = MAX_CPU_WORKERS;
@@ -104,7 +104,7 @@ busy_args variant_args(buffers *w, const busy_variant *v, int workers, double du
 
 /* ---- validation: one short burst, every lane and element checked ---------- */
 
-bool validate_variant(buffers *w, const busy_variant *v)
+static bool validate_variant(buffers *w, const busy_variant *v)
 {
     rl_ctx *ctx = w->ctx;
     const busy_ops *ops = RL_LAUNCHER(ctx, v);
@@ -132,7 +132,7 @@ bool validate_variant(buffers *w, const busy_variant *v)
         rl_host_free(want);
         rl_host_free(x);
         rl_host_free(y);
-        return w->valid[row] = c.ok;
+        return (w->valid[row] = c.ok);
     }
     uint32_t *end = rl_host_alloc(lanes * sizeof *end);
     unsigned long long *counts = rl_host_alloc(lanes * sizeof *counts);
@@ -160,7 +160,17 @@ bool validate_variant(buffers *w, const busy_variant *v)
     rl_host_free(counts);
     if (host_chain)
         rl_host_free(host_chain);
-    return w->valid[row] = bad == 0;
+    return (w->valid[row] = bad == 0);
+}
+
+bool check_point(rl_ctx *ctx, rl_point *rp)
+{
+    (void)ctx;
+    const point *p = rp->data;
+    size_t row = (size_t)(p->v - busy_variants);
+    bool ok = p->w->valid[row] < 0 ? validate_variant(p->w, p->v) : p->w->valid[row];
+    snprintf(rp->why, sizeof rp->why, "%s", p->w->why[row]);
+    return ok;
 }
 
 void *idle_allocation(rl_ctx *ctx, double *bytes)

@@ -71,7 +71,7 @@ static double worst_tracking(const point *pts, int n, int workers, int *count)
         const point *p = &pts[i];
         if (!p->ok || strcmp(p->sweep, "b_duty") || p->workers != workers || isnan(p->rd.util_pct))
             continue;
-        double dev = fabs(p->rd.util_pct - 100 * p->duty_measured);
+        double dev = fabs(p->rd.util_pct - p->duty_measured_pct);
         worst = isnan(worst) ? dev : fmax(worst, dev);
         ++*count;
     }
