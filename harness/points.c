@@ -230,6 +230,14 @@ double rl_point_mbu(rl_ctx *ctx, const rl_point *p)
     return isnan(g) ? NAN : rl_mbu(ctx, g, &roof);
 }
 
+double rl_point_mbu_spilled(rl_ctx *ctx, const rl_point *p)
+{
+    rl_roof roof = rl_point_roof(ctx, p);
+    double g = rl_point_gbps(p);
+    roof.level = roof.slower, roof.gbps = roof.slower_gbps;
+    return isnan(g) ? NAN : rl_mbu(ctx, g, &roof);
+}
+
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p)
 {
     double t = rl_point_tflops(p);

@@ -213,6 +213,7 @@ typedef struct rl_roof {
     rl_pattern pattern;
     double gbps;         /* NaN when that rung was not measured */
     double slower_gbps;  /* mixed: the next level's rung (what a spill runs at); else gbps */
+    rl_level slower;     /* mixed: that next level; else level */
     char name[16];       /* "LLC", "L2-LLC", "DRAM" */
 } rl_roof;
 
@@ -373,6 +374,9 @@ double rl_point_tflops(const rl_point *p); /* NaN when not timed or no FLOPs */
 rl_roof rl_point_roof(rl_ctx *ctx, const rl_point *p);
 double rl_point_mbu(rl_ctx *ctx, const rl_point *p);
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p);
+/* MBU against the slower level's rung where the working set spills from
+ * one level to the next (a mixed roof): what a spill runs at. */
+double rl_point_mbu_spilled(rl_ctx *ctx, const rl_point *p);
 /* "op=cos variant=cos_cos_fused k=2 n=65536": the values of the
  * experiment's compare keys, for messages. */
 void rl_point_key(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);

@@ -51,10 +51,12 @@ rl_roof rl_roof_for(rl_ctx *ctx, double footprint, rl_pattern pattern)
     rl_roof r = {.pattern = pattern};
     r.level = rl_level_for(cap, footprint, &r.mixed);
     r.gbps = r.slower_gbps = c->bw[r.level][pattern].best;
+    r.slower = r.level;
     const char *name = rl_level_name(ctx->kind, r.level);
     if (r.mixed) {
         rl_level next = next_level(cap, r.level);
         r.slower_gbps = c->bw[next][pattern].best;
+        r.slower = next;
         snprintf(r.name, sizeof r.name, "%s-%s", name, rl_level_name(ctx->kind, next));
     } else {
         snprintf(r.name, sizeof r.name, "%s", name);

@@ -177,32 +177,28 @@ static void print_published(const rl_points *pts, const model *m)
 /* The claims register's ceiling table: bandwidth over bytes per token, for
  * the datasheet GPUs and this device (a model, not a measurement). Sizes:
  * llama.cpp's quantize README (8B), the claims register (70B, 4.8 GB). */
+static void ceiling_row(const char *device, double gbps)
+{
+    static const rl_grid_column COLS[] = {
+        {"device", "%-26s"}, {"GB/s", "%9.0f"}, {"4.8 GB", "%11.1f"}, {"8B F16", "%11.1f"},
+        {"8B Q4_K_M", "%11.1f"}, {"8B Q2_K", "%11.1f"}, {"70B Q4_K_M", "%11.1f"}, {0}};
+    static const double GIB = 1073741824.0, BYTES[] = {4.8e9, 14.96 * GIB, 4.58 * GIB, 2.95 * GIB, 40.2 * GIB};
+    double t[5];
+    for (int i = 0; i < 5; i++)
+        t[i] = rl_tokens_per_s_ceiling(gbps * 1e9, BYTES[i]);
+    if (!device)
+        rl_grid_header(COLS);
+    else
+        rl_grid_row(COLS, device, gbps, t[0], t[1], t[2], t[3], t[4]);
+}
+
 static void print_ceilings(rl_ctx *ctx)
 {
-    static const struct { const char *name; double bytes; } MODELS[] = {
-        {"4.8 GB", 4.8e9},
-        {"8B F16", 14.96 * 1073741824.0},
-        {"8B Q4_K_M", 4.58 * 1073741824.0},
-        {"8B Q2_K", 2.95 * 1073741824.0},
-        {"70B Q4_K_M", 40.2 * 1073741824.0},
-    };
-    enum { NM = sizeof MODELS / sizeof MODELS[0] };
     printf("\n  model: decode tokens/s ceiling = memory bandwidth / bytes of weights per token\n");
-    printf("  %-26s %9s", "device", "GB/s");
-    for (int i = 0; i < NM; i++)
-        printf(" %11s", MODELS[i].name);
-    printf("\n");
-    for (const rl_datasheet *d = rl_datasheets; d->slug; d++) {
-        printf("  %-26s %9.0f", d->name, d->mem_gbps);
-        for (int i = 0; i < NM; i++)
-            printf(" %11.0f", rl_tokens_per_s_ceiling(d->mem_gbps * 1e9, MODELS[i].bytes));
-        printf("\n");
-    }
-    double dram = rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best;
-    printf("  %-26s %9.0f", "this device (DRAM read)", dram);
-    for (int i = 0; i < NM; i++)
-        printf(" %11.1f", rl_tokens_per_s_ceiling(dram * 1e9, MODELS[i].bytes));
-    printf("\n");
+    ceiling_row(NULL, 0);
+    for (const rl_datasheet *d = rl_datasheets; d->slug; d++)
+        ceiling_row(d->name, d->mem_gbps);
+    ceiling_row("this device (DRAM read)", rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best);
 }
 
 void print_tables(rl_ctx *ctx, const rl_points *pts, const model *m)

@@ -256,7 +256,7 @@ static void describe_regime(rl_ctx *ctx, const rl_point *one, char *buf, size_t 
         return;
     }
     rl_roof roof = rl_point_roof(ctx, one);
-    double gbps = rl_point_gbps(one), mbu = roof.mixed ? gbps / roof.slower_gbps : rl_point_mbu(ctx, one);
+    double gbps = rl_point_gbps(one), mbu = rl_point_mbu_spilled(ctx, one);
     const char *level = roof.name, *op = call_of(one)->op;
     if (mbu >= 0.5)
         snprintf(buf, len, "memory-bound: one %s pass moves %.0f GB/s, %.2f of the %s copy "
@@ -288,8 +288,7 @@ static void judge(rl_ctx *ctx, const rl_points *pts, fusion_op op, size_t nmax)
     /* A fused pass slower than one op's pass: the second op's arithmetic
      * shows through, and the fused kernel leaves part of the roof unused. */
     if (one && fused && fused->seconds > CLAIMS[FUSED_VS_ONE_OP].hi * one->seconds) {
-        rl_roof roof = rl_point_roof(ctx, fused);
-        double mbu = roof.mixed ? rl_point_gbps(fused) / roof.slower_gbps : rl_point_mbu(ctx, fused);
+        double mbu = rl_point_mbu_spilled(ctx, fused);
         snprintf(note + strlen(note), sizeof note - strlen(note), "; the fused pass (two %s per "
                  "element) moves %.2f of the roof, its arithmetic not hidden under the memory "
                  "time", call_of(fused)->op, mbu);
