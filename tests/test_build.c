@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static char out[1 << 14], err[1 << 14];
@@ -79,4 +80,32 @@ Test(build, cuda_decode_lane_loads_at_most_16_bytes_per_block_row, .timeout = 30
         snprintf(row, sizeof row, "\n%s ", f);
         cr_assert(strstr(out, row), "no row for %s in:\n%s", f, out);
     }
+}
+
+/* The integer-dot decode's VNNI paths: this machine may not run them (the
+ * CI's and the 2-core EPYC have AVX2 only), so they are at least built as
+ * an AVX-VNNI and an AVX-512 VNNI compiler would build them, without a
+ * warning, and each must use vpdpbusd (the #if that picks it is checked),
+ * while the AVX2 build must not. */
+static int count_in_object(const char *march, const char *insn)
+{
+    char cmd[1024], dir[256];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && ${CC:-cc} -std=c11 -O2 -march=%s -fopenmp -Wall -Wextra -Werror -D_GNU_SOURCE "
+             "-Iharness -Ikernels -c kernels/cpu/quant_dot_avx2.c -o '%s/q.o' && objdump -d '%s/q.o' | "
+             "grep -c '%s' || true", RL_SOURCE_ROOT, march, dir, dir, insn);
+    int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
+    rm_tree(dir);
+    cr_assert_eq(rc, 0, "%s\n%s", cmd, err);
+    cr_assert(!strstr(err, "error") && !strstr(err, "warning"), "-march=%s: %s", march, err);
+    return atoi(out);
+}
+
+Test(build, the_vnni_decode_paths_build_and_use_vpdpbusd)
+{
+    cr_assert_gt(count_in_object("alderlake", "vpdpbusd"), 0, "AVX-VNNI: no vpdpbusd");
+    cr_assert_gt(count_in_object("icelake-server", "vpdpbusd"), 0, "AVX-512 VNNI: no vpdpbusd");
+    cr_assert_eq(count_in_object("haswell", "vpdpbusd"), 0, "AVX2 has no vpdpbusd");
+    cr_assert_gt(count_in_object("haswell", "vpmaddubsw"), 0, "AVX2: maddubs");
 }
