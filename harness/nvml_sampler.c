@@ -1,5 +1,5 @@
 /*
- * nvml_sampler.c -- what nvidia-smi would say, sampled beside a workload.
+ * nvml_sampler.c -- what nvidia-smi would say, sampled beside a running load.
  *
  * A thread polls NVML every poll_s seconds and keeps time series:
  *   - utilization.gpu and utilization.memory. Preferably from

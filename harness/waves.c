@@ -1,5 +1,5 @@
 /*
- * waves.c -- wave planning for experiment 04 (issue 6): how to shape a
+ * waves.c -- wave planning (a model, beside rl_tiles() and rl_waves()): how to shape a
  * GEMM so that its tiles fill whole waves, and the wave count the long
  * way, as a block scheduler would hand tiles out, to check the closed
  * form rl_waves() against.
