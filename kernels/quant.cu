@@ -13,7 +13,9 @@
  * thread block (cpu/quant_dot.h's arithmetic: a scale per 32 values), and
  * lane l computes its share of each block with dp4a (quant_dp4a.h: about
  * one instruction per weight instead of five or six); the first blocks'
- * weights are loaded before x is quantized, so that work hides under them.
+ * weights are loaded before x is quantized, so that work hides under them,
+ * and each later group of blocks is loaded while the one before it is
+ * computed (the lane structs hold raw words, used only by the dots).
  *
  * Prefill (variant 2): a kernel dequantizes the whole matrix to FP16 (one
  * thread per eight weights, one 16-byte store each), then cuBLAS runs the

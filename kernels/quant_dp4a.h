@@ -90,40 +90,43 @@ RL_HD int32_t quant_dot_even_odd(uint32_t even, uint32_t odd, const quant_x_lane
 }
 
 /* ---- each format: a lane's raw words, loaded once, and what they add ----
- * Loads first (a struct of the lane's words), arithmetic later: the kernel
- * issues several blocks' loads before it uses the first. */
+ * Loads first (a struct of the lane's words, raw: no conversion, not even
+ * of a scale), arithmetic later: the kernel issues several blocks' loads
+ * before it uses the first, and an instruction that used a loaded value
+ * in the load function would stall the warp there until the data came,
+ * with nothing of the block before it computed under the wait. */
 
-typedef struct q8_lane { uint32_t lo, hi; float d; } q8_lane;
+typedef struct q8_lane { uint32_t lo, hi; fp16 d; } q8_lane;
 RL_HD q8_lane q8_lane_load(const q8_block *b, int lane)
 {
     uint64_t q = b->qs[lane];
-    q8_lane w = {(uint32_t)q, (uint32_t)(q >> 32), fp16_to_float(b->d[lane >> 2])};
+    q8_lane w = {(uint32_t)q, (uint32_t)(q >> 32), b->d[lane >> 2]};
     return w;
 }
 RL_HD float q8_lane_dot(q8_lane w, const quant_x_lane *x)
 {
     int32_t s = rl_dp4a(w.lo, x->x0, rl_dp4a(w.hi, x->x1, 0));
-    return (w.d * x->d) * (float)s;
+    return (fp16_to_float(w.d) * x->d) * (float)s;
 }
 
 /* q4: w = d (q - 8): d x (q - 8) summed = d dx (q . xq - 8 sum xq). */
-typedef struct q4_lane { uint32_t q; float d; } q4_lane;
+typedef struct q4_lane { uint32_t q; fp16 d; } q4_lane;
 RL_HD q4_lane q4_lane_load(const q4_block *b, int lane)
 {
-    q4_lane w = {b->qs[lane], fp16_to_float(b->d[lane >> 2])};
+    q4_lane w = {b->qs[lane], b->d[lane >> 2]};
     return w;
 }
 RL_HD float q4_lane_dot(q4_lane w, const quant_x_lane *x)
 {
     int32_t s = quant_dot_even_odd(w.q & 0x0f0f0f0fu, (w.q >> 4) & 0x0f0f0f0fu, x) - 8 * x->sum;
-    return (w.d * x->d) * (float)s;
+    return (fp16_to_float(w.d) * x->d) * (float)s;
 }
 
 /* q5: the fifth bit of weight i is bit i of qh. */
-typedef struct q5_lane { uint32_t q, h; float d; } q5_lane;
+typedef struct q5_lane { uint32_t q, h; fp16 d; } q5_lane;
 RL_HD q5_lane q5_lane_load(const q5_block *b, int lane)
 {
-    q5_lane w = {b->qs[lane], b->qh[lane], fp16_to_float(b->d[lane >> 2])};
+    q5_lane w = {b->qs[lane], b->qh[lane], b->d[lane >> 2]};
     return w;
 }
 RL_HD float q5_lane_dot(q5_lane w, const quant_x_lane *x)
@@ -131,40 +134,39 @@ RL_HD float q5_lane_dot(q5_lane w, const quant_x_lane *x)
     uint32_t even = (w.q & 0x0f0f0f0fu) | quant_spread_bits_to_bit4(w.h);
     uint32_t odd = ((w.q >> 4) & 0x0f0f0f0fu) | quant_spread_bits_to_bit4(w.h >> 1);
     int32_t s = quant_dot_even_odd(even, odd, x) - 16 * x->sum;
-    return (w.d * x->d) * (float)s;
+    return (fp16_to_float(w.d) * x->d) * (float)s;
 }
 
 /* q6: the top two bits of weight i are bits 2i, 2i+1 of qh; one int8
  * scale per 16 weights (two lanes), so a lane has one. */
-typedef struct q6_lane { uint32_t q, h; float ds; } q6_lane;
+typedef struct q6_lane { uint16_t lo, hi, d; int8_t s; uint32_t h; } q6_lane;
 RL_HD q6_lane q6_lane_load(const q6_block *b, int lane)
 {
-    uint32_t q = b->ql[2 * lane] | ((uint32_t)b->ql[2 * lane + 1] << 16);
-    q6_lane w = {q, b->qh[lane], fp16_to_float(b->d) * (float)b->s[lane >> 1]};
+    q6_lane w = {b->ql[2 * lane], b->ql[2 * lane + 1], b->d, b->s[lane >> 1], b->qh[lane]};
     return w;
 }
 RL_HD float q6_lane_dot(q6_lane w, const quant_x_lane *x)
 {
-    uint32_t even = (w.q & 0x0f0f0f0fu) | (quant_spread_nibbles(w.h & 0x3333u) << 4);
-    uint32_t odd = ((w.q >> 4) & 0x0f0f0f0fu) | (quant_spread_nibbles((w.h >> 2) & 0x3333u) << 4);
+    uint32_t q = w.lo | ((uint32_t)w.hi << 16);
+    uint32_t even = (q & 0x0f0f0f0fu) | (quant_spread_nibbles(w.h & 0x3333u) << 4);
+    uint32_t odd = ((q >> 4) & 0x0f0f0f0fu) | (quant_spread_nibbles((w.h >> 2) & 0x3333u) << 4);
     int32_t s = quant_dot_even_odd(even, odd, x) - 32 * x->sum;
-    return (w.ds * x->d) * (float)s;
+    return (fp16_to_float(w.d) * (float)w.s * x->d) * (float)s;
 }
 
 /* q2: w = d s q - dmin m, 2-bit q at bits 2i of qs; s and m per 16 weights. */
-typedef struct q2_lane { uint32_t q; float scale, min; } q2_lane;
+typedef struct q2_lane { uint32_t q; fp16 d, dmin; uint8_t sm; } q2_lane;
 RL_HD q2_lane q2_lane_load(const q2_block *b, int lane)
 {
-    uint32_t sm = b->sm[lane >> 1];
-    q2_lane w = {b->qs[lane], fp16_to_float(b->d) * (float)(sm & 15u),
-                 fp16_to_float(b->dmin) * (float)(sm >> 4)};
+    q2_lane w = {b->qs[lane], b->d, b->dmin, b->sm[lane >> 1]};
     return w;
 }
 RL_HD float q2_lane_dot(q2_lane w, const quant_x_lane *x)
 {
     int32_t s = quant_dot_even_odd(quant_spread_nibbles(w.q & 0x3333u),
                                    quant_spread_nibbles((w.q >> 2) & 0x3333u), x);
-    return x->d * (w.scale * (float)s - w.min * (float)x->sum);
+    float scale = fp16_to_float(w.d) * (float)(w.sm & 15u), min = fp16_to_float(w.dmin) * (float)(w.sm >> 4);
+    return x->d * (scale * (float)s - min * (float)x->sum);
 }
 
 /* Lane l's share of a block of any format but F16 (the tests; the kernel
