@@ -10,12 +10,15 @@
  * experiment 02's gemv_fp16.
  *
  * Decode (variant 3): x is quantized to 8 bits in shared memory by each
- * thread block (cpu/quant_dot.h's arithmetic: a scale per 32 values), and
- * lane l computes its share of each block with dp4a (quant_dp4a.h: about
- * one instruction per weight instead of five or six); the first blocks'
- * weights are loaded before x is quantized, so that work hides under them,
- * and each later group of blocks is loaded while the one before it is
- * computed (the lane structs hold raw words, used only by the dots).
+ * thread block (cpu/quant_dot.h's arithmetic: a scale per 32 values), each
+ * lane's words ready for its dots, and lane l computes its share of each
+ * block with dp4a (quant_dp4a.h). The first blocks' weights are loaded
+ * before x is quantized, so that work hides under them; then two groups of
+ * four blocks alternate, one group's dots running while the other's loads
+ * are in flight (the lane structs hold raw words, used only by the dots).
+ * In the SASS for sm_90 (cuobjdump) the loop costs, per weight and lane,
+ * q8 1.3, q4 1.8, q5 2.8, q6 4.3, q2 4.5 instructions (before: 2.9, 3.8,
+ * 5.1, 6.9, 6.9, the loop stalling on each next group's loads).
  *
  * Prefill (variant 2): a kernel dequantizes the whole matrix to FP16 (one
  * thread per eight weights, one 16-byte store each), then cuBLAS runs the
@@ -143,13 +146,20 @@ __device__ __forceinline__ float lane_dot(q2_lane w, const quant_x_lane *x) { re
 
 enum { DP4A_UNROLL = 4 }; /* blocks of each row whose loads are in flight together */
 
-/* x (nb blocks of 256 halves) to 8-bit integers in shared memory, in the
- * lanes' order (word 32 b + l: x[256 b + 8 l ..], eight bytes), and one
- * scale per 32 values: warp w takes blocks w, w + WARPS, ...; the four
- * lanes of a group of 32 agree on its scale through two shuffles. The
- * arithmetic is quant_x8_scale's and quant_x8_group's, rounding for
- * rounding, so the CPU's error bound holds for these integers too. */
-__device__ __forceinline__ void quantize_x_shared(const uint4 *__restrict__ x, int nb, uint2 *xq, float *xd)
+/* q8 keeps x's bytes in natural order; the nibble formats split them into
+ * even and odd weights. */
+__device__ constexpr bool natural_order(const q8_block *) { return true; }
+template <typename Block> __device__ constexpr bool natural_order(const Block *) { return false; }
+
+/* x (nb blocks of 256 halves) to 8-bit integers in shared memory, each
+ * lane's words ready for its dots (quant_x_words: one 16-byte load per
+ * block and row), one scale per 32 values: warp w takes blocks w, w +
+ * WARPS, ...; the four lanes of a group of 32 agree on its scale through
+ * two shuffles. The arithmetic is quant_x8_scale's and quant_x8_group's,
+ * rounding for rounding, so the CPU's error bound holds for these
+ * integers too. */
+template <bool NATURAL>
+__device__ __forceinline__ void quantize_x_shared(const uint4 *__restrict__ x, int nb, uint4 *xs)
 {
     int lane = threadIdx.x % 32;
     for (int b = threadIdx.x / 32; b < nb; b += WARPS) {
@@ -167,14 +177,23 @@ __device__ __forceinline__ void quantize_x_shared(const uint4 *__restrict__ x, i
             int q = max(-127, min(127, __float2int_rn(__fmul_rn(v[i], id))));
             word[i / 4] |= ((uint32_t)q & 0xffu) << (8 * (i % 4));
         }
-        xq[(size_t)b * 32 + lane] = make_uint2(word[0], word[1]);
-        if ((lane & 3) == 0)
-            xd[(size_t)b * 8 + lane / 4] = d;
+        quant_x_lane xl = quant_x_lane_make(word[0], word[1], d);
+        quant_x_words xw = quant_x_words_pack(&xl, NATURAL);
+        xs[(size_t)b * 32 + lane] = make_uint4(xw.a, xw.b, xw.sum, xw.d);
     }
 }
 
-/* Loads lane's words of blocks b .. b + DP4A_UNROLL - 1 of each row. */
-template <typename Block, typename Lane, int R>
+/* Block b + u, or with TAIL (nb not a multiple of two groups) the last
+ * one again past the row's end: read twice (cached), counted once. */
+template <bool TAIL> __device__ __forceinline__ int block_at(int b, int u, int nb)
+{
+    return TAIL ? min(b + u, nb - 1) : b + u;
+}
+
+/* Loads lane's words of blocks b .. b + DP4A_UNROLL - 1 of each row: only
+ * loads (nothing here uses a loaded value, so the warp goes on to the
+ * blocks before them while these are in flight). */
+template <bool TAIL, typename Block, typename Lane, int R>
 __device__ __forceinline__ void load_lanes(Lane (&to)[R][DP4A_UNROLL], const Block *const (&wr)[R], int b, int nb,
                                            int lane)
 {
@@ -182,16 +201,36 @@ __device__ __forceinline__ void load_lanes(Lane (&to)[R][DP4A_UNROLL], const Blo
     for (int r = 0; r < R; r++)
 #pragma unroll
         for (int u = 0; u < DP4A_UNROLL; u++)
-            if (b + u < nb)
-                to[r][u] = lane_load(wr[r] + b + u, lane);
+            to[r][u] = lane_load(wr[r] + block_at<TAIL>(b, u, nb), lane);
 }
 
-template <typename Block, int R>
+/* Adds the lane's share of blocks b .. b + DP4A_UNROLL - 1 of each row
+ * (with TAIL, those past the row's end count zero). */
+template <bool TAIL, bool NATURAL, typename Lane, int R>
+__device__ __forceinline__ void dot_lanes(float (&acc)[R], const Lane (&cur)[R][DP4A_UNROLL], const uint4 *xs, int b,
+                                          int nb, int lane)
+{
+#pragma unroll
+    for (int u = 0; u < DP4A_UNROLL; u++) {
+        uint4 v = xs[block_at<TAIL>(b, u, nb) * 32 + lane];
+        quant_x_words xw = {v.x, v.y, v.z, v.w};
+        quant_x_lane xl = quant_x_words_lane(xw, NATURAL);
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            float part = lane_dot(cur[r][u], &xl);
+            acc[r] += TAIL && b + u >= nb ? 0.0f : part;
+        }
+    }
+}
+
+/* Two groups of blocks per iteration, in turn: while one group's dots run,
+ * the other group's loads are in flight (no copy between the buffers). */
+template <typename Block, int R, bool TAIL>
 __global__ void __launch_bounds__(BLOCK)
 gemv_dp4a(float *__restrict__ y, const Block *__restrict__ w, const uint4 *__restrict__ x, int rows, int nb)
 {
-    extern __shared__ uint2 xq[]; /* nb * 32 words of integers, then nb * 8 scales */
-    float *xd = reinterpret_cast<float *>(xq + (size_t)nb * 32);
+    extern __shared__ uint4 xs[]; /* nb * 32 lanes' words */
+    constexpr bool NATURAL = natural_order(static_cast<const Block *>(nullptr));
     typedef decltype(lane_load(w, 0)) Lane;
     int lane = threadIdx.x % 32, row0 = (blockIdx.x * WARPS + threadIdx.x / 32) * R;
     bool active = row0 < rows;
@@ -199,35 +238,19 @@ gemv_dp4a(float *__restrict__ y, const Block *__restrict__ w, const uint4 *__res
 #pragma unroll
     for (int r = 0; r < R; r++) /* a missing last row reads the previous one, unused */
         wr[r] = w + (size_t)min(row0 + r, rows - 1) * nb;
-    Lane cur[R][DP4A_UNROLL] = {};
-    if (active) /* the first weights are on their way while x is quantized */
-        load_lanes(cur, wr, 0, nb, lane);
-    quantize_x_shared(x, nb, xq, xd);
+    Lane one[R][DP4A_UNROLL], two[R][DP4A_UNROLL];
+    load_lanes<TAIL>(one, wr, 0, nb, lane); /* on their way while x is quantized */
+    quantize_x_shared<NATURAL>(x, nb, xs);
     __syncthreads();
     if (!active)
         return;
     float acc[R] = {};
-    for (int b = 0; b < nb; b += DP4A_UNROLL) {
-        Lane next[R][DP4A_UNROLL] = {};
-        bool more = b + DP4A_UNROLL < nb;
-        if (more)
-            load_lanes(next, wr, b + DP4A_UNROLL, nb, lane);
-#pragma unroll
-        for (int u = 0; u < DP4A_UNROLL; u++) {
-            if (b + u < nb) {
-                uint2 xv = xq[(size_t)(b + u) * 32 + lane];
-                quant_x_lane xl = quant_x_lane_make(xv.x, xv.y, xd[(size_t)(b + u) * 8 + lane / 4]);
-#pragma unroll
-                for (int r = 0; r < R; r++)
-                    acc[r] += lane_dot(cur[r][u], &xl);
-            }
-        }
-        if (more)
-#pragma unroll
-            for (int r = 0; r < R; r++)
-#pragma unroll
-                for (int u = 0; u < DP4A_UNROLL; u++)
-                    cur[r][u] = next[r][u];
+    for (int b = 0; b < nb; b += 2 * DP4A_UNROLL) {
+        load_lanes<TAIL>(two, wr, b + DP4A_UNROLL, nb, lane);
+        dot_lanes<TAIL, NATURAL>(acc, one, xs, b, nb, lane);
+        if (TAIL || b + 2 * DP4A_UNROLL < nb) /* no loads past the row otherwise */
+            load_lanes<TAIL>(one, wr, b + 2 * DP4A_UNROLL, nb, lane);
+        dot_lanes<TAIL, NATURAL>(acc, two, xs, b + DP4A_UNROLL, nb, lane);
     }
 #pragma unroll
     for (int r = 0; r < R; r++) {
@@ -237,21 +260,39 @@ gemv_dp4a(float *__restrict__ y, const Block *__restrict__ w, const uint4 *__res
     }
 }
 
-template <typename Block, int R> static void launch_dp4a(const quant_args *a)
+template <typename Block, int R, bool TAIL> static void launch_dp4a(const quant_args *a)
 {
     int nb = a->k / QUANT_BLOCK;
-    size_t smem = (size_t)nb * (32 * sizeof(uint2) + 8 * sizeof(float));
-    if (smem > 48 * 1024) /* past the default limit of dynamic shared memory: ask (k > 43,000) */
-        RL_CUDA_CHECK(cudaFuncSetAttribute(gemv_dp4a<Block, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           (int)smem));
-    gemv_dp4a<Block, R><<<grid_for_threads(32LL * ((a->rows + R - 1) / R)), BLOCK, smem, a->stream>>>(
+    size_t smem = (size_t)nb * 32 * sizeof(uint4);
+    if (smem > 48 * 1024) /* past the default limit of dynamic shared memory: ask (k > 24,576) */
+        RL_CUDA_CHECK(cudaFuncSetAttribute(gemv_dp4a<Block, R, TAIL>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    gemv_dp4a<Block, R, TAIL><<<grid_for_threads(32LL * ((a->rows + R - 1) / R)), BLOCK, smem, a->stream>>>(
         a->y, static_cast<const Block *>(a->w), reinterpret_cast<const uint4 *>(a->x), a->rows, nb);
     RL_CUDA_CHECK_LAUNCH();
 }
 
+/* Rows of whole pairs of groups (k a multiple of 2048: every matrix of
+ * the model) take the loop without a tail's index clamps and masks. */
+template <typename Block, int R> static void launch_dp4a(const quant_args *a)
+{
+    if ((a->k / QUANT_BLOCK) % (2 * DP4A_UNROLL) == 0)
+        launch_dp4a<Block, R, false>(a);
+    else
+        launch_dp4a<Block, R, true>(a);
+}
+
+/* Two rows per warp double the registers a warp's loads in flight take:
+ * only for the formats whose lanes are one or two words (q8, q4: at most
+ * 64 registers, 4 thread blocks per SM); q6, q5 and q2 stay at one row
+ * (with two, ptxas gives them 80 to 128 registers: 2 or 3 blocks). */
+static bool two_rows_dp4a(const quant_args *a, const q8_block *) { return two_rows_per_warp(a); }
+static bool two_rows_dp4a(const quant_args *a, const q4_block *) { return two_rows_per_warp(a); }
+template <typename Block> static bool two_rows_dp4a(const quant_args *, const Block *) { return false; }
+
 template <typename Block> static void dp4a_as(const quant_args *a, const Block *)
 {
-    if (two_rows_per_warp(a))
+    if (two_rows_dp4a(a, static_cast<const Block *>(nullptr)))
         launch_dp4a<Block, 2>(a);
     else
         launch_dp4a<Block, 1>(a);

@@ -82,6 +82,26 @@ RL_HD quant_x_lane quant_x_lane_make(uint32_t x0, uint32_t x1, float d)
     return x;
 }
 
+/* A lane's x as the kernel keeps it in shared memory, precomputed once per
+ * thread block: four words, read with one 16-byte load, instead of two
+ * permutes and two dp4a (the sum) per row and block. The nibble formats
+ * use even, odd and sum; q8 (natural order) x0 and x1 in their places. */
+typedef struct quant_x_words { uint32_t a, b, sum, d; } quant_x_words;
+
+RL_HD quant_x_words quant_x_words_pack(const quant_x_lane *x, bool natural)
+{
+    quant_x_words w = {natural ? x->x0 : x->even, natural ? x->x1 : x->odd, (uint32_t)x->sum,
+                       rl_float_to_bits(x->d)};
+    return w;
+}
+
+RL_HD quant_x_lane quant_x_words_lane(quant_x_words w, bool natural)
+{
+    quant_x_lane x = {natural ? w.a : 0u, natural ? w.b : 0u, natural ? 0u : w.a, natural ? 0u : w.b,
+                      (int32_t)w.sum, rl_bits_to_float(w.d)};
+    return x;
+}
+
 /* Even and odd weights' integers (q in the format's own range), and the
  * dot with x's even and odd bytes. */
 RL_HD int32_t quant_dot_even_odd(uint32_t even, uint32_t odd, const quant_x_lane *x)

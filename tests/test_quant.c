@@ -275,6 +275,13 @@ static void check_table(rl_backend *be)
                             break;
                     }
                 }
+    /* The GPU decodes' other paths: k a multiple of 2048 without a tail
+     * (one and two rows per warp), and a tail past whole pairs of groups. */
+    static const int GPU_SHAPES[][2] = {{33, 2048}, {8192, 2048}, {65, 2304}};
+    for (const quant_variant *v = quant_variants; v->name && backend == KERNEL_CUDA; v++)
+        for (int f = 0; f < QF_COUNT && v->phase == QUANT_DECODE && quant_family.has(v, backend); f++)
+            for (int s = 0; s < 3; s++, checked++)
+                check_kernel(be, v, (quant_format)f, GPU_SHAPES[s][0], GPU_SHAPES[s][1], 1, seed += 2);
     cr_assert_gt(checked, 100, "the table was walked");
 }
 

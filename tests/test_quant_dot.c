@@ -330,7 +330,13 @@ Test(quant_dot, the_gpu_lanes_unpack_every_format_exactly)
                 memcpy(&x0, xq + 8 * l, 4);
                 memcpy(&x1, xq + 8 * l + 4, 4);
                 quant_x_lane xl = quant_x_lane_make(x0, x1, dx[l / 4]);
-                lanes += quant_lane_dot((quant_format)f, block, l, &xl);
+                float dot = quant_lane_dot((quant_format)f, block, l, &xl);
+                /* as the kernel reads x back from shared memory: the same bits */
+                bool natural = f == QF_Q8;
+                quant_x_lane back = quant_x_words_lane(quant_x_words_pack(&xl, natural), natural);
+                cr_assert_eq(quant_lane_dot((quant_format)f, block, l, &back), dot, "%s lane %d: x's words",
+                             quant_formats[f].name, l);
+                lanes += dot;
             }
             cr_assert_leq(fabs(lanes - exact), 1e-5 * size + 1e-30, "%s block %d: lanes %.9g, exact %.9g",
                           quant_formats[f].name, b, lanes, exact);
