@@ -146,6 +146,12 @@ __device__ __forceinline__ float lane_dot(q2_lane w, const quant_x_lane *x) { re
 
 enum { DP4A_UNROLL = 4 }; /* blocks of each row whose loads are in flight together */
 
+/* Every thread block quantizes the whole of x before its rows' dots: in
+ * the SASS that is 107 instructions per lane and 256 values, as many as
+ * eight rows' q4 dots. Sixteen warps per thread block share it over twice
+ * the rows of the other kernels' eight. */
+enum { DP4A_BLOCK = 512, DP4A_WARPS = DP4A_BLOCK / 32 };
+
 /* q8 keeps x's bytes in natural order; the nibble formats split them into
  * even and odd weights. */
 __device__ constexpr bool natural_order(const q8_block *) { return true; }
@@ -154,7 +160,7 @@ template <typename Block> __device__ constexpr bool natural_order(const Block *)
 /* x (nb blocks of 256 halves) to 8-bit integers in shared memory, each
  * lane's words ready for its dots (quant_x_words: one 16-byte load per
  * block and row), one scale per 32 values: warp w takes blocks w, w +
- * WARPS, ...; the four lanes of a group of 32 agree on its scale through
+ * DP4A_WARPS, ...; the four lanes of a group of 32 agree on its scale through
  * two shuffles. The arithmetic is quant_x8_scale's and quant_x8_group's,
  * rounding for rounding, so the CPU's error bound holds for these
  * integers too. */
@@ -162,7 +168,7 @@ template <bool NATURAL>
 __device__ __forceinline__ void quantize_x_shared(const uint4 *__restrict__ x, int nb, uint4 *xs)
 {
     int lane = threadIdx.x % 32;
-    for (int b = threadIdx.x / 32; b < nb; b += WARPS) {
+    for (int b = threadIdx.x / 32; b < nb; b += DP4A_WARPS) {
         float v[8], amax = 0.0f;
         unpack8(__ldg(x + (size_t)b * 32 + lane), v);
 #pragma unroll
@@ -226,13 +232,13 @@ __device__ __forceinline__ void dot_lanes(float (&acc)[R], const Lane (&cur)[R][
 /* Two groups of blocks per iteration, in turn: while one group's dots run,
  * the other group's loads are in flight (no copy between the buffers). */
 template <typename Block, int R, bool TAIL>
-__global__ void __launch_bounds__(BLOCK)
+__global__ void __launch_bounds__(DP4A_BLOCK)
 gemv_dp4a(float *__restrict__ y, const Block *__restrict__ w, const uint4 *__restrict__ x, int rows, int nb)
 {
     extern __shared__ uint4 xs[]; /* nb * 32 lanes' words */
     constexpr bool NATURAL = natural_order(static_cast<const Block *>(nullptr));
     typedef decltype(lane_load(w, 0)) Lane;
-    int lane = threadIdx.x % 32, row0 = (blockIdx.x * WARPS + threadIdx.x / 32) * R;
+    int lane = threadIdx.x % 32, row0 = (blockIdx.x * DP4A_WARPS + threadIdx.x / 32) * R;
     bool active = row0 < rows;
     const Block *wr[R];
 #pragma unroll
@@ -267,7 +273,9 @@ template <typename Block, int R, bool TAIL> static void launch_dp4a(const quant_
     if (smem > 48 * 1024) /* past the default limit of dynamic shared memory: ask (k > 24,576) */
         RL_CUDA_CHECK(cudaFuncSetAttribute(gemv_dp4a<Block, R, TAIL>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    gemv_dp4a<Block, R, TAIL><<<grid_for_threads(32LL * ((a->rows + R - 1) / R)), BLOCK, smem, a->stream>>>(
+    long long warps = (a->rows + R - 1) / R;
+    unsigned grid = (unsigned)((warps + DP4A_WARPS - 1) / DP4A_WARPS);
+    gemv_dp4a<Block, R, TAIL><<<grid, DP4A_BLOCK, smem, a->stream>>>(
         a->y, static_cast<const Block *>(a->w), reinterpret_cast<const uint4 *>(a->x), a->rows, nb);
     RL_CUDA_CHECK_LAUNCH();
 }
