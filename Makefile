@@ -158,7 +158,7 @@ $(call obj,$(wildcard tests/*.c)): CPPFLAGS += -DRL_BUILD_DIR='"$(abspath $(B))"
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables all compare reference paper clean help FORCE
+.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare reference paper clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN)
@@ -252,6 +252,14 @@ slurm:
 readme-tables:
 	@harness/readme-tables.sh $(if $(LABEL),$(LABEL))
 
+# The machine code of the CUDA kernels matching KERNEL, for SM (default
+# 90), from the build's objects: registers and each loop's instructions
+# (no GPU needed; cuobjdump comes from PyPI when the toolkit lacks it).
+SM ?= 90
+sass: build
+	@[ -n "$(KERNEL)" ] || { echo 'usage: make sass KERNEL=pattern [SM=90]  (e.g. KERNEL=gemv_dp4a)'; exit 2; }
+	@B='$(B)' NVCC='$(NVCC)' harness/sass.sh '$(KERNEL)' '$(SM)'
+
 # The README's "Adding a kernel variant", done in a scratch copy: a row is
 # validated, timed, written and drawn (a CPU build of its own: a minute).
 test-add-variant:
@@ -286,6 +294,8 @@ help:
 	@echo '  make paper         build paper/paper.pdf from results/<label>/ and plots/<label>/'
 	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
 	@echo '  make readme-tables regenerate the Results section of each experiment README from the reference run'
+	@echo '  make sass KERNEL=gemv_dp4a [SM=90]  the SASS of the matching CUDA kernels: registers,'
+	@echo '                     each loop'"'"'s instructions by kind (no GPU needed)'
 	@echo '  make test-add-variant  add a kernel variant in a scratch copy and check it is'
 	@echo '                     validated, timed, written and drawn (CI runs it)'
 	@echo '  make check-gpu     on a GPU machine: build for it, validate every CUDA kernel, run'
