@@ -109,3 +109,44 @@ Test(build, the_vnni_decode_paths_build_and_use_vpdpbusd)
     cr_assert_eq(count_in_object("haswell", "vpdpbusd"), 0, "AVX2 has no vpdpbusd");
     cr_assert_gt(count_in_object("haswell", "vpmaddubsw"), 0, "AVX2: maddubs");
 }
+
+/* The GPU's integer-dot decode, read from its SASS for sm_90 (make sass:
+ * cuobjdump, from PyPI's wheels where the toolkit lacks it; no GPU): the
+ * loop of one row per warp without a tail costs, per weight and lane, at
+ * most about a fifth more than it did when it was written (q8 1.3, q4 1.8,
+ * q5 2.8, q6 4.3, q2 4.5 with nvcc 13.0), well under the 2.9 to 6.9 of the
+ * loop that stalled on its loads. A loop of 8 blocks x 8 weights per lane. */
+Test(build, the_dp4a_decode_loop_stays_within_its_instruction_budget, .timeout = 300)
+{
+    static const struct { const char *format; double most; } BUDGET[] = {
+        {"q8", 1.6}, {"q4", 2.2}, {"q5", 3.4}, {"q6", 5.2}, {"q2", 5.4}};
+    static char sass[1 << 16];
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s' && B='%s' harness/sass.sh 'gemv_dp4aI8q[0-9]_blockLi1ELb0' 90",
+             RL_SOURCE_ROOT, RL_BUILD_DIR);
+    int rc = run_capture(cmd, sass, sizeof sass, err, sizeof err);
+    if (rc == 77)
+        cr_skip_test("no cuobjdump to be had: %s", err);
+    if (rc == 2 && strstr(err, "no CUDA objects"))
+        cr_skip_test("a build without CUDA: %s", err);
+    cr_assert_eq(rc, 0, "%s\n%s", cmd, err);
+    for (size_t i = 0; i < sizeof BUDGET / sizeof BUDGET[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "gemv_dp4aI8%s_block", BUDGET[i].format);
+        const char *at = strstr(sass, name), *loop = NULL;
+        cr_assert_not_null(at, "no %s kernel in:\n%s", BUDGET[i].format, sass);
+        const char *next = strstr(at, "\n_Z"); /* the next kernel's section */
+        /* the dot loop: the one with the 16 dp4a of its 8 blocks */
+        for (const char *l = strstr(at, "\n  loop "); l && (!next || l < next) && !loop;
+             l = strstr(l + 1, "\n  loop ")) {
+            const char *eol = strchr(l + 1, '\n'), *idp = strstr(l, "IDP 16");
+            if (idp && (!eol || idp < eol))
+                loop = l;
+        }
+        cr_assert_not_null(loop, "%s: no loop with 16 IDP in:\n%s", BUDGET[i].format, at);
+        int n = atoi(strstr(loop, ": ") + 2);
+        cr_log_info("%s: %d instructions per 64 weights: %.2f per weight", BUDGET[i].format, n, n / 64.0);
+        cr_assert_leq(n / 64.0, BUDGET[i].most, "%s: %.2f instructions per weight and lane (budget %.1f)",
+                      BUDGET[i].format, n / 64.0, BUDGET[i].most);
+    }
+}
