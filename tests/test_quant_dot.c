@@ -358,3 +358,19 @@ Test(quant_dot, the_host_dp4a_and_prmt_are_cudas)
     cr_assert_eq(quant_spread_bits_to_bit4(0xffu), 0x10101010u);
     cr_assert_eq(quant_spread_bits_to_bit4(0x04u), 0x00001000u);
 }
+
+/* x's 8-bit rounding needs no clamp to +-127 (the GPU has none, the CPU's
+ * is a no-op): a group's largest |x| is a half, its scale d = amax / 127,
+ * and amax (1 / d) rounds to 127 at most, for every positive half; any
+ * other value of the group is smaller and rounds no further. Exhaustive. */
+Test(quant_dot, the_largest_x_rounds_to_127_at_most_for_every_half)
+{
+    int checked = 0;
+    for (unsigned h = 1; h < 0x7c00u; h++) { /* every positive finite half */
+        volatile float amax = fp16_to_float((fp16)h), d = amax / 127.0f, id = 1.0f / d;
+        volatile float r = amax * id;
+        cr_assert_leq(nearbyintf(r), 127.0f, "half %#x: %.9g rounds to %g", h, (double)r, (double)nearbyintf(r));
+        checked++;
+    }
+    cr_assert_eq(checked, 0x7bff);
+}
