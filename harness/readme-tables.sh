@@ -33,7 +33,6 @@ tool=build/rooflab
 summary_is_current() { # folder under results/
     local label=$1 tmp rc=0
     [ -f "results/$label/verdicts.csv" ] || return 0
-    [ -x "$tool" ] || { echo "readme-tables: no $tool to check results/$label/summary.md (make first)" >&2; return 1; }
     tmp=$(mktemp -d)
     mkdir -p "$tmp/$label"
     cp "results/$label/verdicts.csv" "$tmp/$label/"
@@ -43,6 +42,11 @@ summary_is_current() { # folder under results/
     return $rc
 }
 for label in "$run" $(cd results && for f in reference/*/summary.md; do [ "${f%/summary.md}" = "$run" ] || echo "${f%/summary.md}"; done); do
+    if ! [ -x "$tool" ]; then
+        echo "readme-tables: no $tool: the summaries are not checked against their verdicts (make first)" >&2
+        [ $check = 1 ] && exit 1
+        break
+    fi
     summary_is_current "$label" && continue
     if [ $check = 1 ]; then
         echo "readme-tables: results/$label/summary.md is not what its verdicts.csv says (build/rooflab summary --label $label)" >&2
