@@ -12,8 +12,9 @@
 
 /* ---- the plan ------------------------------------------------------------------- */
 
-/* N in steps of a tile (quick), half a tile (lab) or a quarter (full). */
-static const int STEPS_PER_TILE[] = {[RL_MODE_QUICK] = 1, [RL_MODE_LAB] = 2, [RL_MODE_FULL] = 4};
+/* N in steps of a tile (quick and lab: a staircase step is a tile column
+ * anyway) or a quarter (full). */
+static const int STEPS_PER_TILE[] = {[RL_MODE_QUICK] = 1, [RL_MODE_LAB] = 1, [RL_MODE_FULL] = 4};
 
 /* The sweep of the own_tiled variant on this device, or none when it is
  * not selected. A wave is units x blocks per unit tiles; its most square
