@@ -33,7 +33,7 @@ find_tools() {
 if ! dir=$(find_tools); then
     echo "sass: no cuobjdump and nvdisasm: fetching PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm into $B/tools/" >&2
     mkdir -p "$B/tools"
-    if ! python3 -m pip download -q --no-deps --dest "$B/tools" nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >&2; then
+    if ! python3 -m pip download -q --no-deps --timeout 10 --retries 1 --dest "$B/tools" nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >&2; then
         echo "sass: skipped: no cuobjdump, and the wheels could not be downloaded" >&2
         exit 77
     fi
