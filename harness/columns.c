@@ -107,10 +107,12 @@ static const char *cell(rl_ctx *ctx, const rl_column *c, const rl_point *p, char
         return buf;
     if (is_text(c))
         return text_of(ctx, c, p, buf, len);
-    double v = number_of(ctx, c, p);
-    if (c->field == RL_INT_FIELD) /* every digit, as rl_set_int writes it */
+    if (c->field == RL_INT_FIELD) { /* every digit, as rl_set_int writes it */
         snprintf(buf, len, "%d", *(const int *)member(c, p));
-    else if (isfinite(v))
+        return buf;
+    }
+    double v = number_of(ctx, c, p);
+    if (isfinite(v))
         snprintf(buf, len, "%.6g", v);
     return buf;
 }

@@ -234,7 +234,7 @@ double rl_point_mbu_spilled(rl_ctx *ctx, const rl_point *p)
 {
     rl_roof roof = rl_point_roof(ctx, p);
     double g = rl_point_gbps(p);
-    roof.level = roof.slower, roof.gbps = roof.slower_gbps;
+    roof.level = roof.slower; /* rl_mbu judges against this level's rung */
     return isnan(g) ? NAN : rl_mbu(ctx, g, &roof);
 }
 

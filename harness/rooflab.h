@@ -99,6 +99,10 @@ typedef struct rl_column {
     {name, head, fmt, .field = RL_DOUBLE_FIELD, .offset = offsetof(type, member)}
 #define RL_TEXT(name, head, fmt, type, member) \
     {name, head, fmt, .field = RL_TEXT_FIELD, .offset = offsetof(type, member)}
+/* A number of the point's data that exists only once it is measured:
+ * empty (or "-" on the console) before. */
+#define RL_DOUBLE_MEASURED(name, head, fmt, type, member) \
+    {name, head, fmt, .measured = true, .field = RL_DOUBLE_FIELD, .offset = offsetof(type, member)}
 /* Text held in the data itself (a char array), not pointed to. */
 #define RL_CHARS(name, head, fmt, type, member) \
     {name, head, fmt, .field = RL_CHARS_FIELD, .offset = offsetof(type, member)}

@@ -84,19 +84,17 @@ static const rl_column OBSERVED[] = {
  * work done ("-" where this backend has no reading); main() names the
  * GPU's or the CPU's columns (blocks or threads, util or busy, SM_UTIL or
  * the machine's share). */
-#define SEEN(head, fmt, member) \
-    {NULL, head, fmt, .measured = true, .field = RL_DOUBLE_FIELD, .offset = offsetof(point, member)}
 static rl_column TABLE[] = {
     RL_TEXT(NULL, "sweep", "%-11s", point, sweep),
     RL_TEXT(NULL, "variant", "%-15s", point, name),
     RL_INT(NULL, "threads", "%7d", point, workers),
     {NULL, "target %", "%8.0f", .num = col_duty_target},
-    SEEN("measured %", "%10.1f", duty_measured_pct),
-    SEEN("busy %", "%7.1f", rd.util_pct),
-    SEEN("mem util %", "%10.1f", rd.util_mem_pct),
-    SEEN("machine %", "%9.1f", rd.units_busy_pct),
-    SEEN("work/s", "%10.3g", work_per_s),
-    SEEN("work fraction", "%13.3f", work_fraction),
+    RL_DOUBLE_MEASURED(NULL, "measured %", "%10.1f", point, duty_measured_pct),
+    RL_DOUBLE_MEASURED(NULL, "busy %", "%7.1f", point, rd.util_pct),
+    RL_DOUBLE_MEASURED(NULL, "mem util %", "%10.1f", point, rd.util_mem_pct),
+    RL_DOUBLE_MEASURED(NULL, "machine %", "%9.1f", point, rd.units_busy_pct),
+    RL_DOUBLE_MEASURED(NULL, "work/s", "%10.3g", point, work_per_s),
+    RL_DOUBLE_MEASURED(NULL, "work fraction", "%13.3f", point, work_fraction),
     {NULL, "memory used", "%11s", .str = col_memory_used, .measured = true},
     {0},
 };

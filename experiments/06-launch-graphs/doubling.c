@@ -155,8 +155,7 @@ static const rl_column TABLE[] = {
     {NULL, "variant", "%-9s", .str = rl_col_variant},
     RL_DOUBLE(NULL, "batch", "%7.0f", call, batch),
     RL_COLUMN_TIME_US,
-    {NULL, "t(2b)/t(b)", "%10.2f", .measured = true, .field = RL_DOUBLE_FIELD,
-     .offset = offsetof(call, ratio)},
+    RL_DOUBLE_MEASURED(NULL, "t(2b)/t(b)", "%10.2f", call, ratio),
     {0},
 };
 

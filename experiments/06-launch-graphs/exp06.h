@@ -35,9 +35,6 @@ typedef struct call {
 } call;
 
 static inline call *call_of(const rl_point *p) { return p->arg; }
-/* A console column of a member of the call, empty until the point is timed. */
-#define CALL_MEASURED(head, fmt, member)                                                        \
-    {NULL, head, fmt, .measured = true, .field = RL_DOUBLE_FIELD, .offset = offsetof(call, member)}
 /* A fresh point's data, every number NaN (an empty cell) until set. */
 call *new_call(const char *test);
 

@@ -89,11 +89,11 @@ static const rl_column TABLE[] = {
     RL_DOUBLE(NULL, "k", "%5.0f", call, k),
     {NULL, "n", "%9s", .str = col_n},
     {NULL, "us/kernel", "%10.3f", .num = col_us_per_kernel, .measured = true},
-    CALL_MEASURED("floor us", "%9.3f", floor_us),
+    RL_DOUBLE_MEASURED(NULL, "floor us", "%9.3f", call, floor_us),
     {NULL, "overhead %", "%10.0f", .num = col_overhead_pct, .measured = true},
-    CALL_MEASURED("host us/launch", "%14.3f", host_us),
+    RL_DOUBLE_MEASURED(NULL, "host us/launch", "%14.3f", call, host_us),
     RL_DOUBLE(NULL, "graph build us", "%14.0f", call, build_us),
-    CALL_MEASURED("break-even replays", "%18.1f", breakeven),
+    RL_DOUBLE_MEASURED(NULL, "break-even replays", "%18.1f", call, breakeven),
     {0},
 };
 
