@@ -82,19 +82,16 @@ Test(build, cuda_decode_lane_loads_at_most_16_bytes_per_block_row, .timeout = 30
     }
 }
 
-/* The integer-dot decode's VNNI paths: this machine may not run them (the
- * CI's and the 2-core EPYC have AVX2 only), so they are at least built as
- * an AVX-VNNI and an AVX-512 VNNI compiler would build them, without a
- * warning, and each must use vpdpbusd (the #if that picks it is checked),
- * while the AVX2 build must not. */
-static int count_in_object(const char *march, const char *insn)
+/* How often an instruction appears in one CPU kernel file built for a
+ * -march (without a warning, whatever the machine). */
+static int count_in_object(const char *source, const char *march, const char *insn)
 {
     char cmd[1024], dir[256];
     make_temp_dir(dir, sizeof dir);
     snprintf(cmd, sizeof cmd,
              "cd '%s' && ${CC:-cc} -std=c11 -O2 -march=%s -fopenmp -Wall -Wextra -Werror -D_GNU_SOURCE "
-             "-Iharness -Ikernels -c kernels/cpu/quant_dot_avx2.c -o '%s/q.o' && objdump -d '%s/q.o' | "
-             "grep -c '%s' || true", RL_SOURCE_ROOT, march, dir, dir, insn);
+             "-Iharness -Ikernels -c %s -o '%s/q.o' && objdump -d '%s/q.o' | "
+             "grep -c '%s' || true", RL_SOURCE_ROOT, march, source, dir, dir, insn);
     int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
     rm_tree(dir);
     cr_assert_eq(rc, 0, "%s\n%s", cmd, err);
@@ -102,12 +99,30 @@ static int count_in_object(const char *march, const char *insn)
     return atoi(out);
 }
 
+/* The integer-dot decode's VNNI paths: a machine runs one of them at
+ * most (a 2-core Zen 4 EPYC runs AVX-512 VNNI; the AVX2-only machines
+ * neither), so each is at least built as an AVX-VNNI and an AVX-512 VNNI
+ * compiler would build it, and must use vpdpbusd (the #if that picks it
+ * is checked), while the AVX2 build must not. */
 Test(build, the_vnni_decode_paths_build_and_use_vpdpbusd)
 {
-    cr_assert_gt(count_in_object("alderlake", "vpdpbusd"), 0, "AVX-VNNI: no vpdpbusd");
-    cr_assert_gt(count_in_object("icelake-server", "vpdpbusd"), 0, "AVX-512 VNNI: no vpdpbusd");
-    cr_assert_eq(count_in_object("haswell", "vpdpbusd"), 0, "AVX2 has no vpdpbusd");
-    cr_assert_gt(count_in_object("haswell", "vpmaddubsw"), 0, "AVX2: maddubs");
+    static const char *const Q = "kernels/cpu/quant_dot_avx2.c";
+    cr_assert_gt(count_in_object(Q, "alderlake", "vpdpbusd"), 0, "AVX-VNNI: no vpdpbusd");
+    cr_assert_gt(count_in_object(Q, "icelake-server", "vpdpbusd"), 0, "AVX-512 VNNI: no vpdpbusd");
+    cr_assert_eq(count_in_object(Q, "haswell", "vpdpbusd"), 0, "AVX2 has no vpdpbusd");
+    cr_assert_gt(count_in_object(Q, "haswell", "vpmaddubsw"), 0, "AVX2: maddubs");
+}
+
+/* The vector cos (cpu/vmath.h) on 16 lanes where the build targets
+ * AVX-512 (zmm registers, the clamp in one vrangeps) and on 8 elsewhere;
+ * test_vmath.c and test_vmath_8_lanes.c check the arithmetic of both. */
+Test(build, the_vector_cos_takes_the_widest_vectors_the_build_targets)
+{
+    static const char *const F = "kernels/cpu/fusion.c";
+    cr_assert_gt(count_in_object(F, "icelake-server", "zmm"), 0, "AVX-512: no 16-lane code");
+    cr_assert_gt(count_in_object(F, "icelake-server", "vrangeps"), 0, "AVX-512DQ: no vrangeps clamp");
+    cr_assert_eq(count_in_object(F, "haswell", "zmm"), 0, "AVX2 has no zmm");
+    cr_assert_gt(count_in_object(F, "haswell", "ymm"), 0, "AVX2: 8 lanes in ymm");
 }
 
 /* The GPU's integer-dot decode, read from its SASS for sm_90 (make sass:

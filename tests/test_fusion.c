@@ -24,12 +24,19 @@ static void launch(void *p)
     j->launch(&j->a);
 }
 
-static void check_variant(rl_backend *be, const fusion_variant *v, fusion_op op, int k, size_t n,
-                          uint64_t seed)
+/* Inputs outside the vector cos's polynomial range, for a strip that
+ * must take the per-lane fallback (cpu/vmath.h). */
+static const float LARGE[] = {1e6f, -3e4f, 8193.5f, 1e30f, -8192.0f};
+
+/* plant_large: LARGE's values at a few places in the middle strip. */
+static void check_variant_inputs(rl_backend *be, const fusion_variant *v, fusion_op op, int k,
+                                 size_t n, uint64_t seed, bool plant_large)
 {
     float *host = rl_host_alloc(n * sizeof(float));
     double *ref = rl_host_alloc(n * sizeof(double));
     rl_fill_uniform(host, n, -4, 4, seed);
+    for (size_t i = 0; plant_large && i < sizeof LARGE / sizeof LARGE[0]; i++)
+        host[n / 2 + 37 * i] = LARGE[i];
     for (size_t i = 0; i < n; i++)
         ref[i] = host[i];
     for (int j = 0; j < k; j++)
@@ -52,6 +59,12 @@ static void check_variant(rl_backend *be, const fusion_variant *v, fusion_op op,
     rl_free(be, tmp);
     rl_host_free(host);
     rl_host_free(ref);
+}
+
+static void check_variant(rl_backend *be, const fusion_variant *v, fusion_op op, int k, size_t n,
+                          uint64_t seed)
+{
+    check_variant_inputs(be, v, op, k, n, seed, false);
 }
 
 static void check_table(rl_backend *be)
@@ -79,6 +92,23 @@ Test(fusion_cpu, every_variant_matches_the_reference)
     rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
     cr_assert_not_null(be, "%s", why);
     check_table(be);
+    rl_backend_close(be);
+}
+
+/* The CPU's cos kernels run a strip without the C library's fallback
+ * only when all its inputs are in the polynomial's range: a strip with
+ * large inputs among ordinary ones must still get every element right. */
+Test(fusion_cpu, a_strip_with_inputs_beyond_the_polynomial_range_is_right)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
+    cr_assert_not_null(be, "%s", why);
+    int checked = 0;
+    for (const fusion_variant *v = fusion_variants; v->name; v++)
+        if (!v->libm && fusion_family.has(v, KERNEL_CPU))
+            for (int k = 1; k <= 3; k++, checked++)
+                check_variant_inputs(be, v, FUSION_COS, v->k ? v->k : k, 4099, 7 + k, true);
+    cr_assert_gt(checked, 6);
     rl_backend_close(be);
 }
 
