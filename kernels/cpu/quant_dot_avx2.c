@@ -297,16 +297,26 @@ static inline __attribute__((always_inline)) void rows_simd(quant_format f, floa
 }
 
 /* One function per format, so that the switches above fold away: ROWS
- * rows at a time, the rest one by one. Measured on the 2-core Zen 3 (4096 x
- * 14336, hot, --matrix, three interleaved rounds, speed over the same run's
- * F16): q8 1.45x with 1 row, 1.44x with 2, 1.71x with 4; every other format
- * fastest with 1 (q4 3.10x, 2.33x, 2.71x), where more rows spill registers.
- * q8's blocks hold the most bytes per weight: more misses in flight pay. */
+ * rows at a time, the rest one by one (at most 4: acc[] above). Measured on
+ * the 2-core Zen 3, AVX2 (4096 x 14336, hot, --matrix, three interleaved
+ * rounds, speed over the same run's F16): q8 1.45x with 1 row, 1.44x with
+ * 2, 1.71x with 4; every other format fastest with 1 (q4 3.10x, 2.33x,
+ * 2.71x), where more rows spill registers. q8's blocks hold the most bytes
+ * per weight: more misses in flight pay. With VNNI the q8 block is a
+ * quarter of the instructions, and one row is best again: on a 2-core Zen
+ * 4 (AVX-512 VNNI), q8 1.59-1.91x with 1 row, 1.12-1.49x with 2, 1.40-1.68x
+ * with 4 (four interleaved rounds). There, a 2 KiB prefetch gained 2-5 %
+ * on q8, q6 and q5 over 4 KiB (three rounds): within the machine's drift,
+ * so the distance stays. */
 #ifndef QDOT_ROWS
 #define QDOT_ROWS 1
 #endif
 #ifndef QDOT_ROWS_Q8
+#if defined(QDOT_VNNI512) || defined(QDOT_AVXVNNI)
+#define QDOT_ROWS_Q8 1
+#else
 #define QDOT_ROWS_Q8 4
+#endif
 #endif
 #define ROWS_SIMD(fmt, F, ROWS)                                                          \
     static void rows_simd_##fmt(float *y, const void *w, size_t row_bytes, int nrows,   \
