@@ -14,7 +14,7 @@
  * variant of kernels/quant.c in every format is a point: one whole step,
  * validated against a double-precision reference, then the formats of a
  * variant timed together, interleaved. The verdicts use each format's
- * fastest valid decode variant. See README.md.
+ * best valid variant, as a ratio to the F16 timed with it. See README.md.
  */
 #include "exp03.h"
 
@@ -112,8 +112,9 @@ static const rl_experiment EXP03 = {
              "compute-bound: its speed barely changes with the format.",
     .source = "llama.cpp tools/quantize README, \"Measure\" table (Llama-3.1-8B, llama-bench "
               "pp512 / tg128); ggml's block formats (bits per weight)",
-    .prediction = "each format's fastest valid decode variant; the decode ratios judged where "
-                  "the weights live (DRAM, or the LLC for a cache-sized model)",
+    .prediction = "each format's best valid variant, as a ratio to the F16 timed with it; the "
+                  "decode ratios judged where the weights live (DRAM, or the LLC for a "
+                  "cache-sized model)",
     .claims = EXP03_CLAIMS,
     .families = FAMILIES,
     .columns = COLUMNS,

@@ -1,5 +1,5 @@
 /*
- * report.c -- experiment 03's summary per format (its fastest valid decode
+ * report.c -- experiment 03's summary per format (its best valid decode
  * variant), the published llama.cpp table it is compared with, and the
  * verdicts.
  */
@@ -31,8 +31,6 @@ const rl_claim EXP03_CLAIMS[] = {
 
 /* ---- the points a summary or verdict looks at ------------------------------------ */
 
-/* A format's fastest valid point of a phase: the one the tables and the
- * verdicts use, whatever variants the table has. */
 typedef struct of { quant_format f; int phase; } of;
 
 static bool is_of(const rl_point *p, const void *key)
@@ -41,14 +39,42 @@ static bool is_of(const rl_point *p, const void *key)
     return step_of(p)->f == k->f && (k->phase < 0 || step_of(p)->v->phase == (quant_phase)k->phase);
 }
 
+/* A point's rate over the F16 point of its own group: the two were timed
+ * together, interleaved, so the machine's drift between groups cancels (on
+ * a shared 2-core VM, the memory bandwidth moved by a third between the
+ * groups of one reference run). NaN when the group has no F16. */
+static double vs_f16(const rl_point *p) { return p ? col_rel_tokens_per_s(NULL, p) : NAN; }
+
+/* Its bytes per second over F16's: size x decode rate, relative. */
+static double bytes_vs_f16(const rl_point *p) { return p ? vs_f16(p) * step_of(p)->rel_size : NAN; }
+
+static double rank(const rl_point *p) { return isnan(vs_f16(p)) ? -INFINITY : vs_f16(p); }
+
+/* A format's best valid point of a phase, the one the tables and the
+ * verdicts use whatever variants the table has: the highest rate over the
+ * F16 timed with it; for F16 itself (1 in every group), the fastest. */
+static const rl_point *best_of(const rl_points *pts, quant_format f, quant_phase phase)
+{
+    of key = {f, (int)phase};
+    if (f == QF_F16)
+        return rl_points_fastest(pts, NULL, is_of, &key);
+    const rl_point *best = NULL;
+    for (int i = 0; i < pts->n; i++) {
+        const rl_point *p = &pts->v[i];
+        if (rl_point_timed(p) && is_of(p, &key) && (!best || rank(p) > rank(best)))
+            best = p;
+    }
+    return best;
+}
+
 static const rl_point *best_decode(const rl_points *pts, quant_format f)
 {
-    return rl_points_fastest(pts, NULL, is_of, &(of){f, QUANT_DECODE});
+    return best_of(pts, f, QUANT_DECODE);
 }
 
 static const rl_point *best_prefill(const rl_points *pts, quant_format f)
 {
-    return rl_points_fastest(pts, NULL, is_of, &(of){f, QUANT_PREFILL});
+    return best_of(pts, f, QUANT_PREFILL);
 }
 
 static const rl_point *by_role(const rl_points *pts, quant_format f, const char *role)
@@ -138,7 +164,8 @@ static void print_measured(rl_ctx *ctx, const rl_points *pts, const model *m)
         {"format", "%-6s"}, {"bits/w", "%8.6g"}, {"size MiB", "%10.1f"}, {"prefill t/s", "%12.1f"},
         {"decode t/s", "%11.1f"}, {"variant", "%-13s"}, {"size x dec GB/s", "%15.1f"},
         {"ceiling t/s", "%12.1f"}, {"level", "%-8s"}, {"MBU", "%6.2f"}, {0}};
-    printf("\n  each format's fastest valid decode variant, and its prefill\n");
+    printf("\n  each format's best decode variant (fastest against the F16 timed with it), and its "
+           "prefill\n");
     rl_grid_header(COLS);
     for (quant_format f = 0; f < QF_COUNT; f++) {
         const rl_point *d = best_decode(pts, f);
@@ -165,8 +192,7 @@ static void print_published(const rl_points *pts, const model *m)
     for (quant_format f = 0; f < QF_COUNT; f++) {
         int p = find_published(t, PEERS[f]);
         rl_grid_row(COLS, quant_formats[f].name, model_bytes(m, f) / model_bytes(m, QF_F16),
-                    tps(best_decode(pts, f)) / tps(best_decode(pts, QF_F16)),
-                    tps(best_prefill(pts, f)) / tps(best_prefill(pts, QF_F16)), PEERS[f],
+                    vs_f16(best_decode(pts, f)), vs_f16(best_prefill(pts, f)), PEERS[f],
                     pub(t, p, "size_gib") / pub(t, f16, "size_gib"),
                     pub(t, p, "decode_tps") / pub(t, f16, "decode_tps"),
                     pub(t, p, "prefill_tps") / pub(t, f16, "prefill_tps"));
@@ -212,21 +238,22 @@ void print_tables(rl_ctx *ctx, const rl_points *pts, const model *m)
 /* ---- verdicts ---------------------------------------------------------------------- */
 
 /* Why the quantized formats fall behind F16's bytes per second, read from
- * the shape of the gap over q8..q4: GB/s that falls as the bits fall means
- * a cost per weight (compute: decoding, not reading, sets the time); GB/s
- * that stays level below F16's means a cost per byte of the quantized path. */
+ * the shape of the gap over q8..q4 (each format's bytes per second over
+ * the F16 timed with it): bytes per second that fall as the bits fall mean
+ * a cost per weight (compute: decoding, not reading, sets the time); a
+ * level below F16's means a cost per byte of the quantized path. */
 static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len)
 {
-    double ref = gbps(best_decode(pts, QF_F16)), lo = INFINITY, hi = 0;
+    double lo = INFINITY, hi = 0;
     size_t used = (size_t)snprintf(buf, len, "MBU (fastest variant)");
     for (int f = 0; f < QF_COUNT && used < len; f++)
         used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name,
                                  decode_mbu(ctx, pts, f));
     for (int f = QF_Q8; f <= QF_Q4; f++)
-        lo = fmin(lo, gbps(best_decode(pts, f))), hi = fmax(hi, gbps(best_decode(pts, f)));
-    if (!(hi > 0) || used >= len || lo >= 0.85 * ref)
+        lo = fmin(lo, bytes_vs_f16(best_decode(pts, f))), hi = fmax(hi, bytes_vs_f16(best_decode(pts, f)));
+    if (!(hi > 0) || used >= len || lo >= 0.85)
         return;
-    double q8 = gbps(best_decode(pts, QF_Q8)), q4 = gbps(best_decode(pts, QF_Q4));
+    double q8 = bytes_vs_f16(best_decode(pts, QF_Q8)), q4 = bytes_vs_f16(best_decode(pts, QF_Q4));
     if (q4 < 0.8 * q8)
         snprintf(buf + used, len - used, "; GB/s falls with the bits (q4 %.2f of q8's): a cost "
                  "per weight, %s", q4 / q8, ctx->kind == RL_CUDA ?
@@ -235,7 +262,7 @@ static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t l
     else
         snprintf(buf + used, len - used, "; q8 to q4 read at one level, %.2f-%.2f of F16's GB/s, "
                  "whatever the bits: a cost per byte of the quantized path, not compute per "
-                 "weight", lo / ref, hi / ref);
+                 "weight", lo, hi);
 }
 
 /* Where the judged formats' weights live: "DRAM", or "LLC" when they all
@@ -250,18 +277,19 @@ static void judged_levels(rl_ctx *ctx, const model *m, char *buf, size_t len)
 }
 
 /* The largest deviation from F16 of a rate over formats [lo, hi], in %
- * ("q6 -80 %" in text), or NaN when one is missing. */
+ * ("q6 -80 %" in text), or NaN when one is missing: decode's bytes per
+ * second, or prefill's tokens per second, each over the F16 timed with it. */
 static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi, char *text, size_t len)
 {
-    double base = decode ? gbps(best_decode(pts, QF_F16)) : tps(best_prefill(pts, QF_F16)), worst = 0;
+    double worst = 0;
     int which = lo;
     snprintf(text, len, "-");
     for (int f = lo; f <= hi; f++) {
-        double v = decode ? gbps(best_decode(pts, f)) : tps(best_prefill(pts, f));
-        if (isnan(v) || isnan(base))
+        double v = decode ? bytes_vs_f16(best_decode(pts, f)) : vs_f16(best_prefill(pts, f));
+        if (isnan(v))
             return NAN;
-        if (fabs(v / base - 1) >= fabs(worst)) {
-            worst = v / base - 1;
+        if (fabs(v - 1) >= fabs(worst)) {
+            worst = v - 1;
             which = f;
         }
     }
@@ -269,9 +297,10 @@ static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi,
     return 100 * worst;
 }
 
-/* The decode verdicts are ratios between formats: judged wherever the
- * weights live, the note says where (DRAM, or the LLC for a cache-sized
- * model: the same claim about that level's bandwidth). */
+/* The verdicts are ratios between formats, each format against the F16
+ * point timed with it: judged wherever the weights live, the note says
+ * where (DRAM, or the LLC for a cache-sized model: the same claim about
+ * that level's bandwidth). */
 void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
 {
     const rl_claim *c = EXP03_CLAIMS;
@@ -279,7 +308,7 @@ void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
     decode_regime(ctx, pts, regime, sizeof regime);
     judged_levels(ctx, m, where, sizeof where);
     snprintf(note, sizeof note, "weights in %s; %s", where, regime);
-    double speedup = tps(best_decode(pts, QF_Q4)) / tps(best_decode(pts, QF_F16));
+    double speedup = vs_f16(best_decode(pts, QF_Q4));
     const rl_point *dq4 = by_role(pts, QF_Q4, "decode_dequant"), *dq16 = by_role(pts, QF_F16, "decode_dequant");
     if (dq4 && dq16 && dq4 != best_decode(pts, QF_Q4))
         snprintf(note + strlen(note), sizeof note - strlen(note), "; dequantizing decode (%s): "
