@@ -245,7 +245,12 @@ void print_tables(rl_ctx *ctx, const rl_points *pts, const model *m)
 static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len)
 {
     double lo = INFINITY, hi = 0;
-    size_t used = (size_t)snprintf(buf, len, "MBU (fastest variant)");
+    size_t used = (size_t)snprintf(buf, len, "GB/s over the F16 timed with it");
+    for (int f = QF_Q8; f < QF_COUNT && used < len; f++)
+        used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name,
+                                 bytes_vs_f16(best_decode(pts, f)));
+    if (used < len)
+        used += (size_t)snprintf(buf + used, len - used, "; MBU");
     for (int f = 0; f < QF_COUNT && used < len; f++)
         used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name,
                                  decode_mbu(ctx, pts, f));
