@@ -254,6 +254,13 @@ static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t l
     for (int f = 0; f < QF_COUNT && used < len; f++)
         used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name,
                                  decode_mbu(ctx, pts, f));
+    /* q2 is not judged, but its place below the bytes is explained */
+    double q2 = bytes_vs_f16(best_decode(pts, QF_Q2));
+    if (q2 < 0.85 && used < len)
+        used += (size_t)snprintf(buf + used, len - used, "; q2 below the bytes (%.2f of F16's "
+                                 "GB/s): its 2-bit planes cost the most instructions per byte "
+                                 "read, %s", q2, ctx->kind == RL_CUDA ? "issue-bound (README)" :
+                                 "compute-bound (README: instructions per byte)");
     for (int f = QF_Q8; f <= QF_Q4; f++)
         lo = fmin(lo, bytes_vs_f16(best_decode(pts, f))), hi = fmax(hi, bytes_vs_f16(best_decode(pts, f)));
     if (!(hi > 0) || used >= len || lo >= 0.85)
@@ -309,7 +316,7 @@ static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi,
 void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
 {
     const rl_claim *c = EXP03_CLAIMS;
-    char note[600], regime[400], where[64], measured[64];
+    char note[800], regime[600], where[64], measured[64];
     decode_regime(ctx, pts, regime, sizeof regime);
     judged_levels(ctx, m, where, sizeof where);
     snprintf(note, sizeof note, "weights in %s; %s", where, regime);
