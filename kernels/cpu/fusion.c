@@ -20,10 +20,11 @@
  * cos, written by hand, keeps the chain in registers instead.
  *
  * cos comes two ways: rl_cos_v (vmath.h: a whole vector at once, 16 lanes
- * with AVX-512, 8 otherwise, a polynomial, max 2 ulp), the default, as PyTorch evaluates it with SLEEF; or the C
- * library's scalar cosf (the _libm variants), one call per element: tens
- * of nanoseconds, so a pass is bound by arithmetic, and fusion, which
- * saves memory trips, saves little. */
+ * with AVX-512, 8 otherwise, a polynomial, max 2 ulp), the default, as
+ * PyTorch evaluates it with SLEEF; or the C library's scalar cosf (the
+ * _libm variants), one call per element: tens of nanoseconds, so a pass is
+ * bound by arithmetic, and fusion, which saves memory trips, saves
+ * little. */
 enum { STRIP = 512 };
 
 typedef enum cos_eval { COS_VECTOR, COS_LIBM } cos_eval;
@@ -40,14 +41,14 @@ static inline __attribute__((always_inline)) void apply_n(float *o, const float 
  * 4 KiB ahead: at about a cycle per cos, the core would otherwise issue
  * its next loads too late to keep the memory bus busy.
  *
- * Four vectors at a time: one cos is ~35 cycles of dependent arithmetic,
+ * Four vectors at a time: one cos is ~50 cycles of dependent arithmetic,
  * and a chain's next cos needs the last one's result, so the core needs
  * several chains to overlap. And no call in the loop: a strip whose inputs
  * are all in the polynomial's range (experiment 05's always are, and every
  * cos after the first is within [-1, 1]) runs vm_cos_reduced alone. With
  * the C library's fallback inlined in the loop, even never taken, the
- * compiler kept the constants in memory: 0.45-0.55 ns per cos instead of
- * 0.33 (Zen 4, 16 lanes). */
+ * compiler kept the constants in memory: 0.45-0.55 ns per cos and thread
+ * instead of 0.25 (Zen 4, 16 lanes). */
 enum { PREFETCH_FLOATS = 1024, CHAINS = 4 };
 
 static inline __attribute__((always_inline)) size_t cos_chain_in_range(float *o, const float *x,
@@ -117,7 +118,7 @@ static inline __attribute__((always_inline)) v4sf load4(const float *p)
 
 /* The 16-byte pieces side by side as one vector for the cos, and back, in
  * registers: through memory (a memcpy), four 16-byte stores and one
- * 64-byte load defeat store forwarding, ~4x slower. */
+ * 64-byte load defeat store forwarding, 2-3x slower. */
 typedef float v8sf __attribute__((vector_size(32)));
 
 static inline __attribute__((always_inline)) vf join_parts(const v4sf *p)

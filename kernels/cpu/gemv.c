@@ -51,7 +51,7 @@ void gemv_scalar_cpu(const gemv_args *a)
  * per step for fewer tokens, so each thread always streams several rows at
  * once (a CPU keeps more bytes in flight that way): on a 2-core Zen 4, 4
  * rows for two tokens took 1.27x the time of 8 rows for one, 8 rows for two
- * 1.06x (4096 x 14336, DRAM), which is what batching costs by the ridge. */
+ * 1.06-1.18x (4096 x 14336, DRAM, five runs). */
 #if defined(__AVX512F__)
 #define GEMV_ACC 16
 #else

@@ -48,8 +48,9 @@
 
 #define RL_COS_RANGE 8192.0f /* |j| = |round(x/pi - 1/2)| <= 2608, well within 4000 */
 
-/* a * b + c with one rounding: the reduction's exactness depends on it, so
- * without the FMA instruction each lane calls fmaf (slow, but right). */
+/* a * b + c with one rounding: each step of the reduction must round only
+ * once, so without the FMA instruction each lane calls fmaf (slow, but
+ * right). */
 static inline vf vm_fma(vf a, vf b, vf c)
 {
 #if VF_LANES == 16
