@@ -29,8 +29,8 @@ static void launch(void *p)
 static const float LARGE[] = {1e6f, -3e4f, 8193.5f, 1e30f, -8192.0f};
 
 /* plant_large: LARGE's values at a few places in the middle strip. */
-static void check_variant_inputs(rl_backend *be, const fusion_variant *v, fusion_op op, int k,
-                                 size_t n, uint64_t seed, bool plant_large)
+static void check_variant(rl_backend *be, const fusion_variant *v, fusion_op op, int k, size_t n,
+                          uint64_t seed, bool plant_large)
 {
     float *host = rl_host_alloc(n * sizeof(float));
     double *ref = rl_host_alloc(n * sizeof(double));
@@ -61,12 +61,6 @@ static void check_variant_inputs(rl_backend *be, const fusion_variant *v, fusion
     rl_host_free(ref);
 }
 
-static void check_variant(rl_backend *be, const fusion_variant *v, fusion_op op, int k, size_t n,
-                          uint64_t seed)
-{
-    check_variant_inputs(be, v, op, k, n, seed, false);
-}
-
 static void check_table(rl_backend *be)
 {
     uint64_t seed = 100;
@@ -78,7 +72,7 @@ static void check_table(rl_backend *be)
                 for (size_t ki = 0; ki < sizeof CHAIN_KS / sizeof CHAIN_KS[0] &&
                                     fusion_family.has(v, backend); ki++) {
                     int k = v->k ? v->k : CHAIN_KS[ki];
-                    check_variant(be, v, (fusion_op)op, k, SIZES[s], seed++);
+                    check_variant(be, v, (fusion_op)op, k, SIZES[s], seed++, false);
                     checked++;
                     if (v->k)
                         break; /* fixed-length variants: one k */
@@ -107,7 +101,7 @@ Test(fusion_cpu, a_strip_with_inputs_beyond_the_polynomial_range_is_right)
     for (const fusion_variant *v = fusion_variants; v->name; v++)
         if (!v->libm && fusion_family.has(v, KERNEL_CPU))
             for (int k = 1; k <= 3; k++, checked++)
-                check_variant_inputs(be, v, FUSION_COS, v->k ? v->k : k, 4099, 7 + k, true);
+                check_variant(be, v, FUSION_COS, v->k ? v->k : k, 4099, 7 + k, true);
     cr_assert_gt(checked, 6);
     rl_backend_close(be);
 }

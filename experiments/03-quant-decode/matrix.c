@@ -10,8 +10,8 @@
  * integer-dot ones validated within their stated bound), all timed
  * together, interleaved. It prints ms per call, GB/s of weights, the
  * speedup over the same run's F16 GEMV, and the fraction of the run's
- * DRAM triad and read ceilings (the harness's bandwidth ladder). It writes no results: the model run's CSV is
- * left alone.
+ * DRAM triad and read ceilings (the harness's bandwidth ladder). It writes
+ * no results: the model run's CSV is left alone.
  */
 #include "exp03.h"
 #include "cpu/quant_dot.h"

@@ -244,28 +244,29 @@ void print_tables(rl_ctx *ctx, const rl_points *pts, const model *m)
  * level below F16's means a cost per byte of the quantized path. */
 static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len)
 {
-    double lo = INFINITY, hi = 0;
+    double r[QF_COUNT], lo = INFINITY, hi = 0; /* each format's GB/s over F16's */
+    for (int f = 0; f < QF_COUNT; f++)
+        r[f] = bytes_vs_f16(best_decode(pts, f));
     size_t used = (size_t)snprintf(buf, len, "GB/s over the F16 timed with it");
     for (int f = QF_Q8; f < QF_COUNT && used < len; f++)
-        used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name,
-                                 bytes_vs_f16(best_decode(pts, f)));
+        used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name, r[f]);
     if (used < len)
         used += (size_t)snprintf(buf + used, len - used, "; MBU");
     for (int f = 0; f < QF_COUNT && used < len; f++)
         used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name,
                                  decode_mbu(ctx, pts, f));
     /* q2 is not judged, but its place below the bytes is explained */
-    double q2 = bytes_vs_f16(best_decode(pts, QF_Q2));
+    double q2 = r[QF_Q2];
     if (q2 < 0.85 && used < len)
         used += (size_t)snprintf(buf + used, len - used, "; q2 below the bytes (%.2f of F16's "
                                  "GB/s): its 2-bit planes cost the most instructions per byte "
                                  "read, %s", q2, ctx->kind == RL_CUDA ? "issue-bound (README)" :
                                  "compute-bound (README: instructions per byte)");
     for (int f = QF_Q8; f <= QF_Q4; f++)
-        lo = fmin(lo, bytes_vs_f16(best_decode(pts, f))), hi = fmax(hi, bytes_vs_f16(best_decode(pts, f)));
+        lo = fmin(lo, r[f]), hi = fmax(hi, r[f]);
     if (!(hi > 0) || used >= len || lo >= 0.85)
         return;
-    double q8 = bytes_vs_f16(best_decode(pts, QF_Q8)), q4 = bytes_vs_f16(best_decode(pts, QF_Q4));
+    double q8 = r[QF_Q8], q4 = r[QF_Q4];
     if (q4 < 0.8 * q8)
         snprintf(buf + used, len - used, "; GB/s falls with the bits (q4 %.2f of q8's): a cost "
                  "per weight, %s", q4 / q8, ctx->kind == RL_CUDA ?
