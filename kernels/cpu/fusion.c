@@ -41,9 +41,9 @@ static inline __attribute__((always_inline)) void apply_n(float *o, const float 
  * 4 KiB ahead: at about a cycle per cos, the core would otherwise issue
  * its next loads too late to keep the memory bus busy.
  *
- * Four vectors at a time: one cos is ~50 cycles of dependent arithmetic,
- * and a chain's next cos needs the last one's result, so the core needs
- * several chains to overlap. And no call in the loop: a strip whose inputs
+ * Four vectors at a time: one cos is a chain of about 15 dependent vector
+ * operations, and a chain's next cos needs the last one's result, so the
+ * core needs several chains to overlap. And no call in the loop: a strip whose inputs
  * are all in the polynomial's range (experiment 05's always are, and every
  * cos after the first is within [-1, 1]) runs vm_cos_reduced alone. With
  * the C library's fallback inlined in the loop, even never taken, the
