@@ -321,6 +321,19 @@ double rl_col_cache_resident(rl_ctx *ctx, const rl_point *p)
     return !rl_beyond_cache(ctx, p->footprint);
 }
 
+double rl_col_ai(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return rl_arith_intensity(p->flops, p->bytes);
+}
+
+double rl_col_attainable(rl_ctx *ctx, const rl_point *p)
+{
+    rl_roof roof = rl_point_roof(ctx, p);
+    return rl_attainable(rl_arith_intensity(p->flops, p->bytes),
+                         rl_ceilings_get(ctx)->matrix_tflops * 1e12, roof.gbps * 1e9) / 1e12;
+}
+
 /* ---- a console table of other rows: the same discipline ---------------------------- */
 
 static char conversion_of(const char *fmt)

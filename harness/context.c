@@ -333,6 +333,20 @@ uint64_t rl_next_seed(rl_ctx *ctx)
     return ctx->args.seed * 1000003ULL + ++ctx->priv->seed_counter;
 }
 
+float *rl_host_random(rl_ctx *ctx, size_t n, float lo, float hi)
+{
+    float *x = rl_host_alloc(n * sizeof(float));
+    rl_fill_uniform(x, n, lo, hi, rl_next_seed(ctx));
+    return x;
+}
+
+uint16_t *rl_host_random_f16(rl_ctx *ctx, size_t n, float lo, float hi)
+{
+    uint16_t *x = rl_host_alloc(n * sizeof(uint16_t));
+    rl_fill_uniform_f16(x, n, lo, hi, rl_next_seed(ctx));
+    return x;
+}
+
 void rl_meta(rl_ctx *ctx, const char *key, const char *fmt, ...)
 {
     char buf[2048];
@@ -386,6 +400,11 @@ double rl_max_bytes(const rl_ctx *ctx)
         cap = ctx->args.mode == RL_MODE_QUICK ? 0.25 * GiB : ctx->args.mode == RL_MODE_FULL ? 8 * GiB : 3 * GiB;
     double memory = ctx->kind == RL_CUDA ? ctx->dev->mem_bytes : rl_host_ram_bytes();
     return memory > 0 && cap > memory / 4 ? memory / 4 : cap;
+}
+
+bool rl_option_is(const char *value, const char *name)
+{
+    return !strcmp(value, "all") || !strcmp(value, name);
 }
 
 double rl_option_number(const rl_ctx *ctx, const char *name, const char *value, double lo,

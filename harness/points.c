@@ -264,3 +264,23 @@ void rl_points_plan(rl_ctx *ctx, const rl_points *s)
         rl_plan_group(ctx, members, call_s);
     }
 }
+
+void rl_points_sweep(rl_ctx *ctx, int parts, rl_declare_part declare, rl_part_done done,
+                     void *arg)
+{
+    rl_points pts = {0};
+    for (int i = 0; i < parts; i++) {
+        rl_points_clear(&pts);
+        declare(ctx, &pts, i, false, arg);
+        rl_points_plan(ctx, &pts);
+    }
+    rl_plan_print(ctx);
+    for (int i = 0; i < parts; i++) {
+        rl_points_clear(&pts);
+        declare(ctx, &pts, i, true, arg);
+        rl_points_measure(ctx, &pts);
+        rl_points_report(ctx, &pts);
+        done(ctx, &pts, i, arg);
+    }
+    rl_points_free(&pts);
+}

@@ -192,8 +192,16 @@ double rl_max_bytes(const rl_ctx *ctx);
 double rl_option_number(const rl_ctx *ctx, const char *name, const char *value, double lo,
                         double hi, bool integer, const char *or_words);
 
+/* Whether an experiment's option that picks one thing or "all" (--shape,
+ * --op) picks the one named. */
+bool rl_option_is(const char *value, const char *name);
+
 /* A fresh seed for each input set, derived from --seed. */
 uint64_t rl_next_seed(rl_ctx *ctx);
+/* Fresh random inputs on the host (rl_host_free them): n values uniform in
+ * [lo, hi) from the next seed, as floats or as FP16 bits. */
+float *rl_host_random(rl_ctx *ctx, size_t n, float lo, float hi);
+uint16_t *rl_host_random_f16(rl_ctx *ctx, size_t n, float lo, float hi);
 
 /* Metadata for the CSV header; call before the first row. */
 void rl_meta(rl_ctx *ctx, const char *key, const char *fmt, ...)
@@ -228,6 +236,10 @@ rl_level rl_level_for(const double capacity[RL_LEVEL_COUNT], double footprint_by
 /* Whether a working set is at least 4x the last-level cache: what a claim
  * about device memory needs (cache_resident is the opposite). */
 bool rl_beyond_cache(const rl_ctx *ctx, double footprint_bytes);
+/* How many copies of a buffer a call should rotate through so that it is
+ * read from device memory: enough to span 4x the last-level cache, as many
+ * as --max-bytes allows, at least one. */
+int rl_copies_beyond_cache(const rl_ctx *ctx, double buffer_bytes);
 
 /* Utilization against a roof: achieved / ceiling. Above 1.05 the ceiling
  * was under-measured (a busy machine, or a kernel faster than the
@@ -347,6 +359,17 @@ void rl_points_clear(rl_points *s);
 void rl_points_free(rl_points *s);
 /* The plan: each group at the roofline's time of its points. */
 void rl_points_plan(rl_ctx *ctx, const rl_points *s);
+/* A sweep measured part by part (a shape, a size), each part on buffers of
+ * its own. declare(ctx, pts, part, live, arg) adds the points of part
+ * (0 .. parts - 1). First every part is declared with live false, only
+ * for the plan (nothing runs: its buffers may be absent), and the plan is
+ * printed; then each part in turn with live true, on its buffers: the
+ * harness measures and reports its points, then calls done(ctx, pts,
+ * part, arg) (the part's verdicts; freeing its buffers). */
+typedef void (*rl_declare_part)(rl_ctx *ctx, rl_points *pts, int part, bool live, void *arg);
+typedef void (*rl_part_done)(rl_ctx *ctx, const rl_points *pts, int part, void *arg);
+void rl_points_sweep(rl_ctx *ctx, int parts, rl_declare_part declare, rl_part_done done,
+                     void *arg);
 /* Validates every point, then times each group of valid points. */
 void rl_points_measure(rl_ctx *ctx, rl_points *s);
 /* Only validates (an observed experiment measures the valid points itself,
@@ -407,6 +430,10 @@ double rl_col_bytes(rl_ctx *ctx, const rl_point *p);
 double rl_col_flops(rl_ctx *ctx, const rl_point *p);
 double rl_col_footprint(rl_ctx *ctx, const rl_point *p);
 double rl_col_cache_resident(rl_ctx *ctx, const rl_point *p);
+double rl_col_ai(rl_ctx *ctx, const rl_point *p); /* arithmetic intensity, FLOP/B */
+/* The roofline's attainable TFLOP/s at the point's intensity, under the
+ * compute roof and the roof of the level its working set lives in. */
+double rl_col_attainable(rl_ctx *ctx, const rl_point *p);
 #define RL_COLUMN_VARIANT {"variant", "variant", "%-20s", .str = rl_col_variant}
 #define RL_COLUMN_NUMBER {"number", NULL, NULL, .num = rl_col_number}
 #define RL_COLUMN_TIME_US {NULL, "time/us", "%11.2f", .num = rl_col_time_us, .measured = true}

@@ -69,6 +69,13 @@ bool rl_beyond_cache(const rl_ctx *ctx, double footprint)
     return footprint >= 4 * ctx->dev->llc_bytes;
 }
 
+int rl_copies_beyond_cache(const rl_ctx *ctx, double buffer_bytes)
+{
+    int copies = (int)fmin(ceil(4 * ctx->dev->llc_bytes / buffer_bytes),
+                           floor(rl_max_bytes(ctx) / buffer_bytes));
+    return copies < 1 ? 1 : copies;
+}
+
 /* Records a roof that a point still beats after one more measurement. */
 static void record_suspect(rl_ctx *ctx, const char *what, double ceiling, double achieved,
                            const char *unit)

@@ -86,6 +86,19 @@ static inline double fusion_bytes_per_op(size_t n, int k)
     return (double)k * 2.0 * (double)n * sizeof(float);
 }
 
+/* The working set: in and out, and tmp when an unfused chain has one. */
+static inline double fusion_footprint(const fusion_variant *v, size_t n, int k)
+{
+    return (v->fused || k == 1 ? 2.0 : 3.0) * (double)n * sizeof(float);
+}
+
+/* For a time model: a cos costs a range reduction and a polynomial, about
+ * 15 FLOPs vectorized; the affine map one FMA. */
+static inline double fusion_flops(fusion_op op, size_t n, int k)
+{
+    return (op == FUSION_COS ? 15 : 2) * k * (double)n;
+}
+
 /* Where pass j of an unfused chain writes: tmp and out alternate so that
  * the last pass lands in out, and no pass reads what it writes. */
 static inline float *fusion_pass_output(const fusion_args *a, int j)
@@ -96,6 +109,11 @@ static inline float *fusion_pass_output(const fusion_args *a, int j)
 /* The reference (ref/fusion.c): one op, in double precision, in place. */
 void fusion_reference_step(double *x, size_t n, fusion_op op);
 const char *fusion_op_name(fusion_op op);
+
+/* What a variant's floats must meet after up to 8 ops: within
+ * FUSION_ATOL + FUSION_RTOL |reference|. */
+#define FUSION_ATOL 1e-5
+#define FUSION_RTOL 1e-5
 
 #ifdef __cplusplus
 }

@@ -58,6 +58,16 @@ bool gemv_batch_ok(int n, char *why, size_t len);
 extern const gemv_variant gemv_variants[]; /* ended by a zero row */
 extern const kernel_family gemv_family;
 
+/* Whether the variant takes n tokens. */
+static inline bool gemv_takes(const gemv_variant *v, int n) { return !v->max_n || n <= v->max_n; }
+
+/* The scratch bytes a variant needs on a backend (KERNEL_CPU or
+ * KERNEL_CUDA): 0 for none. */
+static inline size_t gemv_scratch_bytes(const gemv_variant *v, int backend, int rows, int k, int n)
+{
+    return backend == KERNEL_CPU && v->cpu_scratch ? v->cpu_scratch(rows, k, n) : 0;
+}
+
 /* The launchers (cpu/gemv.c, gemv.cu). */
 void gemv_scalar_cpu(const gemv_args *a);
 void gemv_scalar_cuda(const gemv_args *a);
@@ -100,6 +110,12 @@ void gemv_reference(double *y, const fp16 *w, const fp16 *x, int rows, int k, in
 typedef void (*gemv_row_fn)(const void *ctx, int r, double *out);
 void gemv_reference_rows(double *y, gemv_row_fn row, const void *ctx, const fp16 *x, int rows,
                          int k, int n);
+
+/* How many of the first rows to check at n tokens, so that the reference
+ * stays cheap on the host: every row while that costs at most 2^29
+ * multiply-adds in double; beyond, the first rows (a multiple of 64, at
+ * least 64) within 2^28. */
+int gemv_validation_rows(int rows, int k, int n);
 
 /* The tolerance a float accumulation of k products of magnitude <= 1
  * must meet: the error grows with k, about as sqrt(k) in practice and k

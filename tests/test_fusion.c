@@ -48,7 +48,7 @@ static void check_variant(rl_backend *be, const fusion_variant *v, fusion_op op,
     rl_upload(be, in, host, n * sizeof(float));
     rl_poison(be, tmp, n * sizeof(float));
     job j = {rl_kind(be) == RL_CUDA ? v->cuda : v->cpu, {out, in, tmp, n, k, op, rl_stream(be)}};
-    rl_check c = rl_validate_f32(be, launch, &j, out, n, ref, 1e-5, 1e-5);
+    rl_check c = rl_validate_f32(be, launch, &j, out, n, ref, FUSION_ATOL, FUSION_RTOL);
     char msg[256];
     rl_check_describe(&c, msg, sizeof msg);
     cr_assert(c.ok, "%s variant %d %s (%s, k=%d, n=%zu): %s", rl_backend_name(rl_kind(be)),
@@ -126,7 +126,7 @@ Test(fusion_cpu, a_kernel_that_skips_an_element_fails_validation)
     fusion_reference_step(ref, N, FUSION_COS);
     float *out = rl_alloc(be, N * sizeof(float));
     job j = {forgets_the_tail, {out, in, NULL, N, 1, FUSION_COS, NULL}};
-    rl_check c = rl_validate_f32(be, launch, &j, out, N, ref, 1e-5, 1e-5);
+    rl_check c = rl_validate_f32(be, launch, &j, out, N, ref, FUSION_ATOL, FUSION_RTOL);
     cr_assert_not(c.ok);
     cr_assert_eq(c.bad, 1);
     cr_assert_eq(c.first_bad, N - 1);

@@ -46,7 +46,7 @@ static void check_variant(rl_backend *be, const gemv_variant *v, shape s, int n,
     gemv_reference(want, w, x, s.rows, s.k, n);
 
     bool cuda = rl_kind(be) == RL_CUDA;
-    size_t scratch = !cuda && v->cpu_scratch ? v->cpu_scratch(s.rows, s.k, n) : 0;
+    size_t scratch = gemv_scratch_bytes(v, cuda ? KERNEL_CUDA : KERNEL_CPU, s.rows, s.k, n);
     job j = {cuda ? v->cuda : v->cpu, {rl_alloc(be, yn * 4), rl_alloc(be, wn * 2), rl_alloc(be, xn * 2), s.rows, s.k, n,
                  scratch ? rl_alloc(be, scratch) : NULL, rl_stream(be)}};
     rl_upload(be, (void *)j.a.w, w, wn * 2);
@@ -75,7 +75,7 @@ static void check_table(rl_backend *be)
     for (const gemv_variant *v = gemv_variants; v->name; v++)
         for (size_t s = 0; s < sizeof SHAPES / sizeof SHAPES[0]; s++)
             for (size_t t = 0; t < sizeof TOKENS / sizeof TOKENS[0]; t++) {
-                if ((v->max_n && TOKENS[t] > v->max_n) || !gemv_family.has(v, backend))
+                if (!gemv_takes(v, TOKENS[t]) || !gemv_family.has(v, backend))
                     continue;
                 check_variant(be, v, SHAPES[s], TOKENS[t], seed += 2);
                 checked++;

@@ -17,21 +17,13 @@ typedef struct shape {
 /* One call of a variant at n tokens, on the next copy of the weights: the
  * copies rotate so that the weights are read from where they live (DRAM,
  * when there are enough copies to span 4x the last-level cache). */
-struct layer;
-
 typedef struct call {
     /* what the point is: its CSV columns */
     const char *shape;
     int k, rows, n, copies, validated_rows;
-    struct layer *L;          /* the shape's buffers, and its cached reference */
-    const shape *s;
-    const gemv_variant *v;
+    struct layer *L; /* the shape's buffers, and its reference (main.c) */
     void (*launch)(const gemv_args *a);
-    gemv_args a;
-    const fp16 *w0, *hw, *hx; /* the first copy on the device; the host's weights and tokens */
-    size_t copy_elems;
-    int next;
-    gemv_args check;          /* validation's call: the first validated_rows rows, first copy */
+    int next;        /* the copy the next call reads */
 } call;
 
 static inline const call *call_of(const rl_point *p) { return p->data; }
@@ -39,6 +31,7 @@ static inline const call *call_of(const rl_point *p) { return p->data; }
 /* judge.c */
 /* The compute roof over DRAM's read bandwidth, FLOP/B. */
 double measured_ridge(rl_ctx *ctx);
+/* pts: the shape's points. */
 void judge_shape(rl_ctx *ctx, const rl_points *pts, const shape *s);
 
 #endif

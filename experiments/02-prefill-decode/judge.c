@@ -34,27 +34,9 @@ double measured_ridge(rl_ctx *ctx)
     return rl_ridge_point(c->matrix_tflops * 1e12, c->bw[RL_DRAM][RL_READ].best * 1e9);
 }
 
-/* ---- the points a verdict looks at ----------------------------------------------- */
+/* ---- the points a verdict looks at (all of one shape) ---------------------------- */
 
-static const call *in_shape(const rl_point *p, const shape *s) { return call_of(p)->s == s ? call_of(p) : NULL; }
-
-typedef struct at { const shape *s; int n; } at;
-
-static bool is_at(const rl_point *p, const void *key)
-{
-    const at *k = key;
-    return call_of(p)->s == k->s && call_of(p)->n == k->n;
-}
-
-static const rl_point *find(const rl_points *pts, const shape *s, int n, const char *role)
-{
-    return rl_points_find(pts, role, is_at, &(at){s, n});
-}
-
-static const rl_point *fastest_at(const rl_points *pts, const shape *s, int n)
-{
-    return rl_points_fastest(pts, NULL, is_at, &(at){s, n});
-}
+static bool at_n(const rl_point *p, const void *n) { return call_of(p)->n == *(const int *)n; }
 
 /* Additive model (compute and memory do not overlap at all, the worst
  * case): t(n) / t(1) = (1 + n / R) / (1 + 1 / R) for AI(1) = 1, within 1.25x
@@ -76,7 +58,7 @@ static int free_batch_tokens(rl_ctx *ctx, const rl_points *pts)
  * pass (~10 bytes per weight, five times the model's 2). */
 static bool compute_bound(rl_ctx *ctx, const rl_point *p)
 {
-    if (!p->variant->role || strcmp(p->variant->role, "library") != 0)
+    if (!rl_point_has_role(p, "library"))
         return false;
     if (ctx->kind == RL_CUDA)
         return call_of(p)->n >= 2048;
@@ -84,14 +66,13 @@ static bool compute_bound(rl_ctx *ctx, const rl_point *p)
 }
 
 /* The lowest MFU among the compute-bound points, how many, the smallest n. */
-static double compute_bound_mfu(rl_ctx *ctx, const rl_points *pts, const shape *s, int *count,
-                                int *n_lo)
+static double compute_bound_mfu(rl_ctx *ctx, const rl_points *pts, int *count, int *n_lo)
 {
     double lo = NAN;
     *count = *n_lo = 0;
     for (int i = 0; i < pts->n; i++) {
         const rl_point *p = &pts->v[i];
-        if (!rl_point_timed(p) || !in_shape(p, s) || !compute_bound(ctx, p))
+        if (!rl_point_timed(p) || !compute_bound(ctx, p))
             continue;
         double mfu = rl_point_mfu(ctx, p);
         lo = isnan(lo) || mfu < lo ? mfu : lo;
@@ -105,7 +86,8 @@ static double compute_bound_mfu(rl_ctx *ctx, const rl_points *pts, const shape *
 
 static void judge_decode(rl_ctx *ctx, const rl_points *pts, const shape *s, double mfu_compute)
 {
-    const rl_point *g = find(pts, s, 1, "bandwidth"), *lib = find(pts, s, 1, "library");
+    const rl_point *g = rl_points_find(pts, "bandwidth", at_n, &(int){1}),
+                   *lib = rl_points_find(pts, "library", at_n, &(int){1});
     char note[320];
     rl_judge(ctx, &EXP02_CLAIMS[AI_DECODE], s->name,
              rl_arith_intensity(gemv_flops(s->rows, s->k, 1), gemv_bytes(s->rows, s->k, 1)),
@@ -136,7 +118,7 @@ static void judge_decode(rl_ctx *ctx, const rl_points *pts, const shape *s, doub
 void judge_shape(rl_ctx *ctx, const rl_points *pts, const shape *s)
 {
     int count, n_lo;
-    double mfu_c = compute_bound_mfu(ctx, pts, s, &count, &n_lo);
+    double mfu_c = compute_bound_mfu(ctx, pts, &count, &n_lo);
     judge_decode(ctx, pts, s, mfu_c);
 
     char note[256];
@@ -148,7 +130,8 @@ void judge_shape(rl_ctx *ctx, const rl_points *pts, const shape *s)
     rl_judge(ctx, &EXP02_CLAIMS[MFU_PREFILL], s->name, 100 * mfu_c, note);
 
     int nf = free_batch_tokens(ctx, pts);
-    const rl_point *t1 = fastest_at(pts, s, 1), *tn = nf > 1 ? fastest_at(pts, s, nf) : NULL;
+    const rl_point *t1 = rl_points_fastest(pts, NULL, at_n, &(int){1}),
+                   *tn = nf > 1 ? rl_points_fastest(pts, NULL, at_n, &nf) : NULL;
     double ratio = t1 && tn ? tn->seconds / t1->seconds : NAN;
     if (tn && t1)
         snprintf(note, sizeof note, "n = %d is free by the ridge; fastest at each n: %s, %s; %.1fx "

@@ -35,18 +35,8 @@ static const shape SHAPES[] = {{"4096x14336", 4096, 14336}, {"8192x8192", 8192, 
 
 /* ---- the columns ------------------------------------------------------------- */
 
-static double col_ai(rl_ctx *c, const rl_point *p) { (void)c; return rl_arith_intensity(p->flops, p->bytes); }
 static double col_per_token_us(rl_ctx *c, const rl_point *p) { (void)c; return p->seconds / call_of(p)->n * 1e6; }
 static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return call_of(p)->n / p->seconds; }
-
-/* The roofline's attainable rate at this point's intensity, against the
- * roof of the level its weights live in. */
-static double col_attainable(rl_ctx *c, const rl_point *p)
-{
-    rl_roof roof = rl_point_roof(c, p);
-    return rl_attainable(rl_arith_intensity(p->flops, p->bytes),
-                         rl_ceilings_get(c)->matrix_tflops * 1e12, roof.gbps * 1e9) / 1e12;
-}
 
 static const rl_column COLUMNS[] = {
     RL_TEXT("shape", NULL, NULL, call, shape),
@@ -57,7 +47,7 @@ static const rl_column COLUMNS[] = {
     RL_COLUMN_NUMBER,
     {"flops", NULL, NULL, .num = rl_col_flops},
     {"bytes", NULL, NULL, .num = rl_col_bytes},
-    {"ai", NULL, NULL, .num = col_ai},
+    {"ai", NULL, NULL, .num = rl_col_ai},
     RL_INT("copies", NULL, NULL, call, copies),
     {"footprint_bytes", NULL, NULL, .num = rl_col_footprint},
     {"cache_resident", NULL, NULL, .num = rl_col_cache_resident},
@@ -66,7 +56,7 @@ static const rl_column COLUMNS[] = {
 };
 
 static const rl_column DERIVED[] = {
-    {"attainable_tflops", NULL, NULL, .num = col_attainable},
+    {"attainable_tflops", NULL, NULL, .num = rl_col_attainable},
     {"time_per_token_us", NULL, NULL, .num = col_per_token_us},
     {"tokens_per_s", NULL, NULL, .num = col_tokens_per_s},
     {0},
@@ -79,7 +69,7 @@ static const rl_column TABLE[] = {
     RL_COLUMN_TIME_US,
     RL_COLUMN_TFLOPS,
     RL_COLUMN_GBPS,
-    {NULL, "AI", "%7.1f", .num = col_ai},
+    {NULL, "AI", "%7.1f", .num = rl_col_ai},
     RL_COLUMN_MFU,
     RL_COLUMN_LEVEL,
     RL_COLUMN_MBU,
@@ -135,90 +125,43 @@ static const int *token_counts(const rl_ctx *ctx)
                                 : RL_BY_MODE(ctx, CPU_QUICK, CPU_LAB, CPU_FULL);
 }
 
-static bool shape_selected(const shape *s)
+/* The part-th shape --shape picks, or NULL. */
+static const shape *chosen(int part)
 {
-    return !strcmp(shape_choice, "all") || !strcmp(shape_choice, s->name);
-}
-
-static bool runs_at(const rl_ctx *ctx, const gemv_variant *v, int n)
-{
-    return rl_runs(ctx, &gemv_family, KERNEL_VARIANT(v)) && (!v->max_n || n <= v->max_n);
-}
-
-/* Validation: every row of the layer while that costs at most 2^29
- * multiply-adds in double on the host (every GEMV point); beyond, the first
- * rows (at least 64) within 2^28: the same call with fewer rows. */
-static int validation_rows(const shape *s, int n)
-{
-    double macs = (double)s->rows * s->k * n;
-    if (macs <= 536870912.0)
-        return s->rows;
-    int v = (int)(268435456.0 / ((double)s->k * n)) / 64 * 64;
-    return v < 64 ? 64 : v > s->rows ? s->rows : v;
-}
-
-/* Enough copies of the weights to span 4x the last-level cache, as many
- * as --max-bytes allows (at least one). */
-static int copies_for(const rl_ctx *ctx, const shape *s)
-{
-    double wbytes = 2.0 * s->rows * (double)s->k;
-    int copies = (int)fmin(ceil(4 * ctx->dev->llc_bytes / wbytes), floor(rl_max_bytes(ctx) / wbytes));
-    return copies < 1 ? 1 : copies;
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
+        if (rl_option_is(shape_choice, SHAPES[i].name) && part-- == 0)
+            return &SHAPES[i];
+    return NULL;
 }
 
 /* ---- one shape's buffers ------------------------------------------------------------ */
 
 typedef struct layer {
     const shape *s;
-    int copies, nmax;
+    int copies, nmax;      /* nmax: the most tokens of a point */
+    size_t scratch_bytes;  /* the most scratch a point's variant asks for */
     fp16 *w, *x, *hw, *hx; /* device (copies of w), and host copies for the reference */
-    float *y, *yval;
+    float *y;
     void *scratch;
+    struct CUstream_st *stream;
     call *calls;           /* one per point */
-    double *ref;           /* the last reference computed: its rows and tokens */
-    int ref_rows, ref_n;
+    double *ref;           /* the reference at ref_n tokens, which the variants at that n share */
+    int ref_n;
 } layer;
 
-static fp16 *random_halves(rl_ctx *ctx, size_t n)
+static void layer_open(rl_ctx *ctx, layer *L)
 {
-    fp16 *h = rl_host_alloc(n * sizeof(fp16));
-    rl_fill_uniform_f16(h, n, -1, 1, rl_next_seed(ctx));
-    return h;
-}
-
-/* The largest scratch any variant asks for, on the CPU (CUDA asks none). */
-static size_t scratch_bytes(const rl_ctx *ctx, const shape *s, const int *ns)
-{
-    size_t most = 0;
-    for (; *ns && ctx->kind == RL_CPU; ns++)
-        for (const gemv_variant *v = gemv_variants; v->name; v++)
-            if (v->cpu_scratch && runs_at(ctx, v, *ns)) {
-                size_t b = v->cpu_scratch(s->rows, s->k, *ns);
-                most = b > most ? b : most;
-            }
-    return most;
-}
-
-static void layer_open(rl_ctx *ctx, layer *L, const shape *s)
-{
-    const int *ns = token_counts(ctx);
-    size_t wn = (size_t)s->rows * s->k, yval = 0, scratch = scratch_bytes(ctx, s, ns);
-    *L = (layer){.s = s, .copies = copies_for(ctx, s)};
-    for (int i = 0; ns[i]; i++) {
-        L->nmax = ns[i] > L->nmax ? ns[i] : L->nmax;
-        size_t v = (size_t)validation_rows(s, ns[i]) * (size_t)ns[i];
-        yval = v > yval ? v : yval;
-    }
-    double wbytes = 2.0 * (double)wn;
-    L->hw = random_halves(ctx, wn);
-    L->hx = random_halves(ctx, (size_t)L->nmax * s->k);
-    L->w = rl_alloc(ctx->be, wbytes * L->copies);
+    const shape *s = L->s;
+    size_t wn = (size_t)s->rows * s->k;
+    L->hw = rl_host_random_f16(ctx, wn, -1, 1);
+    L->hx = rl_host_random_f16(ctx, (size_t)L->nmax * s->k, -1, 1);
+    L->w = rl_alloc(ctx->be, 2 * wn * L->copies);
     for (int c = 0; c < L->copies; c++)
-        rl_upload(ctx->be, L->w + c * wn, L->hw, wbytes);
+        rl_upload(ctx->be, L->w + c * wn, L->hw, 2 * wn);
     L->x = rl_alloc_copy(ctx->be, L->hx, (size_t)L->nmax * s->k * 2);
     L->y = rl_alloc(ctx->be, (size_t)L->nmax * s->rows * 4);
-    L->yval = rl_alloc(ctx->be, yval * 4);
-    L->scratch = scratch ? rl_alloc(ctx->be, scratch) : NULL;
+    L->scratch = L->scratch_bytes ? rl_alloc(ctx->be, L->scratch_bytes) : NULL;
+    L->stream = rl_stream(ctx->be);
 }
 
 static void layer_close(rl_ctx *ctx, layer *L)
@@ -226,36 +169,25 @@ static void layer_close(rl_ctx *ctx, layer *L)
     rl_free(ctx->be, L->w);
     rl_free(ctx->be, L->x);
     rl_free(ctx->be, L->y);
-    rl_free(ctx->be, L->yval);
     rl_free(ctx->be, L->scratch);
     rl_host_free(L->hw);
     rl_host_free(L->hx);
     rl_host_free(L->ref);
-    free(L->calls);
 }
 
 /* ---- a point: one call, and how it is validated --------------------------------- */
 
+static void launch(const call *c, const fp16 *w, int rows)
+{
+    const layer *L = c->L;
+    c->launch(&(gemv_args){L->y, w, L->x, rows, c->k, c->n, L->scratch, L->stream});
+}
+
 static void run_call(void *arg)
 {
     call *c = arg;
-    c->a.w = c->w0 + (size_t)c->next * c->copy_elems;
+    launch(c, c->L->w + (size_t)c->next * c->rows * c->k, c->rows);
     c->next = (c->next + 1) % c->copies;
-    c->launch(&c->a);
-}
-
-/* The reference of the first rows at n tokens: the variants at one n
- * share it, so it is computed once. */
-static const double *reference(layer *L, int rows, int n)
-{
-    if (!L->ref || L->ref_rows != rows || L->ref_n != n) {
-        rl_host_free(L->ref);
-        L->ref = rl_host_alloc(sizeof(double) * (size_t)rows * n);
-        gemv_reference(L->ref, L->hw, L->hx, rows, L->s->k, n);
-        L->ref_rows = rows;
-        L->ref_n = n;
-    }
-    return L->ref;
 }
 
 /* Validation runs the same call on the first validated_rows rows (all of
@@ -263,52 +195,66 @@ static const double *reference(layer *L, int rows, int n)
  * weights. */
 static void run_check(void *arg)
 {
-    call *c = arg;
-    c->launch(&c->check);
+    const call *c = arg;
+    launch(c, c->L->w, c->validated_rows);
 }
 
 static void prepare_check(rl_ctx *ctx, rl_point *p)
 {
     (void)ctx;
     const call *c = p->data;
-    p->want = reference(c->L, c->validated_rows, c->n);
+    layer *L = c->L;
+    if (L->ref_n != c->n) {
+        rl_host_free(L->ref);
+        L->ref = rl_host_alloc(sizeof(double) * (size_t)c->validated_rows * c->n);
+        gemv_reference(L->ref, L->hw, L->hx, c->validated_rows, c->k, c->n);
+        L->ref_n = c->n;
+    }
+    p->out = L->y;
+    p->want = L->ref;
 }
 
 /* Every variant at every n: the GEMV points (n <= 8) as one group, each
- * larger n a group of its own. */
-static void declare_points(rl_ctx *ctx, rl_points *pts, layer *L)
+ * larger n a group of its own. The working set: the bytes moved, and the
+ * other copies of the weights. live: on the buffers, opened once the
+ * points say how large. */
+static void declare_shape(rl_ctx *ctx, rl_points *pts, int part, bool live, void *arg)
 {
-    const shape *s = L->s;
-    const int *ns = token_counts(ctx);
-    int count = 0, gemv_group = rl_points_new_group(pts);
-    for (int i = 0; ns[i]; i++)
-        count += rl_family_size(&gemv_family);
-    L->calls = calloc((size_t)count, sizeof *L->calls);
-    if (!L->calls)
-        rl_die(RL_EXIT_FAILED, "out of memory");
+    layer *L = arg;
+    const shape *s = chosen(part);
+    *L = (layer){.s = s, .copies = rl_copies_beyond_cache(ctx, 2.0 * s->rows * s->k),
+                 .calls = L->calls};
     call *c = L->calls;
-    for (int i = 0; ns[i]; i++) {
-        int n = ns[i], group = n <= GEMV_MAX_BATCH ? gemv_group : rl_points_new_group(pts);
+    int backend = ctx->kind == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU;
+    int gemv_group = rl_points_new_group(pts);
+    for (const int *n = token_counts(ctx); *n; n++) {
+        int group = *n <= GEMV_MAX_BATCH ? gemv_group : rl_points_new_group(pts);
         for (const gemv_variant *v = gemv_variants; v->name; v++) {
-            if (!runs_at(ctx, v, n))
+            if (!rl_runs(ctx, &gemv_family, KERNEL_VARIANT(v)) || !gemv_takes(v, *n))
                 continue;
-            *c = (call){.shape = s->name, .k = s->k, .rows = s->rows, .n = n, .L = L, .s = s, .v = v, .launch = RL_LAUNCHER(ctx, v),
-                        .a = {L->y, L->w, L->x, s->rows, s->k, n, L->scratch, rl_stream(ctx->be)},
-                        .w0 = L->w, .hw = L->hw, .hx = L->hx, .copy_elems = (size_t)s->rows * s->k,
-                        .copies = L->copies, .validated_rows = validation_rows(s, n)};
-            c->check = (gemv_args){L->yval, L->w, L->x, c->validated_rows, s->k, n, L->scratch,
-                                   rl_stream(ctx->be)};
-            double weights = 2.0 * s->rows * (double)s->k;
+            *c = (call){s->name, s->k, s->rows, *n, L->copies,
+                        gemv_validation_rows(s->rows, s->k, *n), L, RL_LAUNCHER(ctx, v), 0};
+            size_t scratch = gemv_scratch_bytes(v, backend, s->rows, s->k, *n);
+            L->scratch_bytes = scratch > L->scratch_bytes ? scratch : L->scratch_bytes;
+            L->nmax = *n > L->nmax ? *n : L->nmax;
             rl_points_add(pts, &(rl_point){
                 .variant = KERNEL_VARIANT(v), .group = group, .run = run_call, .arg = c,
                 .data = c, .check_run = run_check, .check_arg = c, .prepare = prepare_check,
-                .out = L->yval, .count = (size_t)c->validated_rows * n, .atol = gemv_atol(s->k),
-                .flops = gemv_flops(s->rows, s->k, n), .bytes = gemv_bytes(s->rows, s->k, n),
-                .footprint = weights * L->copies + 2.0 * s->k * n + 4.0 * s->rows * n,
+                .count = (size_t)c->validated_rows * *n, .atol = gemv_atol(s->k),
+                .flops = gemv_flops(s->rows, s->k, *n), .bytes = gemv_bytes(s->rows, s->k, *n),
+                .footprint = gemv_bytes(s->rows, s->k, *n) + 2.0 * s->rows * s->k * (L->copies - 1),
                 .pattern = RL_READ});
             c++;
         }
     }
+    if (live)
+        layer_open(ctx, L);
+}
+
+static void judge_and_close(rl_ctx *ctx, const rl_points *pts, int part, void *arg)
+{
+    judge_shape(ctx, pts, chosen(part));
+    layer_close(ctx, arg);
 }
 
 /* ---- main ------------------------------------------------------------------------- */
@@ -328,40 +274,18 @@ static void describe(rl_ctx *ctx)
             measured_ridge(ctx));
 }
 
-/* The plan, from points declared on empty layers: their counts and bytes. */
-static void plan(rl_ctx *ctx)
-{
-    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++) {
-        if (!shape_selected(&SHAPES[i]))
-            continue;
-        rl_points pts = {0};
-        layer L = {.s = &SHAPES[i], .copies = copies_for(ctx, &SHAPES[i])};
-        declare_points(ctx, &pts, &L);
-        rl_points_plan(ctx, &pts);
-        rl_points_free(&pts);
-        free(L.calls);
-    }
-    rl_plan_print(ctx);
-}
-
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP02, argc, argv);
     rl_ceilings_get(ctx);
     describe(ctx);
-    plan(ctx);
-    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++) {
-        if (!shape_selected(&SHAPES[i]))
-            continue;
-        layer L;
-        rl_points pts = {0};
-        layer_open(ctx, &L, &SHAPES[i]);
-        declare_points(ctx, &pts, &L);
-        rl_points_measure(ctx, &pts);
-        rl_points_report(ctx, &pts);
-        judge_shape(ctx, &pts, &SHAPES[i]);
-        rl_points_free(&pts);
-        layer_close(ctx, &L);
-    }
+    int parts = 0, most = 0;
+    while (chosen(parts))
+        parts++;
+    for (const int *n = token_counts(ctx); *n; n++)
+        most += rl_family_size(&gemv_family);
+    layer L = {.calls = rl_host_alloc(sizeof(call) * (size_t)most)};
+    rl_points_sweep(ctx, parts, declare_shape, judge_and_close, &L);
+    rl_host_free(L.calls);
     return rl_end(ctx);
 }

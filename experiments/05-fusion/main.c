@@ -17,7 +17,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char *op_choice = "all";
@@ -29,13 +28,11 @@ static const rl_option OPTIONS[] = {
 };
 
 enum { MAX_K = 8 };
-static const double ATOL = 1e-5, RTOL = 1e-5; /* float vs double, k <= 8 ops */
 
 /* One call of one variant: what a point runs, and its columns. */
 typedef struct call {
     const char *op;
-    int k;
-    int n; /* elements */
+    int k, n; /* n: elements */
     const fusion_variant *v;
     void (*launch)(const fusion_args *a);
     fusion_args a;
@@ -153,54 +150,52 @@ static size_t next_size(const rl_ctx *ctx, size_t n, size_t nmax)
     return n < nmax && next > nmax ? nmax : next > n ? next : n * 2;
 }
 
-/* Which chain lengths the k-sweep measures at the largest size. */
-static bool in_chain_sweep(const rl_ctx *ctx, int k)
-{
-    return ctx->args.mode != RL_MODE_FULL ? (k == 1 || k == 2 || k == 4 || k == 8) : k <= MAX_K;
-}
-
 /* Pair variants run at every size at their own k; chain variants only at
- * the largest size, over the k-sweep; the C library's cos rows only for
- * op cos. */
+ * the largest size, over k = 1..8 in a full run, else k = 1, 2, 4, 8; the
+ * C library's cos rows only for op cos. */
 static bool runs_at(const rl_ctx *ctx, const fusion_variant *v, fusion_op op, int k, size_t n,
                     size_t nmax)
 {
     if (!rl_runs(ctx, &fusion_family, KERNEL_VARIANT(v)) || (v->libm && op != FUSION_COS))
         return false;
-    return v->k ? v->k == k : n == nmax && in_chain_sweep(ctx, k);
+    if (v->k)
+        return v->k == k;
+    bool swept = ctx->args.mode == RL_MODE_FULL || k == 1 || k == 2 || k == 4 || k == 8;
+    return n == nmax && swept;
 }
 
-static double footprint_of(const fusion_variant *v, int k, size_t n)
-{
-    int arrays = v->fused || k == 1 ? 2 : 3; /* in, out, and tmp when unfused */
-    return (double)arrays * (double)n * sizeof(float);
-}
-
-/* A cos costs a range reduction and a polynomial: about 15 FLOPs a
- * vectorized one; the affine map one FMA. For the plan's time model. */
-static double flops_per_element(fusion_op op) { return op == FUSION_COS ? 15 : 2; }
-
-/* ---- one size --------------------------------------------------------------------- */
+/* ---- one part: one op at one size ------------------------------------------------ */
 
 typedef struct run {
-    rl_ctx *ctx;
+    fusion_op ops[2];
+    size_t sizes[48];      /* 2^16 .. nmax */
+    int nops, nsizes;
     float *in, *out, *tmp; /* on the backend's device */
     double *ref;           /* host: op^k(input), one op at a time */
     call calls[64];
 } run;
 
-/* Every point of one op at one size: the pair variants as one group, each
- * chain length as one, the C library's cos rows as one (ten times slower,
- * they would only stretch the others' rounds). Each is validated as it is
- * declared, while ref holds op^k of the input. ref NULL: only declared,
- * for the plan. */
-static void declare_size(run *r, rl_points *pts, fusion_op op, size_t n, size_t nmax)
+/* The parts: every size of the first op, then of the second. Every point
+ * of a part: the pair variants as one group, each chain length as one, the
+ * C library's cos rows as one (ten times slower, they would only stretch
+ * the others' rounds). live: on fresh inputs, each point validated as it
+ * is declared, while ref holds op^k of the input. */
+static void declare_part(rl_ctx *ctx, rl_points *pts, int part, bool live, void *arg)
 {
-    rl_ctx *ctx = r->ctx;
+    run *r = arg;
+    fusion_op op = r->ops[part / r->nsizes];
+    size_t n = r->sizes[part % r->nsizes], nmax = r->sizes[r->nsizes - 1];
+    if (live) {
+        float *host = rl_host_random(ctx, n, -4.0f, 4.0f);
+        rl_upload(ctx->be, r->in, host, n * sizeof(float));
+        for (size_t i = 0; i < n; i++)
+            r->ref[i] = host[i];
+        rl_host_free(host);
+    }
     int kmax = n == nmax ? MAX_K : 2, used = 0;
     int pair_group = rl_points_new_group(pts), libm_group = rl_points_new_group(pts);
     for (int k = 1; k <= kmax; k++) {
-        if (r->ref)
+        if (live)
             fusion_reference_step(r->ref, n, op); /* ref now holds op^k(input) */
         int chain_group = 0;
         for (const fusion_variant *v = fusion_variants; v->name; v++) {
@@ -215,35 +210,16 @@ static void declare_size(run *r, rl_points *pts, fusion_op op, size_t n, size_t 
                 .variant = KERNEL_VARIANT(v),
                 .group = v->libm ? libm_group : v->k ? pair_group : chain_group,
                 .run = run_call, .arg = c, .data = c, .out = r->out, .count = n, .want = r->ref,
-                .atol = ATOL, .rtol = RTOL, .bytes = v->bytes(n, k), .footprint = footprint_of(v, k, n),
-                .flops = flops_per_element(op) * k * (double)n, .pattern = RL_COPY});
-            if (r->ref)
+                .atol = FUSION_ATOL, .rtol = FUSION_RTOL, .bytes = v->bytes(n, k),
+                .footprint = fusion_footprint(v, n, k), .flops = fusion_flops(op, n, k),
+                .pattern = RL_COPY});
+            if (live)
                 rl_point_validate(ctx, p);
         }
     }
 }
 
-static void measure_size(run *r, rl_points *pts, fusion_op op, size_t n, size_t nmax)
-{
-    rl_ctx *ctx = r->ctx;
-    float *host = rl_host_alloc(n * sizeof(float));
-    rl_fill_uniform(host, n, -4.0f, 4.0f, rl_next_seed(ctx));
-    rl_upload(ctx->be, r->in, host, n * sizeof(float));
-    for (size_t i = 0; i < n; i++)
-        r->ref[i] = host[i];
-    rl_host_free(host);
-    rl_points_clear(pts);
-    declare_size(r, pts, op, n, nmax);
-    rl_points_measure(ctx, pts);
-    rl_points_report(ctx, pts);
-}
-
 /* ---- verdicts -------------------------------------------------------------------- */
-
-static const rl_point *by_role(const rl_points *pts, const char *role)
-{
-    return rl_points_find(pts, role, NULL, NULL);
-}
 
 /* Which regime did this op run in? A single pass that moves data at half
  * the roof or more is memory-bound; one that cannot is limited by the op's
@@ -271,8 +247,9 @@ static void describe_regime(rl_ctx *ctx, const rl_point *one, char *buf, size_t 
  * the arrays in a cache, the same ratios are judged there, and say so. */
 static void judge(rl_ctx *ctx, const rl_points *pts, fusion_op op, size_t nmax)
 {
-    const rl_point *one = by_role(pts, "one_op"), *unfused = by_role(pts, "pair_unfused"),
-                   *fused = by_role(pts, "pair_fused");
+    const rl_point *one = rl_points_find(pts, "one_op", NULL, NULL),
+                   *unfused = rl_points_find(pts, "pair_unfused", NULL, NULL),
+                   *fused = rl_points_find(pts, "pair_fused", NULL, NULL);
     char note[600], regime[200];
     describe_regime(ctx, one, regime, sizeof regime);
     double footprint = 2.0 * (double)nmax * sizeof(float); /* in + out */
@@ -298,50 +275,41 @@ static void judge(rl_ctx *ctx, const rl_points *pts, fusion_op op, size_t nmax)
     rl_judge(ctx, &CLAIMS[FUSED_VS_ONE_OP], name, fused && one ? fused->seconds / one->seconds : NAN, note);
 }
 
+/* After an op's largest size, whose points are still in pts: its verdicts. */
+static void judge_part(rl_ctx *ctx, const rl_points *pts, int part, void *arg)
+{
+    const run *r = arg;
+    if (part % r->nsizes == r->nsizes - 1)
+        judge(ctx, pts, r->ops[part / r->nsizes], r->sizes[r->nsizes - 1]);
+}
+
 /* ---- main ------------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP05, argc, argv);
-    fusion_op ops[2];
-    int nops = 0;
-    if (strcmp(op_choice, "affine") != 0)
-        ops[nops++] = FUSION_COS;
-    if (strcmp(op_choice, "cos") != 0)
-        ops[nops++] = FUSION_AFFINE;
+    run r = {0};
+    for (fusion_op op = FUSION_COS; op <= FUSION_AFFINE; op++)
+        if (rl_option_is(op_choice, fusion_op_name(op)))
+            r.ops[r.nops++] = op;
 
     rl_ceilings_get(ctx);
     size_t nmax = largest_n(ctx);
+    for (size_t n = 1 << 16; n <= nmax; n = next_size(ctx, n, nmax))
+        r.sizes[r.nsizes++] = n;
     char big[32];
     rl_format_bytes((double)nmax * sizeof(float), big, sizeof big);
     rl_meta(ctx, "ops", "%s", op_choice);
     rl_meta(ctx, "sizes", "n = 2^16 .. %zu floats (%s per array), %s", nmax, big,
-            ctx->args.mode == RL_MODE_FULL  ? "doubling"
-            : ctx->args.mode == RL_MODE_LAB ? "quadrupling"
-                                            : "2^16 and the largest");
+            RL_BY_MODE(ctx, "2^16 and the largest", "quadrupling", "doubling"));
     rl_meta(ctx, "validation", "every element vs a double-precision reference, atol %g, rtol %g",
-            ATOL, RTOL);
-
-    run r = {.ctx = ctx};
-    rl_points pts = {0};
-    for (int o = 0; o < nops; o++) /* the plan: every point declared, nothing run */
-        for (size_t n = 1 << 16; n <= nmax; n = next_size(ctx, n, nmax)) {
-            rl_points_clear(&pts);
-            declare_size(&r, &pts, ops[o], n, nmax);
-            rl_points_plan(ctx, &pts);
-        }
-    rl_plan_print(ctx);
+            FUSION_ATOL, FUSION_RTOL);
 
     r.in = rl_alloc(ctx->be, nmax * sizeof(float));
     r.out = rl_alloc(ctx->be, nmax * sizeof(float));
     r.tmp = rl_alloc(ctx->be, nmax * sizeof(float));
     r.ref = rl_host_alloc(nmax * sizeof(double));
-    for (int o = 0; o < nops; o++) {
-        for (size_t n = 1 << 16; n <= nmax; n = next_size(ctx, n, nmax))
-            measure_size(&r, &pts, ops[o], n, nmax);
-        judge(ctx, &pts, ops[o], nmax); /* the points of the largest size are still in pts */
-    }
-    rl_points_free(&pts);
+    rl_points_sweep(ctx, r.nops * r.nsizes, declare_part, judge_part, &r);
     rl_free(ctx->be, r.in);
     rl_free(ctx->be, r.out);
     rl_free(ctx->be, r.tmp);

@@ -58,3 +58,10 @@ void gemv_reference(double *y, const fp16 *w, const fp16 *x, int rows, int k, in
     gemv_reference_rows(y, fp16_row, &m, x, rows, k, n);
 }
 
+int gemv_validation_rows(int rows, int k, int n)
+{
+    if ((double)rows * k * n <= 536870912.0)
+        return rows;
+    int v = (int)(268435456.0 / ((double)k * n)) / 64 * 64;
+    return v < 64 ? 64 : v > rows ? rows : v;
+}
