@@ -199,6 +199,7 @@ static void run_check(void *arg)
     launch(c, c->L->w, c->validated_rows);
 }
 
+/* The variants at one n share its reference: computed for the first. */
 static void prepare_check(rl_ctx *ctx, rl_point *p)
 {
     (void)ctx;
