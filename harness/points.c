@@ -208,6 +208,21 @@ const rl_point *rl_points_fastest(const rl_points *s, const char *role, rl_point
     return best;
 }
 
+/* a beats b: a number beats NaN, and a larger number a smaller one. */
+static bool higher(double a, double b) { return !isnan(a) && (isnan(b) || a > b); }
+
+const rl_point *rl_points_best(const rl_points *s, const char *role, rl_point_filter match,
+                               const void *key, double (*score)(const rl_point *p))
+{
+    const rl_point *best = NULL;
+    for (int i = 0; i < s->n; i++) {
+        const rl_point *p = &s->v[i];
+        if (selected(p, role, match, key) && (!best || higher(score(p), score(best))))
+            best = p;
+    }
+    return best;
+}
+
 double rl_point_gbps(const rl_point *p)
 {
     return rl_point_timed(p) && p->bytes > 0 ? p->bytes / p->seconds / 1e9 : NAN;

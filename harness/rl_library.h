@@ -264,6 +264,10 @@ void rl_table_free(rl_table *t);
 int rl_table_col(const rl_table *t, const char *name);              /* -1 if absent */
 const char *rl_table_get(const rl_table *t, int row, const char *column); /* "" if absent */
 const char *rl_table_meta(const rl_table *t, const char *key);      /* NULL if absent */
+/* The first row whose column holds value, or -1. */
+int rl_table_find(const rl_table *t, const char *column, const char *value);
+/* A cell as a number: NaN when empty (or row is -1). */
+double rl_table_num(const rl_table *t, int row, const char *column);
 /* The row of t whose key columns equal those of src's row, or -1. */
 int rl_table_match(const rl_table *t, const rl_table *src, int src_row, const char *const *keys,
                    int nkeys);
@@ -287,6 +291,9 @@ double rl_host_busy_cpus(double window_s);
 void rl_slugify(const char *in, char *out, size_t len);
 /* "1.5 GiB", "256 KiB" */
 void rl_format_bytes(double bytes, char *buf, size_t len);
+/* Appends to the string in buf (of len bytes), truncating: a note built
+ * clause by clause. Once buf is full, further appends do nothing. */
+void rl_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Prints "rooflab: <message>" to stderr and exits with code. */
 void rl_die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 /* Writes a whole file through a temporary and a rename; 0 on success. */

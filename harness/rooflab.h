@@ -394,6 +394,9 @@ const rl_point *rl_points_find(const rl_points *s, const char *role, rl_point_fi
                                const void *key);
 const rl_point *rl_points_fastest(const rl_points *s, const char *role, rl_point_filter match,
                                   const void *key);
+/* ... or the one of the highest score(p), a NaN score the lowest (ties: the first). */
+const rl_point *rl_points_best(const rl_points *s, const char *role, rl_point_filter match,
+                               const void *key, double (*score)(const rl_point *p));
 /* The timed point of this group whose variant has this role, or NULL. */
 const rl_point *rl_points_in_group(const rl_points *s, int group, const char *role);
 double rl_point_gbps(const rl_point *p);   /* NaN when not timed or no bytes */
@@ -417,11 +420,19 @@ typedef struct rl_grid_column { const char *head, *fmt; } rl_grid_column;
 void rl_grid_header(const rl_grid_column *cols);
 void rl_grid_row(const rl_grid_column *cols, ...);
 
+/* The decode ceiling model as a console table: tokens/s <= memory bandwidth
+ * / bytes of weights per token (rl_tokens_per_s_ceiling), for every
+ * datasheet GPU and this device's measured DRAM read bandwidth, at n model
+ * sizes (bytes[i], headed heads[i]). A model, not a measurement. */
+void rl_print_decode_ceilings(rl_ctx *ctx, const char *const *heads, const double *bytes, int n);
+
 /* Ready-made columns: {"variant", "variant", "%-20s", .str = rl_col_variant}. */
 const char *rl_col_variant(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
 const char *rl_col_level(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
 double rl_col_number(rl_ctx *ctx, const rl_point *p);
 double rl_col_time_us(rl_ctx *ctx, const rl_point *p);
+double rl_col_time_ms(rl_ctx *ctx, const rl_point *p);
+double rl_col_max_abs_err(rl_ctx *ctx, const rl_point *p); /* the validation's */
 double rl_col_gbps(rl_ctx *ctx, const rl_point *p);
 double rl_col_tflops(rl_ctx *ctx, const rl_point *p);
 double rl_col_mbu(rl_ctx *ctx, const rl_point *p);
@@ -448,6 +459,8 @@ double rl_col_attainable(rl_ctx *ctx, const rl_point *p);
  * rl_experiment. --list and a bad --variant are handled by rl_begin.
  * ---------------------------------------------------------------------- */
 int rl_family_size(const kernel_family *f);
+/* This run's backend as the variant tables name it: KERNEL_CPU or KERNEL_CUDA. */
+int rl_kernel_backend(const rl_ctx *ctx);
 /* The row has this run's backend. */
 bool rl_variant_here(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v);
 /* ... and --variant selects it. */

@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,20 @@ const char *rl_table_get(const rl_table *t, int row, const char *column)
 {
     int c = rl_table_col(t, column);
     return c >= 0 && row >= 0 && row < t->nrows ? t->cells[row][c] : "";
+}
+
+int rl_table_find(const rl_table *t, const char *column, const char *value)
+{
+    for (int r = 0; r < t->nrows; r++)
+        if (!strcmp(rl_table_get(t, r, column), value))
+            return r;
+    return -1;
+}
+
+double rl_table_num(const rl_table *t, int row, const char *column)
+{
+    const char *cell = rl_table_get(t, row, column);
+    return cell[0] ? atof(cell) : NAN;
 }
 
 const char *rl_table_meta(const rl_table *t, const char *key)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int backend_index(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU; }
+int rl_kernel_backend(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU; }
 
 int rl_family_size(const kernel_family *f)
 {
@@ -22,7 +22,7 @@ int rl_family_size(const kernel_family *f)
 
 bool rl_variant_here(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v)
 {
-    return f->has(v, backend_index(ctx));
+    return f->has(v, rl_kernel_backend(ctx));
 }
 
 bool rl_runs(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v)

@@ -177,6 +177,8 @@ typedef struct quant_format_info {
 extern const quant_format_info quant_formats[QF_COUNT];
 
 double quant_bits_per_weight(quant_format f); /* 8 * block_bytes / 256, exactly */
+/* The bytes of this many weights in every format together. */
+double quant_bytes_all_formats(double weights);
 /* A row of k weights (k a multiple of 256); rows are packed back to back. */
 size_t quant_row_bytes(quant_format f, int k);
 /* Encodes one row of k floats (the host; C). */

@@ -35,21 +35,18 @@ typedef struct model {
     double *ref[QF_COUNT];   /* decode reference, rows_total per format (host) */
     double *bound[QF_COUNT]; /* the integer-dot decode's error bound, the same (host) */
     /* Prefill is checked on the first rows of two matrices (k = 4096 and
-     * 14336), both calls' outputs back to back in yval: check_count
-     * elements, their reference per format and their bound, gemv_atol(k). */
-    const matrix *check_mat[2];
-    int check_rows[2];
+     * 14336): check[c] is those rows, its y_offset where their n tokens'
+     * outputs start in yval (check_count in all), their reference per
+     * format and their bound, gemv_atol(k). */
+    matrix check[2];
     size_t check_count;
     double *check_ref[QF_COUNT], *check_bound;
 } model;
 
 enum { HIDDEN = 4096, FFN = 14336, KV = 1024, VOCAB = 128256 };
 
-/* The variant table's backend for this run: KERNEL_CPU or KERNEL_CUDA. */
-static inline int backend_of(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU; }
-
-void model_plan(model *m, int layers, bool head, int prefill_n);
-void model_plan_mini(model *m, int rows, int prefill_n);
+/* layers 0: the cache-sized model of mini_rows rows. */
+void model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n);
 void model_plan_matrix(model *m, int rows, int k); /* one matrix, decode only */
 /* Random FP16 weights, every format encoded on the host and uploaded, with
  * the references (and the bounds, the FP16 rounding) that the variants
@@ -75,8 +72,7 @@ typedef struct step {
 
 static inline const step *step_of(const rl_point *p) { return p->data; }
 void run_step(void *arg);
-/* Prefill's check: the step's call on the first rows of the check matrices. */
-void run_check(void *arg);
+void run_check(void *arg); /* prefill's check: the step's call on the check rows */
 
 /* main.c: every variant that runs here in every format, a group per
  * variant; with matrix_only, the decode variants only, F16 once, all in
@@ -84,11 +80,9 @@ void run_check(void *arg);
 void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only);
 double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p); /* vs F16 of its group */
 
-/* report.c */
-void write_published_rows(rl_ctx *ctx);
-void print_tables(rl_ctx *ctx, const rl_points *pts, const model *m);
+/* report.c: the published rows, the summary tables, the verdicts. */
 extern const rl_claim EXP03_CLAIMS[];
-void judge(rl_ctx *ctx, const rl_points *pts, const model *m);
+void report(rl_ctx *ctx, const rl_points *pts, const model *m);
 
 /* matrix.c: --matrix ROWSxK, one matrix in every format; writes no results. */
 int run_matrix(rl_ctx *ctx, const char *spec);

@@ -1,19 +1,13 @@
 /*
  * Experiment 03 -- quantized size tracks decode speed; prefill does not.
  *
- * Decode reads every weight once per token, so on a memory-bound machine
- * its time is the model's size over the bandwidth: halve the bits per
- * weight and decode runs twice as fast, and size x tokens/s (bytes per
- * second) stays near the bandwidth until fixed per-step costs show. Prefill
- * does n tokens of arithmetic per weight read: compute-bound, so the
- * format barely matters there.
- *
- * Method: the weight matrices of a Llama-3.1-8B-shaped decoder (fewer
- * layers on the CPU and in --quick) with random FP16 weights, encoded in
- * six formats of 16 down to 2.625 bits per weight (kernels/quant.h). Every
- * variant of kernels/quant.c in every format is a point: one whole step,
- * validated against a double-precision reference, then the formats of a
- * variant timed together, interleaved. The verdicts use each format's
+ * Decode reads every weight once per token: on a memory-bound machine its
+ * time is the model's size over the bandwidth, so halving the bits per
+ * weight doubles its speed. Prefill does n tokens of arithmetic per weight
+ * read: compute-bound, the format barely matters. The weight matrices of a
+ * Llama-3.1-8B-shaped decoder (model.c) in six formats (kernels/quant.h);
+ * every variant in every format is a point, validated, then the formats of
+ * a variant timed together, interleaved. The verdicts use each format's
  * best valid variant, as a ratio to the F16 timed with it. See README.md.
  */
 #include "exp03.h"
@@ -39,7 +33,6 @@ static const rl_option OPTIONS[] = {
 /* ---- the columns ------------------------------------------------------------ */
 
 static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return step_of(p)->tokens / p->seconds; }
-static double col_ms(rl_ctx *c, const rl_point *p) { (void)c; return p->seconds * 1e3; }
 
 /* Decode only: the tokens/s the roof of the weights' level allows. */
 static double col_ceiling(rl_ctx *ctx, const rl_point *p)
@@ -90,7 +83,7 @@ static const rl_column TABLE[] = {
     RL_TEXT(NULL, "format", "%-6s", step, format),
     RL_TEXT(NULL, "phase", "%-7s", step, phase),
     {NULL, "variant", "%-13s", .str = rl_col_variant},
-    {NULL, "ms/step", "%9.3f", .num = col_ms, .measured = true},
+    {NULL, "ms/step", "%9.3f", .num = rl_col_time_ms, .measured = true},
     {NULL, "tokens/s", "%10.1f", .num = col_tokens_per_s, .measured = true},
     RL_COLUMN_GBPS,
     RL_COLUMN_LEVEL,
@@ -129,71 +122,49 @@ static const rl_experiment EXP03 = {
 
 /* ---- the model's size ------------------------------------------------------- */
 
-/* Device bytes of params weights in every format together. */
-static double all_formats_bytes(double params)
+/* GPU: the whole model where memory allows (a fifth left free; the head's
+ * FP16 copy is the scratch); fewer layers in lab and quick runs, still far
+ * beyond the L2. CPU: decode's claim is about memory, so the model is
+ * judged where its weights live. With the fewest layers whose q4 weights
+ * are 4x the LLC, when every format of them fits --max-bytes: DRAM.
+ * Otherwise (a large LLC, a quick run) a model whose formats together fit
+ * half the LLC: the LLC, whose bandwidth the same claim then speaks of.
+ * regime: where the weights live, and why. */
+static void plan_model(rl_ctx *ctx, model *m, int prefill_n, char *regime, size_t len)
 {
-    double bits = 0;
-    for (int f = 0; f < QF_COUNT; f++)
-        bits += quant_bits_per_weight((quant_format)f);
-    return params * bits / 8;
-}
-
-static double layer_params(void) { return 2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN; }
-
-typedef struct model_size {
-    int layers, mini_rows;
-    bool head;
-    char regime[256]; /* where the weights live, and why */
-} model_size;
-
-/* GPU: the whole model where memory allows (a fifth left free; the
- * head's FP16 copy is the scratch); fewer layers in lab and quick runs,
- * still far beyond the L2. */
-static int gpu_layers(const rl_ctx *ctx, bool head, int prefill_n)
-{
-    int want = RL_BY_MODE(ctx, 4, 8, 32);
-    double fixed = head ? all_formats_bytes((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
-                              4.0 * VOCAB * prefill_n : 0;
-    int fit = (int)((0.8 * ctx->dev->mem_bytes - fixed) / all_formats_bytes(layer_params()));
-    return fit < want ? (fit < 1 ? 1 : fit) : want;
-}
-
-/* CPU: decode's claim is about memory, so the model is judged where its
- * weights live. With the fewest layers whose q4 weights are 4x the LLC,
- * when every format of them fits --max-bytes: DRAM. Otherwise (a large LLC,
- * a quick run) a model whose formats together fit half the LLC: the LLC,
- * whose bandwidth the same claim then speaks of. */
-static model_size choose_size(const rl_ctx *ctx, int prefill_n)
-{
-    model_size z = {.head = ctx->kind == RL_CUDA};
-    double llc = ctx->dev->llc_bytes;
-    char a[32], b[32];
+    double layer = 2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN;
+    bool gpu = ctx->kind == RL_CUDA;
     if (strcmp(layers_choice, "auto") != 0) {
-        z.layers = (int)rl_option_number(ctx, "layers", layers_choice, 1, 32, true, "auto");
-        snprintf(z.regime, sizeof z.regime, "--layers %d", z.layers);
-        return z;
+        int layers = (int)rl_option_number(ctx, "layers", layers_choice, 1, 32, true, "auto");
+        snprintf(regime, len, "--layers %d", layers);
+        model_plan(m, layers, gpu, 0, prefill_n);
+    } else if (gpu) {
+        int want = RL_BY_MODE(ctx, 4, 8, 32);
+        double head = quant_bytes_all_formats((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
+                      4.0 * VOCAB * prefill_n;
+        int fit = (int)((0.8 * ctx->dev->mem_bytes - head) / quant_bytes_all_formats(layer));
+        int layers = fit < want ? (fit < 1 ? 1 : fit) : want;
+        snprintf(regime, len, "device memory: %d layers and the head", layers);
+        model_plan(m, layers, true, 0, prefill_n);
+    } else {
+        double llc = ctx->dev->llc_bytes;
+        int need = (int)ceil(4 * llc / (layer * quant_bits_per_weight(QF_Q4) / 8));
+        double total = need * quant_bytes_all_formats(layer);
+        char a[32], b[32];
+        rl_format_bytes(total, a, sizeof a);
+        rl_format_bytes(rl_max_bytes(ctx), b, sizeof b);
+        int rows = (int)(0.5 * llc / quant_bytes_all_formats(HIDDEN + FFN)) / 64 * 64;
+        bool dram = total <= rl_max_bytes(ctx);
+        rows = rows < 64 ? 64 : rows;
+        if (dram)
+            snprintf(regime, len, "DRAM: %d layer(s), the q4 weights at least 4x the LLC (%s in "
+                     "all formats)", need, a);
+        else
+            snprintf(regime, len, "the LLC: every format together fits half of it (%d rows of "
+                     "4096 and of 14336); a DRAM-sized model needs %s in all formats, over "
+                     "--max-bytes %s", rows, a, b);
+        model_plan(m, dram ? need : 0, false, dram ? 0 : rows, prefill_n);
     }
-    if (ctx->kind == RL_CUDA) {
-        z.layers = gpu_layers(ctx, z.head, prefill_n);
-        snprintf(z.regime, sizeof z.regime, "device memory: %d layers and the head", z.layers);
-        return z;
-    }
-    int need = (int)ceil(4 * llc / (layer_params() * quant_bits_per_weight(QF_Q4) / 8));
-    double total = need * all_formats_bytes(layer_params());
-    rl_format_bytes(total, a, sizeof a);
-    if (total <= rl_max_bytes(ctx)) {
-        z.layers = need;
-        snprintf(z.regime, sizeof z.regime, "DRAM: %d layer(s), the q4 weights at least 4x the LLC "
-                 "(%s in all formats)", need, a);
-        return z;
-    }
-    int rows = (int)(0.5 * llc / all_formats_bytes(HIDDEN + FFN)) / 64 * 64;
-    z.mini_rows = rows < 64 ? 64 : rows;
-    rl_format_bytes(rl_max_bytes(ctx), b, sizeof b);
-    snprintf(z.regime, sizeof z.regime, "the LLC: every format together fits half of it (%d rows of "
-             "4096 and of 14336); a DRAM-sized model needs %s in all formats, over --max-bytes %s",
-             z.mini_rows, a, b);
-    return z;
 }
 
 /* ---- the points ------------------------------------------------------------------ */
@@ -218,7 +189,7 @@ void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool mat
                         .size_bytes = size, .size_gib = size / 1073741824.0, .rel_size = size /
                         model_bytes(m, QF_F16), .layers = m->layers, .tokens = decode ? 1 :
                         m->prefill_n, .m = m, .v = v, .f = f, .all = pts, .launch =
-                        quant_launcher(v, backend_of(ctx)), .stream = rl_stream(ctx->be)};
+                        RL_LAUNCHER(ctx, v), .stream = rl_stream(ctx->be)};
             /* decode: a whole step, within gemv_atol(14336), or within the
              * bound of x's 8-bit rounding for the integer-dot decode.
              * Prefill: the same call on the first rows of two matrices (a
@@ -274,14 +245,11 @@ int main(int argc, char **argv)
     if (matrix_choice[0])
         return run_matrix(ctx, matrix_choice);
     int prefill_n = ctx->kind == RL_CPU && ctx->args.mode != RL_MODE_FULL ? 64 : 512;
-    model_size size = choose_size(ctx, prefill_n); /* a bad --layers exits here, early */
-    rl_ceilings_get(ctx);
     model m;
-    if (size.mini_rows)
-        model_plan_mini(&m, size.mini_rows, prefill_n);
-    else
-        model_plan(&m, size.layers, size.head, prefill_n);
-    describe_model(ctx, &m, size.regime);
+    char regime[256];
+    plan_model(ctx, &m, prefill_n, regime, sizeof regime); /* a bad --layers exits here, early */
+    rl_ceilings_get(ctx);
+    describe_model(ctx, &m, regime);
 
     /* The plan: building (encoding every format and the double-precision
      * references: about 60 ns per weight on one core of a server CPU, a
@@ -303,9 +271,7 @@ int main(int argc, char **argv)
     declare_points(ctx, &pts, &m, steps, false);
     rl_points_measure(ctx, &pts);
     rl_points_report(ctx, &pts);
-    write_published_rows(ctx);
-    print_tables(ctx, &pts, &m);
-    judge(ctx, &pts, &m);
+    report(ctx, &pts, &m);
     rl_points_free(&pts);
     free(steps);
     model_free(ctx, &m);

@@ -31,25 +31,22 @@ static void parse_matrix(const char *spec, int *rows, int *k)
 
 /* ---- the table -------------------------------------------------------------------- */
 
-static double col_bits(rl_ctx *ctx, const rl_point *p) { (void)ctx; return step_of(p)->bits; }
-static double col_ms(rl_ctx *ctx, const rl_point *p) { (void)ctx; return p->seconds * 1e3; }
 static double col_triad(rl_ctx *ctx, const rl_point *p) { return rl_point_gbps(p) / rl_ceilings_get(ctx)->copy_gbps; }
 static double col_read(rl_ctx *ctx, const rl_point *p)
 {
     return rl_point_gbps(p) / rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best;
 }
-static double col_err(rl_ctx *ctx, const rl_point *p) { (void)ctx; return p->max_abs_err; }
 
 static const rl_column MATRIX_TABLE[] = {
     RL_TEXT(NULL, "format", "%-6s", step, format),
-    {NULL, "bits/w", "%7.4g", .num = col_bits},
+    RL_DOUBLE(NULL, "bits/w", "%7.4g", step, bits),
     {NULL, "variant", "%-13s", .str = rl_col_variant},
-    {NULL, "ms/call", "%9.3f", .num = col_ms, .measured = true},
+    {NULL, "ms/call", "%9.3f", .num = rl_col_time_ms, .measured = true},
     RL_COLUMN_GBPS,
     {NULL, "x F16", "%8.2f", .num = col_rel_tokens_per_s, .measured = true},
     {NULL, "/triad", "%7.2f", .num = col_triad, .measured = true},
     {NULL, "/read", "%7.2f", .num = col_read, .measured = true},
-    {NULL, "max |err| (bound: int8)", "%9.2g", .num = col_err},
+    {NULL, "max |err| (bound: int8)", "%9.2g", .num = rl_col_max_abs_err},
     {0},
 };
 

@@ -18,52 +18,47 @@
 static void add_matrix(model *m, const char *name, int layer, int rows, int k)
 {
     matrix *x = &m->mats[m->nmat++];
+    *x = (matrix){.rows = rows, .k = k, .w_offset = m->blocks, .y_offset = m->rows_total};
     if (layer >= 0)
         snprintf(x->name, sizeof x->name, "L%d.%s", layer, name);
     else
         snprintf(x->name, sizeof x->name, "%s", name);
-    x->rows = rows;
-    x->k = k;
-    x->w_offset = m->blocks;
-    x->y_offset = m->rows_total;
     m->blocks += (size_t)rows * (k / QUANT_BLOCK);
     m->rows_total += (size_t)rows;
     m->params += (double)rows * k;
     m->max_rows = rows > m->max_rows ? rows : m->max_rows;
 }
 
-void model_plan(model *m, int layers, bool head, int prefill_n)
+/* layers 0 and mini_rows: a model sized for the last-level cache, one
+ * matrix of each width, rows x 4096 ("up") and rows x 14336 ("down"), every
+ * format of it small enough to stay in the cache together while they are
+ * timed in turn. */
+void model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n)
 {
-    *m = (model){.layers = layers, .head = head, .prefill_n = prefill_n, .widths = {HIDDEN, FFN}};
-    m->mats = calloc((size_t)layers * 7 + 1, sizeof *m->mats);
-    for (int l = 0; l < layers; l++) {
-        add_matrix(m, "q", l, HIDDEN, HIDDEN);
-        add_matrix(m, "k", l, KV, HIDDEN);
-        add_matrix(m, "v", l, KV, HIDDEN);
-        add_matrix(m, "o", l, HIDDEN, HIDDEN);
-        add_matrix(m, "gate", l, FFN, HIDDEN);
-        add_matrix(m, "up", l, FFN, HIDDEN);
-        add_matrix(m, "down", l, HIDDEN, FFN);
-    }
+    static const struct { const char *name; int rows, k; } LAYER[7] = {
+        {"q", HIDDEN, HIDDEN}, {"k", KV, HIDDEN}, {"v", KV, HIDDEN}, {"o", HIDDEN, HIDDEN},
+        {"gate", FFN, HIDDEN}, {"up", FFN, HIDDEN}, {"down", HIDDEN, FFN}};
+    *m = (model){.layers = layers, .head = head, .mini_rows = mini_rows, .prefill_n = prefill_n,
+                 .widths = {HIDDEN, FFN}};
+    m->mats = calloc((size_t)layers * 7 + 2, sizeof *m->mats);
+    for (int l = 0; l < layers; l++)
+        for (int i = 0; i < 7; i++)
+            add_matrix(m, LAYER[i].name, l, LAYER[i].rows, LAYER[i].k);
     if (head)
         add_matrix(m, "head", -1, VOCAB, HIDDEN);
-    /* Prefill is checked on layer 0's q (k = 4096) and down (k = 14336). */
-    m->check_mat[0] = &m->mats[0]; m->check_mat[1] = &m->mats[6];
-    m->check_rows[0] = 128; m->check_rows[1] = 64;
-}
-
-/* A model sized for the last-level cache: one matrix of each width, rows
- * x 4096 ("up") and rows x 14336 ("down"), every format of it small
- * enough to stay in the cache together while they are timed in turn. */
-void model_plan_mini(model *m, int rows, int prefill_n)
-{
-    *m = (model){.layers = 0, .head = false, .prefill_n = prefill_n, .mini_rows = rows,
-                 .widths = {HIDDEN, FFN}};
-    m->mats = calloc(2, sizeof *m->mats);
-    add_matrix(m, "mini.up", -1, rows, HIDDEN);
-    add_matrix(m, "mini.down", -1, rows, FFN);
-    m->check_mat[0] = &m->mats[0]; m->check_mat[1] = &m->mats[1];
-    m->check_rows[0] = rows < 128 ? rows : 128; m->check_rows[1] = rows < 64 ? rows : 64;
+    if (mini_rows) {
+        add_matrix(m, "mini.up", -1, mini_rows, HIDDEN);
+        add_matrix(m, "mini.down", -1, mini_rows, FFN);
+    }
+    /* Prefill is checked on the first rows of the first matrix of each
+     * width: 128 of L0.q (or mini.up), 64 of L0.down (or mini.down). */
+    for (int c = 0; c < 2; c++) {
+        int most = c ? 64 : 128;
+        m->check[c] = m->mats[c == 0 ? 0 : mini_rows ? 1 : 6];
+        m->check[c].rows = m->check[c].rows < most ? m->check[c].rows : most;
+        m->check[c].y_offset = c ? (size_t)m->check[0].rows * prefill_n : 0;
+    }
+    m->check_count = (size_t)(m->check[0].rows + m->check[1].rows) * prefill_n;
 }
 
 /* One matrix, decode only: --matrix. */
@@ -81,7 +76,7 @@ double model_bytes(const model *m, quant_format f)
 
 static int width_index(const model *m, int k) { return k == m->widths[0] ? 0 : 1; }
 
-static quant_args step_args(const step *s, const matrix *mat, int rows)
+static quant_args step_args(const step *s, const matrix *mat)
 {
     const model *m = s->m;
     bool prefill = s->v->phase == QUANT_PREFILL;
@@ -91,20 +86,12 @@ static quant_args step_args(const step *s, const matrix *mat, int rows)
         .y = prefill ? m->ys : m->y + mat->y_offset,
         .w = (const char *)m->w[s->f] + mat->w_offset * quant_formats[s->f].block_bytes,
         .x = prefill ? m->xs[w] : m->x[w],
-        .rows = rows,
+        .rows = mat->rows,
         .k = mat->k,
         .n = prefill ? m->prefill_n : 1,
         .scratch = m->scratch,
         .stream = s->stream,
     };
-}
-
-/* Random halves in [-1, 1]. */
-static fp16 *random_halves(rl_ctx *ctx, size_t n)
-{
-    fp16 *h = rl_host_alloc(n * sizeof(fp16));
-    rl_fill_uniform_f16(h, n, -1, 1, rl_next_seed(ctx));
-    return h;
 }
 
 /* What the variants that run here need: the most scratch any asks for on
@@ -117,10 +104,10 @@ static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quant
         if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)))
             continue;
         int n = v->phase == QUANT_DECODE ? 1 : m->prefill_n;
-        *rounds |= v->phase == QUANT_PREFILL && quant_rounds_to_fp16(v, backend_of(ctx));
+        *rounds |= v->phase == QUANT_PREFILL && quant_rounds_to_fp16(v, rl_kernel_backend(ctx));
         *quantizes |= v->quantizes_x;
         for (int i = 0; n && i < m->nmat; i++) {
-            size_t b = quant_scratch(v, backend_of(ctx), m->mats[i].rows, m->mats[i].k, n);
+            size_t b = quant_scratch(v, rl_kernel_backend(ctx), m->mats[i].rows, m->mats[i].k, n);
             most = b > most ? b : most;
         }
     }
@@ -133,68 +120,67 @@ static void make_inputs(rl_ctx *ctx, model *m, fp16 *host_x[2], fp16 *host_xs[2]
 {
     for (int i = 0; i < 2; i++) {
         size_t n1 = (size_t)m->widths[i], nn = n1 * m->prefill_n;
-        host_x[i] = random_halves(ctx, n1);
+        host_x[i] = rl_host_random_f16(ctx, n1, -1, 1);
         m->x[i] = rl_alloc_copy(ctx->be, host_x[i], n1 * sizeof(fp16));
-        host_xs[i] = nn ? random_halves(ctx, nn) : NULL;
+        host_xs[i] = nn ? rl_host_random_f16(ctx, nn, -1, 1) : NULL;
         m->xs[i] = nn ? rl_alloc_copy(ctx->be, host_xs[i], nn * sizeof(fp16)) : NULL;
     }
+}
+
+/* One matrix: random FP16 weights in [-1, 1], encoded in every format and
+ * uploaded, with each format's references (and bounds) for the tokens x
+ * and xs of its width. */
+static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, const fp16 *x, const fp16 *xs,
+                          bool rounds)
+{
+    char what[64];
+    snprintf(what, sizeof what, "encoding %s", mat->name);
+    rl_progress_note(ctx, what);
+    fp16 *w16 = rl_host_random_f16(ctx, (size_t)mat->rows * mat->k, -1, 1);
+    for (quant_format f = 0; f < QF_COUNT; f++) {
+        size_t bytes = quant_row_bytes(f, mat->k) * mat->rows;
+        void *enc = f == QF_F16 ? (void *)w16 : rl_host_alloc(bytes);
+        if (f != QF_F16)
+            quant_encode_matrix(f, enc, w16, mat->rows, mat->k);
+        rl_upload(ctx->be, (char *)m->w[f] + mat->w_offset * quant_formats[f].block_bytes, enc, bytes);
+        quant_reference(m->ref[f] + mat->y_offset, f, enc, x, mat->rows, mat->k, 1, false);
+        if (m->bound[f])
+            quant_int8_error_bound(m->bound[f] + mat->y_offset, f, enc, x, mat->rows, mat->k);
+        for (int c = 0; c < 2 && m->prefill_n; c++)
+            if (m->check[c].w_offset == mat->w_offset)
+                quant_reference(m->check_ref[f] + m->check[c].y_offset, f, enc, xs,
+                                m->check[c].rows, mat->k, m->prefill_n, rounds);
+        if (f != QF_F16)
+            rl_host_free(enc);
+    }
+    rl_host_free(w16);
 }
 
 void model_build(rl_ctx *ctx, model *m)
 {
     fp16 *hx[2], *hxs[2];
+    bool rounds, quantizes;
     make_inputs(ctx, m, hx, hxs);
+    size_t scratch = needs(ctx, m, &rounds, &quantizes);
+    m->scratch = scratch ? rl_alloc(ctx->be, scratch) : NULL;
+    m->y = rl_alloc(ctx->be, sizeof(float) * m->rows_total);
     for (int f = 0; f < QF_COUNT; f++) {
         m->w[f] = rl_alloc(ctx->be, (size_t)model_bytes(m, (quant_format)f));
         m->ref[f] = rl_host_alloc(sizeof(double) * m->rows_total);
+        m->bound[f] = quantizes ? rl_host_alloc(sizeof(double) * m->rows_total) : NULL;
+        m->check_ref[f] = m->prefill_n ? rl_host_alloc(sizeof(double) * m->check_count) : NULL;
     }
-    m->y = rl_alloc(ctx->be, sizeof(float) * m->rows_total);
-    bool rounds, quantizes;
-    size_t scratch = needs(ctx, m, &rounds, &quantizes);
-    m->scratch = scratch ? rl_alloc(ctx->be, scratch) : NULL;
-    for (int f = 0; f < QF_COUNT && quantizes; f++)
-        m->bound[f] = rl_host_alloc(sizeof(double) * m->rows_total);
     if (m->prefill_n) {
-        m->check_count = (size_t)(m->check_rows[0] + m->check_rows[1]) * m->prefill_n;
         m->ys = rl_alloc(ctx->be, sizeof(float) * (size_t)m->max_rows * m->prefill_n);
         m->yval = rl_alloc(ctx->be, sizeof(float) * m->check_count);
         m->check_bound = rl_host_alloc(sizeof(double) * m->check_count);
-        for (int f = 0; f < QF_COUNT; f++)
-            m->check_ref[f] = rl_host_alloc(sizeof(double) * m->check_count);
+        for (int c = 0; c < 2; c++)
+            for (size_t e = 0; e < (size_t)m->check[c].rows * m->prefill_n; e++)
+                m->check_bound[m->check[c].y_offset + e] = gemv_atol(m->check[c].k);
     }
-
     for (int i = 0; i < m->nmat; i++) {
-        const matrix *mat = &m->mats[i];
-        char what[64];
-        snprintf(what, sizeof what, "encoding %s", mat->name);
-        rl_progress_note(ctx, what);
-        fp16 *w16 = random_halves(ctx, (size_t)mat->rows * mat->k);
-        const fp16 *x = hx[width_index(m, mat->k)], *xs = hxs[width_index(m, mat->k)];
-        for (int f = 0; f < QF_COUNT; f++) {
-            size_t bytes = quant_row_bytes((quant_format)f, mat->k) * mat->rows;
-            void *enc = f == QF_F16 ? (void *)w16 : rl_host_alloc(bytes);
-            if (f != QF_F16)
-                quant_encode_matrix((quant_format)f, enc, w16, mat->rows, mat->k);
-            char *dst = (char *)m->w[f] + mat->w_offset * quant_formats[f].block_bytes;
-            rl_upload(ctx->be, dst, enc, bytes);
-            quant_reference(m->ref[f] + mat->y_offset, (quant_format)f, enc, x, mat->rows, mat->k,
-                            1, false);
-            if (m->bound[f])
-                quant_int8_error_bound(m->bound[f] + mat->y_offset, (quant_format)f, enc, x,
-                                       mat->rows, mat->k);
-            for (int c = 0; c < 2 && m->prefill_n; c++) {
-                size_t from = c ? (size_t)m->check_rows[0] * m->prefill_n : 0;
-                if (m->check_mat[c] != mat)
-                    continue;
-                quant_reference(m->check_ref[f] + from, (quant_format)f, enc, xs, m->check_rows[c],
-                                mat->k, m->prefill_n, rounds);
-                for (size_t e = 0; e < (size_t)m->check_rows[c] * m->prefill_n; e++)
-                    m->check_bound[from + e] = gemv_atol(mat->k);
-            }
-            if (f != QF_F16)
-                rl_host_free(enc);
-        }
-        rl_host_free(w16);
+        int w = width_index(m, m->mats[i].k);
+        encode_matrix(ctx, m, &m->mats[i], hx[w], hxs[w], rounds);
     }
     for (int i = 0; i < 2; i++) {
         rl_host_free(hx[i]);
@@ -228,7 +214,7 @@ void run_step(void *arg)
 {
     const step *s = arg;
     for (int i = 0; i < s->m->nmat; i++) {
-        quant_args a = step_args(s, &s->m->mats[i], s->m->mats[i].rows);
+        quant_args a = step_args(s, &s->m->mats[i]);
         s->launch(&a);
     }
 }
@@ -237,8 +223,8 @@ void run_check(void *arg)
 {
     const step *s = arg;
     for (int c = 0; c < 2; c++) {
-        quant_args a = step_args(s, s->m->check_mat[c], s->m->check_rows[c]);
-        a.y = s->m->yval + (c ? (size_t)s->m->check_rows[0] * s->m->prefill_n : 0);
+        quant_args a = step_args(s, &s->m->check[c]);
+        a.y = s->m->yval + s->m->check[c].y_offset;
         s->launch(&a);
     }
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const double GIB = 1073741824.0;
+#define GIB 1073741824.0
 static const char *PUBLISHED = RL_SOURCE_ROOT "/results/published/llamacpp-quantize-llama31-8b.csv";
 /* The llama.cpp quant types closest to each of our formats: the all-K "_S"
  * mixes are the nearest to a single block type throughout. */
@@ -39,54 +39,27 @@ static bool is_of(const rl_point *p, const void *key)
     return step_of(p)->f == k->f && (k->phase < 0 || step_of(p)->v->phase == (quant_phase)k->phase);
 }
 
-/* A point's rate over the F16 point of its own group: the two were timed
- * together, interleaved, so the machine's drift between groups cancels (on
- * a shared 2-core VM, the memory bandwidth moved by a third between the
- * groups of one reference run). NaN when the group has no F16. */
+/* A point's rate over the F16 point of its own group, timed with it: the
+ * machine's drift between groups cancels (on a shared 2-core VM, the memory
+ * bandwidth moved by a third between the groups of one reference run). */
 static double vs_f16(const rl_point *p) { return p ? col_rel_tokens_per_s(NULL, p) : NAN; }
 
 /* Its bytes per second over F16's: size x decode rate, relative. */
 static double bytes_vs_f16(const rl_point *p) { return p ? vs_f16(p) * step_of(p)->rel_size : NAN; }
 
-static double rank(const rl_point *p) { return isnan(vs_f16(p)) ? -INFINITY : vs_f16(p); }
-
-/* A format's best valid point of a phase, the one the tables and the
- * verdicts use whatever variants the table has: the highest rate over the
- * F16 timed with it; for F16 itself (1 in every group), the fastest. */
-static const rl_point *best_of(const rl_points *pts, quant_format f, quant_phase phase)
+/* A format's best valid point of a phase, which the tables and verdicts
+ * use whatever the variants: the highest rate over the F16 timed with it;
+ * for F16 itself (1 in every group), the fastest. */
+static const rl_point *best(const rl_points *pts, quant_format f, quant_phase phase)
 {
     of key = {f, (int)phase};
-    if (f == QF_F16)
-        return rl_points_fastest(pts, NULL, is_of, &key);
-    const rl_point *best = NULL;
-    for (int i = 0; i < pts->n; i++) {
-        const rl_point *p = &pts->v[i];
-        if (rl_point_timed(p) && is_of(p, &key) && (!best || rank(p) > rank(best)))
-            best = p;
-    }
-    return best;
-}
-
-static const rl_point *best_decode(const rl_points *pts, quant_format f)
-{
-    return best_of(pts, f, QUANT_DECODE);
-}
-
-static const rl_point *best_prefill(const rl_points *pts, quant_format f)
-{
-    return best_of(pts, f, QUANT_PREFILL);
-}
-
-static const rl_point *by_role(const rl_points *pts, quant_format f, const char *role)
-{
-    return rl_points_find(pts, role, is_of, &(of){f, -1});
+    return f == QF_F16 ? rl_points_fastest(pts, NULL, is_of, &key)
+                       : rl_points_best(pts, NULL, is_of, &key, vs_f16);
 }
 
 static double tps(const rl_point *p) { return p ? step_of(p)->tokens / p->seconds : NAN; }
-static double gbps(const rl_point *p) { return p ? rl_point_gbps(p) : NAN; }
 
-/* Decode reads the weights once per step: the read pattern, at the level
- * one format's weights live in. */
+/* Decode reads each format's weights once per step, from the level they live in. */
 static rl_roof model_roof(rl_ctx *ctx, const model *m, quant_format f)
 {
     return rl_roof_for(ctx, model_bytes(m, f), RL_READ);
@@ -94,66 +67,45 @@ static rl_roof model_roof(rl_ctx *ctx, const model *m, quant_format f)
 
 static double decode_mbu(rl_ctx *ctx, const rl_points *pts, quant_format f)
 {
-    const rl_point *p = best_decode(pts, f);
+    const rl_point *p = best(pts, f, QUANT_DECODE);
     return p ? rl_point_mbu(ctx, p) : NAN;
 }
 
 /* ---- the published table ---------------------------------------------------------- */
-
-static int find_published(const rl_table *t, const char *quant);
 
 /* quant,model_bpw,size_gib,prefill_tps,prefill_tps_sd,decode_tps,decode_tps_sd; NULL when absent. */
 static rl_table *read_published(void)
 {
     char why[256];
     rl_table *t = rl_table_read(PUBLISHED, why, sizeof why);
-    if (t && find_published(t, "F16") < 0) {
+    if (t && rl_table_find(t, "quant", "F16") < 0) {
         rl_table_free(t);
         return NULL;
     }
     return t;
 }
 
-static int find_published(const rl_table *t, const char *quant)
+static void write_published_rows(rl_ctx *ctx, const rl_table *t)
 {
-    for (int r = 0; r < t->nrows; r++)
-        if (!strcmp(rl_table_get(t, r, "quant"), quant))
-            return r;
-    return -1;
-}
-
-static double pub(const rl_table *t, int row, const char *column)
-{
-    return row < 0 ? NAN : atof(rl_table_get(t, row, column));
-}
-
-void write_published_rows(rl_ctx *ctx)
-{
-    rl_table *t = read_published();
-    if (!t) {
-        printf("\n(no published table at %s: the charts show this run only)\n", PUBLISHED);
-        return;
-    }
-    int f16 = find_published(t, "F16");
+    int f16 = rl_table_find(t, "quant", "F16");
     for (int d = 1; d >= 0; d--)
         for (int r = 0; r < t->nrows; r++) {
             const char *rate = d ? "decode_tps" : "prefill_tps";
-            double size = pub(t, r, "size_gib"), tps = pub(t, r, rate);
+            double size = rl_table_num(t, r, "size_gib"), tps = rl_table_num(t, r, rate);
             rl_set_str(ctx, "source", "llama.cpp");
             rl_set_str(ctx, "format", rl_table_get(t, r, "quant"));
-            rl_set_num(ctx, "bits_per_weight", pub(t, r, "model_bpw"));
+            rl_set_num(ctx, "bits_per_weight", rl_table_num(t, r, "model_bpw"));
             rl_set_str(ctx, "phase", d ? "decode" : "prefill");
             rl_set_num(ctx, "size_bytes", size * GIB);
             rl_set_num(ctx, "size_gib", size);
             rl_set_int(ctx, "tokens", d ? 1 : 512);
             rl_set_num(ctx, "tokens_per_s", tps);
             rl_set_num(ctx, "gbps", d ? size * GIB * tps / 1e9 : NAN);
-            rl_set_num(ctx, "rel_size", size / pub(t, f16, "size_gib"));
-            rl_set_num(ctx, "rel_tokens_per_s", tps / pub(t, f16, rate));
+            rl_set_num(ctx, "rel_size", size / rl_table_num(t, f16, "size_gib"));
+            rl_set_num(ctx, "rel_tokens_per_s", tps / rl_table_num(t, f16, rate));
             rl_set_str(ctx, "skipped_reason", "published: llama.cpp quantize README, another machine");
             rl_end_row(ctx);
         }
-    rl_table_free(t);
 }
 
 /* ---- tables ------------------------------------------------------------------------ */
@@ -168,71 +120,32 @@ static void print_measured(rl_ctx *ctx, const rl_points *pts, const model *m)
            "prefill\n");
     rl_grid_header(COLS);
     for (quant_format f = 0; f < QF_COUNT; f++) {
-        const rl_point *d = best_decode(pts, f);
+        const rl_point *d = best(pts, f, QUANT_DECODE);
         rl_roof roof = model_roof(ctx, m, f);
         rl_grid_row(COLS, quant_formats[f].name, quant_bits_per_weight(f),
-                    model_bytes(m, f) / 1048576.0, tps(best_prefill(pts, f)), tps(d),
-                    d ? d->variant->name : NULL, gbps(d),
+                    model_bytes(m, f) / 1048576.0, tps(best(pts, f, QUANT_PREFILL)), tps(d),
+                    d ? d->variant->name : NULL, d ? rl_point_gbps(d) : NAN,
                     rl_tokens_per_s_ceiling(roof.gbps * 1e9, model_bytes(m, f)), roof.name,
                     decode_mbu(ctx, pts, f));
     }
 }
 
-static void print_published(const rl_points *pts, const model *m)
+static void print_published(const rl_points *pts, const model *m, const rl_table *t)
 {
     static const rl_grid_column COLS[] = {
         {"format", "%-6s"}, {"size", "%8.3f"}, {"decode", "%8.2f"}, {"prefill", "%8.2f"},
         {"peer", "%-7s"}, {"size", "%8.3f"}, {"decode", "%8.2f"}, {"prefill", "%8.2f"}, {0}};
-    rl_table *t = read_published();
-    if (!t)
-        return;
-    int f16 = find_published(t, "F16");
+    int f16 = rl_table_find(t, "quant", "F16");
     printf("\n  relative to F16: this run vs llama.cpp's published table (Llama-3.1-8B, another machine)\n");
     rl_grid_header(COLS);
     for (quant_format f = 0; f < QF_COUNT; f++) {
-        int p = find_published(t, PEERS[f]);
+        int p = rl_table_find(t, "quant", PEERS[f]);
         rl_grid_row(COLS, quant_formats[f].name, model_bytes(m, f) / model_bytes(m, QF_F16),
-                    vs_f16(best_decode(pts, f)), vs_f16(best_prefill(pts, f)), PEERS[f],
-                    pub(t, p, "size_gib") / pub(t, f16, "size_gib"),
-                    pub(t, p, "decode_tps") / pub(t, f16, "decode_tps"),
-                    pub(t, p, "prefill_tps") / pub(t, f16, "prefill_tps"));
+                    vs_f16(best(pts, f, QUANT_DECODE)), vs_f16(best(pts, f, QUANT_PREFILL)),
+                    PEERS[f], rl_table_num(t, p, "size_gib") / rl_table_num(t, f16, "size_gib"),
+                    rl_table_num(t, p, "decode_tps") / rl_table_num(t, f16, "decode_tps"),
+                    rl_table_num(t, p, "prefill_tps") / rl_table_num(t, f16, "prefill_tps"));
     }
-    rl_table_free(t);
-}
-
-/* The claims register's ceiling table: bandwidth over bytes per token, for
- * the datasheet GPUs and this device (a model, not a measurement). Sizes:
- * llama.cpp's quantize README (8B), the claims register (70B, 4.8 GB). */
-static void ceiling_row(const char *device, double gbps)
-{
-    static const rl_grid_column COLS[] = {
-        {"device", "%-26s"}, {"GB/s", "%9.0f"}, {"4.8 GB", "%11.1f"}, {"8B F16", "%11.1f"},
-        {"8B Q4_K_M", "%11.1f"}, {"8B Q2_K", "%11.1f"}, {"70B Q4_K_M", "%11.1f"}, {0}};
-    static const double GIB = 1073741824.0, BYTES[] = {4.8e9, 14.96 * GIB, 4.58 * GIB, 2.95 * GIB, 40.2 * GIB};
-    double t[5];
-    for (int i = 0; i < 5; i++)
-        t[i] = rl_tokens_per_s_ceiling(gbps * 1e9, BYTES[i]);
-    if (!device)
-        rl_grid_header(COLS);
-    else
-        rl_grid_row(COLS, device, gbps, t[0], t[1], t[2], t[3], t[4]);
-}
-
-static void print_ceilings(rl_ctx *ctx)
-{
-    printf("\n  model: decode tokens/s ceiling = memory bandwidth / bytes of weights per token\n");
-    ceiling_row(NULL, 0);
-    for (const rl_datasheet *d = rl_datasheets; d->slug; d++)
-        ceiling_row(d->name, d->mem_gbps);
-    ceiling_row("this device (DRAM read)", rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best);
-}
-
-void print_tables(rl_ctx *ctx, const rl_points *pts, const model *m)
-{
-    print_measured(ctx, pts, m);
-    print_published(pts, m);
-    print_ceilings(ctx);
-    fflush(stdout);
 }
 
 /* ---- verdicts ---------------------------------------------------------------------- */
@@ -246,47 +159,30 @@ static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t l
 {
     double r[QF_COUNT], lo = INFINITY, hi = 0; /* each format's GB/s over F16's */
     for (int f = 0; f < QF_COUNT; f++)
-        r[f] = bytes_vs_f16(best_decode(pts, f));
-    size_t used = (size_t)snprintf(buf, len, "GB/s over the F16 timed with it");
-    for (int f = QF_Q8; f < QF_COUNT && used < len; f++)
-        used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name, r[f]);
-    if (used < len)
-        used += (size_t)snprintf(buf + used, len - used, "; MBU");
-    for (int f = 0; f < QF_COUNT && used < len; f++)
-        used += (size_t)snprintf(buf + used, len - used, " %s %.2f", quant_formats[f].name,
-                                 decode_mbu(ctx, pts, f));
+        r[f] = bytes_vs_f16(best(pts, f, QUANT_DECODE));
+    snprintf(buf, len, "GB/s over the F16 timed with it");
+    for (int f = QF_Q8; f < QF_COUNT; f++)
+        rl_appendf(buf, len, " %s %.2f", quant_formats[f].name, r[f]);
+    rl_appendf(buf, len, "; MBU");
+    for (int f = 0; f < QF_COUNT; f++)
+        rl_appendf(buf, len, " %s %.2f", quant_formats[f].name, decode_mbu(ctx, pts, f));
     /* q2 is not judged, but its place below the bytes is explained */
-    double q2 = r[QF_Q2];
-    if (q2 < 0.85 && used < len)
-        used += (size_t)snprintf(buf + used, len - used, "; q2 below the bytes (%.2f of F16's "
-                                 "GB/s): its 2-bit planes cost the most instructions per byte "
-                                 "read, %s", q2, ctx->kind == RL_CUDA ? "issue-bound (README)" :
-                                 "compute-bound (README: instructions per byte)");
+    if (r[QF_Q2] < 0.85)
+        rl_appendf(buf, len, "; q2 below the bytes (%.2f of F16's GB/s): its 2-bit planes cost "
+                   "the most instructions per byte read, %s", r[QF_Q2], ctx->kind == RL_CUDA ?
+                   "issue-bound (README)" : "compute-bound (README: instructions per byte)");
     for (int f = QF_Q8; f <= QF_Q4; f++)
         lo = fmin(lo, r[f]), hi = fmax(hi, r[f]);
-    if (!(hi > 0) || used >= len || lo >= 0.85)
+    if (!(hi > 0) || lo >= 0.85)
         return;
     double q8 = r[QF_Q8], q4 = r[QF_Q4];
     if (q4 < 0.8 * q8)
-        snprintf(buf + used, len - used, "; GB/s falls with the bits (q4 %.2f of q8's): a cost "
-                 "per weight, %s", q4 / q8, ctx->kind == RL_CUDA ?
-                 "fixed per-step costs or the decode's instructions" :
-                 "compute-bound: decoding, not reading, sets the time");
+        rl_appendf(buf, len, "; GB/s falls with the bits (q4 %.2f of q8's): a cost per weight, %s",
+                   q4 / q8, ctx->kind == RL_CUDA ? "fixed per-step costs or the decode's "
+                   "instructions" : "compute-bound: decoding, not reading, sets the time");
     else
-        snprintf(buf + used, len - used, "; q8 to q4 read at one level, %.2f-%.2f of F16's GB/s, "
-                 "whatever the bits: a cost per byte of the quantized path, not compute per "
-                 "weight", lo, hi);
-}
-
-/* Where the judged formats' weights live: "DRAM", or "LLC" when they all
- * share one level, else the range ("L2-LLC to LLC"). */
-static void judged_levels(rl_ctx *ctx, const model *m, char *buf, size_t len)
-{
-    rl_roof lo = model_roof(ctx, m, QF_Q4), hi = model_roof(ctx, m, QF_F16);
-    if (!strcmp(lo.name, hi.name))
-        snprintf(buf, len, "the %s", hi.name);
-    else
-        snprintf(buf, len, "%s (q4) to %s (f16)", lo.name, hi.name);
+        rl_appendf(buf, len, "; q8 to q4 read at one level, %.2f-%.2f of F16's GB/s, whatever "
+                   "the bits: a cost per byte of the quantized path, not compute per weight", lo, hi);
 }
 
 /* The largest deviation from F16 of a rate over formats [lo, hi], in %
@@ -298,7 +194,8 @@ static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi,
     int which = lo;
     snprintf(text, len, "-");
     for (int f = lo; f <= hi; f++) {
-        double v = decode ? bytes_vs_f16(best_decode(pts, f)) : vs_f16(best_prefill(pts, f));
+        double v = decode ? bytes_vs_f16(best(pts, f, QUANT_DECODE))
+                          : vs_f16(best(pts, f, QUANT_PREFILL));
         if (isnan(v))
             return NAN;
         if (fabs(v - 1) >= fabs(worst)) {
@@ -310,39 +207,70 @@ static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi,
     return 100 * worst;
 }
 
-/* The verdicts are ratios between formats, each format against the F16
- * point timed with it: judged wherever the weights live, the note says
- * where (DRAM, or the LLC for a cache-sized model: the same claim about
- * that level's bandwidth). */
-void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
+/* The decode verdicts' note: where the judged formats' weights live ("the
+ * DRAM", or a range: "L2-LLC (q4) to LLC (f16)"), then decode_regime. */
+static void decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char *buf, size_t len)
+{
+    char regime[600];
+    decode_regime(ctx, pts, regime, sizeof regime);
+    rl_roof lo = model_roof(ctx, m, QF_Q4), hi = model_roof(ctx, m, QF_F16);
+    if (!strcmp(lo.name, hi.name))
+        snprintf(buf, len, "weights in the %s; %s", hi.name, regime);
+    else
+        snprintf(buf, len, "weights in %s (q4) to %s (f16); %s", lo.name, hi.name, regime);
+}
+
+/* Ratios between formats, each against the F16 point timed with it, judged
+ * wherever the weights live (DRAM, or the LLC of a cache-sized model: the
+ * same claim about that level's bandwidth); the note says where. */
+static void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
 {
     const rl_claim *c = EXP03_CLAIMS;
-    char note[800], regime[600], where[64], measured[64];
-    decode_regime(ctx, pts, regime, sizeof regime);
-    judged_levels(ctx, m, where, sizeof where);
-    snprintf(note, sizeof note, "weights in %s; %s", where, regime);
-    double speedup = vs_f16(best_decode(pts, QF_Q4));
-    const rl_point *dq4 = by_role(pts, QF_Q4, "decode_dequant"), *dq16 = by_role(pts, QF_F16, "decode_dequant");
-    if (dq4 && dq16 && dq4 != best_decode(pts, QF_Q4))
-        snprintf(note + strlen(note), sizeof note - strlen(note), "; dequantizing decode (%s): "
-                 "%.2fx", dq4->variant->name, tps(dq4) / tps(dq16));
-    rl_judge(ctx, &c[DECODE_SPEEDUP], NULL, speedup, note);
+    char decode[800], note[800], measured[64];
+    decode_note(ctx, pts, m, decode, sizeof decode);
+    snprintf(note, sizeof note, "%s", decode);
+    const rl_point *q4 = best(pts, QF_Q4, QUANT_DECODE);
+    const rl_point *dq4 = rl_points_find(pts, "decode_dequant", is_of, &(of){QF_Q4, -1});
+    const rl_point *dq16 = rl_points_find(pts, "decode_dequant", is_of, &(of){QF_F16, -1});
+    if (dq4 && dq16 && dq4 != q4)
+        rl_appendf(note, sizeof note, "; dequantizing decode (%s): %.2fx", dq4->variant->name,
+                   tps(dq4) / tps(dq16));
+    rl_judge(ctx, &c[DECODE_SPEEDUP], NULL, vs_f16(q4), note);
 
-    snprintf(note, sizeof note, "weights in %s; %s", where, regime);
+    snprintf(note, sizeof note, "%s", decode);
     double dev = worst_deviation(pts, true, QF_Q8, QF_Q4, measured, sizeof measured);
     /* Over the band: a quantized format read its bytes faster than F16 did. */
     if (dev > c[SIZE_X_DECODE].hi)
-        snprintf(note + strlen(note), sizeof note - strlen(note), "; %s: a quantized format read "
-                 "more bytes per second than the F16 GEMV timed with it, so the F16 kernel, not "
-                 "the bytes, was the slower reader", measured);
+        rl_appendf(note, sizeof note, "; %s: a quantized format read more bytes per second than "
+                   "the F16 GEMV timed with it, so the F16 kernel, not the bytes, was the slower "
+                   "reader", measured);
     rl_judge_status(ctx, &c[SIZE_X_DECODE], NULL, measured, rl_within(dev, c[SIZE_X_DECODE].lo,
                     c[SIZE_X_DECODE].hi), note);
 
     dev = worst_deviation(pts, false, QF_Q8, QF_Q2, measured, sizeof measured);
-    const rl_point *p16 = best_prefill(pts, QF_F16);
+    const rl_point *p16 = best(pts, QF_F16, QUANT_PREFILL);
     snprintf(note, sizeof note, "F16 prefill at %.0f %% MFU; the other formats are first dequantized %s",
              p16 ? 100 * rl_point_mfu(ctx, p16) : NAN,
              ctx->kind == RL_CUDA ? "to FP16 (a pass through memory)" : "to FP32");
     rl_judge_status(ctx, &c[PREFILL_FLAT], NULL, measured, rl_within(dev, c[PREFILL_FLAT].lo,
                     c[PREFILL_FLAT].hi), note);
+}
+
+void report(rl_ctx *ctx, const rl_points *pts, const model *m)
+{
+    /* The claims register's decode ceilings. Sizes: llama.cpp's quantize
+     * README (8B), the claims register (70B, 4.8 GB). */
+    static const char *const SIZES[] = {"4.8 GB", "8B F16", "8B Q4_K_M", "8B Q2_K", "70B Q4_K_M"};
+    static const double BYTES[] = {4.8e9, 14.96 * GIB, 4.58 * GIB, 2.95 * GIB, 40.2 * GIB};
+    rl_table *published = read_published();
+    if (published)
+        write_published_rows(ctx, published);
+    else
+        printf("\n(no published table at %s: the charts show this run only)\n", PUBLISHED);
+    print_measured(ctx, pts, m);
+    if (published)
+        print_published(pts, m, published);
+    rl_print_decode_ceilings(ctx, SIZES, BYTES, 5);
+    rl_table_free(published);
+    judge(ctx, pts, m);
 }

@@ -30,6 +30,14 @@ double quant_bits_per_weight(quant_format f)
     return 8.0 * quant_formats[f].block_bytes / QUANT_BLOCK;
 }
 
+double quant_bytes_all_formats(double weights)
+{
+    int block_bytes = 0;
+    for (int f = 0; f < QF_COUNT; f++)
+        block_bytes += quant_formats[f].block_bytes;
+    return weights * block_bytes / QUANT_BLOCK;
+}
+
 size_t quant_row_bytes(quant_format f, int k)
 {
     return (size_t)(k / QUANT_BLOCK) * (size_t)quant_formats[f].block_bytes;
