@@ -14,9 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static void add(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void add(char *buf, size_t len, const char *fmt, ...)
+/* Here, not in util.c: the probe (cuda-probe) links this file alone. */
+void rl_appendf(char *buf, size_t len, const char *fmt, ...)
 {
     size_t used = strlen(buf);
     if (used + 1 >= len)
@@ -55,7 +54,8 @@ static const char *error_name(int e)
 static void add_error(char *buf, size_t len, const rl_cuda_facts *f)
 {
     if (f->error)
-        add(buf, len, " (%s: %s, %d)", f->call ? f->call : "CUDA", error_name(f->error), f->error);
+        rl_appendf(buf, len, " (%s: %s, %d)", f->call ? f->call : "CUDA", error_name(f->error),
+                   f->error);
 }
 
 /* The oldest driver branch of each CUDA major version (its release notes'
@@ -74,7 +74,7 @@ static int min_driver_branch(int cuda_major)
 static void add_driver(char *buf, size_t len, const rl_cuda_facts *f)
 {
     const char *v = f->driver_version[0] ? f->driver_version : f->module_version;
-    add(buf, len, "the NVIDIA driver%s%s", v[0] ? " " : "", v);
+    rl_appendf(buf, len, "the NVIDIA driver%s%s", v[0] ? " " : "", v);
 }
 
 static bool driver_too_old(const rl_cuda_facts *f)
@@ -98,112 +98,116 @@ static void too_old(char *buf, size_t len, const rl_cuda_facts *f)
     rl_cuda_version_string(f->runtime_cuda, rt, sizeof rt);
     int dmaj = f->driver_cuda / 1000, rmaj = f->runtime_cuda / 1000;
     add_driver(buf, len, f);
-    add(buf, len, " supports CUDA %s, older than this build's CUDA runtime %s", drv, rt);
+    rl_appendf(buf, len, " supports CUDA %s, older than this build's CUDA runtime %s", drv, rt);
     add_error(buf, len, f);
-    add(buf, len, ". Any one of these fixes it:\n");
+    rl_appendf(buf, len, ". Any one of these fixes it:\n");
     if (dmaj >= 12)
-        add(buf, len,
+        rl_appendf(buf, len,
             "  - build with a CUDA %d.x toolkit, %s or older: make NVCC=/usr/local/cuda-%s/bin/nvcc\n",
             dmaj, drv, drv);
     else
-        add(buf, len, "  - (rooflab needs CUDA 12 or newer, which needs driver R%d or newer: no "
-                      "toolkit rooflab builds with runs on CUDA %s)\n", min_driver_branch(12), drv);
-    add(buf, len,
+        rl_appendf(buf, len, "  - (rooflab needs CUDA 12 or newer, which needs driver R%d or "
+                   "newer: no toolkit rooflab builds with runs on CUDA %s)\n",
+                   min_driver_branch(12), drv);
+    rl_appendf(buf, len,
         "  - on a data-centre GPU, CUDA's forward-compatibility package for %s (cuda-compat-%d-%d), "
         "its libcuda first: LD_LIBRARY_PATH=/usr/local/cuda-%s/compat\n",
         rt, rmaj, f->runtime_cuda % 1000 / 10, rt);
     if (min_driver_branch(rmaj))
-        add(buf, len, "  - a newer driver: CUDA %d.x needs R%d or newer\n", rmaj, min_driver_branch(rmaj));
+        rl_appendf(buf, len, "  - a newer driver: CUDA %d.x needs R%d or newer\n", rmaj,
+                   min_driver_branch(rmaj));
     else
-        add(buf, len, "  - a driver that supports CUDA %s\n", rt);
+        rl_appendf(buf, len, "  - a driver that supports CUDA %s\n", rt);
 }
 
 static void no_libcuda(char *buf, size_t len, const rl_cuda_facts *f)
 {
     if (f->module_version[0])
-        add(buf, len, "the NVIDIA kernel module %s is loaded", f->module_version);
+        rl_appendf(buf, len, "the NVIDIA kernel module %s is loaded", f->module_version);
     else
-        add(buf, len, "NVML lists %d GPU(s)", f->nvml_gpus);
-    add(buf, len, ", but the driver's CUDA library libcuda.so.1 could not be loaded");
+        rl_appendf(buf, len, "NVML lists %d GPU(s)", f->nvml_gpus);
+    rl_appendf(buf, len, ", but the driver's CUDA library libcuda.so.1 could not be loaded");
     add_error(buf, len, f);
-    add(buf, len, ".\n"
-                  "  - in a container: start it with the NVIDIA container toolkit (docker run "
-                  "--gpus all), which mounts the driver's libraries\n"
-                  "  - on the host: install the driver's user-space libraries (libcuda), of the "
-                  "kernel module's version\n");
+    rl_appendf(buf, len, ".\n"
+               "  - in a container: start it with the NVIDIA container toolkit (docker run "
+               "--gpus all), which mounts the driver's libraries\n"
+               "  - on the host: install the driver's user-space libraries (libcuda), of the "
+               "kernel module's version\n");
 }
 
 static void not_ready(char *buf, size_t len, const rl_cuda_facts *f)
 {
-    add(buf, len, "the GPU system is not ready");
+    rl_appendf(buf, len, "the GPU system is not ready");
     add_error(buf, len, f);
-    add(buf, len, ": on HGX/DGX boards with NVSwitch, NVIDIA's fabric manager must be running, "
-                  "at the driver's version%s%s.\n", f->driver_version[0] ? " " : "", f->driver_version);
-    add(buf, len, "  - start it: systemctl start nvidia-fabricmanager (and enable it at boot); "
-                  "nvidia-smi -q then shows the fabric state Completed\n"
-                  "  - on a cloud or cluster node: tell its administrators that the node is not "
-                  "ready for CUDA\n");
+    rl_appendf(buf, len, ": on HGX/DGX boards with NVSwitch, NVIDIA's fabric manager must be "
+               "running, at the driver's version%s%s.\n", f->driver_version[0] ? " " : "",
+               f->driver_version);
+    rl_appendf(buf, len, "  - start it: systemctl start nvidia-fabricmanager (and enable it at "
+               "boot); nvidia-smi -q then shows the fabric state Completed\n"
+               "  - on a cloud or cluster node: tell its administrators that the node is not "
+               "ready for CUDA\n");
 }
 
 static void mismatch(char *buf, size_t len, const rl_cuda_facts *f)
 {
-    add(buf, len, "the NVIDIA kernel module%s%s and the driver's user-space library%s%s differ",
-        f->module_version[0] ? " " : "", f->module_version, f->driver_version[0] ? " " : "",
-        f->driver_version);
+    rl_appendf(buf, len, "the NVIDIA kernel module%s%s and the driver's user-space library%s%s "
+               "differ", f->module_version[0] ? " " : "", f->module_version,
+               f->driver_version[0] ? " " : "", f->driver_version);
     add_error(buf, len, f);
-    add(buf, len, ": the driver was upgraded and the machine not rebooted (nvidia-smi says "
-                  "\"Driver/library version mismatch\").\n"
-                  "  - reboot; or, with no GPU process running, reload the module: rmmod "
-                  "nvidia_uvm nvidia_drm nvidia_modeset nvidia && modprobe nvidia\n");
+    rl_appendf(buf, len, ": the driver was upgraded and the machine not rebooted (nvidia-smi says "
+               "\"Driver/library version mismatch\").\n"
+               "  - reboot; or, with no GPU process running, reload the module: rmmod "
+               "nvidia_uvm nvidia_drm nvidia_modeset nvidia && modprobe nvidia\n");
 }
 
 static void mig(char *buf, size_t len, const rl_cuda_facts *f)
 {
-    add(buf, len, "MIG is enabled on the GPU and no MIG device is visible to this process");
+    rl_appendf(buf, len, "MIG is enabled on the GPU and no MIG device is visible to this process");
     add_error(buf, len, f);
-    add(buf, len, ".\n"
-                  "  - its administrator creates a GPU instance and a compute instance "
-                  "(nvidia-smi mig -cgi <profile> -C); choose it with "
-                  "CUDA_VISIBLE_DEVICES=MIG-<uuid> (nvidia-smi -L lists them)\n"
-                  "  - or use a GPU with MIG disabled: rooflab measures whole GPUs, and a MIG "
-                  "slice has a fraction of the SMs, the bandwidth and the L2\n");
+    rl_appendf(buf, len, ".\n"
+               "  - its administrator creates a GPU instance and a compute instance "
+               "(nvidia-smi mig -cgi <profile> -C); choose it with "
+               "CUDA_VISIBLE_DEVICES=MIG-<uuid> (nvidia-smi -L lists them)\n"
+               "  - or use a GPU with MIG disabled: rooflab measures whole GPUs, and a MIG "
+               "slice has a fraction of the SMs, the bandwidth and the L2\n");
 }
 
 static void busy(char *buf, size_t len, const rl_cuda_facts *f)
 {
     if (f->compute_mode == RL_COMPUTE_PROHIBITED) {
-        add(buf, len, "the GPU's compute mode is Prohibited: no process may use it for CUDA");
+        rl_appendf(buf, len, "the GPU's compute mode is Prohibited: no process may use it for "
+                   "CUDA");
         add_error(buf, len, f);
-        add(buf, len, ".\n  - use another GPU (--device N), or ask its administrator\n");
+        rl_appendf(buf, len, ".\n  - use another GPU (--device N), or ask its administrator\n");
         return;
     }
-    add(buf, len, "the GPU is %s and another process holds it",
+    rl_appendf(buf, len, "the GPU is %s and another process holds it",
         f->compute_mode == RL_COMPUTE_EXCLUSIVE_PROCESS ? "in exclusive-process compute mode"
                                                           : "busy or unavailable");
     add_error(buf, len, f);
-    add(buf, len, ".\n"
-                  "  - wait until that process ends (nvidia-smi lists it), then run again\n"
-                  "  - or use another GPU: --device N, or CUDA_VISIBLE_DEVICES=N\n");
+    rl_appendf(buf, len, ".\n"
+               "  - wait until that process ends (nvidia-smi lists it), then run again\n"
+               "  - or use another GPU: --device N, or CUDA_VISIBLE_DEVICES=N\n");
 }
 
 static void hidden(char *buf, size_t len, const rl_cuda_facts *f)
 {
-    add(buf, len, "NVML lists %d GPU(s) but CUDA sees none", f->nvml_gpus);
+    rl_appendf(buf, len, "NVML lists %d GPU(s) but CUDA sees none", f->nvml_gpus);
     add_error(buf, len, f);
     if (f->visible[0])
-        add(buf, len, ": CUDA_VISIBLE_DEVICES=%s hides them.\n  - unset it, or name a GPU "
+        rl_appendf(buf, len, ": CUDA_VISIBLE_DEVICES=%s hides them.\n  - unset it, or name a GPU "
                       "that nvidia-smi -L lists\n", f->visible);
     else
-        add(buf, len, ".\n  - nvidia-smi, and dmesg | grep -i nvrm, may say why\n");
+        rl_appendf(buf, len, ".\n  - nvidia-smi, and dmesg | grep -i nvrm, may say why\n");
 }
 
 static void other(char *buf, size_t len, const rl_cuda_facts *f)
 {
     add_driver(buf, len, f);
-    add(buf, len, " is here but CUDA failed");
+    rl_appendf(buf, len, " is here but CUDA failed");
     add_error(buf, len, f);
-    add(buf, len, ".\n  - nvidia-smi, and dmesg | grep -i nvrm, may say why; in a container, "
-                  "check that it was started with the GPU (docker run --gpus all)\n");
+    rl_appendf(buf, len, ".\n  - nvidia-smi, and dmesg | grep -i nvrm, may say why; in a "
+               "container, check that it was started with the GPU (docker run --gpus all)\n");
 }
 
 /* Which case the facts are, as a function writing its paragraph; NULL: none. */
@@ -241,23 +245,25 @@ rl_open_status rl_cuda_diagnose(const rl_cuda_facts *f, char *buf, size_t len)
         /* No kernel module, NVML lists no GPU, CUDA finds none: a machine
          * without an NVIDIA GPU, where BACKEND=auto means the CPU. */
         if (f->driver_cuda == 0)
-            add(buf, len, "no NVIDIA driver (no libcuda.so.1, no NVIDIA kernel module, no GPU in NVML)");
+            rl_appendf(buf, len, "no NVIDIA driver (no libcuda.so.1, no NVIDIA kernel module, "
+                       "no GPU in NVML)");
         else if (f->error && f->error != RL_CUERR_NO_DEVICE)
-            add(buf, len, "no NVIDIA GPU found (CUDA: %s, %d)", error_name(f->error), f->error);
+            rl_appendf(buf, len, "no NVIDIA GPU found (CUDA: %s, %d)", error_name(f->error),
+                       f->error);
         else
-            add(buf, len, "no CUDA-capable device");
+            rl_appendf(buf, len, "no CUDA-capable device");
         return RL_ABSENT;
     }
     if (!f->error && f->device_count > 0 && (f->device < 0 || f->device >= f->device_count)) {
-        add(buf, len, "no CUDA device %d: this machine has %d (--device 0 to %d)\n%s", f->device,
-            f->device_count, f->device_count - 1, CPU_ON_PURPOSE);
+        rl_appendf(buf, len, "no CUDA device %d: this machine has %d (--device 0 to %d)\n%s",
+                   f->device, f->device_count, f->device_count - 1, CPU_ON_PURPOSE);
         return RL_UNUSABLE;
     }
     explain_fn explain = unusable_case(f);
     if (!explain)
         return RL_OPENED;
-    add(buf, len, "a GPU is here but CUDA cannot use it: ");
+    rl_appendf(buf, len, "a GPU is here but CUDA cannot use it: ");
     explain(buf, len, f);
-    add(buf, len, "%s", CPU_ON_PURPOSE);
+    rl_appendf(buf, len, "%s", CPU_ON_PURPOSE);
     return RL_UNUSABLE;
 }

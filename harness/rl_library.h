@@ -292,7 +292,8 @@ void rl_slugify(const char *in, char *out, size_t len);
 /* "1.5 GiB", "256 KiB" */
 void rl_format_bytes(double bytes, char *buf, size_t len);
 /* Appends to the string in buf (of len bytes), truncating: a note built
- * clause by clause. Once buf is full, further appends do nothing. */
+ * clause by clause. Once buf is full, further appends do nothing
+ * (diagnose.c). */
 void rl_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Prints "rooflab: <message>" to stderr and exits with code. */
 void rl_die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));

@@ -53,17 +53,6 @@ void rl_format_bytes(double bytes, char *buf, size_t len)
     snprintf(buf, len, bytes == (double)(long long)bytes ? "%.0f %s" : "%.3g %s", bytes, unit[u]);
 }
 
-void rl_appendf(char *buf, size_t len, const char *fmt, ...)
-{
-    size_t used = strlen(buf);
-    if (used + 1 >= len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, len - used, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- temporary files to remove on a fatal error or a signal ---------- */
 enum { MAX_CLEANUP = 16, PATH_LEN = 1200 };
 static char cleanup_paths[MAX_CLEANUP][PATH_LEN];
