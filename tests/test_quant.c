@@ -31,6 +31,8 @@ Test(quant, bits_per_weight_are_ggmls_exactly)
     cr_assert_eq(quant_format_by_name("Q4"), QF_Q4);
     cr_assert_eq(quant_format_by_name("q3"), QF_COUNT);
     cr_assert_eq(quant_format_by_name("q"), QF_COUNT);
+    /* every format together: 16 + 8.5 + 6.5625 + 5.5 + 4.5 + 2.625 bits per weight */
+    cr_assert_eq(quant_bytes_all_formats(4096), 4096 * 43.6875 / 8);
 }
 
 /* Hand-built blocks: the decoders read the layout the header documents. */

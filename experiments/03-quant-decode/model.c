@@ -142,7 +142,8 @@ static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, const fp16 *
         void *enc = f == QF_F16 ? (void *)w16 : rl_host_alloc(bytes);
         if (f != QF_F16)
             quant_encode_matrix(f, enc, w16, mat->rows, mat->k);
-        rl_upload(ctx->be, (char *)m->w[f] + mat->w_offset * quant_formats[f].block_bytes, enc, bytes);
+        char *dst = (char *)m->w[f] + mat->w_offset * quant_formats[f].block_bytes;
+        rl_upload(ctx->be, dst, enc, bytes);
         quant_reference(m->ref[f] + mat->y_offset, f, enc, x, mat->rows, mat->k, 1, false);
         if (m->bound[f])
             quant_int8_error_bound(m->bound[f] + mat->y_offset, f, enc, x, mat->rows, mat->k);

@@ -182,7 +182,8 @@ static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t l
                    "instructions" : "compute-bound: decoding, not reading, sets the time");
     else
         rl_appendf(buf, len, "; q8 to q4 read at one level, %.2f-%.2f of F16's GB/s, whatever "
-                   "the bits: a cost per byte of the quantized path, not compute per weight", lo, hi);
+                   "the bits: a cost per byte of the quantized path, not compute per weight",
+                   lo, hi);
 }
 
 /* The largest deviation from F16 of a rate over formats [lo, hi], in %
