@@ -94,7 +94,7 @@ static double number_of(rl_ctx *ctx, const rl_column *c, const rl_point *p)
 {
     if (c->field == RL_INT_FIELD)
         return *(const int *)member(c, p);
-    if (c->field == RL_DOUBLE_FIELD)
+    if (c->field == RL_DOUBLE_FIELD || c->field == RL_WHOLE_FIELD)
         return *(const double *)member(c, p);
     return c->num(ctx, p);
 }
@@ -113,7 +113,7 @@ static const char *cell(rl_ctx *ctx, const rl_column *c, const rl_point *p, char
     }
     double v = number_of(ctx, c, p);
     if (isfinite(v))
-        snprintf(buf, len, "%.6g", v);
+        snprintf(buf, len, c->field == RL_WHOLE_FIELD ? "%.0f" : "%.6g", v);
     return buf;
 }
 

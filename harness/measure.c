@@ -115,6 +115,19 @@ rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(void *)
     return m;
 }
 
+double rl_issue_s(rl_ctx *ctx, void (*work)(void *), void *arg)
+{
+    double t[32];
+    int reps = ctx->args.mode == RL_MODE_QUICK ? 8 : 32;
+    for (int i = 0; i < reps; i++) {
+        double t0 = rl_now_s();
+        work(arg);
+        t[i] = rl_now_s() - t0;
+        rl_sync(ctx->be);
+    }
+    return rl_stats_of(t, reps).median;
+}
+
 /* A trial of a ceiling: short, because a ceiling is the best of several
  * trials rather than the median of one long measurement. */
 static const rl_stop_rule TRIAL_RULE = {.min_samples = 3, .min_time_s = 0.02, .max_noise = 0.02, .timeout_s = 0.5};

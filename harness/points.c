@@ -198,6 +198,15 @@ const rl_point *rl_points_find(const rl_points *s, const char *role, rl_point_fi
     return NULL;
 }
 
+const rl_point *rl_points_find_last(const rl_points *s, const char *role, rl_point_filter match,
+                                    const void *key)
+{
+    for (int i = s->n - 1; i >= 0; i--)
+        if (selected(&s->v[i], role, match, key))
+            return &s->v[i];
+    return NULL;
+}
+
 const rl_point *rl_points_fastest(const rl_points *s, const char *role, rl_point_filter match,
                                   const void *key)
 {

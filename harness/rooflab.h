@@ -79,7 +79,7 @@ typedef struct rl_point rl_point;
  * not timed. The lists end with a zero row; the harness writes the header
  * and every row from them (columns.c). */
 typedef enum rl_field {
-    RL_NO_FIELD = 0, RL_INT_FIELD, RL_DOUBLE_FIELD, RL_TEXT_FIELD, RL_CHARS_FIELD
+    RL_NO_FIELD = 0, RL_INT_FIELD, RL_DOUBLE_FIELD, RL_TEXT_FIELD, RL_CHARS_FIELD, RL_WHOLE_FIELD
 } rl_field;
 
 typedef struct rl_column {
@@ -99,6 +99,10 @@ typedef struct rl_column {
     {name, head, fmt, .field = RL_DOUBLE_FIELD, .offset = offsetof(type, member)}
 #define RL_TEXT(name, head, fmt, type, member) \
     {name, head, fmt, .field = RL_TEXT_FIELD, .offset = offsetof(type, member)}
+/* A double that holds a whole number (a count; NaN: none, an empty cell):
+ * every digit in the CSV, as RL_INT writes it, not 6 significant ones. */
+#define RL_WHOLE(name, head, fmt, type, member) \
+    {name, head, fmt, .field = RL_WHOLE_FIELD, .offset = offsetof(type, member)}
 /* A number of the point's data that exists only once it is measured:
  * empty (or "-" on the console) before. */
 #define RL_DOUBLE_MEASURED(name, head, fmt, type, member) \
@@ -277,6 +281,11 @@ typedef struct rl_measurement {
 rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(void *), void *arg,
                              rl_cache_state cache);
 
+/* The host's time to issue work(arg) without waiting for it (launches on
+ * rl_stream()): the median of 8 calls (32 outside a quick run), the device
+ * synchronized after each, off the clock. */
+double rl_issue_s(rl_ctx *ctx, void (*work)(void *), void *arg);
+
 /* Works that will be compared with each other: measured in rounds, one
  * sample of each per round, so that a machine's drift falls on all alike.
  * Each gets its own statistics; the group stops when every member has met
@@ -388,10 +397,12 @@ bool rl_point_timed(const rl_point *p);
 bool rl_point_has_role(const rl_point *p, const char *role);
 /* Lookups for the verdicts, among the timed points: those of a variant with
  * this role (NULL: any) that match(p, key) accepts (NULL: all); the first
- * one, or the fastest. NULL when none. */
+ * one, the last one, or the fastest. NULL when none. */
 typedef bool (*rl_point_filter)(const rl_point *p, const void *key);
 const rl_point *rl_points_find(const rl_points *s, const char *role, rl_point_filter match,
                                const void *key);
+const rl_point *rl_points_find_last(const rl_points *s, const char *role, rl_point_filter match,
+                                    const void *key);
 const rl_point *rl_points_fastest(const rl_points *s, const char *role, rl_point_filter match,
                                   const void *key);
 /* ... or the one of the highest score(p), a NaN score the lowest (ties: the first). */

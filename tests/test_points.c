@@ -163,6 +163,8 @@ Test(points, lookups_see_timed_points_only)
     cr_assert_eq(rl_points_find(&s, NULL, even_group, NULL), &s.v[0], "the first, not the fastest");
     cr_assert_eq(rl_points_find(&s, "fast_role", NULL, NULL), &s.v[1]);
     cr_assert_null(rl_points_find(&s, "no_such_role", NULL, NULL));
+    cr_assert_eq(rl_points_find_last(&s, NULL, even_group, NULL), &s.v[2]);
+    cr_assert_eq(rl_points_find_last(&s, "fast_role", NULL, NULL), &s.v[1], "the last timed one");
     rl_points_free(&s);
 }
 
