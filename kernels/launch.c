@@ -2,9 +2,11 @@
  * launch.c -- experiment 06's variants: how the chain is launched, and how
  * the step is, one row each, with what each backend runs (cpu/launch.c,
  * launch.cu). Add a row and its functions; the experiment validates, times,
- * writes and draws it like the others.
+ * writes and draws it like the others. Then the step's inputs.
  */
 #include "launch.h"
+
+#include <math.h>
 
 const launch_variant launch_variants[] = {
     {.number = 1, .name = "sync_each", .role = "synchronous",
@@ -53,3 +55,17 @@ const kernel_family launch_family = {"chain", "cpu/launch.c", "launch.cu", launc
                                      sizeof launch_variants[0], has_chain, NULL};
 const kernel_family step_family = {"step", "cpu/launch.c", "launch.cu", step_variants,
                                    sizeof step_variants[0], has_step, NULL};
+
+size_t step_input(int i, int batch, int d, float *lo, float *hi)
+{
+    *hi = i == STEP_BIAS ? 0.5f : i == STEP_X ? 1.0f : sqrtf(3.0f / d); /* weights: variance 1/d */
+    *lo = -*hi;
+    return i == STEP_BIAS ? (size_t)d : i == STEP_X ? (size_t)batch * d : (size_t)d * d;
+}
+
+step_args step_on(float *const in[STEP_INPUTS], float *h, float *y, int batch, int d,
+                  struct CUstream_st *stream)
+{
+    return (step_args){.batch = batch, .d = d, .w1 = in[STEP_W1], .w2 = in[STEP_W2],
+                       .bias = in[STEP_BIAS], .x = in[STEP_X], .h = h, .y = y, .stream = stream};
+}

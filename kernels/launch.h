@@ -112,13 +112,25 @@ extern const kernel_family step_family;
 extern const step_ops step_launches_cpu, step_graph_cpu;
 extern const step_ops step_launches_cuda, step_graph_cuda;
 
+/* The step's inputs, in this order (step_input, step_on, step_reference). */
+enum { STEP_W1, STEP_W2, STEP_BIAS, STEP_X, STEP_INPUTS };
+
+/* Input i's floats at this batch and width, and the range its uniform
+ * random values are drawn from: weights of variance 1/d, so that the rows
+ * of h and y stay O(1) (launch.c). */
+size_t step_input(int i, int batch, int d, float *lo, float *hi);
+/* The step at this batch over its inputs in[STEP_INPUTS] and h and y. */
+step_args step_on(float *const in[STEP_INPUTS], float *h, float *y, int batch, int d,
+                  struct CUstream_st *stream);
+
 /* ---- references (ref/launch.c) ------------------------------------------ */
 
 /* x after k applications of the op, in double: a^k (x - p) + p, p = 0.5. */
 double launch_reference(double x, int k);
+/* The same for each of n elements: want[i] from x[i]. */
+void launch_reference_n(const float *x, size_t n, int k, double *want);
 /* The step in double precision from host copies of its inputs: y, batch x d. */
-void step_reference(int batch, int d, const float *w1, const float *w2, const float *bias,
-                    const float *x, double *y);
+void step_reference(int batch, int d, float *const in[STEP_INPUTS], double *y);
 
 #ifdef __cplusplus
 }

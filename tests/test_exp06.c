@@ -111,6 +111,7 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
         }
         chain += !strcmp(f[c_test], "chain");
         size += !strcmp(f[c_test], "size");
+        cr_assert(strspn(f[c_n], "0123456789") == strlen(f[c_n]), "row %d: n = %s", i, f[c_n]);
         double upk = atof(f[c_upk]);
         cr_assert(fabs(upk - atof(f[c_time]) / atoi(f[c_k])) <= 1e-3 * upk, "row %d: per kernel = time / k", i);
         cr_assert_gt(atof(f[c_floor]), 0, "row %d has the floor", i);

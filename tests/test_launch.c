@@ -54,8 +54,7 @@ static void check_chains(rl_backend *be)
             float *in = rl_host_alloc(n * sizeof(float));
             double *want = rl_host_alloc(n * sizeof(double));
             rl_fill_uniform(in, n, -1, 1, 100 + s * 10 + j);
-            for (size_t i = 0; i < n; i++)
-                want[i] = launch_reference(in[i], k);
+            launch_reference_n(in, n, k, want);
             float *first = NULL;
             for (const launch_variant *v = launch_variants; v->name; v++) {
                 const launch_ops *ops = cuda(be) ? v->cuda : v->cpu;
@@ -98,24 +97,20 @@ static void check_steps(rl_backend *be)
     for (size_t bi = 0; bi < 3; bi++)
         for (size_t wi = 0; wi < 3; wi++) {
             int batch = batches[bi], d = widths[wi];
-            size_t dd = (size_t)d * d, xd = (size_t)batch * d;
-            float *hw1 = rl_host_alloc(dd * 4), *hw2 = rl_host_alloc(dd * 4), *hb = rl_host_alloc(d * 4);
-            float *hx = rl_host_alloc(xd * 4), *got = rl_host_alloc(xd * 4), *first = rl_host_alloc(xd * 4);
+            size_t xd = (size_t)batch * d;
+            float *host[STEP_INPUTS], *in[STEP_INPUTS];
+            for (int i = 0; i < STEP_INPUTS; i++) {
+                float lo, hi;
+                size_t n = step_input(i, batch, d, &lo, &hi);
+                host[i] = rl_host_alloc(n * 4);
+                rl_fill_uniform(host[i], n, lo, hi, 1 + i);
+                in[i] = rl_alloc_copy(be, host[i], n * 4);
+            }
+            float *got = rl_host_alloc(xd * 4), *first = rl_host_alloc(xd * 4);
             double *want = rl_host_alloc(xd * 8);
-            float scale = sqrtf(3.0f / d);
-            rl_fill_uniform(hw1, dd, -scale, scale, 1);
-            rl_fill_uniform(hw2, dd, -scale, scale, 2);
-            rl_fill_uniform(hb, d, -0.5f, 0.5f, 3);
-            rl_fill_uniform(hx, xd, -1, 1, 4);
-            step_reference(batch, d, hw1, hw2, hb, hx, want);
-            step_args s = {.batch = batch, .d = d, .stream = rl_stream(be)};
-            float *w1 = rl_alloc(be, dd * 4), *w2 = rl_alloc(be, dd * 4), *bias = rl_alloc(be, d * 4);
-            float *x = rl_alloc(be, xd * 4), *h = rl_alloc(be, xd * 4), *y = rl_alloc(be, xd * 4);
-            rl_upload(be, w1, hw1, dd * 4);
-            rl_upload(be, w2, hw2, dd * 4);
-            rl_upload(be, bias, hb, d * 4);
-            rl_upload(be, x, hx, xd * 4);
-            s.w1 = w1, s.w2 = w2, s.bias = bias, s.x = x, s.h = h, s.y = y;
+            step_reference(batch, d, host, want);
+            float *h = rl_alloc(be, xd * 4), *y = rl_alloc(be, xd * 4);
+            step_args s = step_on(in, h, y, batch, d, rl_stream(be));
             for (const step_variant *v = step_variants; v->name; v++) {
                 const step_ops *w = cuda(be) ? v->cuda : v->cpu;
                 if (!w)
@@ -138,13 +133,12 @@ static void check_steps(rl_backend *be)
                     cr_assert_eq(memcmp(first, got, xd * 4), 0, "step %s differs from %s (batch %d, d %d)",
                                  v->name, step_variants[0].name, batch, d);
             }
-            float *all[] = {w1, w2, bias, x, h, y};
-            for (int i = 0; i < 6; i++)
-                rl_free(be, all[i]);
-            float *hosts[] = {hw1, hw2, hb, hx, got, first};
-            for (int i = 0; i < 6; i++)
-                rl_host_free(hosts[i]);
-            rl_host_free(want);
+            for (int i = 0; i < STEP_INPUTS; i++) {
+                rl_free(be, in[i]);
+                rl_host_free(host[i]);
+            }
+            rl_free(be, h), rl_free(be, y);
+            rl_host_free(got), rl_host_free(first), rl_host_free(want);
         }
 }
 
@@ -187,8 +181,7 @@ Test(cuda_launch, a_graph_replays_on_new_data)
     g->build(&a);
     for (int round = 0; round < 3; round++) {
         rl_fill_uniform(in, n, -1, 1, 50 + round);
-        for (size_t i = 0; i < n; i++)
-            want[i] = launch_reference(in[i], 10);
+        launch_reference_n(in, n, 10, want);
         rl_upload(be, x, in, n * 4);
         g->run(&a);
         rl_download(be, got, x, n * 4);

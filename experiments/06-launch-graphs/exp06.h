@@ -1,6 +1,5 @@
 /*
- * exp06.h -- what experiment 06's files share: one point's data (a chain
- * of k kernels over n elements, or the model step at one batch), the
+ * exp06.h -- what experiment 06's files share: one point's data, and the
  * chain tests (main.c), the doubling test (doubling.c) and the verdicts
  * (verdicts.c).
  */
@@ -14,7 +13,8 @@
 struct chain_buffers;
 struct weights;
 
-/* One point: what its CSV columns read, and how it runs. */
+/* One point (a chain of k kernels over n elements, or the model step at
+ * one batch): what its CSV columns read, and how it runs. */
 typedef struct call {
     const char *test;         /* "chain" (k sweep), "size" (n sweep), "doubling" */
     double k, n, batch, d;    /* NaN where the test has none: an empty cell */
@@ -24,26 +24,24 @@ typedef struct call {
     double build_us;          /* building what the variant replays (a graph) */
     double breakeven;         /* replays that pay the build back, against async */
     double ratio;             /* doubling: t(2 batch) / t(batch) */
-    /* the chain */
-    const launch_ops *chain;
+    const launch_ops *chain;  /* a chain's point: its ops, arguments, buffers */
     launch_args a;
     struct chain_buffers *buf;
-    /* the step */
-    const step_ops *step;
+    const step_ops *step;     /* a step's point: the same */
     step_args s;
     struct weights *w;
 } call;
 
 static inline call *call_of(const rl_point *p) { return p->arg; }
+static inline double us_per_kernel(const rl_point *p) { return p->seconds * 1e6 / call_of(p)->k; }
 /* A fresh point's data, every number NaN (an empty cell) until set. */
 call *new_call(const char *test);
-
 /* Releases what each point built and frees its data. */
 void release_points(rl_points *pts);
 
-/* doubling.c: the step at batch 1 .. bmax for every step variant. */
-struct weights *doubling_open(rl_ctx *ctx, int d, int bmax);
-void doubling_declare(rl_ctx *ctx, rl_points *pts, struct weights *w);
+/* doubling.c: the step at batch 1 .. bmax for every step variant; its
+ * inputs, freed by doubling_close (NULL: nothing to free). */
+struct weights *doubling_declare(rl_ctx *ctx, rl_points *pts, int d, int bmax);
 /* Measures, writes and prints the points, and the knee of each variant. */
 void doubling_run(rl_ctx *ctx, rl_points *pts);
 void doubling_close(rl_ctx *ctx, struct weights *w);
@@ -51,6 +49,7 @@ void doubling_close(rl_ctx *ctx, struct weights *w);
 int doubling_knee(const rl_points *pts, const kernel_variant *v);
 
 /* verdicts.c */
+extern const rl_claim EXP06_CLAIMS[];
 void judge_chain(rl_ctx *ctx, const rl_points *pts);
 void judge_doubling(rl_ctx *ctx, const rl_points *pts);
 

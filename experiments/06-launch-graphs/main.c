@@ -5,11 +5,8 @@
  * idle in the gap. A chain of K small kernels, run by each variant of
  * kernels/launch.c (synchronize after each launch; asynchronously with one
  * synchronize; captured once into a CUDA graph and replayed), shows what a
- * launch costs, against the floor: the same element updates in one kernel.
- * Two sweeps: the chain length K = 1..1000 for an "empty" kernel (1
- * thread, 1 element) and a 1-block kernel; and the work per kernel n at
- * fixed K. Every variant at one (K, n) is a point of one group: validated
- * against the closed form, then timed together. Then the doubling test
+ * launch costs, against the floor: the same element updates in one kernel;
+ * over K, and over the work per kernel n. Then the doubling test
  * (doubling.c): time a small model step at batch b and 2b; while the ratio
  * stays near 1 the step is overhead, not work.
  * On the CPU backend a launch is an OpenMP parallel region.
@@ -31,15 +28,6 @@ static const rl_option OPTIONS[] = {
 
 /* ---- the columns --------------------------------------------------------------- */
 
-static const char *col_n(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)
-{
-    (void)ctx;
-    buf[0] = '\0';
-    if (!isnan(call_of(p)->n))
-        snprintf(buf, len, "%.0f", call_of(p)->n);
-    return buf;
-}
-
 /* Only where the working set is known: the chain's n floats. */
 static double col_cache_resident(rl_ctx *ctx, const rl_point *p)
 {
@@ -49,7 +37,7 @@ static double col_cache_resident(rl_ctx *ctx, const rl_point *p)
 static double col_us_per_kernel(rl_ctx *ctx, const rl_point *p)
 {
     (void)ctx;
-    return p->seconds * 1e6 / call_of(p)->k;
+    return us_per_kernel(p);
 }
 
 static double col_overhead(rl_ctx *ctx, const rl_point *p)
@@ -64,7 +52,7 @@ static const rl_column COLUMNS[] = {
     RL_COLUMN_VARIANT,
     RL_COLUMN_NUMBER,
     RL_DOUBLE("k", NULL, NULL, call, k),
-    {"n", NULL, NULL, .str = col_n},
+    RL_WHOLE("n", NULL, NULL, call, n),
     RL_DOUBLE("batch", NULL, NULL, call, batch),
     RL_DOUBLE("d", NULL, NULL, call, d),
     {"cache_resident", NULL, NULL, .num = col_cache_resident},
@@ -87,7 +75,7 @@ static const rl_column TABLE[] = {
     RL_TEXT(NULL, "test", "%-6s", call, test),
     {NULL, "variant", "%-11s", .str = rl_col_variant},
     RL_DOUBLE(NULL, "k", "%5.0f", call, k),
-    {NULL, "n", "%9s", .str = col_n},
+    RL_WHOLE(NULL, "n", "%9.0f", call, n),
     {NULL, "us/kernel", "%10.3f", .num = col_us_per_kernel, .measured = true},
     RL_DOUBLE_MEASURED(NULL, "floor us", "%9.3f", call, floor_us),
     {NULL, "overhead %", "%10.0f", .num = col_overhead_pct, .measured = true},
@@ -98,8 +86,6 @@ static const rl_column TABLE[] = {
 };
 
 static const kernel_family *const FAMILIES[] = {&launch_family, &step_family, NULL};
-
-extern const rl_claim EXP06_CLAIMS[]; /* verdicts.c */
 
 static const rl_experiment EXP06 = {
     .id = "06",
@@ -169,10 +155,9 @@ static void run_chain(void *arg)
 }
 
 /* Before validation: builds what the variant replays (timed), then fresh
- * random input and its closed form; the harness runs the chain once and
- * checks every element. The chain works in place, so its input cannot be
- * poisoned; an element a kernel skipped keeps its input value, which the
- * reference never equals. */
+ * random input and its closed form. The chain works in place, so its input
+ * cannot be poisoned; an element a kernel skipped keeps its input value,
+ * which the reference never equals. */
 static void prepare_chain(rl_ctx *ctx, rl_point *p)
 {
     call *c = p->arg;
@@ -184,28 +169,19 @@ static void prepare_chain(rl_ctx *ctx, rl_point *p)
         c->build_us = (rl_now_s() - t0) * 1e6;
     }
     rl_fill_uniform(b->host, n, -1, 1, rl_next_seed(ctx));
-    for (size_t i = 0; i < n; i++)
-        b->want[i] = launch_reference(b->host[i], (int)c->k);
+    launch_reference_n(b->host, n, (int)c->k, b->want);
     rl_upload(ctx->be, b->x, b->host, n * sizeof(float));
 }
 
-/* The host's cost per launch call: the time to issue the chain, without
- * waiting for it, over its kernels (median of several issues). */
-static double host_cost_us(rl_ctx *ctx, call *c)
+static void enqueue_chain(void *arg)
 {
-    double t[32];
-    int reps = ctx->args.mode == RL_MODE_QUICK ? 8 : 32;
-    for (int i = 0; i < reps; i++) {
-        double t0 = rl_now_s();
-        c->chain->enqueue(&c->a);
-        t[i] = rl_now_s() - t0;
-        rl_sync(ctx->be);
-    }
-    return rl_stats_of(t, reps).median * 1e6 / c->k;
+    call *c = arg;
+    c->chain->enqueue(&c->a);
 }
 
 /* Each point against its group: the floor per kernel, the host's cost per
- * launch, and the replays that pay a build back against async. */
+ * launch (the time to issue the chain over its kernels), and the replays
+ * that pay a build back against async. */
 static void derive(rl_ctx *ctx, rl_points *pts)
 {
     for (int i = 0; i < pts->n; i++) {
@@ -213,11 +189,11 @@ static void derive(rl_ctx *ctx, rl_points *pts)
         call *c = call_of(p);
         const rl_point *fl = rl_points_in_group(pts, p->group, "floor");
         const rl_point *async = rl_points_in_group(pts, p->group, "asynchronous");
-        c->floor_us = fl ? fl->seconds * 1e6 / c->k : NAN;
+        c->floor_us = fl ? us_per_kernel(fl) : NAN;
         if (!rl_point_timed(p))
             continue;
         if (c->chain->enqueue)
-            c->host_us = host_cost_us(ctx, c);
+            c->host_us = rl_issue_s(ctx, enqueue_chain, c) * 1e6 / c->k;
         double saved = async ? (async->seconds - p->seconds) * 1e6 : NAN;
         if (isfinite(c->build_us) && saved > 0)
             c->breakeven = c->build_us / saved;
@@ -250,14 +226,14 @@ static void chain_point(rl_ctx *ctx, rl_points *pts, chain_buffers *b, const cha
     }
 }
 
+/* k = 1, 3, 10, ... 1000 in a full run, 1, 10, 100, 1000 otherwise. */
 static void chain_sweep(rl_ctx *ctx, rl_points *pts, chain_buffers *b)
 {
-    static const int full[] = {1, 3, 10, 30, 100, 300, 1000}, fewer[] = {1, 10, 100, 1000};
-    bool all = ctx->args.mode == RL_MODE_FULL;
+    static const int ks[] = {1, 3, 10, 30, 100, 300, 1000};
     static const size_t sizes[] = {1, 256}; /* "empty": 1 thread; one block */
     for (int s = 0; s < 2; s++)
-        for (int i = 0; i < (all ? 7 : 4); i++)
-            chain_point(ctx, pts, b, "chain", all ? full[i] : fewer[i], sizes[s]);
+        for (int i = 0; i < 7; i += ctx->args.mode == RL_MODE_FULL ? 1 : 2)
+            chain_point(ctx, pts, b, "chain", ks[i], sizes[s]);
 }
 
 /* n = 1, 4, 16, ... up to nmax at k = 20; every 16th in a lab run, every
@@ -275,7 +251,7 @@ static void print_overhead_stops(const rl_points *pts)
     for (int i = 0; i < pts->n; i++) {
         const call *c = call_of(&pts->v[i]);
         if (rl_point_timed(&pts->v[i]) && !strcmp(c->test, "size") &&
-            rl_point_has_role(&pts->v[i], "asynchronous") && pts->v[i].seconds * 1e6 / c->k <= 1.25 * c->floor_us) {
+            rl_point_has_role(&pts->v[i], "asynchronous") && us_per_kernel(&pts->v[i]) <= 1.25 * c->floor_us) {
             printf("\n  launch overhead stops mattering (async within 25 %% of the floor) at n = %.0f\n", c->n);
             return;
         }
@@ -318,9 +294,7 @@ int main(int argc, char **argv)
         chain_sweep(ctx, &chains, &b);
     if (want("size"))
         size_sweep(ctx, &chains, &b);
-    struct weights *w = want("doubling") ? doubling_open(ctx, STEP_D, bmax) : NULL;
-    if (w)
-        doubling_declare(ctx, &steps, w);
+    struct weights *w = want("doubling") ? doubling_declare(ctx, &steps, STEP_D, bmax) : NULL;
     rl_points_plan(ctx, &chains);
     rl_points_plan(ctx, &steps);
     rl_plan_print(ctx);
@@ -341,8 +315,7 @@ int main(int argc, char **argv)
 
     release_points(&chains);
     release_points(&steps);
-    if (w)
-        doubling_close(ctx, w);
+    doubling_close(ctx, w);
     rl_free(ctx->be, b.x);
     rl_host_free(b.host);
     rl_host_free(b.want);

@@ -32,20 +32,17 @@ const rl_claim EXP06_CLAIMS[] = {
     {0},
 };
 
-/* The timed chain point of the empty kernel (n = 1) at k whose variant
- * has this role. */
-static const rl_point *empty_chain(const rl_points *pts, const char *role, double k)
+/* The chain of the empty kernel (n = 1) at k (key). */
+static bool empty_at(const rl_point *p, const void *k)
 {
-    for (int i = 0; i < pts->n; i++) {
-        const call *c = call_of(&pts->v[i]);
-        if (rl_point_timed(&pts->v[i]) && !strcmp(c->test, "chain") && c->n == 1 && c->k == k &&
-            rl_point_has_role(&pts->v[i], role))
-            return &pts->v[i];
-    }
-    return NULL;
+    const call *c = call_of(p);
+    return !strcmp(c->test, "chain") && c->n == 1 && c->k == *(const double *)k;
 }
 
-static double us_per_kernel(const rl_point *p) { return p->seconds * 1e6 / call_of(p)->k; }
+static const rl_point *empty_chain(const rl_points *pts, const char *role, double k)
+{
+    return rl_points_find(pts, role, empty_at, &k);
+}
 
 /* The longest chain of empty kernels where the three variants were all measured. */
 static double longest_empty_chain(const rl_points *pts)
@@ -93,23 +90,18 @@ void judge_chain(rl_ctx *ctx, const rl_points *pts)
     rl_judge(ctx, slowest, NULL, us_s / us_a, note);
 }
 
-/* The point at the smallest (first) or largest (last) batch with a known
- * doubling ratio, of the variant with this role. */
-static const rl_point *edge_ratio(const rl_points *pts, const char *role, bool last)
+static bool has_ratio(const rl_point *p, const void *key)
 {
-    const rl_point *found = NULL;
-    for (int i = 0; i < pts->n; i++) {
-        const rl_point *p = &pts->v[i];
-        if (rl_point_timed(p) && rl_point_has_role(p, role) && isfinite(call_of(p)->ratio) && (last || !found))
-            found = p;
-    }
-    return found;
+    (void)key;
+    return isfinite(call_of(p)->ratio);
 }
 
 void judge_doubling(rl_ctx *ctx, const rl_points *pts)
 {
     bool gpu = ctx->kind == RL_CUDA;
-    const rl_point *lo = edge_ratio(pts, "op_by_op", false), *hi = edge_ratio(pts, "op_by_op", true);
+    /* The launched step at the smallest and the largest batch with a ratio */
+    const rl_point *lo = rl_points_find(pts, "op_by_op", has_ratio, NULL);
+    const rl_point *hi = rl_points_find_last(pts, "op_by_op", has_ratio, NULL);
     char note[256];
     snprintf(note, sizeof note, "batch %.0f; %s", lo ? call_of(lo)->batch : 0,
              gpu ? "t(2b) / t(b), the step launched op by op"
