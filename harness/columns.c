@@ -125,6 +125,8 @@ static void set_cells(rl_ctx *ctx, const rl_column *cols, const rl_point *p)
             rl_set_str(ctx, c->name, cell(ctx, c, p, buf, sizeof buf));
 }
 
+void rl_set_point_columns(rl_ctx *ctx, const rl_point *p) { set_cells(ctx, ctx->exp->columns, p); }
+
 static void set_rates(rl_ctx *ctx, const rl_point *p)
 {
     const rl_ceilings *ceil = rl_ceilings_get(ctx);

@@ -407,6 +407,11 @@ bool rl_option_is(const char *value, const char *name)
     return !strcmp(value, "all") || !strcmp(value, name);
 }
 
+int rl_units(const rl_ctx *ctx)
+{
+    return ctx->kind == RL_CUDA ? ctx->dev->sm_count : ctx->dev->threads;
+}
+
 double rl_option_number(const rl_ctx *ctx, const char *name, const char *value, double lo,
                         double hi, bool integer, const char *or_words)
 {

@@ -1,5 +1,6 @@
 /*
- * random.c -- reproducible random inputs.
+ * random.c -- reproducible random inputs, and inputs drawn when first
+ * needed (rl_input).
  *
  * Each element is a hash of (seed, index): the same seed gives the same
  * data whatever the number of threads, and filling is embarrassingly
@@ -41,4 +42,30 @@ void rl_fill_uniform_f64(double *x, size_t n, double lo, double hi, uint64_t see
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
         x[i] = lo + (hi - lo) * unit_at(seed, i);
+}
+
+const void *rl_input_on(rl_ctx *ctx, rl_input *in, int bytes, rl_convert_fn *convert)
+{
+    if (!in->host) {
+        in->host = rl_host_alloc(in->count * sizeof(float));
+        rl_fill_uniform(in->host, in->count, -1.0f, 1.0f, rl_next_seed(ctx));
+        if (in->exact)
+            in->exact(in->host, in->count);
+        in->dev = rl_alloc_copy(ctx->be, in->host, in->count * sizeof(float));
+    }
+    if (convert && !in->converted) {
+        in->converted = rl_alloc(ctx->be, in->count * (size_t)bytes);
+        convert(in->converted, in->dev, in->count, rl_stream(ctx->be));
+        rl_sync(ctx->be);
+    }
+    return convert ? in->converted : in->dev;
+}
+
+void rl_input_free(rl_ctx *ctx, rl_input *in)
+{
+    rl_host_free(in->host);
+    rl_free(ctx->be, in->dev);
+    rl_free(ctx->be, in->converted);
+    in->host = in->dev = NULL;
+    in->converted = NULL;
 }

@@ -54,6 +54,26 @@ int rl_wave_tile_rows(long long wave_tiles);
  * block scheduler does when every tile takes the same time. */
 long long rl_waves_by_rounds(long long tiles, int sms, int blocks_per_sm);
 
+/* A GEMM's tiling on a device: an output of m rows cut into tile_m x
+ * tile_n tiles, run on units (SMs) x per_unit slots at a time. */
+typedef struct rl_tiling {
+    int m, tile_m, tile_n, units, per_unit;
+} rl_tiling;
+/* Its wave model at output width n, as numbers for a CSV row (doubles, so
+ * that a row without a model can hold NaN); efficiency = tiles / (waves x
+ * slots). */
+typedef struct rl_wave_model {
+    double tile_m, tile_n, tiles, units, blocks_per_unit, waves, efficiency;
+} rl_wave_model;
+rl_wave_model rl_wave_model_of(const rl_tiling *t, long long n);
+/* Whether n is the last width of its wave count: one more column of the
+ * output needs another wave. */
+bool rl_wave_ends_at(const rl_tiling *t, long long n);
+/* A sweep of the width across waves (n on a grid of step, past <= step):
+ * the width after n is the next multiple of step, or n + past where n ends
+ * a wave, so that both sides of each wave's edge are measured. */
+long long rl_wave_sweep_next(const rl_tiling *t, long long n, int step, int past);
+
 #ifdef __cplusplus
 }
 #endif

@@ -189,6 +189,9 @@ int rl_end_discard(rl_ctx *ctx);
  * device's memory. Sweeps stop below it; a claim about device memory that
  * the cap keeps in the cache is judged against the cache, and says so. */
 double rl_max_bytes(const rl_ctx *ctx);
+/* The units a device runs work on side by side: its SMs on a GPU, its
+ * hardware threads on the CPU (which stand in for SMs in a wave model). */
+int rl_units(const rl_ctx *ctx);
 /* An experiment's own numeric option, checked: a number in [lo, hi]
  * (integer: a whole one), else a usage error that names the option and its
  * valid values, with the option's other words when it has some ("exp-03:
@@ -391,6 +394,10 @@ void rl_point_fail(rl_ctx *ctx, rl_point *p, const char *why);
  * one given; its header is printed when it differs from the last one). */
 void rl_points_report(rl_ctx *ctx, const rl_points *s);
 void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table);
+/* A row that is no measured point (a model's): the experiment's leading
+ * columns, from p's data and FLOPs as rl_points_report writes them; the
+ * caller sets the other cells (validated) and ends the row. */
+void rl_set_point_columns(rl_ctx *ctx, const rl_point *p);
 
 bool rl_point_timed(const rl_point *p);
 /* Whether the point's variant has this role. */
@@ -464,6 +471,38 @@ double rl_col_attainable(rl_ctx *ctx, const rl_point *p);
 #define RL_COLUMN_LEVEL {NULL, "level", "%-8s", .str = rl_col_level}
 #define RL_COLUMN_MBU {NULL, "MBU", "%6.2f", .num = rl_col_mbu, .measured = true}
 #define RL_COLUMN_MFU {NULL, "MFU", "%6.3f", .num = rl_col_mfu, .measured = true}
+/* The CSV columns of a wave model (rl_models.h) held in the point's data:
+ * tile_m, tile_n, tiles, units, blocks_per_unit, waves, wave_efficiency. */
+#define RL_WAVE_MODEL_COLUMNS(type, member)                                 \
+    RL_DOUBLE("tile_m", NULL, NULL, type, member.tile_m),                   \
+    RL_DOUBLE("tile_n", NULL, NULL, type, member.tile_n),                   \
+    RL_DOUBLE("tiles", NULL, NULL, type, member.tiles),                     \
+    RL_DOUBLE("units", NULL, NULL, type, member.units),                     \
+    RL_DOUBLE("blocks_per_unit", NULL, NULL, type, member.blocks_per_unit), \
+    RL_DOUBLE("waves", NULL, NULL, type, member.waves),                     \
+    RL_DOUBLE("wave_efficiency", NULL, NULL, type, member.efficiency)
+
+/* ------------------------------------------------------------------------
+ * Inputs drawn when first needed (random.c)
+ * ---------------------------------------------------------------------- */
+/* A matrix of random inputs that points share, declared by its count and
+ * drawn at its first rl_input_on (a point's prepare), so that a plan can
+ * declare points on inputs it never draws: values in [-1, 1] (rl_next_seed)
+ * on the host, for references, made exact in a narrower format by exact
+ * (NULL: as drawn), and their FP32 copy on the device. */
+typedef void rl_convert_fn(void *dst, const float *src, size_t n, struct CUstream_st *stream);
+typedef struct rl_input {
+    size_t count;
+    void (*exact)(float *x, size_t n);
+    float *host, *dev;
+    void *converted; /* the device copy in a variant's own format, made once */
+} rl_input;
+
+/* The device copy, or (convert given) that copy converted once into
+ * bytes-per-value values: one such format per input. */
+const void *rl_input_on(rl_ctx *ctx, rl_input *in, int bytes, rl_convert_fn *convert);
+/* Frees what was drawn; the input can be drawn again. */
+void rl_input_free(rl_ctx *ctx, rl_input *in);
 
 /* ------------------------------------------------------------------------
  * Variants (variants.c): the families an experiment names in its

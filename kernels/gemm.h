@@ -81,6 +81,18 @@ extern const gemm_impl gemm_tiled_cuda, gemm_cublas_cuda;
 /* In double precision: want (m x n) = op(A) op(B), from FP32 host inputs
  * laid out as g says (g->a and g->b are float *). */
 void gemm_reference(double *want, const gemm_args *g);
+/* A sweep of n (B stored n x k, trans_b) checks each call against the
+ * first n columns of its widest product, computed once, at its first call. */
+typedef struct gemm_wide {
+    int wide_n;
+    double *want; /* NULL until computed */
+} gemm_wide;
+/* want = op(A) op(B) for g's shape and layout on the host inputs a and b
+ * (g->a and g->b may be device copies), cut from wide when given; returns
+ * want. */
+double *gemm_reference_from(double *want, const gemm_args *g, const float *a, const float *b,
+                            gemm_wide *wide);
+void gemm_wide_free(gemm_wide *wide); /* NULL: nothing to free */
 
 /* Rounds each value to the nearest FP16 number (ties to even), kept as
  * FP32: inputs drawn this way are the same numbers in either format, so

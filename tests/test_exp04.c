@@ -3,7 +3,8 @@
  * into a temporary folder must write a CSV with the documented columns
  * and metadata whose rows agree with the wave model, print its verdicts,
  * and draw non-empty charts; bad usage must fail with the documented
- * exit codes. Also the wave planning of harness/waves.c, by hand.
+ * exit codes. Also the wave planning and wave model of harness/waves.c,
+ * by hand.
  */
 #include "helpers.h"
 #include "rooflab.h"
@@ -60,6 +61,25 @@ Test(waves, the_most_square_cut_of_a_wave)
     cr_assert_eq(r * 128, 1408);
     cr_assert_eq(rl_tiles(r * 128, 1536, 128, 128), 132);
     cr_assert_eq(rl_waves(rl_tiles(r * 128, 1544, 128, 128), 132, 1), 2);
+}
+
+Test(waves, the_wave_model_and_the_sweep_across_waves)
+{
+    /* NVIDIA's example on 108 SMs: N = 1536 is 108 tiles, one full wave
+     * and its last N; N = 1544 is 117 tiles in two waves. */
+    rl_tiling a100 = {2304, 256, 128, 108, 1};
+    rl_wave_model w = rl_wave_model_of(&a100, 1536);
+    cr_assert(w.tiles == 108 && w.waves == 1 && w.efficiency == 1 && w.units == 108);
+    w = rl_wave_model_of(&a100, 1544);
+    cr_assert(w.tiles == 117 && w.waves == 2);
+    cr_assert_float_eq(w.efficiency, 117.0 / 216, 1e-12);
+    cr_assert(rl_wave_ends_at(&a100, 1536) && !rl_wave_ends_at(&a100, 1472) &&
+              !rl_wave_ends_at(&a100, 1544));
+    /* In steps of 64, one step of 8 past the wave end, then back on the grid. */
+    cr_assert_eq(rl_wave_sweep_next(&a100, 1472, 64, 8), 1536);
+    cr_assert_eq(rl_wave_sweep_next(&a100, 1536, 64, 8), 1544);
+    cr_assert_eq(rl_wave_sweep_next(&a100, 1544, 64, 8), 1600);
+    cr_assert_eq(rl_wave_sweep_next(&a100, 1536, 8, 8), 1544, "the step past is on the grid");
 }
 
 /* ---- end to end --------------------------------------------------------- */

@@ -137,6 +137,27 @@ Test(gemm_cpu, the_reference_is_the_definition)
     }
 }
 
+/* A sweep of n checks each call against the first n columns of its
+ * widest product: the same numbers as the call's own reference. */
+Test(gemm_cpu, a_narrower_reference_is_cut_from_the_widest_product)
+{
+    enum { M = 7, K = 9, WIDE = 13, N = 5 };
+    float a[M * K], b[WIDE * K]; /* B stored n x k: B for N is the start of B for WIDE */
+    double cut[M * N], alone[M * N];
+    rl_fill_uniform(a, M * K, -1, 1, 30);
+    rl_fill_uniform(b, WIDE * K, -1, 1, 31);
+    gemm_wide wide = {.wide_n = WIDE};
+    gemm_args g = {.m = M, .n = N, .k = K, .trans_b = true};
+    gemm_reference_from(cut, &g, a, b, &wide);
+    cr_assert_not_null(wide.want, "the widest product is computed at the first call");
+    gemm_reference_from(alone, &g, a, b, NULL);
+    for (int i = 0; i < M * N; i++)
+        cr_assert_float_eq(cut[i], alone[i], 1e-12, "at %d", i);
+    gemm_wide_free(&wide);
+    cr_assert_null(wide.want);
+    gemm_wide_free(NULL);
+}
+
 /* A tile that forgets its last column must be caught, not timed. */
 static void forgets_a_column(const gemm_args *g)
 {

@@ -7,24 +7,14 @@
  * per SM, and a partly filled last wave costs as long as a full one: one
  * more column of tiles can cost a whole wave.
  *
- * Method: one part of arithmetic and three measured, one file each, read
- * in this order (each plans, runs and judges top to bottom):
- *   model.c      the wave count of NVIDIA's example on 108 SMs (A100) and
- *                132 SMs (H100/H200), whatever the device;
- *   staircase.c  the own tiled kernel (role own_tiled) on this device, M
- *                chosen so that whole tile columns fill whole waves, N
- *                swept across several waves: time climbs in steps;
- *   library.c    cuBLAS (role library) on NVIDIA's example, M = 2304,
- *                K = 4096, N in steps of 8: TFLOP/s as a sawtooth, GPU only;
- *   vocab.c      GPT-2 small's output layer, V = 50257 vs 50304 = 64 x 786,
- *                a short sweep of V, and both backward GEMMs.
+ * One part of arithmetic and three measured, one file each, read in the
+ * order exp04.h lists them; each plans, runs and judges top to bottom.
  * Every GEMM is a point (calls.c): validated against a double-precision
  * reference, then timed by the harness. See README.md.
  */
 #include "exp04.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 static const char *part_choice = "all";
@@ -37,8 +27,7 @@ static const rl_option OPTIONS[] = {
     {0},
 };
 
-/* What a point is. The wave columns are empty where a library picks its
- * own tiles; the model's rows (model.c) fill the same columns. */
+/* What a point is; the model's rows (model.c) fill the same columns. */
 static const rl_column COLUMNS[] = {
     RL_TEXT("part", NULL, NULL, call, part),
     RL_COLUMN_VARIANT,
@@ -48,14 +37,8 @@ static const rl_column COLUMNS[] = {
     RL_INT("n", NULL, NULL, call, g.n),
     RL_INT("k", NULL, NULL, call, g.k),
     RL_DOUBLE("vocab", NULL, NULL, call, vocab),
-    RL_DOUBLE("tile_m", NULL, NULL, call, w.tile_m),
-    RL_DOUBLE("tile_n", NULL, NULL, call, w.tile_n),
-    RL_DOUBLE("tiles", NULL, NULL, call, w.tiles),
-    RL_DOUBLE("units", NULL, NULL, call, w.units),
-    RL_DOUBLE("blocks_per_unit", NULL, NULL, call, w.blocks_per_unit),
-    RL_DOUBLE("waves", NULL, NULL, call, w.waves),
-    RL_DOUBLE("wave_efficiency", NULL, NULL, call, w.efficiency),
-    RL_DOUBLE("wave_end", NULL, NULL, call, w.end),
+    RL_WAVE_MODEL_COLUMNS(call, w),
+    RL_DOUBLE("wave_end", NULL, NULL, call, wave_end),
     {"flops", NULL, NULL, .num = rl_col_flops},
     {0},
 };
@@ -118,20 +101,17 @@ int main(int argc, char **argv)
     rl_meta(ctx, "validation", "every element vs a double-precision reference (OpenBLAS dgemm "
                                "on the same FP16-representable inputs in [-1, 1]), atol 1e-6 x k, "
                                "rtol %g", GEMM_RTOL);
-    if (part_on("staircase"))
-        staircase_plan(ctx);
-    if (part_on("library"))
-        library_plan(ctx);
-    if (part_on("vocab"))
-        vocab_plan(ctx);
-    rl_plan_print(ctx);
-
-    model_run(ctx);
-    if (part_on("staircase"))
-        staircase_run(ctx);
-    if (part_on("library"))
-        library_run(ctx);
-    if (part_on("vocab"))
-        vocab_run(ctx);
+    for (int plan = 1; plan >= 0; plan--) { /* every part's plan, then the runs */
+        if (part_on("staircase"))
+            staircase_part(ctx, plan);
+        if (part_on("library"))
+            library_part(ctx, plan);
+        if (part_on("vocab"))
+            vocab_part(ctx, plan);
+        if (plan) {
+            rl_plan_print(ctx);
+            model_part(ctx);
+        }
+    }
     return rl_end(ctx);
 }

@@ -2,11 +2,12 @@
  * model.c -- the wave count of NVIDIA's example (M = 2304, K = 4096,
  * 256 x 128 tiles, one block per SM) on 108 SMs (A100) and 132 SMs
  * (H100, H200), written as rows whatever the device is. Arithmetic, not
- * measurement: no point, no time; the rows fill the points' columns by
- * name and say validated = model.
+ * measurement: no time; each row fills the points' columns from a call,
+ * as a point would, and says validated = model.
  */
 #include "exp04.h"
 
+#include <math.h>
 #include <stdio.h>
 
 static const struct {
@@ -17,45 +18,29 @@ enum { N_MAX = 4608 }; /* three whole waves on 108 SMs */
 
 static long long tiles_at(int n) { return rl_tiles(EX_M, n, EX_TILE_M, EX_TILE_N); }
 
-static void write_rows(rl_ctx *ctx)
+/* The rows, and the closed form against the scheduler's rounds at each
+ * of their N; then the published case: N = 1536 is 108 tiles, one wave
+ * on 108 SMs; every N from 1537 to 1664 is 117 tiles, two waves. */
+void model_part(rl_ctx *ctx)
 {
     rl_meta(ctx, "model",
             "rows with part = model: NVIDIA's example, M = %d, K = %d, %dx%d tiles, one block per "
             "SM, N = %d..%d step %d, on 108 and 132 SMs; waves = ceil(tiles / SMs)",
             EX_M, EX_K, EX_TILE_M, EX_TILE_N, WAVE_STEP, N_MAX, WAVE_STEP);
-    for (size_t g = 0; g < sizeof MODELS / sizeof MODELS[0]; g++)
-        for (int n = WAVE_STEP; n <= N_MAX; n += WAVE_STEP) {
-            int sms = MODELS[g].sms;
-            long long tiles = tiles_at(n), waves = rl_waves(tiles, sms, 1);
-            rl_set_str(ctx, "part", "model");
-            rl_set_str(ctx, "variant", MODELS[g].name);
-            rl_set_int(ctx, "m", EX_M);
-            rl_set_int(ctx, "n", n);
-            rl_set_int(ctx, "k", EX_K);
-            rl_set_int(ctx, "tile_m", EX_TILE_M);
-            rl_set_int(ctx, "tile_n", EX_TILE_N);
-            rl_set_int(ctx, "tiles", tiles);
-            rl_set_int(ctx, "units", sms);
-            rl_set_int(ctx, "blocks_per_unit", 1);
-            rl_set_int(ctx, "waves", waves);
-            rl_set_num(ctx, "wave_efficiency", (double)tiles / ((double)waves * sms));
-            rl_set_int(ctx, "wave_end", rl_waves(tiles_at(n + WAVE_STEP), sms, 1) > waves);
-            rl_set_num(ctx, "flops", rl_gemm_flops(EX_M, n, EX_K));
-            rl_set_str(ctx, "validated", "model");
-            rl_end_row(ctx);
-        }
-}
-
-/* The closed form against the scheduler's rounds at every N of the rows,
- * and against the published case: N = 1536 is 108 tiles, one wave on 108
- * SMs; every N from 1537 to 1664 is 117 tiles, two waves. */
-static void judge(rl_ctx *ctx)
-{
     int checked = 0, agree = 0;
     for (size_t g = 0; g < sizeof MODELS / sizeof MODELS[0]; g++)
-        for (int n = WAVE_STEP; n <= N_MAX; n += WAVE_STEP, checked++)
-            agree += rl_waves(tiles_at(n), MODELS[g].sms, 1) ==
-                     rl_waves_by_rounds(tiles_at(n), MODELS[g].sms, 1);
+        for (int n = WAVE_STEP; n <= N_MAX; n += WAVE_STEP, checked++) {
+            int sms = MODELS[g].sms;
+            rl_tiling t = {EX_M, EX_TILE_M, EX_TILE_N, sms, 1};
+            call c = {.part = "model", .g = {.m = EX_M, .n = n, .k = EX_K}, .vocab = NAN,
+                      .w = rl_wave_model_of(&t, n), .wave_end = rl_wave_ends_at(&t, n)};
+            rl_point p = {.data = &c, .flops = rl_gemm_flops(EX_M, n, EX_K)};
+            rl_set_point_columns(ctx, &p);
+            rl_set_str(ctx, "variant", MODELS[g].name);
+            rl_set_str(ctx, "validated", "model");
+            rl_end_row(ctx);
+            agree += rl_waves(tiles_at(n), sms, 1) == rl_waves_by_rounds(tiles_at(n), sms, 1);
+        }
     bool published = tiles_at(1536) == 108 && rl_waves(tiles_at(1536), 108, 1) == 1;
     for (int n = 1537; n <= 1664; n++)
         published &= tiles_at(n) == 117 && rl_waves(tiles_at(n), 108, 1) == 2;
@@ -67,10 +52,4 @@ static void judge(rl_ctx *ctx)
              WAVE_STEP, N_MAX, published ? "reproduced" : "NOT reproduced");
     rl_judge_status(ctx, &EXP04_CLAIMS[CLAIM_MODEL], NULL, measured,
                     agree == checked && published ? RL_HOLDS : RL_DOES_NOT_HOLD, note);
-}
-
-void model_run(rl_ctx *ctx)
-{
-    write_rows(ctx);
-    judge(ctx);
 }

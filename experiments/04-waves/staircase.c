@@ -10,50 +10,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* ---- the plan ------------------------------------------------------------------- */
-
-/* N in steps of a tile (quick and lab: a staircase step is a tile column
- * anyway) or a quarter (full). */
-static const int STEPS_PER_TILE[] = {[RL_MODE_QUICK] = 1, [RL_MODE_LAB] = 1, [RL_MODE_FULL] = 4};
-
 /* The sweep of the own_tiled variant on this device, or none when it is
  * not selected. A wave is units x blocks per unit tiles; its most square
- * cut (rl_wave_tile_rows) sets M. */
+ * cut (rl_wave_tile_rows) sets M. N goes in steps of a tile (quick and
+ * lab: a staircase step is a tile column anyway) or a quarter (full). */
 static wave_sweep sweep_on(rl_ctx *ctx)
 {
     const gemm_variant *v = gemm_by_role(ctx, "own_tiled");
-    const gemm_impl *impl = v ? impl_of(ctx, v) : NULL;
+    const gemm_impl *impl = v ? RL_LAUNCHER(ctx, v) : NULL;
     if (!impl || !impl->tile_m)
         return (wave_sweep){0};
-    int per_unit = impl->blocks_per_unit(), units = units_of(ctx);
+    int per_unit = impl->blocks_per_unit(), units = rl_units(ctx);
     long long wave = (long long)units * per_unit;
     int rows = rl_wave_tile_rows(wave), cols = (int)(wave / rows);
     /* At least three and a half waves, and 16 tile columns. On the CPU a
      * deep k makes a tile take milliseconds, long next to a thread's
      * wake-up, so that the steps are the tiles' and not the scheduler's. */
-    int cols_end = (int)ceil(3.5 * cols) > 16 ? (int)ceil(3.5 * cols) : 16;
-    wave_sweep w = {.part = "staircase", .v = v, .m = rows * impl->tile_m,
-                    .k = ctx->kind == RL_CUDA ? 4096 : 8192,
-                    .step = impl->tile_n / STEPS_PER_TILE[ctx->args.mode],
-                    .n_hi = cols_end * impl->tile_n, .tile_m = impl->tile_m,
-                    .tile_n = impl->tile_n, .units = units, .blocks_per_unit = per_unit};
-    w.n_lo = w.step;
-    return w;
+    int cols_end = (int)fmax(ceil(3.5 * cols), 16), step = impl->tile_n / RL_BY_MODE(ctx, 1, 1, 4);
+    return (wave_sweep){.part = "staircase", .v = v, .k = ctx->kind == RL_CUDA ? 4096 : 8192,
+                        .t = {rows * impl->tile_m, impl->tile_m, impl->tile_n, units, per_unit},
+                        .n_lo = step, .n_hi = cols_end * impl->tile_n, .step = step};
 }
-
-void staircase_plan(rl_ctx *ctx)
-{
-    wave_sweep w = sweep_on(ctx);
-    if (w.v)
-        sweep_plan(ctx, &w);
-}
-
-/* ---- the run -------------------------------------------------------------------- */
 
 static const rl_column TABLE[] = {
     CALL_TABLE_HEAD,
     RL_DOUBLE(NULL, "model/us", "%11.1f", call, model_us),
-    CALL_TABLE_WAVE_END,
+    RL_TEXT(NULL, "", "%s", call, mark),
     {0},
 };
 
@@ -66,42 +48,44 @@ static void fit_wave_model(rl_points *pts)
     for (int i = 0; i < pts->n; i++)
         if (rl_point_timed(&pts->v[i]))
             per_wave[n++] = pts->v[i].seconds / call_of(&pts->v[i])->w.waves;
-    if (n > 0) {
-        double t_wave = rl_stats_of(per_wave, n).median;
-        for (int i = 0; i < pts->n; i++) {
-            call *c = pts->v[i].arg;
-            c->model_us = t_wave * c->w.waves * 1e6;
-        }
+    double t_wave = rl_stats_of(per_wave, n).median; /* NaN when none was timed */
+    for (int i = 0; i < pts->n; i++) {
+        call *c = pts->v[i].arg;
+        c->model_us = t_wave * c->w.waves * 1e6;
     }
     free(per_wave);
 }
 
 static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w);
 
-void staircase_run(rl_ctx *ctx)
+void staircase_part(rl_ctx *ctx, bool plan)
 {
     wave_sweep w = sweep_on(ctx);
     if (!w.v)
         return;
+    rl_points pts = {0};
+    sweep_declare(ctx, &pts, &w);
+    if (calls_planned(ctx, &pts, plan))
+        return;
     bool gpu = ctx->kind == RL_CUDA;
-    int rows = w.m / w.tile_m, wave = w.units * w.blocks_per_unit;
+    const rl_tiling *t = &w.t;
+    int rows = t->m / t->tile_m, wave = t->units * t->per_unit;
     rl_meta(ctx, "staircase",
             "variant %d (%s), M = %d (%d tile rows), K = %d, N = %d..%d step %d and one step of %d "
             "past each wave; a wave = %d %s x %d (%s) = %d tiles = %d tile columns of %dx%d",
-            w.v->number, w.v->name, w.m, rows, w.k, w.n_lo, w.n_hi, w.step, WAVE_STEP, w.units,
-            gpu ? "SMs" : "threads", w.blocks_per_unit,
+            w.v->number, w.v->name, t->m, rows, w.k, w.n_lo, w.n_hi, w.step, WAVE_STEP, t->units,
+            gpu ? "SMs" : "threads", t->per_unit,
             gpu ? "cudaOccupancyMaxActiveBlocksPerMultiprocessor" : "one tile per thread at a time",
-            wave, wave / rows, w.tile_m, w.tile_n);
+            wave, wave / rows, t->tile_m, t->tile_n);
     printf("\nstaircase: own tiled kernel (%s), %dx%d tiles\n  M = %d, K = %d, a wave = %d %s x "
-           "%d = %d tiles\n", w.v->name, w.tile_m, w.tile_n, w.m, w.k, w.units,
-           gpu ? "SMs" : "threads", w.blocks_per_unit, wave);
+           "%d = %d tiles\n", w.v->name, t->tile_m, t->tile_n, t->m, w.k, t->units,
+           gpu ? "SMs" : "threads", t->per_unit, wave);
 
-    rl_points pts = {0};
-    sweep_measure(ctx, &w, &pts);
+    calls_measure(ctx, &pts);
     fit_wave_model(&pts);
     rl_points_report_as(ctx, &pts, TABLE);
     judge(ctx, &pts, &w);
-    calls_free(&pts);
+    calls_free(ctx, &pts);
 }
 
 /* ---- the verdict ---------------------------------------------------------------- */
@@ -110,7 +94,7 @@ void staircase_run(rl_ctx *ctx)
 static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w)
 {
     bool cpu = ctx->kind == RL_CPU;
-    int i = sweep_first_wave_end(pts);
+    int i = w->first_end;
     const rl_point *full = i >= 0 ? &pts->v[i] : NULL, *past = i >= 0 ? &pts->v[i + 1] : NULL;
     double ratio = full && rl_point_timed(full) && rl_point_timed(past)
                        ? past->seconds / full->seconds : NAN;
@@ -119,7 +103,7 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w)
         snprintf(note, sizeof note,
                  "N %d -> %d (+%.2f %% work): %.0f -> %.0f tiles, %d per wave%s",
                  call_of(full)->g.n, call_of(past)->g.n, 100.0 * WAVE_STEP / call_of(full)->g.n,
-                 call_of(full)->w.tiles, call_of(past)->w.tiles, w->units * w->blocks_per_unit,
+                 call_of(full)->w.tiles, call_of(past)->w.tiles, w->t.units * w->t.per_unit,
                  cpu ? " (threads); the CPU shows the mechanism, not the GPU's numbers" : "");
     rl_judge(ctx, &EXP04_CLAIMS[cpu ? CLAIM_STEP_CPU : CLAIM_STEP_GPU], NULL, ratio, note);
 }

@@ -12,49 +12,48 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* ---- the plan ------------------------------------------------------------------- */
+/* The layer as this run sizes it: the vocabulary sizes of the forward
+ * sweep, ascending, and the matrices at the largest. */
+typedef struct layer {
+    int tokens, v[64], count;
+    rl_input x, w, dy; /* X (tokens x 768), W (V x 768), dY (tokens x V) */
+    gemm_wide logits;  /* X W^T */
+} layer;
 
-typedef struct vocab_sizes {
-    int tokens;
-    int v[64], count; /* vocabulary sizes of the forward sweep, ascending */
-} vocab_sizes;
-
-/* Every step-th V from 64 x 785 to 64 x 787 and the padded size's
- * neighbours 50303 and 50305, and GPT-2's 50257 and 50304 (step 0: only
- * these two), in order. */
-static int sizes_every(int *out, int step)
+/* The CPU does a GPU's second of work in minutes: fewer tokens there. V:
+ * every step-th from 64 x 785 to 64 x 787, the padded size's neighbours
+ * 50303 and 50305, and GPT-2's 50257 and 50304 (step 0: only these two):
+ * the pair alone in a quick CPU run, every 16th V in a lab run, every 4th
+ * (GPU) or 8th (CPU) in a full one (most CPU points run to their time
+ * limit: every 4th alone took 8 of a reference run's 30 minutes). */
+static layer layer_on(const rl_ctx *ctx)
 {
-    int n = 0;
+    bool gpu = ctx->kind == RL_CUDA, quick = ctx->args.mode == RL_MODE_QUICK;
+    int step = RL_BY_MODE(ctx, gpu ? 32 : 0, 16, gpu ? 4 : 8);
+    layer L = {.tokens = gpu ? (quick ? 2048 : 8192) : (quick ? 32 : 64)};
     for (int v = V_LO; v <= V_HI; v++)
         if (v == V_GPT2 || v == V_PADDED ||
             (step && ((v - V_LO) % step == 0 || abs(v - V_PADDED) == 1)))
-            out[n++] = v;
-    return n;
-}
-
-/* The CPU does a GPU's second of work in minutes: fewer tokens there; a
- * quick run measures the pair alone on the CPU, a lab run every 16th V, a
- * full run every 4th on a GPU and every 8th on the CPU (most points there
- * run to their time limit: every 4th alone took 8 of a reference run's 30
- * minutes). */
-static vocab_sizes sizes_on(const rl_ctx *ctx)
-{
-    bool gpu = ctx->kind == RL_CUDA, quick = ctx->args.mode == RL_MODE_QUICK;
-    vocab_sizes s = {.tokens = gpu ? (quick ? 2048 : 8192) : (quick ? 32 : 64)};
-    s.count = sizes_every(s.v, quick ? (gpu ? 32 : 0) : ctx->args.mode == RL_MODE_LAB ? 16 : gpu ? 4 : 8);
-    return s;
+            L.v[L.count++] = v;
+    int v_max = L.v[L.count - 1];
+    L.x = (rl_input){.count = (size_t)L.tokens * HIDDEN, .exact = gemm_round_to_half};
+    L.w = (rl_input){.count = (size_t)v_max * HIDDEN, .exact = gemm_round_to_half};
+    L.dy = (rl_input){.count = (size_t)L.tokens * v_max, .exact = gemm_round_to_half};
+    L.logits.wide_n = v_max;
+    return L;
 }
 
 /* Adds c at vocabulary size vs: the pair's GEMMs are one group. */
 static void add_at(rl_ctx *ctx, rl_points *pts, const gemm_variant *v, call c, int vs, int pair)
 {
-    const gemm_impl *impl = impl_of(ctx, v);
+    const gemm_impl *impl = RL_LAUNCHER(ctx, v);
     c.part = "vocab";
     c.vocab = vs;
     if (impl->tile_m) /* the own kernel's tiles, to show that 50257 and 50304 fill the same */
-        c.w = waves_of(c.g.m, c.g.n, impl->tile_m, impl->tile_n, units_of(ctx),
-                       impl->blocks_per_unit());
+        c.w = rl_wave_model_of(&(rl_tiling){c.g.m, impl->tile_m, impl->tile_n, rl_units(ctx),
+                                            impl->blocks_per_unit()}, c.g.n);
     call_add(ctx, pts, &c, v, vs == V_GPT2 || vs == V_PADDED ? pair : 0);
 }
 
@@ -62,45 +61,32 @@ static void add_at(rl_ctx *ctx, rl_points *pts, const gemm_variant *v, call c, i
  * rows of W and checked against the first V columns of the widest
  * product; the backward ones at the pair, reading the first tokens x V
  * values of dY, each checked against a reference of its own. */
-static void add_gemms(rl_ctx *ctx, rl_points *pts, const gemm_variant *v, const vocab_sizes *s,
-                      operand *x, operand *w, operand *dy, const double *ref)
+static void add_gemms(rl_ctx *ctx, rl_points *pts, const gemm_variant *v, layer *L)
 {
-    int t = s->tokens, pair = rl_points_new_group(pts);
-    for (int i = 0; i < s->count; i++)
-        add_at(ctx, pts, v, (call){.gemm = "forward", .a = x, .b = w, .ref = ref,
-                                   .ref_ld = (size_t)s->v[s->count - 1],
-                                   .g = {.m = t, .n = s->v[i], .k = HIDDEN, .trans_b = true}},
-               s->v[i], pair);
-    const int pair_sizes[] = {V_GPT2, V_PADDED};
-    for (int i = 0; i < 2; i++) {
-        int vs = pair_sizes[i];
-        add_at(ctx, pts, v, (call){.gemm = "backward_data", .a = dy, .b = w,
+    int t = L->tokens, pair = rl_points_new_group(pts);
+    for (int i = 0; i < L->count; i++)
+        add_at(ctx, pts, v, (call){.gemm = "forward", .a = &L->x, .b = &L->w, .wide = &L->logits,
+                                   .g = {.m = t, .n = L->v[i], .k = HIDDEN, .trans_b = true}},
+               L->v[i], pair);
+    for (int vs = V_GPT2; vs <= V_PADDED; vs += V_PADDED - V_GPT2) { /* 50257, then 50304 */
+        add_at(ctx, pts, v, (call){.gemm = "backward_data", .a = &L->dy, .b = &L->w,
                                    .g = {.m = t, .n = HIDDEN, .k = vs}}, vs, pair);
-        add_at(ctx, pts, v, (call){.gemm = "backward_weight", .a = dy, .b = x,
+        add_at(ctx, pts, v, (call){.gemm = "backward_weight", .a = &L->dy, .b = &L->x,
                                    .g = {.m = vs, .n = HIDDEN, .k = t, .trans_a = true}}, vs, pair);
     }
 }
 
-static void declare(rl_ctx *ctx, rl_points *pts, const vocab_sizes *s, operand *x, operand *w,
-                    operand *dy, const double *ref)
+/* The timed point of this variant, gemm and vocabulary size vs, or NULL. */
+static const rl_point *find(const rl_points *pts, const gemm_variant *v, const char *gemm, int vs)
 {
-    for (const gemm_variant *v = gemm_variants; v->name; v++)
-        if (rl_runs(ctx, &gemm_family, KERNEL_VARIANT(v)))
-            add_gemms(ctx, pts, v, s, x, w, dy, ref);
+    for (int i = 0; i < pts->n; i++) {
+        const rl_point *p = &pts->v[i];
+        if (rl_point_timed(p) && p->variant == KERNEL_VARIANT(v) && call_of(p)->vocab == vs &&
+            !strcmp(call_of(p)->gemm, gemm))
+            return p;
+    }
+    return NULL;
 }
-
-/* The plan: the same points on inputs not yet drawn. */
-void vocab_plan(rl_ctx *ctx)
-{
-    vocab_sizes s = sizes_on(ctx);
-    rl_points pts = {0};
-    operand none[3] = {{0}};
-    declare(ctx, &pts, &s, &none[0], &none[1], &none[2], NULL);
-    rl_points_plan(ctx, &pts);
-    calls_free(&pts);
-}
-
-/* ---- the run -------------------------------------------------------------------- */
 
 static const rl_column TABLE[] = {
     CALL_TABLE_HEAD,
@@ -112,95 +98,84 @@ static const rl_column TABLE[] = {
 static void set_speedups(rl_points *pts)
 {
     for (int i = 0; i < pts->n; i++) {
-        rl_point *p = &pts->v[i];
-        call *c = p->arg;
-        const rl_point *base = calls_find(pts, (const gemm_variant *)p->variant, c->gemm, V_GPT2);
-        if (base && rl_point_timed(p))
-            c->speedup = base->seconds / p->seconds;
+        call *c = pts->v[i].arg;
+        const rl_point *base = find(pts, (const gemm_variant *)pts->v[i].variant, c->gemm, V_GPT2);
+        if (base && rl_point_timed(&pts->v[i]))
+            c->speedup = base->seconds / pts->v[i].seconds;
     }
 }
 
-static void judge(rl_ctx *ctx, const rl_points *pts, const vocab_sizes *s);
+static void judge(rl_ctx *ctx, const rl_points *pts, const layer *L);
 
-void vocab_run(rl_ctx *ctx)
+void vocab_part(rl_ctx *ctx, bool plan)
 {
-    vocab_sizes s = sizes_on(ctx);
-    int t = s.tokens, v_max = s.v[s.count - 1];
-    bool gpu = ctx->kind == RL_CUDA;
+    layer L = layer_on(ctx);
+    rl_points pts = {0};
+    for (const gemm_variant *v = gemm_variants; v->name; v++)
+        if (rl_runs(ctx, &gemm_family, KERNEL_VARIANT(v)))
+            add_gemms(ctx, &pts, v, &L);
+    if (calls_planned(ctx, &pts, plan))
+        return;
+    int t = L.tokens, v_max = L.logits.wide_n;
     rl_meta(ctx, "vocab",
             "GPT-2 small's output layer: tokens %d (%s), hidden %d; forward (C = X W^T) at V = "
             "%d..%d (%d sizes), forward and both backward GEMMs at V = %d and %d timed together",
-            t, gpu ? "the GPU's size" : "fewer on the CPU than the GPU's 8192", HIDDEN, s.v[0],
-            v_max, s.count, V_GPT2, V_PADDED);
+            t, ctx->kind == RL_CUDA ? "the GPU's size" : "fewer on the CPU than the GPU's 8192",
+            HIDDEN, L.v[0], v_max, L.count, V_GPT2, V_PADDED);
     printf("\nvocab: GPT-2 small's output layer, %d tokens x %d hidden, V = %d..%d\n", t, HIDDEN,
-           s.v[0], v_max);
-    operand x = operand_new(ctx, (size_t)t * HIDDEN), w = operand_new(ctx, (size_t)v_max * HIDDEN);
-    operand dy = operand_new(ctx, (size_t)t * v_max);
-    double *ref = rl_host_alloc((size_t)t * v_max * sizeof(double));
-    gemm_args widest = {.m = t, .n = v_max, .k = HIDDEN, .a = x.host, .b = w.host, .trans_b = true};
-    gemm_reference(ref, &widest);
+           L.v[0], v_max);
 
-    rl_points pts = {0};
-    declare(ctx, &pts, &s, &x, &w, &dy, ref);
     calls_measure(ctx, &pts);
     set_speedups(&pts);
     rl_points_report_as(ctx, &pts, TABLE);
-    judge(ctx, &pts, &s);
-
-    calls_free(&pts);
-    operand_free(ctx, &x);
-    operand_free(ctx, &w);
-    operand_free(ctx, &dy);
-    rl_host_free(ref);
+    judge(ctx, &pts, &L);
+    calls_free(ctx, &pts);
 }
 
 /* ---- the verdict ---------------------------------------------------------------- */
 
 static const char *const GEMMS[] = {"forward", "backward_data", "backward_weight"};
 
-/* Time of the three GEMMs at vocab (NaN when one is missing), and its
- * relative spread (noise, when not NULL): the GEMMs' sample spreads (standard deviations, not
- * errors of the median: drift between rounds is larger than those) added
- * in quadrature. */
-static double step_time(const rl_points *pts, const gemm_variant *v, int vocab, double *noise)
+/* The three GEMMs' time at 50257 over their time at 50304 (NaN when one
+ * is missing), and its relative spread (noise): each time's, from the
+ * GEMMs' sample spreads (standard deviations, not errors of the median:
+ * drift between rounds is larger than those), added in quadrature. */
+static double pair_ratio(const rl_points *pts, const gemm_variant *v, double *noise)
 {
-    double sum = 0, var = 0;
-    for (int i = 0; i < 3; i++) {
-        const rl_point *p = calls_find(pts, v, GEMMS[i], vocab);
-        double sd = p ? p->m.stats.rel_stddev * p->seconds : NAN;
-        sum += p ? p->seconds : NAN;
-        var += sd * sd;
-    }
-    if (noise)
-        *noise = sqrt(var) / sum;
-    return sum;
+    double sum[2] = {0, 0}, var[2] = {0, 0};
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 3; i++) {
+            const rl_point *p = find(pts, v, GEMMS[i], s ? V_PADDED : V_GPT2);
+            double sd = p ? p->m.stats.rel_stddev * p->seconds : NAN;
+            sum[s] += p ? p->seconds : NAN;
+            var[s] += sd * sd;
+        }
+    *noise = hypot(sqrt(var[0]) / sum[0], sqrt(var[1]) / sum[1]);
+    return sum[0] / sum[1];
 }
 
 static double ratio_of(const rl_points *pts, const gemm_variant *v, const char *gemm)
 {
-    const rl_point *a = calls_find(pts, v, gemm, V_GPT2), *b = calls_find(pts, v, gemm, V_PADDED);
+    const rl_point *a = find(pts, v, gemm, V_GPT2), *b = find(pts, v, gemm, V_PADDED);
     return a && b ? a->seconds / b->seconds : NAN;
 }
 
 /* The library's three GEMMs at 50257 over 50304. "Faster" must mean
  * faster than the two times scatter: twice the ratio's spread, and never
  * less than the claim's least gain (2 %). */
-static void judge(rl_ctx *ctx, const rl_points *pts, const vocab_sizes *s)
+static void judge(rl_ctx *ctx, const rl_points *pts, const layer *L)
 {
     const rl_claim *claim = &EXP04_CLAIMS[CLAIM_VOCAB];
     const gemm_variant *lib = gemm_by_role(ctx, "library"), *own = gemm_by_role(ctx, "own_tiled");
-    double n1 = NAN, n2 = NAN, ratio = NAN, own_ratio = NAN;
-    if (lib)
-        ratio = step_time(pts, lib, V_GPT2, &n1) / step_time(pts, lib, V_PADDED, &n2);
-    if (own)
-        own_ratio = step_time(pts, own, V_GPT2, NULL) / step_time(pts, own, V_PADDED, NULL);
-    double noise = hypot(n1, n2), bar = fmax(claim->lo, 1.0 + 2 * noise);
+    double noise = NAN, own_noise, ratio = lib ? pair_ratio(pts, lib, &noise) : NAN;
+    double own_ratio = own ? pair_ratio(pts, own, &own_noise) : NAN;
+    double bar = fmax(claim->lo, 1.0 + 2 * noise);
     char note[300];
     if (lib)
         snprintf(note, sizeof note,
                  "%s, %d tokens: fwd %.3fx, bwd data %.3fx, bwd weight %.3fx; own tiled %.3fx "
                  "(same tiles); bar %.3fx = 1 + max(%.0f %%, 2 x spread %.1f %%)%s",
-                 lib->name, s->tokens, ratio_of(pts, lib, "forward"),
+                 lib->name, L->tokens, ratio_of(pts, lib, "forward"),
                  ratio_of(pts, lib, "backward_data"), ratio_of(pts, lib, "backward_weight"),
                  own_ratio, bar, 100 * (claim->lo - 1), 100 * noise,
                  ctx->kind == RL_CPU

@@ -1,7 +1,8 @@
 /*
  * ref/gemm.c -- the double-precision reference every GEMM variant, on
- * either backend, is checked against (experiment 04), and the FP16-exact
- * inputs that let one reference serve FP16 and FP32 variants alike.
+ * either backend, is checked against (experiment 04), cut from a wider
+ * product for a sweep, and the FP16-exact inputs that let one reference
+ * serve FP16 and FP32 variants alike.
  */
 #include "../gemm.h"
 
@@ -9,14 +10,21 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-static double *to_double(const float *x, size_t n)
+static double *doubles(size_t n)
 {
     double *d = malloc(n * sizeof(double));
     if (!d) {
         fprintf(stderr, "gemm_reference: out of memory for %zu doubles\n", n);
         abort();
     }
+    return d;
+}
+
+static double *to_double(const float *x, size_t n)
+{
+    double *d = doubles(n);
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
         d[i] = x[i];
@@ -34,6 +42,38 @@ void gemm_reference(double *want, const gemm_args *g)
                 g->trans_a ? g->m : g->k, b, g->trans_b ? g->k : g->n, 0.0, want, g->n);
     free(a);
     free(b);
+}
+
+/* With B stored n x k (trans_b), B for n columns is the start of B for
+ * wide_n, and the wider product's first n columns are this call's. */
+double *gemm_reference_from(double *want, const gemm_args *g, const float *a, const float *b,
+                            gemm_wide *wide)
+{
+    gemm_args host = *g;
+    host.a = a;
+    host.b = b;
+    if (!wide) {
+        gemm_reference(want, &host);
+        return want;
+    }
+    size_t n = (size_t)g->n, ld = (size_t)wide->wide_n;
+    if (!wide->want) {
+        host.n = wide->wide_n;
+        wide->want = doubles((size_t)g->m * ld);
+        gemm_reference(wide->want, &host);
+    }
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < g->m; i++)
+        memcpy(want + (size_t)i * n, wide->want + (size_t)i * ld, n * sizeof(double));
+    return want;
+}
+
+void gemm_wide_free(gemm_wide *wide)
+{
+    if (wide) {
+        free(wide->want);
+        wide->want = NULL;
+    }
 }
 
 /* FP16 keeps 11 significant bits: near |x| in [2^(e-1), 2^e) its numbers
