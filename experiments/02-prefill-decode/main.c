@@ -226,7 +226,7 @@ static void declare_shape(rl_ctx *ctx, rl_points *pts, int part, bool live, void
     *L = (layer){.s = s, .copies = rl_copies_beyond_cache(ctx, 2.0 * s->rows * s->k),
                  .calls = L->calls};
     call *c = L->calls;
-    int backend = ctx->kind == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU;
+    int backend = rl_kernel_backend(ctx);
     int gemv_group = rl_points_new_group(pts);
     for (const int *n = token_counts(ctx); *n; n++) {
         int group = *n <= GEMV_MAX_BATCH ? gemv_group : rl_points_new_group(pts);

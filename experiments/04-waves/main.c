@@ -15,7 +15,6 @@
 #include "exp04.h"
 
 #include <math.h>
-#include <string.h>
 
 static const char *part_choice = "all";
 
@@ -87,11 +86,6 @@ static const rl_experiment EXP04 = {
     .compare_value = "time_us_median",
 };
 
-static bool part_on(const char *part)
-{
-    return !strcmp(part_choice, "all") || !strcmp(part_choice, part);
-}
-
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP04, argc, argv);
@@ -102,11 +96,11 @@ int main(int argc, char **argv)
                                "on the same FP16-representable inputs in [-1, 1]), atol 1e-6 x k, "
                                "rtol %g", GEMM_RTOL);
     for (int plan = 1; plan >= 0; plan--) { /* every part's plan, then the runs */
-        if (part_on("staircase"))
+        if (rl_option_is(part_choice, "staircase"))
             staircase_part(ctx, plan);
-        if (part_on("library"))
+        if (rl_option_is(part_choice, "library"))
             library_part(ctx, plan);
-        if (part_on("vocab"))
+        if (rl_option_is(part_choice, "vocab"))
             vocab_part(ctx, plan);
         if (plan) {
             rl_plan_print(ctx);

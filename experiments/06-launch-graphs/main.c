@@ -119,8 +119,6 @@ typedef struct chain_buffers {
     size_t nmax, serial_cap;
 } chain_buffers;
 
-static bool want(const char *t) { return !strcmp(test_choice, "all") || !strcmp(test_choice, t); }
-
 /* ---- points shared with doubling.c and verdicts.c --------------------------- */
 
 call *new_call(const char *test)
@@ -290,11 +288,11 @@ int main(int argc, char **argv)
     b.want = rl_host_alloc(b.nmax * sizeof(double));
 
     rl_points chains = {0}, steps = {0};
-    if (want("chain"))
+    if (rl_option_is(test_choice, "chain"))
         chain_sweep(ctx, &chains, &b);
-    if (want("size"))
+    if (rl_option_is(test_choice, "size"))
         size_sweep(ctx, &chains, &b);
-    struct weights *w = want("doubling") ? doubling_declare(ctx, &steps, STEP_D, bmax) : NULL;
+    struct weights *w = rl_option_is(test_choice, "doubling") ? doubling_declare(ctx, &steps, STEP_D, bmax) : NULL;
     rl_points_plan(ctx, &chains);
     rl_points_plan(ctx, &steps);
     rl_plan_print(ctx);
@@ -302,7 +300,7 @@ int main(int argc, char **argv)
     rl_points_measure(ctx, &chains);
     derive(ctx, &chains);
     rl_points_report(ctx, &chains);
-    if (want("size"))
+    if (rl_option_is(test_choice, "size"))
         print_overhead_stops(&chains);
     if (w)
         doubling_run(ctx, &steps);
