@@ -81,4 +81,11 @@ void rl_download(rl_backend *be, void *dst, const void *src, size_t bytes)
     be->ops->download(dst, src, bytes);
 }
 
+void *rl_download_copy(rl_backend *be, const void *dev, size_t bytes)
+{
+    void *p = rl_host_alloc(bytes);
+    rl_download(be, p, dev, bytes);
+    return p;
+}
+
 void rl_poison(rl_backend *be, void *p, size_t bytes) { be->ops->poison(p, bytes); }

@@ -94,9 +94,8 @@ static void describe(int device, rl_device_info *info)
     snprintf(info->driver, sizeof info->driver, "CUDA %d.%d", drv / 1000, drv % 1000 / 10);
     snprintf(info->runtime, sizeof info->runtime, "CUDA %d.%d", rt / 1000, rt % 1000 / 10);
 
-    char pci[32];
-    RL_CUDA_CHECK(cudaDeviceGetPCIBusId(pci, sizeof pci, device));
-    rl_nvml_describe(pci, info->nvml, sizeof info->nvml);
+    RL_CUDA_CHECK(cudaDeviceGetPCIBusId(info->pci_bus_id, sizeof info->pci_bus_id, device));
+    rl_nvml_describe(info->pci_bus_id, info->nvml, sizeof info->nvml);
 }
 
 static rl_open_status cuda_open(int device, rl_device_info *info, char *why, size_t whylen)

@@ -61,3 +61,23 @@ int rl_busy_windows(const rl_interval *busy, size_t n, double t0, double t1, dou
         out[k] = rl_busy_fraction(busy, n, s, s + period);
     return k;
 }
+
+rl_duty rl_duty_of(const double *start, const double *end, size_t n, double window_s, double sub_s)
+{
+    rl_interval *busy = malloc((n ? n : 1) * sizeof *busy);
+    int most = sub_s > 0 && window_s > 0 ? (int)(window_s / sub_s) + 1 : 1;
+    double *win = malloc((size_t)most * sizeof *win);
+    if (!busy || !win)
+        rl_die(RL_EXIT_FAILED, "out of memory for %zu intervals", n);
+    for (size_t i = 0; i < n; i++)
+        busy[i] = (rl_interval){start[i], end[i]};
+    rl_duty d = {100 * rl_busy_fraction(busy, n, 0, window_s), NAN, NAN};
+    int k = rl_busy_windows(busy, n, 0, window_s, sub_s, win, most);
+    for (int i = 0; i < k; i++) {
+        d.min_pct = fmin(d.min_pct, 100 * win[i]); /* fmin and fmax skip the NaN they start from */
+        d.max_pct = fmax(d.max_pct, 100 * win[i]);
+    }
+    free(busy);
+    free(win);
+    return d;
+}

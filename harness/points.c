@@ -160,6 +160,18 @@ void rl_point_observed(rl_point *p)
         p->state = RL_POINT_TIMED;
 }
 
+void rl_points_observe(rl_ctx *ctx, rl_points *s, void (*observe)(void *arg, rl_point *p),
+                       void *arg)
+{
+    rl_points_validate(ctx, s);
+    for (int i = 0; i < s->n; i++)
+        if (s->v[i].state == RL_POINT_VALID) {
+            observe(arg, &s->v[i]);
+            rl_point_observed(&s->v[i]);
+        }
+    rl_progress_clear();
+}
+
 void rl_points_measure(rl_ctx *ctx, rl_points *s)
 {
     rl_points_validate(ctx, s);

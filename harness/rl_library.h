@@ -94,6 +94,7 @@ typedef struct rl_device_info {
     double mem_bytes;
     double theoretical_gbps; /* 2 x memory clock x bus width (DDR) */
     char driver[48], runtime[32];
+    char pci_bus_id[32];     /* how NVML finds the device */
     char nvml[160];          /* what NVML said, or why it is unavailable */
     /* CPU */
     int cores, threads;
@@ -130,6 +131,8 @@ void rl_upload(rl_backend *be, void *dst, const void *src, size_t bytes);
 void rl_download(rl_backend *be, void *dst, const void *src, size_t bytes);
 /* A device copy of host data: rl_alloc, then rl_upload. */
 void *rl_alloc_copy(rl_backend *be, const void *host, size_t bytes);
+/* A host copy of device data: rl_host_alloc, then rl_download. */
+void *rl_download_copy(rl_backend *be, const void *dev, size_t bytes);
 /* Fills with 0xFF bytes: NaN as float, so an unwritten output fails. */
 void rl_poison(rl_backend *be, void *p, size_t bytes);
 void rl_sync(rl_backend *be);

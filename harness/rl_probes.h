@@ -35,6 +35,16 @@ double rl_busy_fraction(const rl_interval *busy, size_t n, double t0, double t1)
 int rl_busy_windows(const rl_interval *busy, size_t n, double t0, double t1, double period,
                     double *out, int max);
 
+/* The duty cycle of n bursts timed as two arrays, start[i] to end[i] in
+ * seconds from the window's start, over the window [0, window_s], in
+ * percent as a monitoring tool prints it: over the whole window, and the
+ * least and the most over its sub-windows of sub_s (rl_busy_windows; NaN
+ * when none fits). */
+typedef struct rl_duty {
+    double pct, min_pct, max_pct;
+} rl_duty;
+rl_duty rl_duty_of(const double *start, const double *end, size_t n, double window_s, double sub_s);
+
 /* ---- Operating-system busy time (osbusy.c): the CPU's duty cycle --------- */
 /* utime + stime, in clock ticks, from one line of /proc/<pid>/stat or
  * /proc/<pid>/task/<tid>/stat (fields 14 and 15; the command name in
@@ -117,7 +127,24 @@ typedef struct rl_observer {
     double rss;
 } rl_observer;
 
-/* pci_bus_id: the GPU's, on the CUDA backend (NULL on the CPU). */
+/* The CSV columns of a reading that is the member `reading` of an
+ * experiment's point data of type `type`, in this order. */
+#define RL_READING_COLUMNS(type, reading)                                              \
+    RL_DOUBLE("util_pct", NULL, NULL, type, reading.util_pct),                         \
+    RL_DOUBLE("util_mem_pct", NULL, NULL, type, reading.util_mem_pct),                 \
+    RL_INT("util_samples", NULL, NULL, type, reading.util_samples),                    \
+    RL_CHARS("util_source", NULL, NULL, type, reading.util_source),                    \
+    RL_DOUBLE("units_busy_pct", NULL, NULL, type, reading.units_busy_pct),             \
+    RL_DOUBLE("gpm_sm_occupancy_pct", NULL, NULL, type, reading.occupancy_pct),        \
+    RL_DOUBLE("gpm_any_tensor_util_pct", NULL, NULL, type, reading.tensor_pct),        \
+    RL_DOUBLE("gpm_dram_bw_util_pct", NULL, NULL, type, reading.dram_bw_pct),          \
+    RL_CHARS("gpm_status", NULL, NULL, type, reading.gpm_status),                      \
+    RL_DOUBLE("mem_used_bytes", NULL, NULL, type, reading.mem_used),                   \
+    RL_DOUBLE("mem_total_bytes", NULL, NULL, type, reading.mem_total),                 \
+    RL_DOUBLE("sm_clock_mhz", NULL, NULL, type, reading.sm_clock_mhz),                 \
+    RL_CHARS("note", NULL, NULL, type, reading.note)
+
+/* pci_bus_id: the GPU's on the CUDA backend (ctx->dev->pci_bus_id), NULL on the CPU. */
 void rl_observer_open(rl_observer *o, rl_ctx *ctx, const char *pci_bus_id);
 /* The edge callback of a CPU run: which 0 at the window's start, 1 at its
  * end, with the worker threads' ids. Nothing on CUDA. */

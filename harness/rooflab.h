@@ -388,6 +388,10 @@ void rl_points_measure(rl_ctx *ctx, rl_points *s);
  * then marks each one observed). */
 void rl_points_validate(rl_ctx *ctx, rl_points *s);
 void rl_point_observed(rl_point *p);
+/* The two together: validates every point, then calls observe(arg, p) on
+ * each valid one, in order, and marks it observed. */
+void rl_points_observe(rl_ctx *ctx, rl_points *s, void (*observe)(void *arg, rl_point *p),
+                       void *arg);
 void rl_point_validate(rl_ctx *ctx, rl_point *p);
 void rl_point_fail(rl_ctx *ctx, rl_point *p, const char *why);
 /* One CSV row per point, and the console table (the experiment's, or the
