@@ -2,7 +2,7 @@
  * busy.c -- experiment 01's variants: one row each, with what each backend
  * runs (cpu/busy.c, busy.cu). The role says which reference checks a
  * variant (ref/busy.c): a new variant takes one of the three, or brings
- * its own check to the experiment.
+ * its own check there (busy_check_lanes).
  */
 #include "busy.h"
 
@@ -28,6 +28,17 @@ static bool has(const void *row, int backend)
 {
     const busy_variant *v = row;
     return backend == KERNEL_CUDA ? v->cuda != NULL : v->cpu != NULL;
+}
+
+int busy_max_lanes(int backend)
+{
+    int most = 1;
+    for (const busy_variant *v = busy_variants; v->name; v++) {
+        const busy_ops *ops = backend == KERNEL_CUDA ? v->cuda : v->cpu;
+        if (ops && ops->lanes > most)
+            most = ops->lanes;
+    }
+    return most;
 }
 
 const kernel_family busy_family = {"busy", "cpu/busy.c", "busy.cu", busy_variants,

@@ -105,6 +105,16 @@ typedef struct busy_variant {
 extern const busy_variant busy_variants[]; /* ended by a zero row */
 extern const kernel_family busy_family;
 
+/* Whether the row has this role: what experiments and checks go by. */
+static inline bool busy_has_role(const busy_variant *v, const char *role)
+{
+    return kernel_has_role(KERNEL_VARIANT(v), role);
+}
+
+/* The most lanes per worker of the variants a backend has (KERNEL_CPU or
+ * KERNEL_CUDA): how many states and counts a run on `workers` may need. */
+int busy_max_lanes(int backend);
+
 /* The launchers of each backend (cpu/busy.c, busy.cu). */
 extern const busy_ops busy_arith_cpu, busy_chase_cpu, busy_stream_cpu;
 extern const busy_ops busy_arith_cuda, busy_chase_cuda, busy_stream_cuda;
@@ -121,10 +131,13 @@ extern busy_device_fn *const busy_device;
 double busy_now_s(void);
 void busy_sleep_until(double t);
 
-/* ---- the references and the chase's input (ref/busy.c) ------------------- */
+/* ---- the references and the variants' inputs (ref/busy.c) --------------- */
 
 /* The LCG after `steps` steps, in O(log steps): the arith reference. */
 uint32_t busy_lcg_jump(uint32_t x, unsigned long long steps, uint32_t a, uint32_t c);
+
+/* n scattered LCG states, the lanes' starts: the same ones for a seed. */
+void busy_make_seeds(uint32_t *seeds, size_t n, uint64_t seed);
 
 /* A random cycle through `lines` lines of `stride` uint32 entries each:
  * chain[line_i * stride] holds the slot of the next line. Sattolo's
@@ -139,6 +152,17 @@ size_t busy_check_arith(const uint32_t *start, const uint32_t *end, const unsign
                         size_t lanes, uint32_t a, uint32_t c, size_t *first_bad);
 size_t busy_check_chase(const uint32_t *chain, const uint32_t *start, const uint32_t *end,
                         const unsigned long long *counts, size_t lanes, size_t *first_bad);
+
+/* One burst of a variant checked against the reference its role names,
+ * from host copies of its lanes' starts, end states and counts (chain: the
+ * chase's): busy_check_arith for "compute", busy_check_chase for
+ * "latency"; any other role has no lanes to check and fails. True when
+ * every lane matches; why says what was found. */
+bool busy_check_lanes(const busy_variant *v, const uint32_t *chain, const uint32_t *start,
+                      const uint32_t *end, const unsigned long long *counts, size_t lanes,
+                      char *why, size_t len);
+/* The "bandwidth" role's reference: want = a x + b, in double. */
+void busy_stream_reference(const float *x, double *want, size_t n);
 
 #ifdef __cplusplus
 }

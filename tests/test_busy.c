@@ -55,6 +55,20 @@ Test(busy, the_chain_is_one_cycle_through_every_line)
     free(chain);
 }
 
+/* The seeds are the same for a seed, and scattered: no two lanes alike. */
+Test(busy, seeds_are_deterministic_and_distinct)
+{
+    enum { N = 4096 };
+    uint32_t a[N], b[N];
+    busy_make_seeds(a, N, 42);
+    busy_make_seeds(b, N, 42);
+    cr_assert_arr_eq(a, b, sizeof a);
+    for (int i = 1; i < N; i++)
+        cr_assert_neq(a[i], a[i - 1], "lanes %d and %d", i - 1, i);
+    busy_make_seeds(b, N, 43);
+    cr_assert_neq(a[0], b[0], "another seed, other starts");
+}
+
 /* ---- the variants on one backend ------------------------------------------------ */
 
 typedef struct bufs {
@@ -72,8 +86,7 @@ static void make_bufs(rl_backend *be, bufs *b, size_t lanes, size_t n)
     b->counts = rl_alloc(be, lanes * 8);
     b->work = rl_alloc(be, 8);
     b->seeds = rl_host_alloc(lanes * 4);
-    for (size_t i = 0; i < lanes; i++)
-        b->seeds[i] = (uint32_t)(i * 2654435761u + 7);
+    busy_make_seeds(b->seeds, lanes, 7);
     b->chain_host = calloc(b->lines * STRIDE, 4);
     b->starts = rl_host_alloc(lanes * 4);
     busy_make_chain(b->chain_host, b->lines, STRIDE, b->starts, lanes, 5);
@@ -105,11 +118,6 @@ static busy_args args_for(rl_backend *be, bufs *b, int workers, double duty)
                        .stream = rl_stream(be)};
 }
 
-static bool role_is(const busy_variant *v, const char *role)
-{
-    return v->role && !strcmp(v->role, role);
-}
-
 static const busy_ops *ops_of(rl_backend *be, const busy_variant *v)
 {
     return rl_kind(be) == RL_CUDA ? v->cuda : v->cpu;
@@ -119,56 +127,92 @@ static const busy_ops *ops_of(rl_backend *be, const busy_variant *v)
 static const busy_variant *with_role(const char *role)
 {
     const busy_variant *v = busy_variants;
-    while (v->name && !role_is(v, role))
+    while (v->name && !busy_has_role(v, role))
         v++;
     cr_assert_not_null(v->name, "a busy variant has the role %s", role);
     return v;
+}
+
+/* busy_check_lanes against hand-made end states: the reference's pass,
+ * one wrong lane or a zero count fails and is named, and a role without
+ * lanes to check fails with a reason. */
+Test(busy, check_lanes_finds_the_wrong_lane)
+{
+    enum { LANES = 5, LINES = 64, STRIDE = 16 };
+    const busy_variant *arith = with_role("compute"), *chase = with_role("latency");
+    uint32_t start[LANES], end[LANES], *chain = calloc(LINES * STRIDE, sizeof *chain);
+    unsigned long long counts[LANES];
+    char why[256];
+    for (int i = 0; i < LANES; i++) {
+        start[i] = 1000u * (uint32_t)i + 1, counts[i] = 10u + (unsigned)i;
+        end[i] = busy_lcg_jump(start[i], counts[i], BUSY_LCG_A, BUSY_LCG_C);
+    }
+    cr_assert(busy_check_lanes(arith, NULL, start, end, counts, LANES, why, sizeof why), "%s", why);
+    cr_assert(strstr(why, "ok (5 lanes"), "%s", why);
+    end[3] ^= 1;
+    cr_assert_not(busy_check_lanes(arith, NULL, start, end, counts, LANES, why, sizeof why));
+    cr_assert(strstr(why, "1 of 5 lanes wrong, first at 3"), "%s", why);
+    end[3] ^= 1, counts[1] = 0;
+    cr_assert_not(busy_check_lanes(arith, NULL, start, end, counts, LANES, why, sizeof why),
+                  "a lane that did no work fails");
+
+    busy_make_chain(chain, LINES, STRIDE, start, LANES, 3);
+    for (int i = 0; i < LANES; i++) {
+        counts[i] = 7;
+        end[i] = start[i];
+        for (int h = 0; h < 7; h++)
+            end[i] = chain[end[i]];
+    }
+    cr_assert(busy_check_lanes(chase, chain, start, end, counts, LANES, why, sizeof why), "%s",
+              why);
+    counts[4] = 8;
+    cr_assert_not(busy_check_lanes(chase, chain, start, end, counts, LANES, why, sizeof why));
+    cr_assert(strstr(why, "first at 4"), "%s", why);
+
+    busy_variant odd = *arith;
+    odd.role = "exotic";
+    cr_assert_not(busy_check_lanes(&odd, NULL, start, end, counts, LANES, why, sizeof why));
+    cr_assert(strstr(why, "no reference check for variant arith (role exotic)"), "%s", why);
+    free(chain);
 }
 
 /* One burst of every variant on `workers`; every lane and element checked
  * against the reference its role names. */
 static void check_bursts(rl_backend *be, int workers, size_t n)
 {
-    int most = 1;
-    for (const busy_variant *v = busy_variants; v->name; v++)
-        if (ops_of(be, v))
-            most = ops_of(be, v)->lanes > most ? ops_of(be, v)->lanes : most;
+    int most = busy_max_lanes(rl_kind(be) == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU);
     bufs b;
     make_bufs(be, &b, (size_t)workers * most, n);
     for (const busy_variant *v = busy_variants; v->name; v++) {
         const busy_ops *ops = ops_of(be, v);
         if (!ops)
             continue;
-        size_t lanes = (size_t)workers * ops->lanes, first = 0, bad;
+        size_t lanes = (size_t)workers * ops->lanes;
+        const uint32_t *start = busy_has_role(v, "latency") ? b.starts : b.seeds;
         busy_args a = args_for(be, &b, workers, 1);
-        rl_upload(be, b.states, role_is(v, "latency") ? b.starts : b.seeds, lanes * 4);
+        rl_upload(be, b.states, start, lanes * 4);
         rl_poison(be, b.counts, lanes * 8);
         rl_poison(be, b.y, n * 4);
         ops->burst(&a, 2e-3);
-        uint32_t *end = rl_host_alloc(lanes * 4);
-        unsigned long long *counts = rl_host_alloc(lanes * 8);
-        rl_download(be, end, b.states, lanes * 4);
-        rl_download(be, counts, b.counts, lanes * 8);
-        if (role_is(v, "compute"))
-            bad = busy_check_arith(b.seeds, end, counts, lanes, BUSY_LCG_A, BUSY_LCG_C, &first);
-        else if (role_is(v, "latency"))
-            bad = busy_check_chase(b.chain_host, b.starts, end, counts, lanes, &first);
-        else {
-            cr_assert(role_is(v, "bandwidth"), "%s: a role with a reference", v->name);
-            float *x = rl_host_alloc(n * 4), *y = rl_host_alloc(n * 4);
+        char why[256];
+        bool ok;
+        if (busy_has_role(v, "bandwidth")) {
+            float *x = rl_download_copy(be, b.x, n * 4), *y = rl_download_copy(be, b.y, n * 4);
             double *want = rl_host_alloc(n * 8);
-            rl_download(be, x, b.x, n * 4);
-            rl_download(be, y, b.y, n * 4);
-            for (size_t i = 0; i < n; i++)
-                want[i] = (double)x[i] * BUSY_STREAM_A + BUSY_STREAM_B;
+            busy_stream_reference(x, want, n);
             rl_check c = rl_compare_f32(y, want, n, 1e-6, 1e-6);
-            bad = c.bad, first = c.first_bad;
+            rl_check_describe(&c, why, sizeof why);
+            ok = c.ok;
             rl_host_free(x), rl_host_free(y), rl_host_free(want);
+        } else {
+            uint32_t *end = rl_download_copy(be, b.states, lanes * 4);
+            unsigned long long *counts = rl_download_copy(be, b.counts, lanes * 8);
+            ok = busy_check_lanes(v, b.chain_host, start, end, counts, lanes, why, sizeof why);
+            rl_host_free(end);
+            rl_host_free(counts);
         }
-        cr_assert_eq(bad, 0u, "%s %s on %d workers: %zu bad, first %zu", rl_backend_name(rl_kind(be)),
-                     v->name, workers, bad, first);
-        rl_host_free(end);
-        rl_host_free(counts);
+        cr_assert(ok, "%s %s on %d workers: %s", rl_backend_name(rl_kind(be)), v->name, workers,
+                  why);
     }
     free_bufs(be, &b);
 }
@@ -197,15 +241,29 @@ static void count_edge(void *arg, int which, const int *tids, int ntids)
 
 static double duty_of(const busy_result *r)
 {
-    rl_interval *iv = malloc((size_t)(r->bursts + 1) * sizeof *iv);
-    for (long long i = 0; i < r->bursts; i++) {
-        cr_assert(r->starts[i] >= 0 && r->ends[i] >= r->starts[i] && r->ends[i] <= r->window_s + 1e-3,
-                  "burst %lld [%g, %g] inside the %g s window", i, r->starts[i], r->ends[i], r->window_s);
-        iv[i] = (rl_interval){r->starts[i], r->ends[i]};
-    }
-    double d = rl_busy_fraction(iv, (size_t)r->bursts, 0, r->window_s);
-    free(iv);
-    return d;
+    for (long long i = 0; i < r->bursts; i++)
+        cr_assert(r->starts[i] >= 0 && r->ends[i] >= r->starts[i] &&
+                      r->ends[i] <= r->window_s + 1e-3,
+                  "burst %lld [%g, %g] inside the %g s window", i, r->starts[i], r->ends[i],
+                  r->window_s);
+    return rl_duty_of(r->starts, r->ends, (size_t)r->bursts, r->window_s, 0.1).pct / 100;
+}
+
+/* rl_duty_of, as experiment 01 reads a run: exact on bursts of known
+ * length; sub-windows give the least and the most. */
+Test(busy, duty_of_bursts_whole_and_by_sub_window)
+{
+    /* 1 s window: 0.1 s busy in each of the first five 0.2 s sub-windows,
+     * none after; the last burst sticks out of the window. */
+    double starts[] = {0.0, 0.2, 0.4, 0.6, 0.8, 0.95}, ends[] = {0.1, 0.3, 0.5, 0.7, 0.9, 1.2};
+    rl_duty d = rl_duty_of(starts, ends, 6, 1.0, 0.2);
+    cr_assert_float_eq(d.pct, 55.0, 1e-9);
+    cr_assert_float_eq(d.min_pct, 50.0, 1e-9);
+    cr_assert_float_eq(d.max_pct, 75.0, 1e-9);
+    d = rl_duty_of(starts, ends, 0, 1.0, 0.2);
+    cr_assert(d.pct == 0 && d.min_pct == 0 && d.max_pct == 0, "no bursts: idle");
+    d = rl_duty_of(starts, ends, 6, 0.1, 0.2);
+    cr_assert(isnan(d.min_pct) && isnan(d.max_pct), "no sub-window fits");
 }
 
 /* 20 periods of 10 ms: at most one burst per period and worker (a thread

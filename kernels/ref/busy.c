@@ -1,7 +1,8 @@
 /*
  * ref/busy.c -- what every busy variant, on either backend, is checked
  * against (experiment 01): the LCG jumped ahead, the pointer chase followed
- * hop by hop, and the chase's input, one random cycle.
+ * hop by hop, y = a x + b in double; and the variants' inputs: the LCG
+ * chains' seeds, the chase's one random cycle.
  */
 #include "../busy.h"
 
@@ -25,12 +26,20 @@ uint32_t busy_lcg_jump(uint32_t x, unsigned long long steps, uint32_t a, uint32_
     return x * acc_a + acc_c;
 }
 
-static uint64_t splitmix64(uint64_t *s)
+/* SplitMix64's output function: nearby inputs, unrelated outputs. */
+static uint64_t mix64(uint64_t z)
 {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+static uint64_t splitmix64(uint64_t *s) { return mix64(*s += 0x9e3779b97f4a7c15ULL); }
+
+void busy_make_seeds(uint32_t *seeds, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        seeds[i] = (uint32_t)mix64(seed * 0x9e3779b97f4a7c15ULL + i);
 }
 
 void busy_make_chain(uint32_t *chain, size_t lines, size_t stride, uint32_t *starts, size_t nstarts,
@@ -84,4 +93,33 @@ size_t busy_check_chase(const uint32_t *chain, const uint32_t *start, const uint
                 *first_bad = i;
     }
     return bad;
+}
+
+void busy_stream_reference(const float *x, double *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        want[i] = (double)x[i] * BUSY_STREAM_A + BUSY_STREAM_B;
+}
+
+bool busy_check_lanes(const busy_variant *v, const uint32_t *chain, const uint32_t *start,
+                      const uint32_t *end, const unsigned long long *counts, size_t lanes,
+                      char *why, size_t len)
+{
+    size_t bad, first = 0;
+    if (busy_has_role(v, "compute"))
+        bad = busy_check_arith(start, end, counts, lanes, BUSY_LCG_A, BUSY_LCG_C, &first);
+    else if (busy_has_role(v, "latency"))
+        bad = busy_check_chase(chain, start, end, counts, lanes, &first);
+    else { /* a new kind of variant needs its own reference, here */
+        snprintf(why, len, "no reference check for variant %s (role %s): give it one of busy.h's "
+                 "roles, or a check in busy_check_lanes() in kernels/ref/busy.c", v->name,
+                 v->role ? v->role : "none");
+        return false;
+    }
+    if (bad)
+        snprintf(why, len, "FAILED: %zu of %zu lanes wrong, first at %zu (count %llu)", bad, lanes,
+                 first, counts[first]);
+    else
+        snprintf(why, len, "ok (%zu lanes, every end state equal to the reference's)", lanes);
+    return bad == 0;
 }
