@@ -11,16 +11,7 @@
 #include "rl_probes.h"
 #include "rooflab.h"
 
-enum { MAX_CPU_WORKERS = RL_OBSERVER_MAX_THREADS }; /* the observer reads each one */
-
-/* Whether the variant has this role (busy.h: compute, latency, bandwidth). */
-static inline bool role_is(const busy_variant *v, const char *role)
-{
-    return kernel_has_role(KERNEL_VARIANT(v), role);
-}
-
-/* The variants' buffers on the backend's device, and what validation found
- * for each row of busy_variants (by its index). */
+/* The variants' buffers on the backend's device. */
 typedef struct buffers {
     rl_ctx *ctx;
     int max_workers;        /* CUDA: 4 blocks per SM; CPU: the cores */
@@ -32,8 +23,7 @@ typedef struct buffers {
     float *x, *y;
     size_t n;
     double bytes_per_hop;   /* memory traffic of one chase hop: a cache line or sector */
-    signed char *valid;     /* per row: 1 passed validation, 0 failed, -1 not yet run */
-    char (*why)[256];
+    const rl_points *points; /* whose variants check_point() validates */
 } buffers;
 
 /* One point of a sweep: what it is, then what was observed (its CSV row
@@ -49,16 +39,28 @@ typedef struct point {
     /* observed */
     bool ok;
     int bursts;
-    double duty_measured_pct, duty_min_pct, duty_max_pct, window_s, work, work_per_s;
+    rl_duty measured;          /* the duty cycle from the bursts' timestamps */
+    double window_s, work, work_per_s;
     double work_fraction, gbps; /* against the full device; the bytes a chase or stream moved */
     rl_reading rd;
 } point;
 
-/* verdicts.c: the claims, judged from the points. full: the most work per
- * second the compute variant did (the full device); units: SMs or logical
- * CPUs. */
-void judge(rl_ctx *ctx, const point *pts, int n, int units, double full, double ceiling_gbps,
-           double bytes_per_hop);
+enum { MAX_POINTS = 64 };
+
+/* A run of the experiment (main.c). */
+typedef struct run {
+    rl_ctx *ctx;
+    buffers w;
+    rl_observer obs;
+    double settle_s, hold_s, period_s;
+    int units;              /* SMs or logical CPUs: "the full device" */
+    point pts[MAX_POINTS];  /* the points' data */
+    rl_points points;
+} run;
+
+/* verdicts.c: the claims, judged from the observed points. full: the most
+ * work per second the compute variant did (the full device). */
+void judge(const run *r, double full);
 
 void buffers_open(buffers *b, rl_ctx *ctx);
 void buffers_close(buffers *b);
@@ -68,11 +70,5 @@ bool check_point(rl_ctx *ctx, rl_point *p);
 /* The arguments for a run of v on `workers` at this duty. */
 busy_args variant_args(buffers *b, const busy_variant *v, int workers, double duty,
                        double period_s);
-
-/* The GPU's PCI bus id for the observer (NULL on the CPU). */
-const char *observed_gpu(rl_ctx *ctx, char pci[32]);
-
-/* Device memory held idle: allocated and written once. */
-void *idle_allocation(rl_ctx *ctx, double *bytes);
 
 #endif

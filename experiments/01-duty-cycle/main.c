@@ -38,8 +38,6 @@ static const char *col_memory_used(rl_ctx *c, const rl_point *p, char *buf, size
     return rl_format_bytes(pt(p)->rd.mem_used, buf, len), buf;
 }
 
-#define READING(name, member) RL_DOUBLE(name, NULL, NULL, point, rd.member)
-
 static const rl_column COLUMNS[] = {
     RL_TEXT("sweep", NULL, NULL, point, sweep),
     RL_TEXT("variant", NULL, NULL, point, name),
@@ -55,28 +53,16 @@ static const rl_column COLUMNS[] = {
 static const rl_column OBSERVED[] = {
     RL_DOUBLE("window_s", NULL, NULL, point, window_s),
     RL_INT("bursts", NULL, NULL, point, bursts),
-    RL_DOUBLE("duty_measured_pct", NULL, NULL, point, duty_measured_pct),
-    RL_DOUBLE("duty_window_min_pct", NULL, NULL, point, duty_min_pct),
-    RL_DOUBLE("duty_window_max_pct", NULL, NULL, point, duty_max_pct),
+    RL_DOUBLE("duty_measured_pct", NULL, NULL, point, measured.pct),
+    RL_DOUBLE("duty_window_min_pct", NULL, NULL, point, measured.min_pct),
+    RL_DOUBLE("duty_window_max_pct", NULL, NULL, point, measured.max_pct),
     RL_DOUBLE("work", NULL, NULL, point, work),
     RL_TEXT("work_unit", NULL, NULL, point, work_unit),
     RL_DOUBLE("work_per_s", NULL, NULL, point, work_per_s),
     RL_DOUBLE("work_fraction", NULL, NULL, point, work_fraction),
     RL_DOUBLE("gbps", NULL, NULL, point, gbps),
     RL_DOUBLE("alloc_bytes", NULL, NULL, point, alloc_bytes),
-    READING("util_pct", util_pct),
-    READING("util_mem_pct", util_mem_pct),
-    RL_INT("util_samples", NULL, NULL, point, rd.util_samples),
-    RL_CHARS("util_source", NULL, NULL, point, rd.util_source),
-    READING("units_busy_pct", units_busy_pct),
-    READING("gpm_sm_occupancy_pct", occupancy_pct),
-    READING("gpm_any_tensor_util_pct", tensor_pct),
-    READING("gpm_dram_bw_util_pct", dram_bw_pct),
-    RL_CHARS("gpm_status", NULL, NULL, point, rd.gpm_status),
-    READING("mem_used_bytes", mem_used),
-    READING("mem_total_bytes", mem_total),
-    READING("sm_clock_mhz", sm_clock_mhz),
-    RL_CHARS("note", NULL, NULL, point, rd.note),
+    RL_READING_COLUMNS(point, rd),
     {0},
 };
 
@@ -89,7 +75,7 @@ static rl_column TABLE[] = {
     RL_TEXT(NULL, "variant", "%-15s", point, name),
     RL_INT(NULL, "threads", "%7d", point, workers),
     {NULL, "target %", "%8.0f", .num = col_duty_target},
-    RL_DOUBLE_MEASURED(NULL, "measured %", "%10.1f", point, duty_measured_pct),
+    RL_DOUBLE_MEASURED(NULL, "measured %", "%10.1f", point, measured.pct),
     RL_DOUBLE_MEASURED(NULL, "busy %", "%7.1f", point, rd.util_pct),
     RL_DOUBLE_MEASURED(NULL, "mem util %", "%10.1f", point, rd.util_mem_pct),
     RL_DOUBLE_MEASURED(NULL, "machine %", "%9.1f", point, rd.units_busy_pct),
@@ -127,18 +113,6 @@ static const rl_experiment EXP01 = {
     .compare_value = "util_pct",
 };
 
-enum { MAX_POINTS = 64 };
-
-typedef struct run {
-    rl_ctx *ctx;
-    buffers w;
-    rl_observer obs;
-    double settle_s, hold_s, period_s;
-    int units;              /* SMs or logical CPUs: "the full device" */
-    point pts[MAX_POINTS];  /* the points' data */
-    rl_points points;
-} run;
-
 /* ---- the sweeps: the points, declared --------------------------------------- */
 
 static void declare(run *r, const char *sweep, const busy_variant *v, int workers, double duty)
@@ -149,9 +123,9 @@ static void declare(run *r, const char *sweep, const busy_variant *v, int worker
     *p = (point){.sweep = sweep, .name = v->name, .v = v, .w = &r->w, .workers = workers,
                  .duty = duty, .worker_unit = r->ctx->kind == RL_CUDA ? "blocks" : "threads",
                  .work_unit = v->work_unit, .workers_per_unit = (double)workers / r->units,
-                 .period_ms = 1e3 * r->period_s, .work_fraction = NAN,
-                 .gbps = NAN};
-    rl_points_add(&r->points, &(rl_point){.variant = KERNEL_VARIANT(v), .data = p, .check = check_point});
+                 .period_ms = 1e3 * r->period_s, .work_fraction = NAN, .gbps = NAN};
+    rl_points_add(&r->points,
+                  &(rl_point){.variant = KERNEL_VARIANT(v), .data = p, .check = check_point});
 }
 
 static bool want(const char *s) { return !strcmp(sweep_choice, "all") || !strcmp(sweep_choice, s); }
@@ -162,48 +136,33 @@ static const busy_variant *variant(const run *r, const char *role)
     return (const busy_variant *)rl_variant_by_role(r->ctx, &busy_family, role);
 }
 
-static bool runs(const run *r, const busy_variant *v)
-{
-    return rl_runs(r->ctx, &busy_family, KERNEL_VARIANT(v));
-}
-
-/* Workers 1, 2, 4, ... below the unit count, the unit count, and (GPU)
- * 2 and 4 blocks per SM; quick: 1, all units, and the most. */
-static int worker_list(const run *r, int *out)
-{
-    int n = 0, units = r->units, most = r->w.max_workers;
-    if (r->ctx->args.mode == RL_MODE_QUICK) {
-        out[n++] = 1;
-        if (units > 1)
-            out[n++] = units;
-        if (most > units)
-            out[n++] = most;
-        return n;
-    }
-    for (int b = 1; b < units; b *= 2)
-        out[n++] = b;
-    for (int b = units; b <= most; b *= 2)
-        out[n++] = b;
-    return n;
-}
-
-/* The compute variant over the worker list; every other variant but the
- * bandwidth one (sweep c's) on one worker, and on one per unit outside a
- * quick run. */
+/* Sweep a: the compute variant on 1, 2, 4, ... workers below the unit
+ * count, the unit count, and (GPU) 2 and 4 blocks per SM (quick: 1, all
+ * units, and the most); every other variant but the bandwidth one (sweep
+ * c's) on one worker, and on one per unit outside a quick run. */
 static void sweep_occupancy(run *r)
 {
-    int list[32], n = worker_list(r, list);
+    int units = r->units, most = r->w.max_workers;
+    bool quick = r->ctx->args.mode == RL_MODE_QUICK;
     for (const busy_variant *v = busy_variants; v->name; v++) {
-        if (!runs(r, v) || role_is(v, "bandwidth"))
+        if (!rl_runs(r->ctx, &busy_family, KERNEL_VARIANT(v)) || busy_has_role(v, "bandwidth"))
             continue;
-        if (role_is(v, "compute")) {
-            for (int i = 0; i < n; i++)
-                declare(r, "a_occupancy", v, list[i], 1.0);
-            continue;
+        if (!busy_has_role(v, "compute")) {
+            declare(r, "a_occupancy", v, 1, 1.0);
+            if (!quick && units > 1)
+                declare(r, "a_occupancy", v, units, 1.0);
+        } else if (quick) {
+            declare(r, "a_occupancy", v, 1, 1.0);
+            if (units > 1)
+                declare(r, "a_occupancy", v, units, 1.0);
+            if (most > units)
+                declare(r, "a_occupancy", v, most, 1.0);
+        } else {
+            for (int b = 1; b < units; b *= 2)
+                declare(r, "a_occupancy", v, b, 1.0);
+            for (int b = units; b <= most; b *= 2)
+                declare(r, "a_occupancy", v, b, 1.0);
         }
-        declare(r, "a_occupancy", v, 1, 1.0);
-        if (r->ctx->args.mode != RL_MODE_QUICK && r->units > 1)
-            declare(r, "a_occupancy", v, r->units, 1.0);
     }
 }
 
@@ -232,79 +191,75 @@ static void sweep_memory(run *r)
 
 /* ---- one point: settle, then hold and read ----------------------------- */
 
-static void duty_of(point *p, const busy_result *r)
+/* Device memory held idle: allocated and written once. */
+static void *idle_allocation(rl_ctx *ctx, double *bytes)
 {
-    rl_interval *iv = malloc((size_t)(r->bursts ? r->bursts : 1) * sizeof *iv);
-    for (long long i = 0; i < r->bursts; i++)
-        iv[i] = (rl_interval){r->starts[i], r->ends[i]};
-    p->window_s = r->window_s;
-    p->duty_measured_pct = 100 * rl_busy_fraction(iv, (size_t)r->bursts, 0, r->window_s);
-    double win[256];
-    int k = rl_busy_windows(iv, (size_t)r->bursts, 0, r->window_s, 0.1, win, 256);
-    p->duty_min_pct = k ? 100 * win[0] : NAN, p->duty_max_pct = k ? 100 * win[0] : NAN;
-    for (int i = 1; i < k; i++)
-        p->duty_min_pct = fmin(p->duty_min_pct, 100 * win[i]), p->duty_max_pct = fmax(p->duty_max_pct, 100 * win[i]);
-    free(iv);
+    double target;
+    if (ctx->kind == RL_CUDA) {
+        char pci[32];
+        double free_b, total_b;
+        busy_device(pci, sizeof pci, &free_b, &total_b);
+        target = 0.5 * free_b; /* half of what is free: memory.used high */
+    } else {
+        /* 16x the stream's buffers, at most a quarter of the machine's RAM. */
+        target = fmin(16 * 2 * 2 * ctx->dev->llc_bytes,
+                      fmin(0.25 * rl_host_ram_bytes(), rl_max_bytes(ctx)));
+    }
+    size_t b = (size_t)target & ~(size_t)((1 << 20) - 1);
+    void *p = rl_alloc(ctx->be, b);
+    rl_poison(ctx->be, p, b); /* written once, so every page is resident */
+    *bytes = (double)b;
+    return p;
 }
 
-static void hold(run *r, point *p)
+/* The point's load unobserved for settle_s (so that NVML's last sample
+ * period sees this load too), then observed for hold_s. */
+static void observe(void *arg, rl_point *rp)
 {
-    const busy_variant *v = p->v;
-    rl_progress_step(r->ctx, "%s: %s on %d, duty %.0f %%", p->sweep, p->name, p->workers, p->duty * 100);
-    busy_args a = variant_args(&r->w, v, p->workers, p->duty, r->period_s);
+    run *r = arg;
+    point *p = (point *)rp->data; /* one of r->pts */
+    const busy_ops *ops = RL_LAUNCHER(r->ctx, p->v);
+    void *held = p->idle ? idle_allocation(r->ctx, &p->alloc_bytes) : NULL;
+    rl_progress_step(r->ctx, "%s: %s on %d, duty %.0f %%", p->sweep, p->name, p->workers,
+                     p->duty * 100);
+    busy_args a = variant_args(&r->w, p->v, p->workers, p->duty, r->period_s);
     busy_result res;
-    RL_LAUNCHER(r->ctx, v)->run(&a, r->settle_s, &res); /* NVML's last sample period sees this load too */
+    ops->run(&a, r->settle_s, &res);
     busy_result_free(&res);
     a.edge = rl_observer_edge, a.edge_arg = &r->obs;
-    RL_LAUNCHER(r->ctx, v)->run(&a, r->hold_s, &res);
+    ops->run(&a, r->hold_s, &res);
     rl_observer_read(&r->obs, res.t0, res.t1, &p->rd);
-    duty_of(p, &res);
+    p->measured = rl_duty_of(res.starts, res.ends, (size_t)res.bursts, res.window_s, 0.1);
+    p->window_s = res.window_s;
     p->bursts = (int)res.bursts;
     p->work = res.work;
     p->work_per_s = res.work / res.window_s;
+    p->ok = true;
     busy_result_free(&res);
-}
-
-static void observe(run *r, point *p)
-{
-    void *held = p->idle ? idle_allocation(r->ctx, &p->alloc_bytes) : NULL;
-    hold(r, p);
-    if (held)
-        rl_free(r->ctx->be, held);
+    rl_free(r->ctx->be, held);
 }
 
 /* ---- what the points say together ------------------------------------------ */
 
-/* The most work per second the compute variant did in sweep a: "the full device". */
-static double full_device_rate(const run *r)
+/* The full device: the most work per second the compute variant did in
+ * sweep a. Then each point's derived columns: the compute variant's work
+ * against the full device's; the bytes a chase (a line or sector per hop)
+ * or a stream moved. */
+static double derive(run *r)
 {
-    double best = NAN;
-    for (int i = 0; i < r->points.n; i++)
-        if (r->pts[i].ok && !strcmp(r->pts[i].sweep, "a_occupancy") && role_is(r->pts[i].v, "compute"))
-            best = isnan(best) ? r->pts[i].work_per_s : fmax(best, r->pts[i].work_per_s);
-    return best;
-}
-
-/* The compute variant's work against the full device's; the bytes a chase
- * (a line or sector per hop) or a stream moved. */
-static void derive(run *r, point *p, double full)
-{
-    if (role_is(p->v, "compute"))
-        p->work_fraction = p->work_per_s / full;
-    if (role_is(p->v, "latency"))
-        p->gbps = p->work_per_s * r->w.bytes_per_hop / 1e9;
-    else if (role_is(p->v, "bandwidth") && !p->idle)
-        p->gbps = p->work_per_s / 1e9;
-}
-
-/* The plan: each point holds its load for settle + hold seconds, a fixed
- * time whatever the variant. */
-static void plan(run *r)
-{
-    for (int i = 0; i < r->points.n; i++)
-        rl_plan_group(r->ctx, 1, 0);
-    rl_plan_fixed(r->ctx, r->points.n * (r->settle_s + r->hold_s));
-    rl_plan_print(r->ctx);
+    double full = NAN;
+    for (const point *p = r->pts; p < r->pts + r->points.n; p++)
+        if (p->ok && !strcmp(p->sweep, "a_occupancy") && busy_has_role(p->v, "compute"))
+            full = fmax(full, p->work_per_s); /* fmax skips the NaN it starts from */
+    for (point *p = r->pts; p < r->pts + r->points.n; p++) {
+        if (busy_has_role(p->v, "compute"))
+            p->work_fraction = p->work_per_s / full;
+        if (busy_has_role(p->v, "latency"))
+            p->gbps = p->work_per_s * r->w.bytes_per_hop / 1e9;
+        else if (busy_has_role(p->v, "bandwidth") && !p->idle)
+            p->gbps = p->work_per_s / 1e9;
+    }
+    return full;
 }
 
 int main(int argc, char **argv)
@@ -314,23 +269,22 @@ int main(int argc, char **argv)
     r->ctx = ctx;
     double period_ms = rl_option_number(ctx, "period-ms", period_ms_opt, 1, 1000, false, NULL);
     bool gpu = ctx->kind == RL_CUDA;
-    rl_mode mode = ctx->args.mode;
     double load_start = rl_load_average();
     r->period_s = period_ms / 1e3;
     /* NVML averages over its own sample period (up to a sixth of a second),
      * so a GPU point settles and holds longer than a CPU point. */
     static const double SETTLE[2][3] = {{0.2, 0.1, 0.25}, {0.8, 0.6, 1.0}}; /* [gpu][mode] */
     static const double HOLD[2][3] = {{1.0, 0.4, 2.0}, {2.0, 1.0, 3.0}};
-    r->settle_s = SETTLE[gpu][mode];
-    r->hold_s = HOLD[gpu][mode];
+    r->settle_s = SETTLE[gpu][ctx->args.mode];
+    r->hold_s = HOLD[gpu][ctx->args.mode];
     r->units = gpu ? ctx->dev->sm_count : ctx->dev->threads;
     if (gpu) /* the console's names for the GPU's readings */
         TABLE[2].head = "blocks", TABLE[5].head = "util %", TABLE[7].head = "SM_UTIL %";
-    const rl_ceilings *ceil = rl_ceilings_get(ctx);
+    rl_ceilings_get(ctx); /* the roofs, before any load of ours runs; judge() reads them */
 
     buffers_open(&r->w, ctx);
-    char pci[32];
-    rl_observer_open(&r->obs, ctx, observed_gpu(ctx, pci));
+    r->w.points = &r->points;
+    rl_observer_open(&r->obs, ctx, gpu ? ctx->dev->pci_bus_id : NULL);
     char buf[512];
     rl_observer_describe(&r->obs, buf, sizeof buf);
     printf("observer    %s\n", buf);
@@ -346,18 +300,16 @@ int main(int argc, char **argv)
         sweep_duty(r);
     if (want("c"))
         sweep_memory(r);
-    plan(r);
-    rl_points_validate(ctx, &r->points);
+    /* The plan: each point holds its load for settle + hold seconds,
+     * whatever the variant. */
+    for (int i = 0; i < r->points.n; i++)
+        rl_plan_group(ctx, 1, 0);
+    rl_plan_fixed(ctx, r->points.n * (r->settle_s + r->hold_s));
+    rl_plan_print(ctx);
+    rl_points_observe(ctx, &r->points, observe, r);
     if (r->w.chain_lines) /* made when a chase is validated */
         rl_meta(ctx, "chase_buffer", "%zu lines of %zu bytes (%.0f MiB), one random cycle",
                 r->w.chain_lines, r->w.chain_stride * 4, r->w.chain_lines * r->w.chain_stride * 4.0 / 1048576);
-    for (int i = 0; i < r->points.n; i++)
-        if (r->points.v[i].state == RL_POINT_VALID) {
-            observe(r, &r->pts[i]);
-            r->pts[i].ok = true;
-            rl_point_observed(&r->points.v[i]);
-        }
-    rl_progress_clear();
     rl_observer_describe(&r->obs, buf, sizeof buf); /* now with NVML's sample period */
     rl_meta(ctx, "observer", "%s", buf);
 
@@ -366,11 +318,9 @@ int main(int argc, char **argv)
         printf("note        load average %.1f on %ld CPUs: other processes took CPU time from the "
                "workers, so busy time falls below the duty cycle\n", overload,
                sysconf(_SC_NPROCESSORS_ONLN));
-    double full = full_device_rate(r);
-    for (int i = 0; i < r->points.n; i++)
-        derive(r, &r->pts[i], full);
+    double full = derive(r);
     rl_points_report(ctx, &r->points);
-    judge(ctx, r->pts, r->points.n, r->units, full, ceil->bw[RL_DRAM][RL_READ].best, r->w.bytes_per_hop);
+    judge(r, full);
 
     rl_points_free(&r->points);
     rl_observer_close(&r->obs);

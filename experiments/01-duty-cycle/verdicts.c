@@ -12,92 +12,86 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { ONE_BUSY_GPU, ONE_BUSY_CPU, CHASE_BUSY, TRACKS_ONE_GPU, TRACKS_ONE_CPU, TRACKS_FULL_GPU,
-       TRACKS_FULL_CPU, WORK_DIFFERS_GPU, WORK_DIFFERS_CPU, UNITS_VIEW_GPU, UNITS_VIEW_CPU,
-       MEMORY_GPU, MEMORY_CPU };
+/* In the order of the prediction. A claim with a CPU twin comes the GPU's
+ * first, then the CPU's: claim() takes this run's. */
+enum { ONE_BUSY = 0, CHASE_BUSY = 2, TRACKS_ONE = 3, TRACKS_FULL = 5, WORK_DIFFERS = 7,
+       UNITS_VIEW = 9, MEMORY = 11 };
 
 #define WITHIN_10 0, 10, "points", 1, .predicted_text = "within 10 points"
 
 const rl_claim EXP01_CLAIMS[] = {
-    [ONE_BUSY_GPU] = {"one_worker_reads_busy", "one busy block reads busy (utilization.gpu)", 90,
-                      INFINITY, "%", 1},
-    [ONE_BUSY_CPU] = {"one_worker_reads_busy", "one busy thread reads busy (top -H)", 90, INFINITY,
-                      "%", 1},
-    [CHASE_BUSY] = {"chase_reads_busy", "a pointer chase reads busy while moving little data",
-                    .predicted_text = "busy >= 90 %, < 0.25 of bandwidth"},
-    [TRACKS_ONE_GPU] = {"tracks_duty_one_worker", "utilization.gpu tracks the duty cycle, 1 block", WITHIN_10},
-    [TRACKS_ONE_CPU] = {"tracks_duty_one_worker", "busy time tracks the duty cycle, 1 thread", WITHIN_10},
-    [TRACKS_FULL_GPU] = {"tracks_duty_full_device", "utilization.gpu tracks the duty cycle, every SM",
-                         WITHIN_10},
-    [TRACKS_FULL_CPU] = {"tracks_duty_full_device", "busy time tracks the duty cycle, every CPU",
-                         WITHIN_10},
+    {"one_worker_reads_busy", "one busy block reads busy (utilization.gpu)", .lo = 90,
+     .hi = INFINITY, .unit = "%", .digits = 1},
+    {"one_worker_reads_busy", "one busy thread reads busy (top -H)", .lo = 90, .hi = INFINITY,
+     .unit = "%", .digits = 1},
+    {"chase_reads_busy", "a pointer chase reads busy while moving little data",
+     .predicted_text = "busy >= 90 %, < 0.25 of bandwidth"},
+    {"tracks_duty_one_worker", "utilization.gpu tracks the duty cycle, 1 block", WITHIN_10},
+    {"tracks_duty_one_worker", "busy time tracks the duty cycle, 1 thread", WITHIN_10},
+    {"tracks_duty_full_device", "utilization.gpu tracks the duty cycle, every SM", WITHIN_10},
+    {"tracks_duty_full_device", "busy time tracks the duty cycle, every CPU", WITHIN_10},
     /* bounds known at run time: from the number of SMs or CPUs */
-    [WORK_DIFFERS_GPU] = {"work_differs", "work: full device / one busy worker", NAN, INFINITY, "x",
-                          1, .predicted_text = ">= SMs / 2"},
-    [WORK_DIFFERS_CPU] = {"work_differs", "work: full device / one busy worker", NAN, INFINITY, "x",
-                          1, .predicted_text = ">= CPUs / 2"},
-    [UNITS_VIEW_GPU] = {"units_view_one_worker", "GPM SM_UTIL with one busy block", 0, 5, "%", 2,
-                        .predicted_text = "< 5 %"},
-    [UNITS_VIEW_CPU] = {"units_view_one_worker",
-                        "the machine-wide view (process CPU / CPUs), one thread", NAN, NAN, "%", 1,
-                        .predicted_text = "1 / CPUs, +- 10 points"},
-    [MEMORY_GPU] = {"memory_held_is_not_traffic", "utilization.memory is traffic time, not memory.used",
-                    .predicted_text = "idle: mem util <= 10 %, held >= 4x stream's; stream: mem util >= 50 %"},
-    [MEMORY_CPU] = {"memory_held_is_not_traffic", "resident memory says nothing of memory traffic (CPU)",
-                    .predicted_text = "idle: busy <= 10 %, held >= 4x stream's; stream: busy >= 90 %"},
+    {"work_differs", "work: full device / one busy worker", NAN, INFINITY, "x", 1,
+     .predicted_text = ">= SMs / 2"},
+    {"work_differs", "work: full device / one busy worker", NAN, INFINITY, "x", 1,
+     .predicted_text = ">= CPUs / 2"},
+    {"units_view_one_worker", "GPM SM_UTIL with one busy block", 0, 5, "%", 2,
+     .predicted_text = "< 5 %"},
+    {"units_view_one_worker", "the machine-wide view (process CPU / CPUs), one thread", NAN, NAN,
+     "%", 1, .predicted_text = "1 / CPUs, +- 10 points"},
+    {"memory_held_is_not_traffic", "utilization.memory is traffic time, not memory.used",
+     .predicted_text = "idle: mem util <= 10 %, held >= 4x stream's; stream: mem util >= 50 %"},
+    {"memory_held_is_not_traffic", "resident memory says nothing of memory traffic (CPU)",
+     .predicted_text = "idle: busy <= 10 %, held >= 4x stream's; stream: busy >= 90 %"},
     {0},
 };
 
+static const rl_claim *claim(const rl_ctx *ctx, int gpu_claim)
+{
+    return &EXP01_CLAIMS[gpu_claim + (ctx->kind != RL_CUDA)];
+}
+
 /* The first valid point of a sweep whose variant has this role (idle or
  * not), on this many workers (< 0: any) at this duty (< 0: any). */
-static const point *find(const point *pts, int n, const char *sweep, const char *role, bool idle,
+static const point *find(const run *r, const char *sweep, const char *role, bool idle,
                          int workers, double duty)
 {
-    for (int i = 0; i < n; i++)
-        if (pts[i].ok && !strcmp(pts[i].sweep, sweep) && role_is(pts[i].v, role) &&
-            pts[i].idle == idle && (workers < 0 || pts[i].workers == workers) &&
-            (duty < 0 || pts[i].duty == duty))
-            return &pts[i];
+    for (const point *p = r->pts; p < r->pts + r->points.n; p++)
+        if (p->ok && !strcmp(p->sweep, sweep) && busy_has_role(p->v, role) && p->idle == idle &&
+            (workers < 0 || p->workers == workers) && (duty < 0 || p->duty == duty))
+            return p;
     return NULL;
 }
 
 /* The largest |reading - measured duty| over the duty sweep of one size;
- * NaN with fewer than two points. */
-static double worst_tracking(const point *pts, int n, int workers, int *count)
+ * not measured with fewer than two points. */
+static void judge_tracking(const run *r, int workers, const rl_claim *c)
 {
+    rl_ctx *ctx = r->ctx;
     double worst = NAN;
-    *count = 0;
-    for (int i = 0; i < n; i++) {
-        const point *p = &pts[i];
+    int count = 0;
+    for (const point *p = r->pts; p < r->pts + r->points.n; p++) {
         if (!p->ok || strcmp(p->sweep, "b_duty") || p->workers != workers || isnan(p->rd.util_pct))
             continue;
-        double dev = fabs(p->rd.util_pct - p->duty_measured_pct);
-        worst = isnan(worst) ? dev : fmax(worst, dev);
-        ++*count;
+        worst = fmax(worst, fabs(p->rd.util_pct - p->measured.pct)); /* fmax skips a NaN */
+        count++;
     }
-    return *count < 2 ? NAN : worst;
-}
-
-static void judge_tracking(rl_ctx *ctx, const point *pts, int n, int workers, const rl_claim *c)
-{
-    int count;
-    double worst = worst_tracking(pts, n, workers, &count);
     char note[160] = "fewer than two duty points";
     if (count >= 2)
         snprintf(note, sizeof note, "%d %s%s; largest |reading - duty from %s| over %d duty points",
                  workers, ctx->kind == RL_CUDA ? "block" : "thread", workers == 1 ? "" : "s",
                  ctx->kind == RL_CUDA ? "event timestamps" : "clock timestamps", count);
-    rl_judge(ctx, c, NULL, worst, note);
+    rl_judge(ctx, c, NULL, count < 2 ? NAN : worst, note);
 }
 
-static void judge_memory(rl_ctx *ctx, const point *pts, int n)
+static void judge_memory(const run *r)
 {
+    rl_ctx *ctx = r->ctx;
     bool gpu = ctx->kind == RL_CUDA;
-    const rl_claim *c = &EXP01_CLAIMS[gpu ? MEMORY_GPU : MEMORY_CPU];
-    const point *idle = find(pts, n, "c_memory", "compute", true, -1, -1);
-    const point *stream = find(pts, n, "c_memory", "bandwidth", false, -1, -1);
+    const point *idle = find(r, "c_memory", "compute", true, -1, -1);
+    const point *stream = find(r, "c_memory", "bandwidth", false, -1, -1);
     if (!idle || !stream) {
-        rl_judge_status(ctx, c, NULL, "-", RL_NOT_MEASURED, "sweep c not run");
+        rl_judge_status(ctx, claim(ctx, MEMORY), NULL, "-", RL_NOT_MEASURED, "sweep c not run");
         return;
     }
     double share_idle = 100 * idle->rd.mem_used / idle->rd.mem_total;
@@ -111,53 +105,53 @@ static void judge_memory(rl_ctx *ctx, const point *pts, int n)
     if (!isnan(busy_idle) && !isnan(busy_stream) && !isnan(share_idle) && !isnan(share_stream))
         st = busy_idle <= 10 && busy_stream >= (gpu ? 50 : 90) &&
                      idle->rd.mem_used >= 4 * stream->rd.mem_used ? RL_HOLDS : RL_DOES_NOT_HOLD;
-    rl_judge_status(ctx, c, NULL, measured, st,
+    rl_judge_status(ctx, claim(ctx, MEMORY), NULL, measured, st,
                     gpu ? "busy = utilization.memory; held = memory.used / memory.total"
                         : "CPU has no utilization.memory: busy = the streaming threads' CPU time, "
                           "held = resident set / RAM");
 }
 
-void judge(rl_ctx *ctx, const point *pts, int n, int units, double full, double ceiling_gbps,
-           double bytes_per_hop)
+void judge(const run *r, double full)
 {
+    rl_ctx *ctx = r->ctx;
     bool gpu = ctx->kind == RL_CUDA;
+    int units = r->units;
     char measured[128], note[200];
-    const point *one = find(pts, n, "a_occupancy", "compute", false, 1, 1.0);
+    const point *one = find(r, "a_occupancy", "compute", false, 1, 1.0);
 
     snprintf(note, sizeof note, "while it does %s of the full device's work", one && full > 0 ?
              (snprintf(measured, sizeof measured, "%.4f", one->work_per_s / full), measured) : "-");
-    rl_judge(ctx, &EXP01_CLAIMS[gpu ? ONE_BUSY_GPU : ONE_BUSY_CPU], NULL,
-             one ? one->rd.util_pct : NAN, note);
+    rl_judge(ctx, claim(ctx, ONE_BUSY), NULL, one ? one->rd.util_pct : NAN, note);
 
-    const point *chase = find(pts, n, "a_occupancy", "latency", false, 1, 1.0);
-    double share = chase ? chase->work_per_s * bytes_per_hop / 1e9 / ceiling_gbps : NAN;
+    const point *chase = find(r, "a_occupancy", "latency", false, 1, 1.0);
+    double dram_gbps = rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best;
+    double share = chase ? chase->work_per_s * r->w.bytes_per_hop / 1e9 / dram_gbps : NAN;
     double uc = chase ? chase->rd.util_pct : NAN;
     snprintf(measured, sizeof measured, isnan(uc) ? "-" : "%.1f %% busy, %.3f of bandwidth", uc, share);
     snprintf(note, sizeof note, "a pointer chase waits on memory every hop; traffic counted as %.0f B "
-             "per hop over the DRAM read bandwidth", bytes_per_hop);
+             "per hop over the DRAM read bandwidth", r->w.bytes_per_hop);
+    rl_verdict_status st = uc >= 90 && share < 0.25 ? RL_HOLDS : RL_DOES_NOT_HOLD;
     rl_judge_status(ctx, &EXP01_CLAIMS[CHASE_BUSY], NULL, measured,
-                    isnan(uc) || isnan(share) ? RL_NOT_MEASURED
-                                              : (uc >= 90 && share < 0.25 ? RL_HOLDS : RL_DOES_NOT_HOLD),
-                    note);
+                    isnan(uc) || isnan(share) ? RL_NOT_MEASURED : st, note);
 
-    judge_tracking(ctx, pts, n, 1, &EXP01_CLAIMS[gpu ? TRACKS_ONE_GPU : TRACKS_ONE_CPU]);
-    judge_tracking(ctx, pts, n, units, &EXP01_CLAIMS[gpu ? TRACKS_FULL_GPU : TRACKS_FULL_CPU]);
+    judge_tracking(r, 1, claim(ctx, TRACKS_ONE));
+    judge_tracking(r, units, claim(ctx, TRACKS_FULL));
 
     snprintf(note, sizeof note, "bound %.1fx (%d %s / 2); full device: the most compute work per "
              "second in sweep a; both read busy", units / 2.0, units, gpu ? "SMs" : "CPUs");
-    rl_judge_within(ctx, &EXP01_CLAIMS[gpu ? WORK_DIFFERS_GPU : WORK_DIFFERS_CPU], NULL,
+    rl_judge_within(ctx, claim(ctx, WORK_DIFFERS), NULL,
                     one && full > 0 ? full / one->work_per_s : NAN, units / 2.0, INFINITY, note);
 
     double view = one ? one->rd.units_busy_pct : NAN;
     if (gpu) {
         snprintf(note, sizeof note, "GPM: %s", one ? one->rd.gpm_status : "sweep a not run");
-        rl_judge(ctx, &EXP01_CLAIMS[UNITS_VIEW_GPU], NULL, view,
+        rl_judge(ctx, claim(ctx, UNITS_VIEW), NULL, view,
                  isnan(view) ? note : "SM_UTIL counts busy SMs: one of them");
     } else {
         snprintf(note, sizeof note, "1 / %d CPUs = %.0f %%; like GPM SM_UTIL, it counts how much of "
                  "the machine was busy; no GPM on a CPU", units, 100.0 / units);
-        rl_judge_within(ctx, &EXP01_CLAIMS[UNITS_VIEW_CPU], NULL, view, 100.0 / units - 10,
+        rl_judge_within(ctx, claim(ctx, UNITS_VIEW), NULL, view, 100.0 / units - 10,
                         100.0 / units + 10, note);
     }
-    judge_memory(ctx, pts, n);
+    judge_memory(r);
 }
