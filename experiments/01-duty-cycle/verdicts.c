@@ -12,37 +12,46 @@
 #include <stdio.h>
 #include <string.h>
 
-/* In the order of the prediction. A claim with a CPU twin comes the GPU's
- * first, then the CPU's: claim() takes this run's. */
-enum { ONE_BUSY = 0, CHASE_BUSY = 2, TRACKS_ONE = 3, TRACKS_FULL = 5, WORK_DIFFERS = 7,
-       UNITS_VIEW = 9, MEMORY = 11 };
+/* In the order of the prediction. A claim with a CPU twin has the GPU's
+ * first, the CPU's right after it: claim() takes this run's. */
+enum { ONE_BUSY, ONE_BUSY_CPU, CHASE_BUSY, TRACKS_ONE, TRACKS_ONE_CPU, TRACKS_FULL,
+       TRACKS_FULL_CPU, WORK_DIFFERS, WORK_DIFFERS_CPU, UNITS_VIEW, UNITS_VIEW_CPU, MEMORY,
+       MEMORY_CPU };
 
 #define WITHIN_10 0, 10, "points", 1, .predicted_text = "within 10 points"
 
 const rl_claim EXP01_CLAIMS[] = {
-    {"one_worker_reads_busy", "one busy block reads busy (utilization.gpu)", .lo = 90,
-     .hi = INFINITY, .unit = "%", .digits = 1},
-    {"one_worker_reads_busy", "one busy thread reads busy (top -H)", .lo = 90, .hi = INFINITY,
-     .unit = "%", .digits = 1},
-    {"chase_reads_busy", "a pointer chase reads busy while moving little data",
-     .predicted_text = "busy >= 90 %, < 0.25 of bandwidth"},
-    {"tracks_duty_one_worker", "utilization.gpu tracks the duty cycle, 1 block", WITHIN_10},
-    {"tracks_duty_one_worker", "busy time tracks the duty cycle, 1 thread", WITHIN_10},
-    {"tracks_duty_full_device", "utilization.gpu tracks the duty cycle, every SM", WITHIN_10},
-    {"tracks_duty_full_device", "busy time tracks the duty cycle, every CPU", WITHIN_10},
+    [ONE_BUSY] = {"one_worker_reads_busy", "one busy block reads busy (utilization.gpu)", 90,
+                  INFINITY, "%", 1},
+    [ONE_BUSY_CPU] = {"one_worker_reads_busy", "one busy thread reads busy (top -H)", 90,
+                      INFINITY, "%", 1},
+    [CHASE_BUSY] = {"chase_reads_busy", "a pointer chase reads busy while moving little data",
+                    .predicted_text = "busy >= 90 %, < 0.25 of bandwidth"},
+    [TRACKS_ONE] = {"tracks_duty_one_worker", "utilization.gpu tracks the duty cycle, 1 block",
+                    WITHIN_10},
+    [TRACKS_ONE_CPU] = {"tracks_duty_one_worker", "busy time tracks the duty cycle, 1 thread",
+                        WITHIN_10},
+    [TRACKS_FULL] = {"tracks_duty_full_device", "utilization.gpu tracks the duty cycle, every SM",
+                     WITHIN_10},
+    [TRACKS_FULL_CPU] = {"tracks_duty_full_device", "busy time tracks the duty cycle, every CPU",
+                         WITHIN_10},
     /* bounds known at run time: from the number of SMs or CPUs */
-    {"work_differs", "work: full device / one busy worker", NAN, INFINITY, "x", 1,
-     .predicted_text = ">= SMs / 2"},
-    {"work_differs", "work: full device / one busy worker", NAN, INFINITY, "x", 1,
-     .predicted_text = ">= CPUs / 2"},
-    {"units_view_one_worker", "GPM SM_UTIL with one busy block", 0, 5, "%", 2,
-     .predicted_text = "< 5 %"},
-    {"units_view_one_worker", "the machine-wide view (process CPU / CPUs), one thread", NAN, NAN,
-     "%", 1, .predicted_text = "1 / CPUs, +- 10 points"},
-    {"memory_held_is_not_traffic", "utilization.memory is traffic time, not memory.used",
-     .predicted_text = "idle: mem util <= 10 %, held >= 4x stream's; stream: mem util >= 50 %"},
-    {"memory_held_is_not_traffic", "resident memory says nothing of memory traffic (CPU)",
-     .predicted_text = "idle: busy <= 10 %, held >= 4x stream's; stream: busy >= 90 %"},
+    [WORK_DIFFERS] = {"work_differs", "work: full device / one busy worker", NAN, INFINITY, "x",
+                      1, .predicted_text = ">= SMs / 2"},
+    [WORK_DIFFERS_CPU] = {"work_differs", "work: full device / one busy worker", NAN, INFINITY,
+                          "x", 1, .predicted_text = ">= CPUs / 2"},
+    [UNITS_VIEW] = {"units_view_one_worker", "GPM SM_UTIL with one busy block", 0, 5, "%", 2,
+                    .predicted_text = "< 5 %"},
+    [UNITS_VIEW_CPU] = {"units_view_one_worker",
+                        "the machine-wide view (process CPU / CPUs), one thread", NAN, NAN, "%", 1,
+                        .predicted_text = "1 / CPUs, +- 10 points"},
+    [MEMORY] = {"memory_held_is_not_traffic", "utilization.memory is traffic time, not memory.used",
+                .predicted_text = "idle: mem util <= 10 %, held >= 4x stream's; stream: mem util "
+                                  ">= 50 %"},
+    [MEMORY_CPU] = {"memory_held_is_not_traffic",
+                    "resident memory says nothing of memory traffic (CPU)",
+                    .predicted_text = "idle: busy <= 10 %, held >= 4x stream's; stream: busy "
+                                      ">= 90 %"},
     {0},
 };
 
