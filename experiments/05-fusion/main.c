@@ -17,7 +17,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 static const char *op_choice = "all";
 
@@ -27,7 +26,7 @@ static const rl_option OPTIONS[] = {
     {0},
 };
 
-enum { MAX_K = 8 };
+enum { MAX_K = 8, MAX_CALLS = 64 }; /* MAX_CALLS: the points of one size */
 
 /* One call of one variant: what a point runs, and its columns. */
 typedef struct call {
@@ -172,7 +171,7 @@ typedef struct run {
     int nops, nsizes;
     float *in, *out, *tmp; /* on the backend's device */
     double *ref;           /* host: op^k(input), one op at a time */
-    call calls[64];
+    call calls[MAX_CALLS];
 } run;
 
 /* The parts: every size of the first op, then of the second. Every point
@@ -199,8 +198,11 @@ static void declare_part(rl_ctx *ctx, rl_points *pts, int part, bool live, void 
             fusion_reference_step(r->ref, n, op); /* ref now holds op^k(input) */
         int chain_group = 0;
         for (const fusion_variant *v = fusion_variants; v->name; v++) {
-            if (!runs_at(ctx, v, op, k, n, nmax) || used == (int)(sizeof r->calls / sizeof r->calls[0]))
+            if (!runs_at(ctx, v, op, k, n, nmax))
                 continue;
+            if (used == MAX_CALLS)
+                rl_die(RL_EXIT_FAILED, "exp-05: more than %d points at one size: raise MAX_CALLS",
+                       MAX_CALLS);
             if (!v->k && !chain_group)
                 chain_group = rl_points_new_group(pts);
             call *c = &r->calls[used++];
@@ -266,9 +268,8 @@ static void judge(rl_ctx *ctx, const rl_points *pts, fusion_op op, size_t nmax)
      * shows through, and the fused kernel leaves part of the roof unused. */
     if (one && fused && fused->seconds > CLAIMS[FUSED_VS_ONE_OP].hi * one->seconds) {
         double mbu = rl_point_mbu_spilled(ctx, fused);
-        snprintf(note + strlen(note), sizeof note - strlen(note), "; the fused pass (two %s per "
-                 "element) moves %.2f of the roof, its arithmetic not hidden under the memory "
-                 "time", call_of(fused)->op, mbu);
+        rl_appendf(note, sizeof note, "; the fused pass (two %s per element) moves %.2f of the "
+                   "roof, its arithmetic not hidden under the memory time", call_of(fused)->op, mbu);
     }
     const char *name = fusion_op_name(op);
     rl_judge(ctx, &CLAIMS[FUSED_SPEEDUP], name, unfused && fused ? unfused->seconds / fused->seconds : NAN, note);
