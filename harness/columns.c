@@ -76,13 +76,18 @@ static const void *member(const rl_column *c, const rl_point *p)
 
 static bool is_text(const rl_column *c)
 {
-    return c->str || c->field == RL_TEXT_FIELD || c->field == RL_CHARS_FIELD;
+    return c->str || c->field == RL_TEXT_FIELD || c->field == RL_CHARS_FIELD ||
+           c->field == RL_BYTES_FIELD;
 }
 
 static const char *text_of(rl_ctx *ctx, const rl_column *c, const rl_point *p, char *buf, size_t len)
 {
     if (c->field == RL_CHARS_FIELD)
         return (const char *)member(c, p);
+    if (c->field == RL_BYTES_FIELD) {
+        rl_format_bytes(*(const double *)member(c, p), buf, len);
+        return buf;
+    }
     if (c->field == RL_TEXT_FIELD) {
         const char *s = *(const char *const *)member(c, p);
         return s ? s : "";

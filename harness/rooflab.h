@@ -79,7 +79,8 @@ typedef struct rl_point rl_point;
  * not timed. The lists end with a zero row; the harness writes the header
  * and every row from them (columns.c). */
 typedef enum rl_field {
-    RL_NO_FIELD = 0, RL_INT_FIELD, RL_DOUBLE_FIELD, RL_TEXT_FIELD, RL_CHARS_FIELD, RL_WHOLE_FIELD
+    RL_NO_FIELD = 0, RL_INT_FIELD, RL_DOUBLE_FIELD, RL_TEXT_FIELD, RL_CHARS_FIELD, RL_WHOLE_FIELD,
+    RL_BYTES_FIELD
 } rl_field;
 
 typedef struct rl_column {
@@ -110,6 +111,10 @@ typedef struct rl_column {
 /* Text held in the data itself (a char array), not pointed to. */
 #define RL_CHARS(name, head, fmt, type, member) \
     {name, head, fmt, .field = RL_CHARS_FIELD, .offset = offsetof(type, member)}
+/* A double that counts bytes, as text ("431 MiB", rl_format_bytes), that
+ * exists only once the point is measured. */
+#define RL_BYTES_MEASURED(name, head, fmt, type, member) \
+    {name, head, fmt, .measured = true, .field = RL_BYTES_FIELD, .offset = offsetof(type, member)}
 
 /* A claim, declared once: the verdict's id and text, the range in which it
  * holds (+-INFINITY: no bound), how its value prints, and whether it is a
@@ -343,7 +348,8 @@ struct rl_point {
     bool in_place;
     void (*prepare)(rl_ctx *ctx, rl_point *p);
     /* Or a check of the experiment's own, for outputs that are not floats
-     * (integer end states): true when it passes, else it writes p->why. */
+     * (integer end states): true when it passes, else it writes p->why.
+     * It may read check_arg, for its own use. */
     bool (*check)(rl_ctx *ctx, rl_point *p);
     bool frees_want; /* want came from rl_host_alloc in prepare: freed after the check */
     /* What one call moves: counted bytes (read + written) and FLOPs, the
@@ -574,6 +580,9 @@ double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_patter
 void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call);
 void rl_plan_fixed(rl_ctx *ctx, double seconds);
 void rl_plan_print(rl_ctx *ctx);
+/* The plan of an observed experiment, printed: n points, each holding its
+ * load for seconds_each whatever its variant (a progress step apiece). */
+void rl_plan_observed(rl_ctx *ctx, int n, double seconds_each);
 
 #ifdef __cplusplus
 }
