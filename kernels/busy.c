@@ -2,7 +2,8 @@
  * busy.c -- experiment 01's variants: one row each, with what each backend
  * runs (cpu/busy.c, busy.cu). The role says which reference checks a
  * variant (ref/busy.c): a new variant takes one of the three, or brings
- * its own check there (busy_check_lanes).
+ * its own check there (busy_check_lanes). Below: the lookups, and the
+ * arguments of a run on the buffers every variant shares.
  */
 #include "busy.h"
 
@@ -39,6 +40,20 @@ int busy_max_lanes(int backend)
             most = ops->lanes;
     }
     return most;
+}
+
+busy_args busy_args_on(const busy_buffers *b, int workers, double duty, double period_s,
+                       struct CUstream_st *stream)
+{
+    return (busy_args){.workers = workers, .duty = duty, .period_s = period_s,
+                       .lcg_a = BUSY_LCG_A, .lcg_c = BUSY_LCG_C, .states = b->states,
+                       .counts = b->counts, .chain = b->chain, .x = b->x, .y = b->y, .n = b->n,
+                       .work = b->work, .stream = stream};
+}
+
+const uint32_t *busy_lane_starts(const busy_variant *v, const busy_buffers *b)
+{
+    return busy_has_role(v, "latency") ? b->chain_starts : b->seeds;
 }
 
 const kernel_family busy_family = {"busy", "cpu/busy.c", "busy.cu", busy_variants,

@@ -115,6 +115,25 @@ static inline bool busy_has_role(const busy_variant *v, const char *role)
  * KERNEL_CUDA): how many states and counts a run on `workers` may need. */
 int busy_max_lanes(int backend);
 
+/* The buffers every variant's runs share: on the device, but for the
+ * lanes' starts, host copies that a run's states are uploaded from. */
+typedef struct busy_buffers {
+    size_t lanes;                   /* entries of states, counts, seeds and chain_starts */
+    uint32_t *states;               /* in: each lane's start; out: its end */
+    unsigned long long *counts, *work;
+    uint32_t *seeds, *chain_starts; /* host: LCG states; slots of the chain (NULL: no chain) */
+    uint32_t *chain;                /* the chase's cycle (busy_make_chain) */
+    float *x, *y;
+    size_t n;                       /* the stream's elements */
+} busy_buffers;
+
+/* The arguments of a run of `workers` at this duty, on b. */
+busy_args busy_args_on(const busy_buffers *b, int workers, double duty, double period_s,
+                       struct CUstream_st *stream);
+/* Where v's lanes start: a chase from slots of the chain, any other
+ * variant from the seeds. */
+const uint32_t *busy_lane_starts(const busy_variant *v, const busy_buffers *b);
+
 /* The launchers of each backend (cpu/busy.c, busy.cu). */
 extern const busy_ops busy_arith_cpu, busy_chase_cpu, busy_stream_cpu;
 extern const busy_ops busy_arith_cuda, busy_chase_cuda, busy_stream_cuda;
@@ -140,9 +159,9 @@ uint32_t busy_lcg_jump(uint32_t x, unsigned long long steps, uint32_t a, uint32_
 void busy_make_seeds(uint32_t *seeds, size_t n, uint64_t seed);
 
 /* A random cycle through `lines` lines of `stride` uint32 entries each:
- * chain[line_i * stride] holds the slot of the next line. Sattolo's
- * algorithm, so that one cycle visits every line. starts[k], for k <
- * nstarts, get slots spread evenly along the cycle. */
+ * chain[line_i * stride] holds the slot of the next line, the other slots
+ * 0. Sattolo's algorithm, so that one cycle visits every line. starts[k],
+ * for k < nstarts, get slots spread evenly along the cycle. */
 void busy_make_chain(uint32_t *chain, size_t lines, size_t stride, uint32_t *starts, size_t nstarts,
                      uint64_t seed);
 

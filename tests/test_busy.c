@@ -30,8 +30,11 @@ Test(busy, lcg_jump_equals_stepping)
 Test(busy, the_chain_is_one_cycle_through_every_line)
 {
     enum { LINES = 1000, STRIDE = 16, STARTS = 7 };
-    uint32_t *chain = calloc(LINES * STRIDE, sizeof *chain), starts[STARTS];
+    uint32_t *chain = malloc(LINES * STRIDE * sizeof *chain), starts[STARTS];
+    memset(chain, 0xff, LINES * STRIDE * sizeof *chain);
     busy_make_chain(chain, LINES, STRIDE, starts, STARTS, 99);
+    for (int i = 0; i < LINES * STRIDE; i++)
+        cr_assert(i % STRIDE == 0 || chain[i] == 0, "slot %d, which no hop reads, is 0", i);
     char *seen = calloc(LINES, 1);
     uint32_t p = starts[0];
     int pos_of_start[STARTS], found = 0;
@@ -72,50 +75,47 @@ Test(busy, seeds_are_deterministic_and_distinct)
 /* ---- the variants on one backend ------------------------------------------------ */
 
 typedef struct bufs {
-    uint32_t *states, *seeds, *chain, *chain_host, *starts;
-    unsigned long long *counts, *work;
-    float *x, *y;
-    size_t lanes, n, lines;
+    busy_buffers d;       /* what the runs use */
+    uint32_t *chain_host; /* what a chase's check follows */
+    size_t lines;
 } bufs;
 
 static void make_bufs(rl_backend *be, bufs *b, size_t lanes, size_t n)
 {
     enum { STRIDE = 16 };
-    b->lanes = lanes, b->n = n, b->lines = 4096;
-    b->states = rl_alloc(be, lanes * 4);
-    b->counts = rl_alloc(be, lanes * 8);
-    b->work = rl_alloc(be, 8);
-    b->seeds = rl_host_alloc(lanes * 4);
-    busy_make_seeds(b->seeds, lanes, 7);
-    b->chain_host = calloc(b->lines * STRIDE, 4);
-    b->starts = rl_host_alloc(lanes * 4);
-    busy_make_chain(b->chain_host, b->lines, STRIDE, b->starts, lanes, 5);
-    b->chain = rl_alloc(be, b->lines * STRIDE * 4);
-    rl_upload(be, b->chain, b->chain_host, b->lines * STRIDE * 4);
-    b->x = rl_alloc(be, n * 4);
-    b->y = rl_alloc(be, n * 4);
+    busy_buffers *d = &b->d;
+    d->lanes = lanes, d->n = n, b->lines = 4096;
+    d->states = rl_alloc(be, lanes * 4);
+    d->counts = rl_alloc(be, lanes * 8);
+    d->work = rl_alloc(be, 8);
+    d->seeds = rl_host_alloc(lanes * 4);
+    busy_make_seeds(d->seeds, lanes, 7);
+    b->chain_host = malloc(b->lines * STRIDE * 4);
+    d->chain_starts = rl_host_alloc(lanes * 4);
+    busy_make_chain(b->chain_host, b->lines, STRIDE, d->chain_starts, lanes, 5);
+    d->chain = rl_alloc(be, b->lines * STRIDE * 4);
+    rl_upload(be, d->chain, b->chain_host, b->lines * STRIDE * 4);
+    d->x = rl_alloc(be, n * 4);
+    d->y = rl_alloc(be, n * 4);
     float *hx = rl_host_alloc(n * 4);
     rl_fill_uniform(hx, n, -1, 1, 3);
-    rl_upload(be, b->x, hx, n * 4);
+    rl_upload(be, d->x, hx, n * 4);
     rl_host_free(hx);
 }
 
 static void free_bufs(rl_backend *be, bufs *b)
 {
-    void *dev[] = {b->states, b->counts, b->work, b->chain, b->x, b->y};
+    void *dev[] = {b->d.states, b->d.counts, b->d.work, b->d.chain, b->d.x, b->d.y};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         rl_free(be, dev[i]);
-    rl_host_free(b->seeds);
-    rl_host_free(b->starts);
+    rl_host_free(b->d.seeds);
+    rl_host_free(b->d.chain_starts);
     free(b->chain_host);
 }
 
 static busy_args args_for(rl_backend *be, bufs *b, int workers, double duty)
 {
-    return (busy_args){.workers = workers, .duty = duty, .period_s = 0.01, .lcg_a = BUSY_LCG_A,
-                       .lcg_c = BUSY_LCG_C, .states = b->states, .counts = b->counts,
-                       .chain = b->chain, .x = b->x, .y = b->y, .n = b->n, .work = b->work,
-                       .stream = rl_stream(be)};
+    return busy_args_on(&b->d, workers, duty, 0.01, rl_stream(be));
 }
 
 static const busy_ops *ops_of(rl_backend *be, const busy_variant *v)
@@ -188,16 +188,16 @@ static void check_bursts(rl_backend *be, int workers, size_t n)
         if (!ops)
             continue;
         size_t lanes = (size_t)workers * ops->lanes;
-        const uint32_t *start = busy_has_role(v, "latency") ? b.starts : b.seeds;
+        const uint32_t *start = busy_lane_starts(v, &b.d);
         busy_args a = args_for(be, &b, workers, 1);
-        rl_upload(be, b.states, start, lanes * 4);
-        rl_poison(be, b.counts, lanes * 8);
-        rl_poison(be, b.y, n * 4);
+        rl_upload(be, b.d.states, start, lanes * 4);
+        rl_poison(be, b.d.counts, lanes * 8);
+        rl_poison(be, b.d.y, n * 4);
         ops->burst(&a, 2e-3);
         char why[256];
         bool ok;
         if (busy_has_role(v, "bandwidth")) {
-            float *x = rl_download_copy(be, b.x, n * 4), *y = rl_download_copy(be, b.y, n * 4);
+            float *x = rl_download_copy(be, b.d.x, n * 4), *y = rl_download_copy(be, b.d.y, n * 4);
             double *want = rl_host_alloc(n * 8);
             busy_stream_reference(x, want, n);
             rl_check c = rl_compare_f32(y, want, n, 1e-6, 1e-6);
@@ -205,8 +205,8 @@ static void check_bursts(rl_backend *be, int workers, size_t n)
             ok = c.ok;
             rl_host_free(x), rl_host_free(y), rl_host_free(want);
         } else {
-            uint32_t *end = rl_download_copy(be, b.states, lanes * 4);
-            unsigned long long *counts = rl_download_copy(be, b.counts, lanes * 8);
+            uint32_t *end = rl_download_copy(be, b.d.states, lanes * 4);
+            unsigned long long *counts = rl_download_copy(be, b.d.counts, lanes * 8);
             ok = busy_check_lanes(v, b.chain_host, start, end, counts, lanes, why, sizeof why);
             rl_host_free(end);
             rl_host_free(counts);
@@ -330,7 +330,7 @@ Test(cuda_busy, duty_from_events_and_nvml)
     cr_assert(free_b > 0 && total_b >= free_b);
     rl_nvml_sampler *s = rl_nvml_sampler_start(pci, 0.05, why, sizeof why);
     busy_args a = args_for(be, &b, 1, 0.5);
-    rl_upload(be, b.states, b.seeds, BUSY_BLOCK * 4);
+    rl_upload(be, b.d.states, b.d.seeds, BUSY_BLOCK * 4);
     busy_result r;
     with_role("compute")->cuda->run(&a, 0.4, &r);
     cr_assert_eq(r.bursts, 40);

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Composes x -> a x + c with itself by squaring: after the loop (A, C) is
  * the map applied `steps` times, all mod 2^32. */
@@ -59,6 +60,7 @@ void busy_make_chain(uint32_t *chain, size_t lines, size_t stride, uint32_t *sta
         next[i] = next[j];
         next[j] = t;
     }
+    memset(chain, 0, lines * stride * sizeof *chain); /* the slots no hop reads, too */
     for (size_t i = 0; i < lines; i++)
         chain[i * stride] = (uint32_t)(next[i] * stride);
     /* Walk the cycle once, dropping a start every lines / nstarts lines. */
