@@ -58,6 +58,8 @@ Test(exp01, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert(strstr(out, "verdicts (cpu backend"), "%s", out);
     cr_assert(strstr(out, "measured %") && strstr(out, "machine %") && strstr(out, "work fraction"),
               "the table's headings are spelled out:\n%s", out);
+    cr_assert(strstr(out, " MiB\n") || strstr(out, " GiB\n"), "memory used, in binary units:\n%s",
+              out);
     static const char *claims[] = {"one busy thread reads busy (top -H)",
                                    "a pointer chase reads busy while moving little data",
                                    "busy time tracks the duty cycle, 1 thread",

@@ -1,8 +1,6 @@
 /*
- * exp01.h -- what experiment 01's files share: the variants' buffers on
- * the device (setup.c: buffers and validation), the sweeps (main.c, with
- * the harness's observer, which reads NVML or the operating system) and
- * the verdicts (verdicts.c).
+ * exp01.h -- what experiment 01's files share: the run, with its points
+ * (main.c), its buffers (setup.c) and the verdicts on it (verdicts.c).
  */
 #ifndef EXP01_H
 #define EXP01_H
@@ -11,31 +9,14 @@
 #include "rl_probes.h"
 #include "rooflab.h"
 
-/* The variants' buffers on the backend's device. */
-typedef struct buffers {
-    rl_ctx *ctx;
-    int max_workers;        /* CUDA: 4 blocks per SM; CPU: the cores */
-    size_t lanes;           /* max_workers x the largest lanes per worker */
-    uint32_t *states, *seeds_host;
-    unsigned long long *counts, *work;
-    uint32_t *chain, *chain_starts;  /* chase: the chain, one start per lane */
-    size_t chain_lines, chain_stride;
-    float *x, *y;
-    size_t n;
-    double bytes_per_hop;   /* memory traffic of one chase hop: a cache line or sector */
-    const rl_points *points; /* whose variants check_point() validates */
-} buffers;
-
-/* One point of a sweep: what it is, then what was observed (its CSV row
- * and console line are declared in main.c). */
+/* One point of a sweep: what it is, then what was observed. */
 typedef struct point {
     const char *sweep, *name;  /* name: the variant's, or "idle_allocation" */
     const char *worker_unit, *work_unit;
     const busy_variant *v;
-    buffers *w;                /* for the variant's validation */
     bool idle;                 /* memory held, no kernel (the variant at duty 0) */
     int workers;
-    double duty, workers_per_unit, period_ms, alloc_bytes;
+    double duty_pct, workers_per_unit, period_ms, alloc_bytes;
     /* observed */
     bool ok;
     int bursts;
@@ -47,28 +28,28 @@ typedef struct point {
 
 enum { MAX_POINTS = 64 };
 
-/* A run of the experiment (main.c). */
 typedef struct run {
     rl_ctx *ctx;
-    buffers w;
     rl_observer obs;
     double settle_s, hold_s, period_s;
-    int units;              /* SMs or logical CPUs: "the full device" */
     point pts[MAX_POINTS];  /* the points' data */
     rl_points points;
+    busy_buffers w;         /* the variants' buffers on the backend's device */
+    int max_workers;        /* CUDA: 4 blocks per SM; CPU: the cores */
+    double bytes_per_hop;   /* memory traffic of one chase hop: a cache line or sector */
 } run;
 
 /* verdicts.c: the claims, judged from the observed points. full: the most
  * work per second the compute variant did (the full device). */
 void judge(const run *r, double full);
 
-void buffers_open(buffers *b, rl_ctx *ctx);
-void buffers_close(buffers *b);
-/* A point's check: its variant run once on fresh inputs and checked (once
- * per variant; the points of a failed one fail with its reason). */
+void buffers_open(run *r);
+void buffers_close(run *r);
+/* A point's check (check_arg: the run): once per variant, one burst on
+ * fresh inputs, checked; the variant's later points take its result. */
 bool check_point(rl_ctx *ctx, rl_point *p);
-/* The arguments for a run of v on `workers` at this duty. */
-busy_args variant_args(buffers *b, const busy_variant *v, int workers, double duty,
-                       double period_s);
+/* The arguments for a run of v on `workers` at this duty, its lanes'
+ * starts uploaded. */
+busy_args variant_args(run *r, const busy_variant *v, int workers, double duty, double period_s);
 
 #endif

@@ -30,14 +30,6 @@ static const rl_option OPTIONS[] = {
 
 /* ---- the columns: what a point is, then what was observed ---------------------- */
 
-static const point *pt(const rl_point *p) { return p->data; }
-static double col_duty_target(rl_ctx *c, const rl_point *p) { (void)c; return 100 * pt(p)->duty; }
-static const char *col_memory_used(rl_ctx *c, const rl_point *p, char *buf, size_t len)
-{
-    (void)c;
-    return rl_format_bytes(pt(p)->rd.mem_used, buf, len), buf;
-}
-
 static const rl_column COLUMNS[] = {
     RL_TEXT("sweep", NULL, NULL, point, sweep),
     RL_TEXT("variant", NULL, NULL, point, name),
@@ -45,7 +37,7 @@ static const rl_column COLUMNS[] = {
     RL_INT("workers", NULL, NULL, point, workers),
     RL_TEXT("worker_unit", NULL, NULL, point, worker_unit),
     RL_DOUBLE("workers_per_unit", NULL, NULL, point, workers_per_unit),
-    {"duty_target_pct", NULL, NULL, .num = col_duty_target},
+    RL_DOUBLE("duty_target_pct", NULL, NULL, point, duty_pct),
     RL_DOUBLE("period_ms", NULL, NULL, point, period_ms),
     {0},
 };
@@ -67,21 +59,19 @@ static const rl_column OBSERVED[] = {
 };
 
 /* The tool's readings beside the duty cycle from the timestamps and the
- * work done ("-" where this backend has no reading); main() names the
- * GPU's or the CPU's columns (blocks or threads, util or busy, SM_UTIL or
- * the machine's share). */
+ * work done ("-": no such reading here); main() renames the GPU's columns. */
 static rl_column TABLE[] = {
     RL_TEXT(NULL, "sweep", "%-11s", point, sweep),
     RL_TEXT(NULL, "variant", "%-15s", point, name),
     RL_INT(NULL, "threads", "%7d", point, workers),
-    {NULL, "target %", "%8.0f", .num = col_duty_target},
+    RL_DOUBLE(NULL, "target %", "%8.0f", point, duty_pct),
     RL_DOUBLE_MEASURED(NULL, "measured %", "%10.1f", point, measured.pct),
     RL_DOUBLE_MEASURED(NULL, "busy %", "%7.1f", point, rd.util_pct),
     RL_DOUBLE_MEASURED(NULL, "mem util %", "%10.1f", point, rd.util_mem_pct),
     RL_DOUBLE_MEASURED(NULL, "machine %", "%9.1f", point, rd.units_busy_pct),
     RL_DOUBLE_MEASURED(NULL, "work/s", "%10.3g", point, work_per_s),
     RL_DOUBLE_MEASURED(NULL, "work fraction", "%13.3f", point, work_fraction),
-    {NULL, "memory used", "%11s", .str = col_memory_used, .measured = true},
+    RL_BYTES_MEASURED(NULL, "memory used", "%11s", point, rd.mem_used),
     {0},
 };
 
@@ -94,8 +84,8 @@ static const rl_experiment EXP01 = {
     .slug = "01-duty-cycle",
     .title = "Utilization is a duty cycle, not work",
     .claim = "nvidia-smi's utilization.gpu is the percent of time at least one kernel was running: "
-             "one block on one SM reads ~100 %, like a kernel on every SM, while their work differs "
-             "~SM-count times; the reading follows the duty cycle, not the work. "
+             "one block on one SM reads ~100 %, like a kernel on every SM, while their work "
+             "differs ~SM-count times; the reading follows the duty cycle, not the work. "
              "utilization.memory is memory traffic time, not memory.used.",
     .source = "NVML documentation (nvmlUtilization_t, nvidia-smi --help-query-gpu); NVML GPM "
               "metrics (SM_UTIL, SM_OCCUPANCY) on Hopper",
@@ -120,15 +110,14 @@ static void declare(run *r, const char *sweep, const busy_variant *v, int worker
     if (r->points.n == MAX_POINTS)
         rl_die(RL_EXIT_FAILED, "exp-01: more than %d points: raise MAX_POINTS", MAX_POINTS);
     point *p = &r->pts[r->points.n];
-    *p = (point){.sweep = sweep, .name = v->name, .v = v, .w = &r->w, .workers = workers,
-                 .duty = duty, .worker_unit = r->ctx->kind == RL_CUDA ? "blocks" : "threads",
-                 .work_unit = v->work_unit, .workers_per_unit = (double)workers / r->units,
-                 .period_ms = 1e3 * r->period_s, .work_fraction = NAN, .gbps = NAN};
-    rl_points_add(&r->points,
-                  &(rl_point){.variant = KERNEL_VARIANT(v), .data = p, .check = check_point});
+    *p = (point){.sweep = sweep, .name = v->name, .v = v, .workers = workers,
+                 .duty_pct = 100 * duty, .period_ms = 1e3 * r->period_s,
+                 .worker_unit = r->ctx->kind == RL_CUDA ? "blocks" : "threads",
+                 .work_unit = v->work_unit, .workers_per_unit = (double)workers / rl_units(r->ctx),
+                 .work_fraction = NAN, .gbps = NAN};
+    rl_points_add(&r->points, &(rl_point){.variant = KERNEL_VARIANT(v), .data = p,
+                                          .check = check_point, .check_arg = r});
 }
-
-static bool want(const char *s) { return !strcmp(sweep_choice, "all") || !strcmp(sweep_choice, s); }
 
 /* The variant with this role, if it runs here and --variant selects it. */
 static const busy_variant *variant(const run *r, const char *role)
@@ -142,7 +131,7 @@ static const busy_variant *variant(const run *r, const char *role)
  * c's) on one worker, and on one per unit outside a quick run. */
 static void sweep_occupancy(run *r)
 {
-    int units = r->units, most = r->w.max_workers;
+    int units = rl_units(r->ctx), most = r->max_workers;
     bool quick = r->ctx->args.mode == RL_MODE_QUICK;
     for (const busy_variant *v = busy_variants; v->name; v++) {
         if (!rl_runs(r->ctx, &busy_family, KERNEL_VARIANT(v)) || busy_has_role(v, "bandwidth"))
@@ -170,8 +159,8 @@ static void sweep_duty(run *r)
 {
     const busy_variant *arith = variant(r, "compute");
     int steps = RL_BY_MODE(r->ctx, r->ctx->kind == RL_CUDA ? 2 : 4, 5, 10);
-    int sizes[2] = {1, r->units};
-    for (int s = 0; arith && s < (r->units > 1 ? 2 : 1); s++)
+    int units = rl_units(r->ctx), sizes[2] = {1, units};
+    for (int s = 0; arith && s < (units > 1 ? 2 : 1); s++)
         for (int k = 0; k <= steps; k++)
             declare(r, "b_duty", arith, sizes[s], (double)k / steps);
 }
@@ -186,7 +175,7 @@ static void sweep_memory(run *r)
         r->pts[r->points.n - 1].idle = true;
     }
     if (stream)
-        declare(r, "c_memory", stream, r->w.max_workers, 1.0);
+        declare(r, "c_memory", stream, r->max_workers, 1.0);
 }
 
 /* ---- one point: settle, then hold and read ----------------------------- */
@@ -221,8 +210,8 @@ static void observe(void *arg, rl_point *rp)
     const busy_ops *ops = RL_LAUNCHER(r->ctx, p->v);
     void *held = p->idle ? idle_allocation(r->ctx, &p->alloc_bytes) : NULL;
     rl_progress_step(r->ctx, "%s: %s on %d, duty %.0f %%", p->sweep, p->name, p->workers,
-                     p->duty * 100);
-    busy_args a = variant_args(&r->w, p->v, p->workers, p->duty, r->period_s);
+                     p->duty_pct);
+    busy_args a = variant_args(r, p->v, p->workers, p->duty_pct / 100, r->period_s);
     busy_result res;
     ops->run(&a, r->settle_s, &res);
     busy_result_free(&res);
@@ -242,9 +231,8 @@ static void observe(void *arg, rl_point *rp)
 /* ---- what the points say together ------------------------------------------ */
 
 /* The full device: the most work per second the compute variant did in
- * sweep a. Then each point's derived columns: the compute variant's work
- * against the full device's; the bytes a chase (a line or sector per hop)
- * or a stream moved. */
+ * sweep a; each compute point's work against it; the bytes a chase (a
+ * line or sector per hop) or a stream moved. */
 static double derive(run *r)
 {
     double full = NAN;
@@ -255,7 +243,7 @@ static double derive(run *r)
         if (busy_has_role(p->v, "compute"))
             p->work_fraction = p->work_per_s / full;
         if (busy_has_role(p->v, "latency"))
-            p->gbps = p->work_per_s * r->w.bytes_per_hop / 1e9;
+            p->gbps = p->work_per_s * r->bytes_per_hop / 1e9;
         else if (busy_has_role(p->v, "bandwidth") && !p->idle)
             p->gbps = p->work_per_s / 1e9;
     }
@@ -267,49 +255,37 @@ int main(int argc, char **argv)
     rl_ctx *ctx = rl_begin(&EXP01, argc, argv);
     run *r = calloc(1, sizeof *r);
     r->ctx = ctx;
-    double period_ms = rl_option_number(ctx, "period-ms", period_ms_opt, 1, 1000, false, NULL);
+    r->period_s = rl_option_number(ctx, "period-ms", period_ms_opt, 1, 1000, false, NULL) / 1e3;
     bool gpu = ctx->kind == RL_CUDA;
     double load_start = rl_load_average();
-    r->period_s = period_ms / 1e3;
     /* NVML averages over its own sample period (up to a sixth of a second),
      * so a GPU point settles and holds longer than a CPU point. */
-    static const double SETTLE[2][3] = {{0.2, 0.1, 0.25}, {0.8, 0.6, 1.0}}; /* [gpu][mode] */
-    static const double HOLD[2][3] = {{1.0, 0.4, 2.0}, {2.0, 1.0, 3.0}};
-    r->settle_s = SETTLE[gpu][ctx->args.mode];
-    r->hold_s = HOLD[gpu][ctx->args.mode];
-    r->units = gpu ? ctx->dev->sm_count : ctx->dev->threads;
+    r->settle_s = gpu ? RL_BY_MODE(ctx, 0.6, 0.8, 1.0) : RL_BY_MODE(ctx, 0.1, 0.2, 0.25);
+    r->hold_s = gpu ? RL_BY_MODE(ctx, 1.0, 2.0, 3.0) : RL_BY_MODE(ctx, 0.4, 1.0, 2.0);
     if (gpu) /* the console's names for the GPU's readings */
         TABLE[2].head = "blocks", TABLE[5].head = "util %", TABLE[7].head = "SM_UTIL %";
     rl_ceilings_get(ctx); /* the roofs, before any load of ours runs; judge() reads them */
 
-    buffers_open(&r->w, ctx);
-    r->w.points = &r->points;
+    buffers_open(r);
     rl_observer_open(&r->obs, ctx, gpu ? ctx->dev->pci_bus_id : NULL);
     char buf[512];
     rl_observer_describe(&r->obs, buf, sizeof buf);
     printf("observer    %s\n", buf);
     rl_meta(ctx, "hold", "each point: %.2f s of the same load unobserved, then %.2f s observed; "
-            "one burst per %.0f ms below 100 %% duty", r->settle_s, r->hold_s, period_ms);
+            "one burst per %.0f ms below 100 %% duty", r->settle_s, r->hold_s, 1e3 * r->period_s);
     rl_meta(ctx, "duty_measured", "union of the kernels' busy intervals (%s) over the window; "
-            "min/max over 100 ms sub-windows", gpu ? "CUDA events around each launch" : "CLOCK_MONOTONIC");
+            "min/max over 100 ms sub-windows",
+            gpu ? "CUDA events around each launch" : "CLOCK_MONOTONIC");
     rl_meta(ctx, "stream_buffer", "x and y of %zu floats each", r->w.n);
 
-    if (want("a"))
+    if (rl_option_is(sweep_choice, "a"))
         sweep_occupancy(r);
-    if (want("b"))
+    if (rl_option_is(sweep_choice, "b"))
         sweep_duty(r);
-    if (want("c"))
+    if (rl_option_is(sweep_choice, "c"))
         sweep_memory(r);
-    /* The plan: each point holds its load for settle + hold seconds,
-     * whatever the variant. */
-    for (int i = 0; i < r->points.n; i++)
-        rl_plan_group(ctx, 1, 0);
-    rl_plan_fixed(ctx, r->points.n * (r->settle_s + r->hold_s));
-    rl_plan_print(ctx);
+    rl_plan_observed(ctx, r->points.n, r->settle_s + r->hold_s);
     rl_points_observe(ctx, &r->points, observe, r);
-    if (r->w.chain_lines) /* made when a chase is validated */
-        rl_meta(ctx, "chase_buffer", "%zu lines of %zu bytes (%.0f MiB), one random cycle",
-                r->w.chain_lines, r->w.chain_stride * 4, r->w.chain_lines * r->w.chain_stride * 4.0 / 1048576);
     rl_observer_describe(&r->obs, buf, sizeof buf); /* now with NVML's sample period */
     rl_meta(ctx, "observer", "%s", buf);
 
@@ -324,7 +300,7 @@ int main(int argc, char **argv)
 
     rl_points_free(&r->points);
     rl_observer_close(&r->obs);
-    buffers_close(&r->w);
+    buffers_close(r);
     free(r);
     return rl_end(ctx);
 }

@@ -3,8 +3,7 @@
  *
  * The same verdict ids on both backends; on the CPU each is stated as the
  * CPU's version of the claim (the tool is the kernel's CPU accounting, a
- * worker is a thread, the device's units are its logical CPUs). Variants
- * are found by their roles.
+ * worker is a thread, the device's units are its logical CPUs).
  */
 #include "exp01.h"
 
@@ -60,14 +59,14 @@ static const rl_claim *claim(const rl_ctx *ctx, int gpu_claim)
     return &EXP01_CLAIMS[gpu_claim + (ctx->kind != RL_CUDA)];
 }
 
-/* The first valid point of a sweep whose variant has this role (idle or
- * not), on this many workers (< 0: any) at this duty (< 0: any). */
-static const point *find(const run *r, const char *sweep, const char *role, bool idle,
-                         int workers, double duty)
+/* The first observed point of a sweep whose variant has this role, on
+ * this many workers (< 0: any). Sweep a runs at full duty, and sweep c's
+ * compute point is its idle allocation. */
+static const point *find(const run *r, const char *sweep, const char *role, int workers)
 {
     for (const point *p = r->pts; p < r->pts + r->points.n; p++)
-        if (p->ok && !strcmp(p->sweep, sweep) && busy_has_role(p->v, role) && p->idle == idle &&
-            (workers < 0 || p->workers == workers) && (duty < 0 || p->duty == duty))
+        if (p->ok && !strcmp(p->sweep, sweep) && busy_has_role(p->v, role) &&
+            (workers < 0 || p->workers == workers))
             return p;
     return NULL;
 }
@@ -97,8 +96,8 @@ static void judge_memory(const run *r)
 {
     rl_ctx *ctx = r->ctx;
     bool gpu = ctx->kind == RL_CUDA;
-    const point *idle = find(r, "c_memory", "compute", true, -1, -1);
-    const point *stream = find(r, "c_memory", "bandwidth", false, -1, -1);
+    const point *idle = find(r, "c_memory", "compute", -1);
+    const point *stream = find(r, "c_memory", "bandwidth", -1);
     if (!idle || !stream) {
         rl_judge_status(ctx, claim(ctx, MEMORY), NULL, "-", RL_NOT_MEASURED, "sweep c not run");
         return;
@@ -108,8 +107,8 @@ static void judge_memory(const run *r)
     double busy_idle = gpu ? idle->rd.util_mem_pct : idle->rd.util_pct;
     double busy_stream = gpu ? stream->rd.util_mem_pct : stream->rd.util_pct;
     char measured[160];
-    snprintf(measured, sizeof measured, "idle: %.1f %% held, %.1f %% busy; stream: %.1f %% held, %.1f %% busy",
-             share_idle, busy_idle, share_stream, busy_stream);
+    snprintf(measured, sizeof measured, "idle: %.1f %% held, %.1f %% busy; stream: %.1f %% held, "
+             "%.1f %% busy", share_idle, busy_idle, share_stream, busy_stream);
     rl_verdict_status st = RL_NOT_MEASURED;
     if (!isnan(busy_idle) && !isnan(busy_stream) && !isnan(share_idle) && !isnan(share_stream))
         st = busy_idle <= 10 && busy_stream >= (gpu ? 50 : 90) &&
@@ -124,21 +123,21 @@ void judge(const run *r, double full)
 {
     rl_ctx *ctx = r->ctx;
     bool gpu = ctx->kind == RL_CUDA;
-    int units = r->units;
+    int units = rl_units(ctx);
     char measured[128], note[200];
-    const point *one = find(r, "a_occupancy", "compute", false, 1, 1.0);
+    const point *one = find(r, "a_occupancy", "compute", 1);
 
     snprintf(note, sizeof note, "while it does %s of the full device's work", one && full > 0 ?
              (snprintf(measured, sizeof measured, "%.4f", one->work_per_s / full), measured) : "-");
     rl_judge(ctx, claim(ctx, ONE_BUSY), NULL, one ? one->rd.util_pct : NAN, note);
 
-    const point *chase = find(r, "a_occupancy", "latency", false, 1, 1.0);
-    double dram_gbps = rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best;
-    double share = chase ? chase->work_per_s * r->w.bytes_per_hop / 1e9 / dram_gbps : NAN;
+    const point *chase = find(r, "a_occupancy", "latency", 1);
+    double share = chase ? chase->gbps / rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best : NAN;
     double uc = chase ? chase->rd.util_pct : NAN;
-    snprintf(measured, sizeof measured, isnan(uc) ? "-" : "%.1f %% busy, %.3f of bandwidth", uc, share);
-    snprintf(note, sizeof note, "a pointer chase waits on memory every hop; traffic counted as %.0f B "
-             "per hop over the DRAM read bandwidth", r->w.bytes_per_hop);
+    snprintf(measured, sizeof measured, isnan(uc) ? "-" : "%.1f %% busy, %.3f of bandwidth", uc,
+             share);
+    snprintf(note, sizeof note, "a pointer chase waits on memory every hop; traffic counted as "
+             "%.0f B per hop over the DRAM read bandwidth", r->bytes_per_hop);
     rl_verdict_status st = uc >= 90 && share < 0.25 ? RL_HOLDS : RL_DOES_NOT_HOLD;
     rl_judge_status(ctx, &EXP01_CLAIMS[CHASE_BUSY], NULL, measured,
                     isnan(uc) || isnan(share) ? RL_NOT_MEASURED : st, note);
@@ -157,8 +156,8 @@ void judge(const run *r, double full)
         rl_judge(ctx, claim(ctx, UNITS_VIEW), NULL, view,
                  isnan(view) ? note : "SM_UTIL counts busy SMs: one of them");
     } else {
-        snprintf(note, sizeof note, "1 / %d CPUs = %.0f %%; like GPM SM_UTIL, it counts how much of "
-                 "the machine was busy; no GPM on a CPU", units, 100.0 / units);
+        snprintf(note, sizeof note, "1 / %d CPUs = %.0f %%; like GPM SM_UTIL, it counts how much "
+                 "of the machine was busy; no GPM on a CPU", units, 100.0 / units);
         rl_judge_within(ctx, claim(ctx, UNITS_VIEW), NULL, view, 100.0 / units - 10,
                         100.0 / units + 10, note);
     }
