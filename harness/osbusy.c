@@ -152,3 +152,11 @@ double rl_record_host_load(rl_ctx *ctx, double load_start)
             load_start, load_end, cpus, competed ? ": other processes competed for the CPUs" : "");
     return competed ? peak : 0.0;
 }
+
+void rl_note_host_load(rl_ctx *ctx, double load_start, const char *prefix, const char *effect)
+{
+    double overload = rl_record_host_load(ctx, load_start);
+    if (ctx->kind != RL_CUDA && overload > 0)
+        printf("%sload average %.1f on %ld CPUs: %s\n", prefix, overload,
+               sysconf(_SC_NPROCESSORS_ONLN), effect);
+}

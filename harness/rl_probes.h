@@ -61,6 +61,10 @@ void rl_sleep_until(double t);
  * (key host_load). Returns the larger reading when it exceeded the logical
  * CPUs -- other processes competed for them -- and 0 otherwise. */
 double rl_record_host_load(rl_ctx *ctx, double load_start);
+/* The same, and on the CPU backend, when other processes competed for the
+ * CPUs, a console line: prefix, "load average L on N CPUs: ", then what
+ * that did to the measurement (effect). */
+void rl_note_host_load(rl_ctx *ctx, double load_start, const char *prefix, const char *effect);
 
 /* ---- NVML (nvml.c, nvml_sampler.c) -------------------------------------- */
 /* Loads NVML with dlopen (soname NULL: libnvidia-ml.so.1). False, and why

@@ -2,7 +2,8 @@
  * launch.c -- experiment 06's variants: how the chain is launched, and how
  * the step is, one row each, with what each backend runs (cpu/launch.c,
  * launch.cu). Add a row and its functions; the experiment validates, times,
- * writes and draws it like the others. Then the step's inputs.
+ * writes and draws it like the others. Then how a variant's ops are called,
+ * and the step's inputs.
  */
 #include "launch.h"
 
@@ -56,6 +57,12 @@ const kernel_family launch_family = {"chain", "cpu/launch.c", "launch.cu", launc
 const kernel_family step_family = {"step", "cpu/launch.c", "launch.cu", step_variants,
                                    sizeof step_variants[0], has_step, NULL};
 
+void launch_call(void *a) { ((launch_args *)a)->ops->run(a); }
+
+void launch_issue(void *a) { ((launch_args *)a)->ops->enqueue(a); }
+
+void step_call(void *s) { ((step_args *)s)->ops->run(s); }
+
 size_t step_input(int i, int batch, int d, float *lo, float *hi)
 {
     *hi = i == STEP_BIAS ? 0.5f : i == STEP_X ? 1.0f : sqrtf(3.0f / d); /* weights: variance 1/d */
@@ -63,9 +70,9 @@ size_t step_input(int i, int batch, int d, float *lo, float *hi)
     return i == STEP_BIAS ? (size_t)d : i == STEP_X ? (size_t)batch * d : (size_t)d * d;
 }
 
-step_args step_on(float *const in[STEP_INPUTS], float *h, float *y, int batch, int d,
-                  struct CUstream_st *stream)
+step_args step_on(const step_ops *ops, float *const in[STEP_INPUTS], float *h, float *y,
+                  int batch, int d, struct CUstream_st *stream)
 {
-    return (step_args){.batch = batch, .d = d, .w1 = in[STEP_W1], .w2 = in[STEP_W2],
+    return (step_args){.ops = ops, .batch = batch, .d = d, .w1 = in[STEP_W1], .w2 = in[STEP_W2],
                        .bias = in[STEP_BIAS], .x = in[STEP_X], .h = h, .y = y, .stream = stream};
 }

@@ -48,7 +48,10 @@ extern "C" {
  * however long the chain, and errors shrink by a each step. */
 RL_HD float launch_op(float x) { return x * LAUNCH_A + LAUNCH_B; }
 
+struct launch_ops;
+
 typedef struct launch_args {
+    const struct launch_ops *ops; /* the variant's (launch_call) */
     float *x;       /* n floats, updated in place k times */
     size_t n;
     int k;
@@ -83,9 +86,17 @@ extern const launch_ops launch_sync_each_cpu, launch_async_cpu, launch_graph_cpu
 extern const launch_ops launch_sync_each_cuda, launch_async_cuda, launch_graph_cuda,
     launch_one_kernel_cuda, launch_serial_cuda;
 
+/* The chain of a (a launch_args *) by its ops, in the form a timer calls:
+ * issued and waited for; only issued (its ops have an enqueue). */
+void launch_call(void *a);
+void launch_issue(void *a);
+
 /* ---- the model step ------------------------------------------------------ */
 
+struct step_ops;
+
 typedef struct step_args {
+    const struct step_ops *ops;  /* the variant's (step_call) */
     int batch, d;
     const float *w1, *w2, *bias; /* d x d row-major, and d */
     const float *x;              /* batch x d */
@@ -112,6 +123,9 @@ extern const kernel_family step_family;
 extern const step_ops step_launches_cpu, step_graph_cpu;
 extern const step_ops step_launches_cuda, step_graph_cuda;
 
+/* The same for the step: one step of s (a step_args *), waited for. */
+void step_call(void *s);
+
 /* The step's inputs, in this order (step_input, step_on, step_reference). */
 enum { STEP_W1, STEP_W2, STEP_BIAS, STEP_X, STEP_INPUTS };
 
@@ -119,9 +133,10 @@ enum { STEP_W1, STEP_W2, STEP_BIAS, STEP_X, STEP_INPUTS };
  * random values are drawn from: weights of variance 1/d, so that the rows
  * of h and y stay O(1) (launch.c). */
 size_t step_input(int i, int batch, int d, float *lo, float *hi);
-/* The step at this batch over its inputs in[STEP_INPUTS] and h and y. */
-step_args step_on(float *const in[STEP_INPUTS], float *h, float *y, int batch, int d,
-                  struct CUstream_st *stream);
+/* The step at this batch over its inputs in[STEP_INPUTS] and h and y, run
+ * by a variant's ops (NULL: only called through the ops themselves). */
+step_args step_on(const step_ops *ops, float *const in[STEP_INPUTS], float *h, float *y,
+                  int batch, int d, struct CUstream_st *stream);
 
 /* ---- references (ref/launch.c) ------------------------------------------ */
 

@@ -110,7 +110,7 @@ static void check_steps(rl_backend *be)
             double *want = rl_host_alloc(xd * 8);
             step_reference(batch, d, host, want);
             float *h = rl_alloc(be, xd * 4), *y = rl_alloc(be, xd * 4);
-            step_args s = step_on(in, h, y, batch, d, rl_stream(be));
+            step_args s = step_on(NULL, in, h, y, batch, d, rl_stream(be));
             for (const step_variant *v = step_variants; v->name; v++) {
                 const step_ops *w = cuda(be) ? v->cuda : v->cpu;
                 if (!w)

@@ -32,8 +32,7 @@ static weights *open_weights(rl_ctx *ctx, int d, int bmax)
     for (int i = 0; i < STEP_INPUTS; i++) {
         float lo, hi;
         size_t n = step_input(i, bmax, d, &lo, &hi);
-        w->host[i] = rl_host_alloc(n * sizeof(float));
-        rl_fill_uniform(w->host[i], n, lo, hi, rl_next_seed(ctx));
+        w->host[i] = rl_host_random(ctx, n, lo, hi);
         w->in[i] = rl_alloc_copy(ctx->be, w->host[i], n * sizeof(float));
     }
     return w;
@@ -53,24 +52,18 @@ void doubling_close(rl_ctx *ctx, weights *w)
     rl_host_free(w);
 }
 
-static void run_step(void *arg)
-{
-    call *c = arg;
-    c->step->run(&c->s);
-}
-
 /* Before validation: builds what the variant replays (timed), computes
  * the double reference (once per batch: the variants of a batch are
  * validated one after the other), poisons h; the harness poisons y, runs
  * the step and checks every element of y. */
 static void prepare_step(rl_ctx *ctx, rl_point *p)
 {
-    call *c = p->arg;
+    call *c = call_of(p);
     weights *w = c->w;
     int batch = c->s.batch;
-    if (c->step->build && !c->s.graph) {
+    if (c->s.ops->build && !c->s.graph) {
         double t0 = rl_now_s();
-        c->step->build(&c->s);
+        c->s.ops->build(&c->s);
         c->build_us = (rl_now_s() - t0) * 1e6;
     }
     if (w->ref_batch != batch) {
@@ -95,12 +88,13 @@ weights *doubling_declare(rl_ctx *ctx, rl_points *pts, int d, int bmax)
             if (!rl_runs(ctx, &step_family, KERNEL_VARIANT(v)))
                 continue;
             call *c = new_call("doubling");
-            c->batch = b, c->d = d, c->w = w, c->step = RL_LAUNCHER(ctx, v);
-            c->s = step_on(w->in, w->h, w->y, b, d, rl_stream(ctx->be));
+            c->batch = b, c->d = d, c->w = w;
+            c->s = step_on(RL_LAUNCHER(ctx, v), w->in, w->h, w->y, b, d, rl_stream(ctx->be));
             rl_points_add(pts, &(rl_point){
-                .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = c, .data = c,
-                .prepare = prepare_step, .out = w->y, .count = (size_t)b * d, .want = w->want,
-                .atol = ATOL, .rtol = RTOL, .flops = 4.0 * b * d * (double)d, .extra_s = 4 * 3e-6});
+                .variant = KERNEL_VARIANT(v), .group = group, .run = step_call, .arg = &c->s,
+                .data = c, .prepare = prepare_step, .out = w->y, .count = (size_t)b * d,
+                .want = w->want, .atol = ATOL, .rtol = RTOL, .flops = 4.0 * b * d * (double)d,
+                .extra_s = 4 * 3e-6});
         }
     }
     return w;

@@ -10,7 +10,6 @@
 #include "rl_probes.h"
 #include "rooflab.h"
 
-struct chain_buffers;
 struct weights;
 
 /* One point (a chain of k kernels over n elements, or the model step at
@@ -24,15 +23,12 @@ typedef struct call {
     double build_us;          /* building what the variant replays (a graph) */
     double breakeven;         /* replays that pay the build back, against async */
     double ratio;             /* doubling: t(2 batch) / t(batch) */
-    const launch_ops *chain;  /* a chain's point: its ops, arguments, buffers */
-    launch_args a;
-    struct chain_buffers *buf;
-    const step_ops *step;     /* a step's point: the same */
-    step_args s;
+    launch_args a;            /* a chain's point: its variant and arguments (the timed arg) */
+    step_args s;              /* a step's point: the same, and its buffers */
     struct weights *w;
 } call;
 
-static inline call *call_of(const rl_point *p) { return p->arg; }
+static inline call *call_of(const rl_point *p) { return (call *)p->data; }
 static inline double us_per_kernel(const rl_point *p) { return p->seconds * 1e6 / call_of(p)->k; }
 /* A fresh point's data, every number NaN (an empty cell) until set. */
 call *new_call(const char *test);

@@ -15,9 +15,7 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char *test_choice = "all";
 
@@ -112,10 +110,10 @@ static const rl_experiment EXP06 = {
 
 static const double ATOL = 1e-6, RTOL = 1e-5;
 
-/* The chain's array on the device, and the host's scratch for validation. */
+/* The chain's array on the device, its largest n, and the serial
+ * variant's cap on k x n. */
 typedef struct chain_buffers {
-    float *x, *host;
-    double *want;
+    float *x;
     size_t nmax, serial_cap;
 } chain_buffers;
 
@@ -123,9 +121,7 @@ typedef struct chain_buffers {
 
 call *new_call(const char *test)
 {
-    call *c = calloc(1, sizeof *c);
-    if (!c)
-        rl_die(RL_EXIT_FAILED, "out of memory");
+    call *c = rl_host_alloc(sizeof *c);
     *c = (call){.test = test, .k = NAN, .n = NAN, .batch = NAN, .d = NAN, .floor_us = NAN,
                 .host_us = NAN, .build_us = NAN, .breakeven = NAN, .ratio = NAN};
     return c;
@@ -135,22 +131,16 @@ void release_points(rl_points *pts)
 {
     for (int i = 0; i < pts->n; i++) {
         call *c = call_of(&pts->v[i]);
-        if (c->chain && c->chain->release)
-            c->chain->release(&c->a);
-        if (c->step && c->step->release)
-            c->step->release(&c->s);
-        free(c);
+        if (c->a.ops && c->a.ops->release)
+            c->a.ops->release(&c->a);
+        if (c->s.ops && c->s.ops->release)
+            c->s.ops->release(&c->s);
+        rl_host_free(c);
     }
     rl_points_free(pts);
 }
 
 /* ---- one chain point: validate, time, what it costs the host ------------------ */
-
-static void run_chain(void *arg)
-{
-    call *c = arg;
-    c->chain->run(&c->a);
-}
 
 /* Before validation: builds what the variant replays (timed), then fresh
  * random input and its closed form. The chain works in place, so its input
@@ -158,23 +148,19 @@ static void run_chain(void *arg)
  * which the reference never equals. */
 static void prepare_chain(rl_ctx *ctx, rl_point *p)
 {
-    call *c = p->arg;
-    chain_buffers *b = c->buf;
+    call *c = call_of(p);
     size_t n = (size_t)c->n;
-    if (c->chain->build && !c->a.graph) {
+    if (c->a.ops->build && !c->a.graph) {
         double t0 = rl_now_s();
-        c->chain->build(&c->a);
+        c->a.ops->build(&c->a);
         c->build_us = (rl_now_s() - t0) * 1e6;
     }
-    rl_fill_uniform(b->host, n, -1, 1, rl_next_seed(ctx));
-    launch_reference_n(b->host, n, (int)c->k, b->want);
-    rl_upload(ctx->be, b->x, b->host, n * sizeof(float));
-}
-
-static void enqueue_chain(void *arg)
-{
-    call *c = arg;
-    c->chain->enqueue(&c->a);
+    float *x = rl_host_random(ctx, n, -1, 1);
+    double *want = rl_host_alloc(n * sizeof *want);
+    launch_reference_n(x, n, (int)c->k, want);
+    rl_upload(ctx->be, c->a.x, x, n * sizeof(float));
+    rl_host_free(x);
+    p->want = want; /* freed after the check (frees_want) */
 }
 
 /* Each point against its group: the floor per kernel, the host's cost per
@@ -190,8 +176,8 @@ static void derive(rl_ctx *ctx, rl_points *pts)
         c->floor_us = fl ? us_per_kernel(fl) : NAN;
         if (!rl_point_timed(p))
             continue;
-        if (c->chain->enqueue)
-            c->host_us = rl_issue_s(ctx, enqueue_chain, c) * 1e6 / c->k;
+        if (c->a.ops->enqueue)
+            c->host_us = rl_issue_s(ctx, launch_issue, &c->a) * 1e6 / c->k;
         double saved = async ? (async->seconds - p->seconds) * 1e6 : NAN;
         if (isfinite(c->build_us) && saved > 0)
             c->breakeven = c->build_us / saved;
@@ -202,8 +188,8 @@ static void derive(rl_ctx *ctx, rl_points *pts)
 
 /* Every variant at one (k, n), one group; serial only where k x n is small
  * (one thread on millions of updates takes minutes by design). */
-static void chain_point(rl_ctx *ctx, rl_points *pts, chain_buffers *b, const char *test, int k,
-                        size_t n)
+static void chain_point(rl_ctx *ctx, rl_points *pts, const chain_buffers *b, const char *test,
+                        int k, size_t n)
 {
     int group = rl_points_new_group(pts);
     for (const launch_variant *v = launch_variants; v->name; v++) {
@@ -211,35 +197,33 @@ static void chain_point(rl_ctx *ctx, rl_points *pts, chain_buffers *b, const cha
             (kernel_has_role(KERNEL_VARIANT(v), "serial") && (double)k * (double)n > (double)b->serial_cap))
             continue;
         call *c = new_call(test);
-        c->k = k, c->n = (double)n, c->buf = b;
-        c->chain = RL_LAUNCHER(ctx, v);
-        c->a = (launch_args){.x = b->x, .n = n, .k = k, .stream = rl_stream(ctx->be)};
+        c->k = k, c->n = (double)n;
+        c->a = (launch_args){.ops = RL_LAUNCHER(ctx, v), .x = b->x, .n = n, .k = k,
+                             .stream = rl_stream(ctx->be)};
         /* The plan's model: the bytes at the roofline, and a few
          * microseconds of fixed cost per launch (an estimate). */
         rl_points_add(pts, &(rl_point){
-            .variant = KERNEL_VARIANT(v), .group = group, .run = run_chain, .arg = c, .data = c,
-            .prepare = prepare_chain, .in_place = true, .out = b->x, .count = n, .want = b->want,
-            .atol = ATOL, .rtol = RTOL, .bytes = 8.0 * k * (double)n, .footprint = 4.0 * n,
-            .pattern = RL_COPY, .extra_s = 3e-6 * k});
+            .variant = KERNEL_VARIANT(v), .group = group, .run = launch_call, .arg = &c->a,
+            .data = c, .prepare = prepare_chain, .in_place = true, .out = b->x, .count = n,
+            .frees_want = true, .atol = ATOL, .rtol = RTOL, .bytes = 8.0 * k * (double)n,
+            .footprint = 4.0 * n, .pattern = RL_COPY, .extra_s = 3e-6 * k});
     }
 }
 
-/* k = 1, 3, 10, ... 1000 in a full run, 1, 10, 100, 1000 otherwise. */
-static void chain_sweep(rl_ctx *ctx, rl_points *pts, chain_buffers *b)
+/* The chain test: k = 1, 3, 10, ... 1000 in a full run (1, 10, 100, 1000
+ * otherwise) at n = 1 ("empty": 1 thread) and 256 (one block). The size
+ * test: n = 1, 4, 16, ... up to nmax at k = 20; every 16th in a lab run,
+ * every 256th in a quick one. */
+static void declare_chains(rl_ctx *ctx, rl_points *pts, const chain_buffers *b)
 {
     static const int ks[] = {1, 3, 10, 30, 100, 300, 1000};
-    static const size_t sizes[] = {1, 256}; /* "empty": 1 thread; one block */
-    for (int s = 0; s < 2; s++)
+    static const size_t sizes[] = {1, 256};
+    for (int s = 0; s < 2 && rl_option_is(test_choice, "chain"); s++)
         for (int i = 0; i < 7; i += ctx->args.mode == RL_MODE_FULL ? 1 : 2)
             chain_point(ctx, pts, b, "chain", ks[i], sizes[s]);
-}
-
-/* n = 1, 4, 16, ... up to nmax at k = 20; every 16th in a lab run, every
- * 256th in a quick one. */
-static void size_sweep(rl_ctx *ctx, rl_points *pts, chain_buffers *b)
-{
-    size_t step = RL_BY_MODE(ctx, 256, 16, 4);
-    for (size_t n = 1; n <= b->nmax; n = n * step > b->nmax && n < b->nmax ? b->nmax : n * step)
+    size_t step = RL_BY_MODE(ctx, 256, 16, 4), nmax = b->nmax;
+    for (size_t n = 1; n <= nmax && rl_option_is(test_choice, "size");
+         n = n * step > nmax && n < nmax ? nmax : n * step)
         chain_point(ctx, pts, b, "size", 20, n);
 }
 
@@ -284,14 +268,9 @@ int main(int argc, char **argv)
                        .serial_cap = gpu ? (size_t)1 << 20 : (size_t)1 << 26};
     describe(ctx, &b, STEP_D, bmax);
     b.x = rl_alloc(ctx->be, b.nmax * sizeof(float));
-    b.host = rl_host_alloc(b.nmax * sizeof(float));
-    b.want = rl_host_alloc(b.nmax * sizeof(double));
 
     rl_points chains = {0}, steps = {0};
-    if (rl_option_is(test_choice, "chain"))
-        chain_sweep(ctx, &chains, &b);
-    if (rl_option_is(test_choice, "size"))
-        size_sweep(ctx, &chains, &b);
+    declare_chains(ctx, &chains, &b);
     struct weights *w = rl_option_is(test_choice, "doubling") ? doubling_declare(ctx, &steps, STEP_D, bmax) : NULL;
     rl_points_plan(ctx, &chains);
     rl_points_plan(ctx, &steps);
@@ -304,10 +283,8 @@ int main(int argc, char **argv)
         print_overhead_stops(&chains);
     if (w)
         doubling_run(ctx, &steps);
-    double overload = rl_record_host_load(ctx, load_start);
-    if (!gpu && overload > 0)
-        printf("\n  note: load average %.1f on %ld CPUs: other processes competed for the CPUs, and a "
-               "region waits for its slowest thread\n", overload, sysconf(_SC_NPROCESSORS_ONLN));
+    rl_note_host_load(ctx, load_start, "\n  note: ", "other processes competed for the CPUs, and a "
+                      "region waits for its slowest thread");
     judge_chain(ctx, &chains);
     judge_doubling(ctx, &steps);
 
@@ -315,7 +292,5 @@ int main(int argc, char **argv)
     release_points(&steps);
     doubling_close(ctx, w);
     rl_free(ctx->be, b.x);
-    rl_host_free(b.host);
-    rl_host_free(b.want);
     return rl_end(ctx);
 }

@@ -44,17 +44,13 @@ static const rl_point *empty_chain(const rl_points *pts, const char *role, doubl
     return rl_points_find(pts, role, empty_at, &k);
 }
 
-/* The longest chain of empty kernels where the three variants were all measured. */
-static double longest_empty_chain(const rl_points *pts)
+/* An empty chain that the synchronous and asynchronous variants ran too
+ * (key: the points). */
+static bool all_three_ran(const rl_point *p, const void *pts)
 {
-    double best = 0;
-    for (int i = 0; i < pts->n; i++) {
-        double k = call_of(&pts->v[i])->k;
-        if (k > best && empty_chain(pts, "synchronous", k) && empty_chain(pts, "asynchronous", k) &&
-            empty_chain(pts, "graph", k))
-            best = k;
-    }
-    return best;
+    double k = call_of(p)->k;
+    return empty_at(p, &k) && empty_chain(pts, "synchronous", k) &&
+           empty_chain(pts, "asynchronous", k);
 }
 
 void judge_chain(rl_ctx *ctx, const rl_points *pts)
@@ -62,15 +58,16 @@ void judge_chain(rl_ctx *ctx, const rl_points *pts)
     bool gpu = ctx->kind == RL_CUDA;
     const rl_claim *cheap = &EXP06_CLAIMS[gpu ? GRAPH_CHEAP_GPU : GRAPH_CHEAP_CPU];
     const rl_claim *slowest = &EXP06_CLAIMS[gpu ? SYNC_SLOWEST_GPU : SYNC_SLOWEST_CPU];
-    double k = longest_empty_chain(pts);
-    if (!k) {
+    /* The longest such chain: the last, as the sweep runs k upwards */
+    const rl_point *g = rl_points_find_last(pts, "graph", all_three_ran, pts);
+    if (!g) {
         const char *why = "the chain test did not run all three variants";
         rl_judge_status(ctx, cheap, NULL, "-", RL_NOT_MEASURED, why);
         rl_judge_status(ctx, slowest, NULL, "-", RL_NOT_MEASURED, why);
         return;
     }
-    const rl_point *s = empty_chain(pts, "synchronous", k), *a = empty_chain(pts, "asynchronous", k),
-                   *g = empty_chain(pts, "graph", k);
+    double k = call_of(g)->k;
+    const rl_point *s = empty_chain(pts, "synchronous", k), *a = empty_chain(pts, "asynchronous", k);
     double us_s = us_per_kernel(s), us_a = us_per_kernel(a), us_g = us_per_kernel(g);
     char measured[128], note[320];
     snprintf(measured, sizeof measured, "%.3f us vs %.3f us (%.2fx)", us_g, us_a, us_g / us_a);
