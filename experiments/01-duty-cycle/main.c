@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char *sweep_choice = "all", *period_ms_opt = "10";
 
@@ -289,11 +288,8 @@ int main(int argc, char **argv)
     rl_observer_describe(&r->obs, buf, sizeof buf); /* now with NVML's sample period */
     rl_meta(ctx, "observer", "%s", buf);
 
-    double overload = rl_record_host_load(ctx, load_start);
-    if (!gpu && overload > 0)
-        printf("note        load average %.1f on %ld CPUs: other processes took CPU time from the "
-               "workers, so busy time falls below the duty cycle\n", overload,
-               sysconf(_SC_NPROCESSORS_ONLN));
+    rl_note_host_load(ctx, load_start, "note        ", "other processes took CPU time from the "
+                      "workers, so busy time falls below the duty cycle");
     double full = derive(r);
     rl_points_report(ctx, &r->points);
     judge(r, full);
