@@ -1,13 +1,14 @@
 /*
- * exp03.h -- what experiment 03's files share: the synthetic model
- * (model.c), one step of one variant in one format (a point's data, main.c),
- * the summary, published table and verdicts (report.c), --matrix (matrix.c).
+ * exp03.h -- what experiment 03's files share: the model (model.c), a
+ * point's step (main.c), the report (report.c) and --matrix (matrix.c).
  */
 #ifndef EXP03_H
 #define EXP03_H
 
 #include "quant.h"
 #include "rooflab.h"
+
+#include <math.h>
 
 /* One weight matrix of the decoder: rows outputs, k inputs. */
 typedef struct matrix {
@@ -24,8 +25,7 @@ typedef struct model {
     int nmat;
     matrix *mats;
     int widths[2];           /* the inputs' widths: 4096 and 14336 (--matrix: k twice) */
-    double params;           /* weights in the matrices */
-    size_t blocks;           /* params / QUANT_BLOCK */
+    double params;           /* weights in the matrices, a multiple of QUANT_BLOCK */
     size_t rows_total;       /* decode outputs per step */
     int max_rows, prefill_n; /* prefill_n 0: no prefill (--matrix) */
     void *w[QF_COUNT];       /* the weights, per format (device) */
@@ -34,10 +34,9 @@ typedef struct model {
     void *scratch;
     double *ref[QF_COUNT];   /* decode reference, rows_total per format (host) */
     double *bound[QF_COUNT]; /* the integer-dot decode's error bound, the same (host) */
-    /* Prefill is checked on the first rows of two matrices (k = 4096 and
-     * 14336): check[c] is those rows, its y_offset where their n tokens'
-     * outputs start in yval (check_count in all), their reference per
-     * format and their bound, gemv_atol(k). */
+    /* Prefill's check: the first rows of a matrix of each width, their n
+     * tokens' outputs back to back in yval (check_count), with their
+     * reference per format and their bound, gemv_atol(k). */
     matrix check[2];
     size_t check_count;
     double *check_ref[QF_COUNT], *check_bound;
@@ -48,16 +47,14 @@ enum { HIDDEN = 4096, FFN = 14336, KV = 1024, VOCAB = 128256 };
 /* layers 0: the cache-sized model of mini_rows rows. */
 void model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n);
 void model_plan_matrix(model *m, int rows, int k); /* one matrix, decode only */
-/* Random FP16 weights, every format encoded on the host and uploaded, with
- * the references (and the bounds, the FP16 rounding) that the variants
- * running here need. */
+/* Random FP16 weights in every format, uploaded, with the references and
+ * bounds that the variants running here need. */
 void model_build(rl_ctx *ctx, model *m);
 void model_free(rl_ctx *ctx, model *m);
 double model_bytes(const model *m, quant_format f);
 
-/* One step of one variant in one format: a GEMV per matrix (decode) or n
- * tokens through every matrix (prefill). The first members are its CSV
- * columns. */
+/* One step of one variant in one format (a point's data); the first
+ * members are its CSV columns. */
 typedef struct step {
     const char *source, *format, *phase;
     double bits, params, size_bytes, size_gib, rel_size;
@@ -71,12 +68,13 @@ typedef struct step {
 } step;
 
 static inline const step *step_of(const rl_point *p) { return p->data; }
-void run_step(void *arg);
+static inline double tps(const rl_point *p) { return p ? step_of(p)->tokens / p->seconds : NAN; }
+void run_step(void *arg);  /* a GEMV per matrix (decode) or n tokens through each (prefill) */
 void run_check(void *arg); /* prefill's check: the step's call on the check rows */
 
 /* main.c: every variant that runs here in every format, a group per
- * variant; with matrix_only, the decode variants only, F16 once, all in
- * one group. steps holds a step per point (QF_COUNT per variant). */
+ * variant (matrix_only: the decode variants, F16 once, in one group), a
+ * step each in steps (QF_COUNT per variant). */
 void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only);
 double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p); /* vs F16 of its group */
 

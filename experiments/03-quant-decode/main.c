@@ -1,14 +1,13 @@
 /*
  * Experiment 03 -- quantized size tracks decode speed; prefill does not.
  *
- * Decode reads every weight once per token: on a memory-bound machine its
- * time is the model's size over the bandwidth, so halving the bits per
- * weight doubles its speed. Prefill does n tokens of arithmetic per weight
- * read: compute-bound, the format barely matters. The weight matrices of a
- * Llama-3.1-8B-shaped decoder (model.c) in six formats (kernels/quant.h);
- * every variant in every format is a point, validated, then the formats of
- * a variant timed together, interleaved. The verdicts use each format's
- * best valid variant, as a ratio to the F16 timed with it. See README.md.
+ * Decode reads every weight once per token: memory-bound, its time is the
+ * model's size over the bandwidth. Prefill does n tokens of arithmetic per
+ * weight read: compute-bound, the format barely matters. The matrices of a
+ * Llama-3.1-8B-shaped decoder (model.c) in six formats (kernels/quant.h):
+ * every variant in every format is a point, the formats of a variant timed
+ * together; the verdicts use each format's best valid variant, as a ratio
+ * to the F16 timed with it. See README.md.
  */
 #include "exp03.h"
 
@@ -32,14 +31,13 @@ static const rl_option OPTIONS[] = {
 
 /* ---- the columns ------------------------------------------------------------ */
 
-static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return step_of(p)->tokens / p->seconds; }
+static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return tps(p); }
 
 /* Decode only: the tokens/s the roof of the weights' level allows. */
 static double col_ceiling(rl_ctx *ctx, const rl_point *p)
 {
-    if (step_of(p)->v->phase != QUANT_DECODE)
-        return NAN;
-    return rl_tokens_per_s_ceiling(rl_point_roof(ctx, p).gbps * 1e9, p->bytes);
+    return step_of(p)->v->phase != QUANT_DECODE
+               ? NAN : rl_tokens_per_s_ceiling(rl_point_roof(ctx, p).gbps * 1e9, p->bytes);
 }
 
 static bool f16_of_group(const rl_point *q, const void *p)
@@ -120,96 +118,7 @@ static const rl_experiment EXP03 = {
     .compare_value = "time_us_median",
 };
 
-/* ---- the model's size ------------------------------------------------------- */
-
-/* GPU: the whole model where memory allows (a fifth left free; the head's
- * FP16 copy is the scratch); fewer layers in lab and quick runs, still far
- * beyond the L2. CPU: decode's claim is about memory, so the model is
- * judged where its weights live. With the fewest layers whose q4 weights
- * are 4x the LLC, when every format of them fits --max-bytes: DRAM.
- * Otherwise (a large LLC, a quick run) a model whose formats together fit
- * half the LLC: the LLC, whose bandwidth the same claim then speaks of.
- * regime: where the weights live, and why. */
-static void plan_model(rl_ctx *ctx, model *m, int prefill_n, char *regime, size_t len)
-{
-    double layer = 2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN;
-    bool gpu = ctx->kind == RL_CUDA;
-    if (strcmp(layers_choice, "auto") != 0) {
-        int layers = (int)rl_option_number(ctx, "layers", layers_choice, 1, 32, true, "auto");
-        snprintf(regime, len, "--layers %d", layers);
-        model_plan(m, layers, gpu, 0, prefill_n);
-    } else if (gpu) {
-        int want = RL_BY_MODE(ctx, 4, 8, 32);
-        double head = quant_bytes_all_formats((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
-                      4.0 * VOCAB * prefill_n;
-        int fit = (int)((0.8 * ctx->dev->mem_bytes - head) / quant_bytes_all_formats(layer));
-        int layers = fit < want ? (fit < 1 ? 1 : fit) : want;
-        snprintf(regime, len, "device memory: %d layers and the head", layers);
-        model_plan(m, layers, true, 0, prefill_n);
-    } else {
-        double llc = ctx->dev->llc_bytes;
-        int need = (int)ceil(4 * llc / (layer * quant_bits_per_weight(QF_Q4) / 8));
-        double total = need * quant_bytes_all_formats(layer);
-        char a[32], b[32];
-        rl_format_bytes(total, a, sizeof a);
-        rl_format_bytes(rl_max_bytes(ctx), b, sizeof b);
-        int rows = (int)(0.5 * llc / quant_bytes_all_formats(HIDDEN + FFN)) / 64 * 64;
-        bool dram = total <= rl_max_bytes(ctx);
-        rows = rows < 64 ? 64 : rows;
-        if (dram)
-            snprintf(regime, len, "DRAM: %d layer(s), the q4 weights at least 4x the LLC (%s in "
-                     "all formats)", need, a);
-        else
-            snprintf(regime, len, "the LLC: every format together fits half of it (%d rows of "
-                     "4096 and of 14336); a DRAM-sized model needs %s in all formats, over "
-                     "--max-bytes %s", rows, a, b);
-        model_plan(m, dram ? need : 0, false, dram ? 0 : rows, prefill_n);
-    }
-}
-
-/* ---- the points ------------------------------------------------------------------ */
-
-void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only)
-{
-    int group = matrix_only ? rl_points_new_group(pts) : 0;
-    bool f16_done = false; /* --matrix: F16 is one kernel (gemv_fp16) in every decode variant */
-    for (const quant_variant *v = quant_variants; v->name; v++) {
-        bool decode = v->phase == QUANT_DECODE;
-        if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) || (matrix_only && !decode))
-            continue;
-        group = matrix_only ? group : rl_points_new_group(pts);
-        for (quant_format f = 0; f < QF_COUNT; f++) {
-            if (matrix_only && f == QF_F16 && f16_done)
-                continue;
-            f16_done |= f == QF_F16;
-            double size = model_bytes(m, f);
-            step *s = steps++;
-            *s = (step){.source = "measured", .format = quant_formats[f].name, .phase = decode ?
-                        "decode" : "prefill", .bits = quant_bits_per_weight(f), .params = m->params,
-                        .size_bytes = size, .size_gib = size / 1073741824.0, .rel_size = size /
-                        model_bytes(m, QF_F16), .layers = m->layers, .tokens = decode ? 1 :
-                        m->prefill_n, .m = m, .v = v, .f = f, .all = pts, .launch =
-                        RL_LAUNCHER(ctx, v), .stream = rl_stream(ctx->be)};
-            /* decode: a whole step, within gemv_atol(14336), or within the
-             * bound of x's 8-bit rounding for the integer-dot decode.
-             * Prefill: the same call on the first rows of two matrices (a
-             * double-precision reference of n tokens through the whole model
-             * would take the host minutes), each element within gemv_atol(k). */
-            rl_point p = {
-                .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = s, .data = s,
-                .out = m->y, .count = m->rows_total, .want = m->ref[f],
-                .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
-                .bound = v->quantizes_x ? m->bound[f] : NULL, .bytes = size, .footprint = size,
-                .pattern = RL_READ, .flops = 2.0 * m->params * s->tokens};
-            if (!decode)
-                p.check_run = run_check, p.check_arg = s, p.out = m->yval, p.count = m->check_count,
-                p.want = m->check_ref[f], p.bound = m->check_bound;
-            rl_points_add(pts, &p);
-        }
-    }
-}
-
-/* ---- main ------------------------------------------------------------------------ */
+/* ---- the model ---------------------------------------------------------------- */
 
 static void describe_model(rl_ctx *ctx, const model *m, const char *regime)
 {
@@ -239,6 +148,89 @@ static void describe_model(rl_ctx *ctx, const model *m, const char *regime)
            m->prefill_n);
 }
 
+/* GPU: the whole model where memory allows (a fifth left free; the head's
+ * FP16 copy is the scratch), fewer layers in lab and quick runs. CPU: the
+ * fewest layers whose q4 weights are 4x the LLC (DRAM) when every format of
+ * them fits --max-bytes, else a model whose formats together fit half the
+ * LLC (the claim then speaks of the LLC). regime: where they live, and why. */
+static void plan_model(rl_ctx *ctx, model *m, int prefill_n)
+{
+    char regime[256];
+    double layer = 2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN;
+    bool gpu = ctx->kind == RL_CUDA;
+    if (strcmp(layers_choice, "auto") != 0) {
+        int layers = (int)rl_option_number(ctx, "layers", layers_choice, 1, 32, true, "auto");
+        snprintf(regime, sizeof regime, "--layers %d", layers);
+        model_plan(m, layers, gpu, 0, prefill_n);
+    } else if (gpu) {
+        int want = RL_BY_MODE(ctx, 4, 8, 32);
+        double head = quant_bytes_all_formats((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
+                      4.0 * VOCAB * prefill_n;
+        int fit = (int)((0.8 * ctx->dev->mem_bytes - head) / quant_bytes_all_formats(layer));
+        int layers = fit < want ? (fit < 1 ? 1 : fit) : want;
+        snprintf(regime, sizeof regime, "device memory: %d layers and the head", layers);
+        model_plan(m, layers, true, 0, prefill_n);
+    } else {
+        double llc = ctx->dev->llc_bytes;
+        int need = (int)ceil(4 * llc / (layer * quant_bits_per_weight(QF_Q4) / 8));
+        double total = need * quant_bytes_all_formats(layer);
+        char a[32], b[32];
+        rl_format_bytes(total, a, sizeof a);
+        rl_format_bytes(rl_max_bytes(ctx), b, sizeof b);
+        int rows = (int)(0.5 * llc / quant_bytes_all_formats(HIDDEN + FFN)) / 64 * 64;
+        bool dram = total <= rl_max_bytes(ctx);
+        rows = rows < 64 ? 64 : rows;
+        if (dram)
+            snprintf(regime, sizeof regime, "DRAM: %d layer(s), the q4 weights at least 4x the "
+                     "LLC (%s in all formats)", need, a);
+        else
+            snprintf(regime, sizeof regime, "the LLC: every format together fits half of it (%d "
+                     "rows of 4096 and of 14336); a DRAM-sized model needs %s in all formats, "
+                     "over --max-bytes %s", rows, a, b);
+        model_plan(m, dram ? need : 0, false, dram ? 0 : rows, prefill_n);
+    }
+    rl_ceilings_get(ctx); /* after a bad --layers has exited, before the model's lines */
+    describe_model(ctx, m, regime);
+}
+
+/* ---- the points ------------------------------------------------------------------ */
+
+void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only)
+{
+    int group = 0;
+    for (const quant_variant *v = quant_variants; v->name; v++) {
+        bool decode = v->phase == QUANT_DECODE;
+        if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) || (matrix_only && !decode))
+            continue;
+        if (!matrix_only || !group)
+            group = rl_points_new_group(pts);
+        /* --matrix: F16 is one kernel (gemv_fp16) in every decode variant, declared once */
+        for (quant_format f = matrix_only && pts->n ? QF_Q8 : QF_F16; f < QF_COUNT; f++) {
+            double size = model_bytes(m, f);
+            step *s = steps++;
+            *s = (step){.source = "measured", .format = quant_formats[f].name,
+                        .phase = decode ? "decode" : "prefill", .bits = quant_bits_per_weight(f),
+                        .params = m->params, .size_bytes = size, .size_gib = size / 1073741824.0,
+                        .rel_size = size / model_bytes(m, QF_F16), .layers = m->layers,
+                        .tokens = decode ? 1 : m->prefill_n, .m = m, .v = v, .f = f, .all = pts,
+                        .launch = RL_LAUNCHER(ctx, v), .stream = rl_stream(ctx->be)};
+            /* Decode: a whole step. Prefill: the same call on the check rows
+             * (a reference of n tokens through the whole model would take the
+             * host minutes). */
+            rl_point p = {
+                .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = s, .data = s,
+                .out = m->y, .count = m->rows_total, .want = m->ref[f],
+                .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
+                .bound = v->quantizes_x ? m->bound[f] : NULL, .bytes = size, .footprint = size,
+                .pattern = RL_READ, .flops = 2.0 * m->params * s->tokens};
+            if (!decode)
+                p.check_run = run_check, p.check_arg = s, p.out = m->yval, p.count = m->check_count,
+                p.want = m->check_ref[f], p.bound = m->check_bound;
+            rl_points_add(pts, &p);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP03, argc, argv);
@@ -246,15 +238,10 @@ int main(int argc, char **argv)
         return run_matrix(ctx, matrix_choice);
     int prefill_n = ctx->kind == RL_CPU && ctx->args.mode != RL_MODE_FULL ? 64 : 512;
     model m;
-    char regime[256];
-    plan_model(ctx, &m, prefill_n, regime, sizeof regime); /* a bad --layers exits here, early */
-    rl_ceilings_get(ctx);
-    describe_model(ctx, &m, regime);
+    plan_model(ctx, &m, prefill_n);
 
-    /* The plan: building (encoding every format and the double-precision
-     * references: about 60 ns per weight on one core of a server CPU, a
-     * measured rate, not a model of anything), then one group per variant,
-     * from the points declared on the model before it is built. */
+    /* The plan: building (about 60 ns per weight on one core of a server
+     * CPU, a measured rate), then the points, declared before it is built. */
     rl_points pts = {0};
     step *steps = calloc((size_t)rl_family_size(&quant_family) * QF_COUNT, sizeof *steps);
     declare_points(ctx, &pts, &m, steps, false);

@@ -1,17 +1,9 @@
 /*
  * matrix.c -- exp-03 --matrix ROWSxK: the decode of one matrix (n = 1, all
- * threads, the run's --cache, hot by default) in every format and with
- * every decode variant, for a side-by-side with ggml's CPU mat-vec:
- *
- *   build/exp-03 --matrix 4096x14336 --cache hot
- *   test-backend-ops perf -o MUL_MAT -b CPU    (m = 4096, k = 14336, n = 1)
- *
- * A model of one matrix, its points declared as the model run's (the
- * integer-dot ones validated within their stated bound), all timed
- * together, interleaved. It prints ms per call, GB/s of weights, the
- * speedup over the same run's F16 GEMV, and the fraction of the run's
- * DRAM triad and read ceilings (the harness's bandwidth ladder). It writes
- * no results: the model run's CSV is left alone.
+ * threads, the run's --cache) in every format with every decode variant,
+ * for a side-by-side with ggml's CPU mat-vec (test-backend-ops perf -o
+ * MUL_MAT; README.md): a model of one matrix, its points declared and
+ * validated as the model run's, all timed together. It writes no results.
  */
 #include "exp03.h"
 #include "cpu/quant_dot.h"
@@ -31,7 +23,12 @@ static void parse_matrix(const char *spec, int *rows, int *k)
 
 /* ---- the table -------------------------------------------------------------------- */
 
-static double col_triad(rl_ctx *ctx, const rl_point *p) { return rl_point_gbps(p) / rl_ceilings_get(ctx)->copy_gbps; }
+/* The fractions of the run's DRAM triad and read ceilings. */
+static double col_triad(rl_ctx *ctx, const rl_point *p)
+{
+    return rl_point_gbps(p) / rl_ceilings_get(ctx)->copy_gbps;
+}
+
 static double col_read(rl_ctx *ctx, const rl_point *p)
 {
     return rl_point_gbps(p) / rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best;
@@ -67,10 +64,9 @@ int run_matrix(rl_ctx *ctx, const char *spec)
     declare_points(ctx, &pts, &m, steps, true);
     rl_points_measure(ctx, &pts);
     rl_points_report_as(ctx, &pts, MATRIX_TABLE); /* the rows go to a CSV that is discarded */
-    double f16_bytes = model_bytes(&m, QF_F16);
     printf("\n  weights: %.0f MiB in F16, %.0f MiB in q4; the last-level cache holds %.0f MiB%s\n",
-           f16_bytes / 1048576, model_bytes(&m, QF_Q4) / 1048576, ctx->dev->llc_bytes / 1048576,
-           model_bytes(&m, QF_Q2) < 4 * ctx->dev->llc_bytes ? " (some formats run from cache)" : "");
+           model_bytes(&m, QF_F16) / 1048576, model_bytes(&m, QF_Q4) / 1048576, ctx->dev->llc_bytes / 1048576,
+           rl_beyond_cache(ctx, model_bytes(&m, QF_Q2)) ? "" : " (some formats run from cache)");
     rl_points_free(&pts);
     free(steps);
     model_free(ctx, &m);

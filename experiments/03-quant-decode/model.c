@@ -1,12 +1,8 @@
 /*
  * model.c -- experiment 03's synthetic model: the weight matrices of a
- * Llama-3.1-8B-shaped decoder (per layer q, k, v, o, gate, up, down; then
- * the output head), random FP16 weights encoded in every format.
- *
- * Nothing flows between the matrices (no attention, norms or activations):
- * a decode step is one GEMV per matrix on a fixed random token, a prefill
- * step is n tokens through every matrix. The claim is about the bytes of
- * weights a step reads, and those are all here.
+ * Llama-3.1-8B-shaped decoder, random FP16 weights encoded in every format,
+ * and one step through them. Nothing flows between the matrices: the claim
+ * is about the bytes of weights a step reads, and those are all here.
  */
 #include "exp03.h"
 #include "cpu/quant_dot.h"
@@ -18,12 +14,12 @@
 static void add_matrix(model *m, const char *name, int layer, int rows, int k)
 {
     matrix *x = &m->mats[m->nmat++];
-    *x = (matrix){.rows = rows, .k = k, .w_offset = m->blocks, .y_offset = m->rows_total};
+    *x = (matrix){.rows = rows, .k = k, .w_offset = (size_t)(m->params / QUANT_BLOCK),
+                  .y_offset = m->rows_total};
     if (layer >= 0)
         snprintf(x->name, sizeof x->name, "L%d.%s", layer, name);
     else
         snprintf(x->name, sizeof x->name, "%s", name);
-    m->blocks += (size_t)rows * (k / QUANT_BLOCK);
     m->rows_total += (size_t)rows;
     m->params += (double)rows * k;
     m->max_rows = rows > m->max_rows ? rows : m->max_rows;
@@ -61,7 +57,6 @@ void model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n)
     m->check_count = (size_t)(m->check[0].rows + m->check[1].rows) * prefill_n;
 }
 
-/* One matrix, decode only: --matrix. */
 void model_plan_matrix(model *m, int rows, int k)
 {
     *m = (model){.widths = {k, k}};
@@ -71,7 +66,7 @@ void model_plan_matrix(model *m, int rows, int k)
 
 double model_bytes(const model *m, quant_format f)
 {
-    return (double)m->blocks * quant_formats[f].block_bytes;
+    return m->params / QUANT_BLOCK * quant_formats[f].block_bytes;
 }
 
 static int width_index(const model *m, int k) { return k == m->widths[0] ? 0 : 1; }
@@ -114,19 +109,6 @@ static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quant
     return most;
 }
 
-/* The tokens: one for decode, prefill_n for prefill, at both widths. The
- * host copies stay for the references. */
-static void make_inputs(rl_ctx *ctx, model *m, fp16 *host_x[2], fp16 *host_xs[2])
-{
-    for (int i = 0; i < 2; i++) {
-        size_t n1 = (size_t)m->widths[i], nn = n1 * m->prefill_n;
-        host_x[i] = rl_host_random_f16(ctx, n1, -1, 1);
-        m->x[i] = rl_alloc_copy(ctx->be, host_x[i], n1 * sizeof(fp16));
-        host_xs[i] = nn ? rl_host_random_f16(ctx, nn, -1, 1) : NULL;
-        m->xs[i] = nn ? rl_alloc_copy(ctx->be, host_xs[i], nn * sizeof(fp16)) : NULL;
-    }
-}
-
 /* One matrix: random FP16 weights in [-1, 1], encoded in every format and
  * uploaded, with each format's references (and bounds) for the tokens x
  * and xs of its width. */
@@ -139,9 +121,8 @@ static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, const fp16 *
     fp16 *w16 = rl_host_random_f16(ctx, (size_t)mat->rows * mat->k, -1, 1);
     for (quant_format f = 0; f < QF_COUNT; f++) {
         size_t bytes = quant_row_bytes(f, mat->k) * mat->rows;
-        void *enc = f == QF_F16 ? (void *)w16 : rl_host_alloc(bytes);
-        if (f != QF_F16)
-            quant_encode_matrix(f, enc, w16, mat->rows, mat->k);
+        void *enc = rl_host_alloc(bytes);
+        quant_encode_matrix(f, enc, w16, mat->rows, mat->k); /* F16: a copy */
         char *dst = (char *)m->w[f] + mat->w_offset * quant_formats[f].block_bytes;
         rl_upload(ctx->be, dst, enc, bytes);
         quant_reference(m->ref[f] + mat->y_offset, f, enc, x, mat->rows, mat->k, 1, false);
@@ -151,17 +132,22 @@ static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, const fp16 *
             if (m->check[c].w_offset == mat->w_offset)
                 quant_reference(m->check_ref[f] + m->check[c].y_offset, f, enc, xs,
                                 m->check[c].rows, mat->k, m->prefill_n, rounds);
-        if (f != QF_F16)
-            rl_host_free(enc);
+        rl_host_free(enc);
     }
     rl_host_free(w16);
 }
 
 void model_build(rl_ctx *ctx, model *m)
 {
-    fp16 *hx[2], *hxs[2];
+    fp16 *hx[2], *hxs[2]; /* the tokens (decode, prefill) per width, for the references */
+    for (int i = 0; i < 2; i++) {
+        size_t n1 = (size_t)m->widths[i], nn = n1 * m->prefill_n;
+        hx[i] = rl_host_random_f16(ctx, n1, -1, 1);
+        m->x[i] = rl_alloc_copy(ctx->be, hx[i], n1 * sizeof(fp16));
+        hxs[i] = nn ? rl_host_random_f16(ctx, nn, -1, 1) : NULL;
+        m->xs[i] = nn ? rl_alloc_copy(ctx->be, hxs[i], nn * sizeof(fp16)) : NULL;
+    }
     bool rounds, quantizes;
-    make_inputs(ctx, m, hx, hxs);
     size_t scratch = needs(ctx, m, &rounds, &quantizes);
     m->scratch = scratch ? rl_alloc(ctx->be, scratch) : NULL;
     m->y = rl_alloc(ctx->be, sizeof(float) * m->rows_total);
@@ -175,9 +161,8 @@ void model_build(rl_ctx *ctx, model *m)
         m->ys = rl_alloc(ctx->be, sizeof(float) * (size_t)m->max_rows * m->prefill_n);
         m->yval = rl_alloc(ctx->be, sizeof(float) * m->check_count);
         m->check_bound = rl_host_alloc(sizeof(double) * m->check_count);
-        for (int c = 0; c < 2; c++)
-            for (size_t e = 0; e < (size_t)m->check[c].rows * m->prefill_n; e++)
-                m->check_bound[m->check[c].y_offset + e] = gemv_atol(m->check[c].k);
+        for (size_t e = 0; e < m->check_count; e++)
+            m->check_bound[e] = gemv_atol(m->check[e < m->check[1].y_offset ? 0 : 1].k);
     }
     for (int i = 0; i < m->nmat; i++) {
         int w = width_index(m, m->mats[i].k);

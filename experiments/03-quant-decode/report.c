@@ -11,7 +11,9 @@
 #include <string.h>
 
 #define GIB 1073741824.0
-static const char *PUBLISHED = RL_SOURCE_ROOT "/results/published/llamacpp-quantize-llama31-8b.csv";
+/* quant,model_bpw,size_gib,prefill_tps,prefill_tps_sd,decode_tps,decode_tps_sd */
+static const char *PUBLISHED = RL_SOURCE_ROOT
+    "/results/published/llamacpp-quantize-llama31-8b.csv";
 /* The llama.cpp quant types closest to each of our formats: the all-K "_S"
  * mixes are the nearest to a single block type throughout. */
 static const char *const PEERS[QF_COUNT] = {"F16", "Q8_0", "Q6_K", "Q5_K_S", "Q4_K_S", "Q2_K"};
@@ -31,12 +33,12 @@ const rl_claim EXP03_CLAIMS[] = {
 
 /* ---- the points a summary or verdict looks at ------------------------------------ */
 
-typedef struct of { quant_format f; int phase; } of;
+typedef struct of { quant_format f; quant_phase phase; } of;
 
 static bool is_of(const rl_point *p, const void *key)
 {
     const of *k = key;
-    return step_of(p)->f == k->f && (k->phase < 0 || step_of(p)->v->phase == (quant_phase)k->phase);
+    return step_of(p)->f == k->f && step_of(p)->v->phase == k->phase;
 }
 
 /* A point's rate over the F16 point of its own group, timed with it: the
@@ -52,38 +54,14 @@ static double bytes_vs_f16(const rl_point *p) { return p ? vs_f16(p) * step_of(p
  * for F16 itself (1 in every group), the fastest. */
 static const rl_point *best(const rl_points *pts, quant_format f, quant_phase phase)
 {
-    of key = {f, (int)phase};
+    of key = {f, phase};
     return f == QF_F16 ? rl_points_fastest(pts, NULL, is_of, &key)
                        : rl_points_best(pts, NULL, is_of, &key, vs_f16);
 }
 
-static double tps(const rl_point *p) { return p ? step_of(p)->tokens / p->seconds : NAN; }
-
-/* Decode reads each format's weights once per step, from the level they live in. */
-static rl_roof model_roof(rl_ctx *ctx, const model *m, quant_format f)
-{
-    return rl_roof_for(ctx, model_bytes(m, f), RL_READ);
-}
-
-static double decode_mbu(rl_ctx *ctx, const rl_points *pts, quant_format f)
-{
-    const rl_point *p = best(pts, f, QUANT_DECODE);
-    return p ? rl_point_mbu(ctx, p) : NAN;
-}
+static double mbu(rl_ctx *ctx, const rl_point *p) { return p ? rl_point_mbu(ctx, p) : NAN; }
 
 /* ---- the published table ---------------------------------------------------------- */
-
-/* quant,model_bpw,size_gib,prefill_tps,prefill_tps_sd,decode_tps,decode_tps_sd; NULL when absent. */
-static rl_table *read_published(void)
-{
-    char why[256];
-    rl_table *t = rl_table_read(PUBLISHED, why, sizeof why);
-    if (t && rl_table_find(t, "quant", "F16") < 0) {
-        rl_table_free(t);
-        return NULL;
-    }
-    return t;
-}
 
 static void write_published_rows(rl_ctx *ctx, const rl_table *t)
 {
@@ -103,7 +81,8 @@ static void write_published_rows(rl_ctx *ctx, const rl_table *t)
             rl_set_num(ctx, "gbps", d ? size * GIB * tps / 1e9 : NAN);
             rl_set_num(ctx, "rel_size", size / rl_table_num(t, f16, "size_gib"));
             rl_set_num(ctx, "rel_tokens_per_s", tps / rl_table_num(t, f16, rate));
-            rl_set_str(ctx, "skipped_reason", "published: llama.cpp quantize README, another machine");
+            rl_set_str(ctx, "skipped_reason",
+                       "published: llama.cpp quantize README, another machine");
             rl_end_row(ctx);
         }
 }
@@ -121,12 +100,12 @@ static void print_measured(rl_ctx *ctx, const rl_points *pts, const model *m)
     rl_grid_header(COLS);
     for (quant_format f = 0; f < QF_COUNT; f++) {
         const rl_point *d = best(pts, f, QUANT_DECODE);
-        rl_roof roof = model_roof(ctx, m, f);
+        rl_roof roof = rl_roof_for(ctx, model_bytes(m, f), RL_READ); /* read once per step */
         rl_grid_row(COLS, quant_formats[f].name, quant_bits_per_weight(f),
                     model_bytes(m, f) / 1048576.0, tps(best(pts, f, QUANT_PREFILL)), tps(d),
                     d ? d->variant->name : NULL, d ? rl_point_gbps(d) : NAN,
                     rl_tokens_per_s_ceiling(roof.gbps * 1e9, model_bytes(m, f)), roof.name,
-                    decode_mbu(ctx, pts, f));
+                    mbu(ctx, d));
     }
 }
 
@@ -136,7 +115,8 @@ static void print_published(const rl_points *pts, const model *m, const rl_table
         {"format", "%-6s"}, {"size", "%8.3f"}, {"decode", "%8.2f"}, {"prefill", "%8.2f"},
         {"peer", "%-7s"}, {"size", "%8.3f"}, {"decode", "%8.2f"}, {"prefill", "%8.2f"}, {0}};
     int f16 = rl_table_find(t, "quant", "F16");
-    printf("\n  relative to F16: this run vs llama.cpp's published table (Llama-3.1-8B, another machine)\n");
+    printf("\n  relative to F16: this run vs llama.cpp's published table (Llama-3.1-8B, another "
+           "machine)\n");
     rl_grid_header(COLS);
     for (quant_format f = 0; f < QF_COUNT; f++) {
         int p = rl_table_find(t, "quant", PEERS[f]);
@@ -150,22 +130,54 @@ static void print_published(const rl_points *pts, const model *m, const rl_table
 
 /* ---- verdicts ---------------------------------------------------------------------- */
 
-/* Why the quantized formats fall behind F16's bytes per second, read from
- * the shape of the gap over q8..q4 (each format's bytes per second over
- * the F16 timed with it): bytes per second that fall as the bits fall mean
- * a cost per weight (compute: decoding, not reading, sets the time); a
- * level below F16's means a cost per byte of the quantized path. */
-static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len)
+/* The largest deviation from F16 of a rate over formats [lo, hi], in %
+ * ("q6 -80 %" in text), or NaN when one is missing: decode's bytes per
+ * second, or prefill's tokens per second, each over the F16 timed with it. */
+static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi, char *text,
+                              size_t len)
 {
+    double worst = 0;
+    int which = lo;
+    snprintf(text, len, "-");
+    for (int f = lo; f <= hi; f++) {
+        double v = decode ? bytes_vs_f16(best(pts, f, QUANT_DECODE))
+                          : vs_f16(best(pts, f, QUANT_PREFILL));
+        if (isnan(v))
+            return NAN;
+        if (fabs(v - 1) >= fabs(worst)) {
+            worst = v - 1;
+            which = f;
+        }
+    }
+    snprintf(text, len, "%s %+.0f %%", quant_formats[which].name, 100 * worst);
+    return 100 * worst;
+}
+
+/* The decode verdicts' note: where the judged formats' weights live ("the
+ * DRAM", or a range: "L2-LLC (q4) to LLC (f16)"), then why the quantized
+ * formats fall behind F16's bytes per second, read from the shape of the
+ * gap over q8..q4 (each format's bytes per second over the F16 timed with
+ * it): bytes per second that fall as the bits fall mean a cost per weight
+ * (compute: decoding, not reading, sets the time); a level below F16's
+ * means a cost per byte of the quantized path. */
+static void decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char *buf, size_t len)
+{
+    rl_roof slow = rl_roof_for(ctx, model_bytes(m, QF_Q4), RL_READ);
+    rl_roof fast = rl_roof_for(ctx, model_bytes(m, QF_F16), RL_READ);
+    if (!strcmp(slow.name, fast.name))
+        snprintf(buf, len, "weights in the %s; GB/s over the F16 timed with it", fast.name);
+    else
+        snprintf(buf, len, "weights in %s (q4) to %s (f16); GB/s over the F16 timed with it",
+                 slow.name, fast.name);
     double r[QF_COUNT], lo = INFINITY, hi = 0; /* each format's GB/s over F16's */
     for (int f = 0; f < QF_COUNT; f++)
         r[f] = bytes_vs_f16(best(pts, f, QUANT_DECODE));
-    snprintf(buf, len, "GB/s over the F16 timed with it");
     for (int f = QF_Q8; f < QF_COUNT; f++)
         rl_appendf(buf, len, " %s %.2f", quant_formats[f].name, r[f]);
     rl_appendf(buf, len, "; MBU");
     for (int f = 0; f < QF_COUNT; f++)
-        rl_appendf(buf, len, " %s %.2f", quant_formats[f].name, decode_mbu(ctx, pts, f));
+        rl_appendf(buf, len, " %s %.2f", quant_formats[f].name,
+                   mbu(ctx, best(pts, f, QUANT_DECODE)));
     /* q2 is not judged, but its place below the bytes is explained */
     if (r[QF_Q2] < 0.85)
         rl_appendf(buf, len, "; q2 below the bytes (%.2f of F16's GB/s): its 2-bit planes cost "
@@ -186,41 +198,6 @@ static void decode_regime(rl_ctx *ctx, const rl_points *pts, char *buf, size_t l
                    lo, hi);
 }
 
-/* The largest deviation from F16 of a rate over formats [lo, hi], in %
- * ("q6 -80 %" in text), or NaN when one is missing: decode's bytes per
- * second, or prefill's tokens per second, each over the F16 timed with it. */
-static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi, char *text, size_t len)
-{
-    double worst = 0;
-    int which = lo;
-    snprintf(text, len, "-");
-    for (int f = lo; f <= hi; f++) {
-        double v = decode ? bytes_vs_f16(best(pts, f, QUANT_DECODE))
-                          : vs_f16(best(pts, f, QUANT_PREFILL));
-        if (isnan(v))
-            return NAN;
-        if (fabs(v - 1) >= fabs(worst)) {
-            worst = v - 1;
-            which = f;
-        }
-    }
-    snprintf(text, len, "%s %+.0f %%", quant_formats[which].name, 100 * worst);
-    return 100 * worst;
-}
-
-/* The decode verdicts' note: where the judged formats' weights live ("the
- * DRAM", or a range: "L2-LLC (q4) to LLC (f16)"), then decode_regime. */
-static void decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char *buf, size_t len)
-{
-    char regime[600];
-    decode_regime(ctx, pts, regime, sizeof regime);
-    rl_roof lo = model_roof(ctx, m, QF_Q4), hi = model_roof(ctx, m, QF_F16);
-    if (!strcmp(lo.name, hi.name))
-        snprintf(buf, len, "weights in the %s; %s", hi.name, regime);
-    else
-        snprintf(buf, len, "weights in %s (q4) to %s (f16); %s", lo.name, hi.name, regime);
-}
-
 /* Ratios between formats, each against the F16 point timed with it, judged
  * wherever the weights live (DRAM, or the LLC of a cache-sized model: the
  * same claim about that level's bandwidth); the note says where. */
@@ -231,11 +208,11 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
     decode_note(ctx, pts, m, decode, sizeof decode);
     snprintf(note, sizeof note, "%s", decode);
     const rl_point *q4 = best(pts, QF_Q4, QUANT_DECODE);
-    const rl_point *dq4 = rl_points_find(pts, "decode_dequant", is_of, &(of){QF_Q4, -1});
-    const rl_point *dq16 = rl_points_find(pts, "decode_dequant", is_of, &(of){QF_F16, -1});
-    if (dq4 && dq16 && dq4 != q4)
+    /* the dequantizing decode against the F16 of its own group */
+    const rl_point *dq4 = rl_points_find(pts, "decode_dequant", is_of, &(of){QF_Q4, QUANT_DECODE});
+    if (dq4 && dq4 != q4 && !isnan(vs_f16(dq4)))
         rl_appendf(note, sizeof note, "; dequantizing decode (%s): %.2fx", dq4->variant->name,
-                   tps(dq4) / tps(dq16));
+                   vs_f16(dq4));
     rl_judge(ctx, &c[DECODE_SPEEDUP], NULL, vs_f16(q4), note);
 
     snprintf(note, sizeof note, "%s", decode);
@@ -250,8 +227,8 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
 
     dev = worst_deviation(pts, false, QF_Q8, QF_Q2, measured, sizeof measured);
     const rl_point *p16 = best(pts, QF_F16, QUANT_PREFILL);
-    snprintf(note, sizeof note, "F16 prefill at %.0f %% MFU; the other formats are first dequantized %s",
-             p16 ? 100 * rl_point_mfu(ctx, p16) : NAN,
+    snprintf(note, sizeof note, "F16 prefill at %.0f %% MFU; the other formats are first "
+             "dequantized %s", p16 ? 100 * rl_point_mfu(ctx, p16) : NAN,
              ctx->kind == RL_CUDA ? "to FP16 (a pass through memory)" : "to FP32");
     rl_judge_status(ctx, &c[PREFILL_FLAT], NULL, measured, rl_within(dev, c[PREFILL_FLAT].lo,
                     c[PREFILL_FLAT].hi), note);
@@ -263,7 +240,12 @@ void report(rl_ctx *ctx, const rl_points *pts, const model *m)
      * README (8B), the claims register (70B, 4.8 GB). */
     static const char *const SIZES[] = {"4.8 GB", "8B F16", "8B Q4_K_M", "8B Q2_K", "70B Q4_K_M"};
     static const double BYTES[] = {4.8e9, 14.96 * GIB, 4.58 * GIB, 2.95 * GIB, 40.2 * GIB};
-    rl_table *published = read_published();
+    char why[256];
+    rl_table *published = rl_table_read(PUBLISHED, why, sizeof why);
+    if (published && rl_table_find(published, "quant", "F16") < 0) {
+        rl_table_free(published);
+        published = NULL;
+    }
     if (published)
         write_published_rows(ctx, published);
     else
