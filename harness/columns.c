@@ -311,6 +311,16 @@ double rl_col_tflops(rl_ctx *ctx, const rl_point *p)
 double rl_col_mbu(rl_ctx *ctx, const rl_point *p) { return rl_point_mbu(ctx, p); }
 double rl_col_mfu(rl_ctx *ctx, const rl_point *p) { return rl_point_mfu(ctx, p); }
 
+double rl_col_vs_copy(rl_ctx *ctx, const rl_point *p)
+{
+    return rl_point_gbps(p) / rl_ceilings_get(ctx)->copy_gbps;
+}
+
+double rl_col_vs_dram_read(rl_ctx *ctx, const rl_point *p)
+{
+    return rl_point_gbps(p) / rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best;
+}
+
 const char *rl_col_level(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)
 {
     snprintf(buf, len, "%s", rl_point_roof(ctx, p).name);

@@ -465,6 +465,10 @@ double rl_col_gbps(rl_ctx *ctx, const rl_point *p);
 double rl_col_tflops(rl_ctx *ctx, const rl_point *p);
 double rl_col_mbu(rl_ctx *ctx, const rl_point *p);
 double rl_col_mfu(rl_ctx *ctx, const rl_point *p);
+/* The point's GB/s over fixed rungs, whatever level its working set lives
+ * in: the headline device-memory roof (copy_gbps) and the DRAM read rung. */
+double rl_col_vs_copy(rl_ctx *ctx, const rl_point *p);
+double rl_col_vs_dram_read(rl_ctx *ctx, const rl_point *p);
 double rl_col_bytes(rl_ctx *ctx, const rl_point *p);
 double rl_col_flops(rl_ctx *ctx, const rl_point *p);
 double rl_col_footprint(rl_ctx *ctx, const rl_point *p);

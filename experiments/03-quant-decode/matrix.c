@@ -21,19 +21,6 @@ static void parse_matrix(const char *spec, int *rows, int *k)
                "4096x14336), not '%s'", QUANT_BLOCK, spec);
 }
 
-/* ---- the table -------------------------------------------------------------------- */
-
-/* The fractions of the run's DRAM triad and read ceilings. */
-static double col_triad(rl_ctx *ctx, const rl_point *p)
-{
-    return rl_point_gbps(p) / rl_ceilings_get(ctx)->copy_gbps;
-}
-
-static double col_read(rl_ctx *ctx, const rl_point *p)
-{
-    return rl_point_gbps(p) / rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best;
-}
-
 static const rl_column MATRIX_TABLE[] = {
     RL_TEXT(NULL, "format", "%-6s", step, format),
     RL_DOUBLE(NULL, "bits/w", "%7.4g", step, bits),
@@ -41,8 +28,8 @@ static const rl_column MATRIX_TABLE[] = {
     {NULL, "ms/call", "%9.3f", .num = rl_col_time_ms, .measured = true},
     RL_COLUMN_GBPS,
     {NULL, "x F16", "%8.2f", .num = col_rel_tokens_per_s, .measured = true},
-    {NULL, "/triad", "%7.2f", .num = col_triad, .measured = true},
-    {NULL, "/read", "%7.2f", .num = col_read, .measured = true},
+    {NULL, "/triad", "%7.2f", .num = rl_col_vs_copy, .measured = true},
+    {NULL, "/read", "%7.2f", .num = rl_col_vs_dram_read, .measured = true},
     {NULL, "max |err| (bound: int8)", "%9.2g", .num = rl_col_max_abs_err},
     {0},
 };

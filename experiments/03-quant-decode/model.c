@@ -9,7 +9,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static void add_matrix(model *m, const char *name, int layer, int rows, int k)
 {
@@ -75,12 +74,11 @@ static quant_args step_args(const step *s, const matrix *mat)
 {
     const model *m = s->m;
     bool prefill = s->v->phase == QUANT_PREFILL;
-    int w = width_index(m, mat->k);
     return (quant_args){
         .format = s->f,
         .y = prefill ? m->ys : m->y + mat->y_offset,
         .w = (const char *)m->w[s->f] + mat->w_offset * quant_formats[s->f].block_bytes,
-        .x = prefill ? m->xs[w] : m->x[w],
+        .x = (prefill ? m->xs : m->x)[width_index(m, mat->k)],
         .rows = mat->rows,
         .k = mat->k,
         .n = prefill ? m->prefill_n : 1,
@@ -110,11 +108,12 @@ static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quant
 }
 
 /* One matrix: random FP16 weights in [-1, 1], encoded in every format and
- * uploaded, with each format's references (and bounds) for the tokens x
- * and xs of its width. */
-static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, const fp16 *x, const fp16 *xs,
-                          bool rounds)
+ * uploaded, with each format's references (and bounds) for the tokens of
+ * its width (host: hx, hxs). */
+static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, fp16 *const hx[2],
+                          fp16 *const hxs[2], bool rounds)
 {
+    const fp16 *x = hx[width_index(m, mat->k)], *xs = hxs[width_index(m, mat->k)];
     char what[64];
     snprintf(what, sizeof what, "encoding %s", mat->name);
     rl_progress_note(ctx, what);
@@ -164,10 +163,8 @@ void model_build(rl_ctx *ctx, model *m)
         for (size_t e = 0; e < m->check_count; e++)
             m->check_bound[e] = gemv_atol(m->check[e < m->check[1].y_offset ? 0 : 1].k);
     }
-    for (int i = 0; i < m->nmat; i++) {
-        int w = width_index(m, m->mats[i].k);
-        encode_matrix(ctx, m, &m->mats[i], hx[w], hxs[w], rounds);
-    }
+    for (int i = 0; i < m->nmat; i++)
+        encode_matrix(ctx, m, &m->mats[i], hx, hxs, rounds);
     for (int i = 0; i < 2; i++) {
         rl_host_free(hx[i]);
         rl_host_free(hxs[i]);
