@@ -1,6 +1,6 @@
 /*
  * exp03.h -- what experiment 03's files share: the model (model.c), a
- * point's step (main.c), the report (report.c) and --matrix (matrix.c).
+ * point's step (main.c) and the report (report.c).
  */
 #ifndef EXP03_H
 #define EXP03_H
@@ -71,18 +71,10 @@ static inline const step *step_of(const rl_point *p) { return p->data; }
 static inline double tps(const rl_point *p) { return p ? step_of(p)->tokens / p->seconds : NAN; }
 void run_step(void *arg);  /* a GEMV per matrix (decode) or n tokens through each (prefill) */
 void run_check(void *arg); /* prefill's check: the step's call on the check rows */
-
-/* main.c: every variant that runs here in every format, a group per
- * variant (matrix_only: the decode variants, F16 once, in one group), a
- * step each in steps (QF_COUNT per variant). */
-void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only);
-double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p); /* vs F16 of its group */
+double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p); /* main.c: vs F16 of its group */
 
 /* report.c: the published rows, the summary tables, the verdicts. */
 extern const rl_claim EXP03_CLAIMS[];
 void report(rl_ctx *ctx, const rl_points *pts, const model *m);
-
-/* matrix.c: --matrix ROWSxK, one matrix in every format; writes no results. */
-int run_matrix(rl_ctx *ctx, const char *spec);
 
 #endif

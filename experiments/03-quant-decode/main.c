@@ -10,8 +10,10 @@
  * to the F16 timed with it. See README.md.
  */
 #include "exp03.h"
+#include "cpu/quant_dot.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,8 +155,9 @@ static void describe_model(rl_ctx *ctx, const model *m, const char *regime)
  * fewest layers whose q4 weights are 4x the LLC (DRAM) when every format of
  * them fits --max-bytes, else a model whose formats together fit half the
  * LLC (the claim then speaks of the LLC). regime: where they live, and why. */
-static void plan_model(rl_ctx *ctx, model *m, int prefill_n)
+static void plan_model(rl_ctx *ctx, model *m)
 {
+    int prefill_n = ctx->kind == RL_CPU && ctx->args.mode != RL_MODE_FULL ? 64 : 512;
     char regime[256];
     double layer = 2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN;
     bool gpu = ctx->kind == RL_CUDA;
@@ -195,7 +198,10 @@ static void plan_model(rl_ctx *ctx, model *m, int prefill_n)
 
 /* ---- the points ------------------------------------------------------------------ */
 
-void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only)
+/* Every variant that runs here in every format, a group per variant
+ * (matrix_only: the decode variants, F16 once, in one group), a step each
+ * in steps (QF_COUNT per variant). */
+static void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only)
 {
     int group = 0;
     for (const quant_variant *v = quant_variants; v->name; v++) {
@@ -231,36 +237,79 @@ void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool mat
     }
 }
 
+/* ---- --matrix ROWSxK ---------------------------------------------------------------- */
+
+/* The decode of one matrix (n = 1, all threads, the run's --cache) in every
+ * format with every decode variant, beside ggml's CPU mat-vec
+ * (test-backend-ops perf -o MUL_MAT; README.md): a model of one matrix, its
+ * points declared and validated as the model run's. It writes no results. */
+static const rl_column MATRIX_TABLE[] = {
+    RL_TEXT(NULL, "format", "%-6s", step, format),
+    RL_DOUBLE(NULL, "bits/w", "%7.4g", step, bits),
+    {NULL, "variant", "%-13s", .str = rl_col_variant},
+    {NULL, "ms/call", "%9.3f", .num = rl_col_time_ms, .measured = true},
+    RL_COLUMN_GBPS,
+    {NULL, "x F16", "%8.2f", .num = col_rel_tokens_per_s, .measured = true},
+    {NULL, "/triad", "%7.2f", .num = rl_col_vs_copy, .measured = true},
+    {NULL, "/read", "%7.2f", .num = rl_col_vs_dram_read, .measured = true},
+    {NULL, "max |err| (bound: int8)", "%9.2g", .num = rl_col_max_abs_err},
+    {0},
+};
+
+static void plan_matrix(rl_ctx *ctx, model *m)
+{
+    int rows, k;
+    char tail;
+    if (sscanf(matrix_choice, "%dx%d%c", &rows, &k, &tail) != 2 || rows < 1 || k < QUANT_BLOCK ||
+        k % QUANT_BLOCK != 0 || (double)rows * k > 4e9)
+        rl_die(RL_EXIT_USAGE, "exp-03: --matrix wants ROWSxK with K a multiple of %d (e.g. "
+               "4096x14336), not '%s'", QUANT_BLOCK, matrix_choice);
+    printf("\nmatrix      %d x %d, n = 1, %s, %d threads, integer dot products: %s\n", rows, k,
+           ctx->args.cache == RL_HOT ? "hot" : "cold", omp_get_max_threads(),
+           quant_isa_name(quant_isa_best()));
+    fflush(stdout);
+    model_plan_matrix(m, rows, k);
+}
+
+/* ---- main ------------------------------------------------------------------------ */
+
 int main(int argc, char **argv)
 {
     rl_ctx *ctx = rl_begin(&EXP03, argc, argv);
-    if (matrix_choice[0])
-        return run_matrix(ctx, matrix_choice);
-    int prefill_n = ctx->kind == RL_CPU && ctx->args.mode != RL_MODE_FULL ? 64 : 512;
+    bool matrix_only = matrix_choice[0];
     model m;
-    plan_model(ctx, &m, prefill_n);
-
-    /* The plan: building (about 60 ns per weight on one core of a server
-     * CPU, a measured rate), then the points, declared before it is built. */
     rl_points pts = {0};
     step *steps = calloc((size_t)rl_family_size(&quant_family) * QF_COUNT, sizeof *steps);
-    declare_points(ctx, &pts, &m, steps, false);
-    rl_plan_fixed(ctx, 6e-8 * m.params / (ctx->dev->threads > 0 ? ctx->dev->threads : 1) * 2);
-    rl_points_plan(ctx, &pts);
-    rl_plan_print(ctx);
-
+    if (matrix_only) {
+        plan_matrix(ctx, &m);
+    } else {
+        plan_model(ctx, &m);
+        /* The plan: building (about 60 ns per weight on one core of a server
+         * CPU, a measured rate), then the points, declared before it is built. */
+        declare_points(ctx, &pts, &m, steps, false);
+        rl_plan_fixed(ctx, 6e-8 * m.params / (ctx->dev->threads > 0 ? ctx->dev->threads : 1) * 2);
+        rl_points_plan(ctx, &pts);
+        rl_plan_print(ctx);
+        rl_points_clear(&pts); /* declared again below, once the references exist */
+    }
     double t0 = rl_now_s();
     model_build(ctx, &m);
     rl_progress_clear();
-    printf("built       random FP16 weights, encoded in %d formats, with their references, "
-           "in %.1f s (host)\n", QF_COUNT, rl_now_s() - t0);
-    rl_points_clear(&pts); /* again, now that the references exist */
-    declare_points(ctx, &pts, &m, steps, false);
+    if (!matrix_only)
+        printf("built       random FP16 weights, encoded in %d formats, with their references, "
+               "in %.1f s (host)\n", QF_COUNT, rl_now_s() - t0);
+    declare_points(ctx, &pts, &m, steps, matrix_only);
     rl_points_measure(ctx, &pts);
-    rl_points_report(ctx, &pts);
-    report(ctx, &pts, &m);
+    rl_points_report_as(ctx, &pts, matrix_only ? MATRIX_TABLE : TABLE); /* --matrix: discarded */
+    if (matrix_only)
+        printf("\n  weights: %.0f MiB in F16, %.0f MiB in q4; the last-level cache holds %.0f "
+               "MiB%s\n", model_bytes(&m, QF_F16) / 1048576, model_bytes(&m, QF_Q4) / 1048576,
+               ctx->dev->llc_bytes / 1048576, rl_beyond_cache(ctx, model_bytes(&m, QF_Q2)) ? "" :
+               " (some formats run from cache)");
+    else
+        report(ctx, &pts, &m);
     rl_points_free(&pts);
     free(steps);
     model_free(ctx, &m);
-    return rl_end(ctx);
+    return matrix_only ? rl_end_discard(ctx) : rl_end(ctx);
 }
