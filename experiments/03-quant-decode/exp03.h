@@ -30,13 +30,13 @@ typedef struct model {
     int max_rows, prefill_n; /* prefill_n 0: no prefill (--matrix) */
     void *w[QF_COUNT];       /* the weights, per format (device) */
     fp16 *x[2], *xs[2];      /* decode and prefill inputs, per width (device) */
+    fp16 *hx[2], *hxs[2];    /* the same on the host, for the references */
     float *y, *ys, *yval;    /* decode, prefill and prefill-check outputs (device) */
     void *scratch;
     double *ref[QF_COUNT];   /* decode reference, rows_total per format (host) */
     double *bound[QF_COUNT]; /* the integer-dot decode's error bound, the same (host) */
-    /* Prefill's check: the first rows of a matrix of each width, their n
-     * tokens' outputs back to back in yval (check_count), with their
-     * reference per format and their bound, gemv_atol(k). */
+    /* Prefill's check: the first rows of a matrix of each width, their outputs
+     * back to back in yval, their reference per format, their bound gemv_atol(k). */
     matrix check[2];
     size_t check_count;
     double *check_ref[QF_COUNT], *check_bound;

@@ -220,9 +220,8 @@ static void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, b
                         .rel_size = size / model_bytes(m, QF_F16), .layers = m->layers,
                         .tokens = decode ? 1 : m->prefill_n, .m = m, .v = v, .f = f, .all = pts,
                         .launch = RL_LAUNCHER(ctx, v), .stream = rl_stream(ctx->be)};
-            /* Decode: a whole step. Prefill: the same call on the check rows
-             * (a reference of n tokens through the whole model would take the
-             * host minutes). */
+            /* Decode: a whole step. Prefill: the same call on the check rows (a
+             * reference of the whole model would take the host minutes). */
             rl_point p = {
                 .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = s, .data = s,
                 .out = m->y, .count = m->rows_total, .want = m->ref[f],
@@ -270,8 +269,6 @@ static void plan_matrix(rl_ctx *ctx, model *m)
     fflush(stdout);
     model_plan_matrix(m, rows, k);
 }
-
-/* ---- main ------------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
 {

@@ -24,10 +24,9 @@ static void add_matrix(model *m, const char *name, int layer, int rows, int k)
     m->max_rows = rows > m->max_rows ? rows : m->max_rows;
 }
 
-/* layers 0 and mini_rows: a model sized for the last-level cache, one
- * matrix of each width, rows x 4096 ("up") and rows x 14336 ("down"), every
- * format of it small enough to stay in the cache together while they are
- * timed in turn. */
+/* layers 0 and mini_rows: a model sized for the last-level cache, one matrix
+ * of each width, rows x 4096 ("up") and rows x 14336 ("down"), every format
+ * of it small enough to stay in the cache together while they take turns. */
 void model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n)
 {
     static const struct { const char *name; int rows, k; } LAYER[7] = {
@@ -109,11 +108,10 @@ static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quant
 
 /* One matrix: random FP16 weights in [-1, 1], encoded in every format and
  * uploaded, with each format's references (and bounds) for the tokens of
- * its width (host: hx, hxs). */
-static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, fp16 *const hx[2],
-                          fp16 *const hxs[2], bool rounds)
+ * its width. */
+static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, bool rounds)
 {
-    const fp16 *x = hx[width_index(m, mat->k)], *xs = hxs[width_index(m, mat->k)];
+    const fp16 *x = m->hx[width_index(m, mat->k)], *xs = m->hxs[width_index(m, mat->k)];
     char what[64];
     snprintf(what, sizeof what, "encoding %s", mat->name);
     rl_progress_note(ctx, what);
@@ -138,13 +136,12 @@ static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, fp16 *const 
 
 void model_build(rl_ctx *ctx, model *m)
 {
-    fp16 *hx[2], *hxs[2]; /* the tokens (decode, prefill) per width, for the references */
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2; i++) { /* the tokens (decode, prefill) per width */
         size_t n1 = (size_t)m->widths[i], nn = n1 * m->prefill_n;
-        hx[i] = rl_host_random_f16(ctx, n1, -1, 1);
-        m->x[i] = rl_alloc_copy(ctx->be, hx[i], n1 * sizeof(fp16));
-        hxs[i] = nn ? rl_host_random_f16(ctx, nn, -1, 1) : NULL;
-        m->xs[i] = nn ? rl_alloc_copy(ctx->be, hxs[i], nn * sizeof(fp16)) : NULL;
+        m->hx[i] = rl_host_random_f16(ctx, n1, -1, 1);
+        m->x[i] = rl_alloc_copy(ctx->be, m->hx[i], n1 * sizeof(fp16));
+        m->hxs[i] = nn ? rl_host_random_f16(ctx, nn, -1, 1) : NULL;
+        m->xs[i] = nn ? rl_alloc_copy(ctx->be, m->hxs[i], nn * sizeof(fp16)) : NULL;
     }
     bool rounds, quantizes;
     size_t scratch = needs(ctx, m, &rounds, &quantizes);
@@ -164,11 +161,7 @@ void model_build(rl_ctx *ctx, model *m)
             m->check_bound[e] = gemv_atol(m->check[e < m->check[1].y_offset ? 0 : 1].k);
     }
     for (int i = 0; i < m->nmat; i++)
-        encode_matrix(ctx, m, &m->mats[i], hx, hxs, rounds);
-    for (int i = 0; i < 2; i++) {
-        rl_host_free(hx[i]);
-        rl_host_free(hxs[i]);
-    }
+        encode_matrix(ctx, m, &m->mats[i], rounds);
 }
 
 void model_free(rl_ctx *ctx, model *m)
@@ -183,6 +176,8 @@ void model_free(rl_ctx *ctx, model *m)
     for (int i = 0; i < 2; i++) {
         rl_free(ctx->be, m->x[i]);
         rl_free(ctx->be, m->xs[i]);
+        rl_host_free(m->hx[i]);
+        rl_host_free(m->hxs[i]);
     }
     rl_free(ctx->be, m->y);
     rl_free(ctx->be, m->ys);

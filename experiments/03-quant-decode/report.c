@@ -48,9 +48,8 @@ static double vs_f16(const rl_point *p) { return p ? col_rel_tokens_per_s(NULL, 
 /* Its bytes per second over F16's: size x decode rate, relative. */
 static double bytes_vs_f16(const rl_point *p) { return p ? vs_f16(p) * step_of(p)->rel_size : NAN; }
 
-/* A format's best valid point of a phase, which the tables and verdicts
- * use whatever the variants: the highest rate over the F16 timed with it;
- * for F16 itself (1 in every group), the fastest. */
+/* A format's best valid point of a phase, for the tables and verdicts: the
+ * highest rate over the F16 timed with it; for F16 itself, the fastest. */
 static const rl_point *best(const rl_points *pts, quant_format f, quant_phase phase)
 {
     of key = {f, phase};
@@ -60,7 +59,7 @@ static const rl_point *best(const rl_points *pts, quant_format f, quant_phase ph
 
 static double mbu(rl_ctx *ctx, const rl_point *p) { return p ? rl_point_mbu(ctx, p) : NAN; }
 
-/* ---- the published table ---------------------------------------------------------- */
+/* ---- the published rows, the tables ---------------------------------------------- */
 
 static void write_published_rows(rl_ctx *ctx, const rl_table *t)
 {
@@ -85,8 +84,6 @@ static void write_published_rows(rl_ctx *ctx, const rl_table *t)
             rl_end_row(ctx);
         }
 }
-
-/* ---- tables ------------------------------------------------------------------------ */
 
 static void print_measured(rl_ctx *ctx, const rl_points *pts, const model *m)
 {
@@ -152,13 +149,11 @@ static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi,
     return 100 * worst;
 }
 
-/* The decode verdicts' note: where the judged formats' weights live ("the
- * DRAM", or a range: "L2-LLC (q4) to LLC (f16)"), then why the quantized
- * formats fall behind F16's bytes per second, read from the shape of the
- * gap over q8..q4 (each format's bytes per second over the F16 timed with
- * it): bytes per second that fall as the bits fall mean a cost per weight
- * (compute: decoding, not reading, sets the time); a level below F16's
- * means a cost per byte of the quantized path. */
+/* The decode verdicts' note: where the judged formats' weights live, then
+ * why the quantized formats fall behind F16's bytes per second, from the
+ * shape of the gap over q8..q4: bytes per second that fall with the bits
+ * mean a cost per weight (compute: decoding, not reading, sets the time);
+ * a level below F16's, a cost per byte of the quantized path. */
 static void decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char *buf, size_t len)
 {
     rl_roof slow = rl_roof_for(ctx, model_bytes(m, QF_Q4), RL_READ);
@@ -202,7 +197,6 @@ static void decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char 
  * same claim about that level's bandwidth); the note says where. */
 static void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
 {
-    const rl_claim *c = EXP03_CLAIMS;
     char decode[800], note[800], measured[64];
     decode_note(ctx, pts, m, decode, sizeof decode);
     snprintf(note, sizeof note, "%s", decode);
@@ -212,25 +206,25 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
     if (dq4 && dq4 != q4 && !isnan(vs_f16(dq4)))
         rl_appendf(note, sizeof note, "; dequantizing decode (%s): %.2fx", dq4->variant->name,
                    vs_f16(dq4));
-    rl_judge(ctx, &c[DECODE_SPEEDUP], NULL, vs_f16(q4), note);
+    rl_judge(ctx, &EXP03_CLAIMS[DECODE_SPEEDUP], NULL, vs_f16(q4), note);
 
+    const rl_claim *c = &EXP03_CLAIMS[SIZE_X_DECODE];
     snprintf(note, sizeof note, "%s", decode);
     double dev = worst_deviation(pts, true, QF_Q8, QF_Q4, measured, sizeof measured);
     /* Over the band: a quantized format read its bytes faster than F16 did. */
-    if (dev > c[SIZE_X_DECODE].hi)
+    if (dev > c->hi)
         rl_appendf(note, sizeof note, "; %s: a quantized format read more bytes per second than "
                    "the F16 GEMV timed with it, so the F16 kernel, not the bytes, was the slower "
                    "reader", measured);
-    rl_judge_status(ctx, &c[SIZE_X_DECODE], NULL, measured, rl_within(dev, c[SIZE_X_DECODE].lo,
-                    c[SIZE_X_DECODE].hi), note);
+    rl_judge_status(ctx, c, NULL, measured, rl_within(dev, c->lo, c->hi), note);
 
+    c = &EXP03_CLAIMS[PREFILL_FLAT];
     dev = worst_deviation(pts, false, QF_Q8, QF_Q2, measured, sizeof measured);
     const rl_point *p16 = best(pts, QF_F16, QUANT_PREFILL);
     snprintf(note, sizeof note, "F16 prefill at %.0f %% MFU; the other formats are first "
              "dequantized %s", p16 ? 100 * rl_point_mfu(ctx, p16) : NAN,
              ctx->kind == RL_CUDA ? "to FP16 (a pass through memory)" : "to FP32");
-    rl_judge_status(ctx, &c[PREFILL_FLAT], NULL, measured, rl_within(dev, c[PREFILL_FLAT].lo,
-                    c[PREFILL_FLAT].hi), note);
+    rl_judge_status(ctx, c, NULL, measured, rl_within(dev, c->lo, c->hi), note);
 }
 
 void report(rl_ctx *ctx, const rl_points *pts, const model *m)
@@ -241,16 +235,13 @@ void report(rl_ctx *ctx, const rl_points *pts, const model *m)
     static const double BYTES[] = {4.8e9, 14.96 * GIB, 4.58 * GIB, 2.95 * GIB, 40.2 * GIB};
     char why[256];
     rl_table *published = rl_table_read(PUBLISHED, why, sizeof why);
-    if (published && rl_table_find(published, "quant", "F16") < 0) {
-        rl_table_free(published);
-        published = NULL;
-    }
-    if (published)
+    bool have = published && rl_table_find(published, "quant", "F16") >= 0; /* F16: the unit */
+    if (have)
         write_published_rows(ctx, published);
     else
         printf("\n(no published table at %s: the charts show this run only)\n", PUBLISHED);
     print_measured(ctx, pts, m);
-    if (published)
+    if (have)
         print_published(pts, m, published);
     rl_print_decode_ceilings(ctx, SIZES, BYTES, 5);
     rl_table_free(published);
