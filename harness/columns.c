@@ -406,7 +406,6 @@ void rl_grid_row(const rl_grid_column *cols, ...)
     printf("\n");
 }
 
-
 /* ---- the decode ceiling model ------------------------------------------------------- */
 
 /* A number in a "%*.*f" cell, or "-" when it is not finite. */
