@@ -128,6 +128,70 @@ static void remove_tree(const char *tmp)
     rmdir(tmp);
 }
 
+/* The first clause of a verdict's note (up to its first ';'), at most
+ * about 90 characters, cut at a word: the one-line reason under a chart. */
+static void first_clause(const char *note, char *buf, size_t len)
+{
+    size_t n = strcspn(note, ";");
+    if (n > 90) {
+        n = 90;
+        while (n > 40 && note[n] != ' ')
+            n--;
+    }
+    snprintf(buf, len, "%.*s%s", (int)n, note, note[n] && note[n] != ';' ? " ..." : "");
+}
+
+/* text as gnuplot's enhanced mode prints it literally: _ ^ { } @ & ~ and
+ * the backslash each escaped (inside a single-quoted string). */
+static void enhanced_literal(const char *text, char *buf, size_t len)
+{
+    size_t used = 0;
+    for (const char *p = text; *p && used + 3 < len; p++) {
+        if (strchr("_^{}@&~\\", *p))
+            buf[used++] = '\\';
+        buf[used++] = *p;
+    }
+    buf[used] = '\0';
+}
+
+/* This run's verdicts, from verdicts.csv beside the CSV drawn (the latest
+ * run of this experiment, backend and label: the one whose CSV this is),
+ * as gnuplot variables per verdict id: claim_<id> (the claim and its
+ * predicted range), verdict_<id> ("holds", with what was measured) and
+ * reason_<id> (the note's first clause). style.gp's this_run(id) reads
+ * them. None when the file is absent: the charts then say so. */
+static void add_verdicts(char *vars, size_t len, const char *csv, const char *slug,
+                         const char *backend)
+{
+    char path[1100], why[256];
+    const char *slash = strrchr(csv, '/');
+    snprintf(path, sizeof path, "%.*sverdicts.csv", slash ? (int)(slash - csv + 1) : 0, csv);
+    rl_table *t = rl_table_read(path, why, sizeof why);
+    for (int r = 0; t && r < t->nrows; r++) {
+        if (strcmp(rl_table_get(t, r, "experiment"), slug) ||
+            strcmp(rl_table_get(t, r, "backend"), backend))
+            continue;
+        const char *id = rl_table_get(t, r, "id");
+        char name[160], text[600], reason[160], literal[1200];
+        first_clause(rl_table_get(t, r, "note"), reason, sizeof reason);
+        const char *kinds[3] = {"claim", "verdict", "reason"};
+        for (int k = 0; k < 3; k++) {
+            if (k == 0)
+                snprintf(text, sizeof text, "%s, %s", rl_table_get(t, r, "claim"),
+                         rl_table_get(t, r, "predicted"));
+            else if (k == 1)
+                snprintf(text, sizeof text, "%s (%s)", rl_table_get(t, r, "verdict"),
+                         rl_table_get(t, r, "measured"));
+            else
+                snprintf(text, sizeof text, "%s", reason);
+            snprintf(name, sizeof name, "%s_%s", kinds[k], id);
+            enhanced_literal(text, literal, sizeof literal);
+            add_var(vars, len, name, literal);
+        }
+    }
+    rl_table_free(t);
+}
+
 /* Appends each item double-quoted, space-separated: gnuplot's word()
  * keeps a quoted item whole, spaces included. */
 static void add_words(char *buf, size_t len, const char *const *items, int n)
@@ -167,7 +231,7 @@ int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
 
     int rc = 0;
     for (size_t i = 0; i < sizeof FORMATS / sizeof FORMATS[0] && rc == 0; i++) {
-        char vars[8192] = "", runs[3072] = "", run_names[2048] = "";
+        char vars[16384] = "", runs[3072] = "", run_names[2048] = "";
         add_words(runs, sizeof runs, csvs, nruns);
         add_words(run_names, sizeof run_names, names, nruns);
         add_var(vars, sizeof vars, "csv", csvs[0]);
@@ -179,6 +243,7 @@ int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
         add_var(vars, sizeof vars, "runs", runs);
         add_var(vars, sizeof vars, "run_names", run_names);
         add_var(vars, sizeof vars, "runs_title", runs_title ? runs_title : "");
+        add_verdicts(vars, sizeof vars, csvs[0], exp_slug, backend);
         char *const argv[] = {"gnuplot", "-e", vars, style, script, NULL};
         rc = run_logged(argv, log);
     }

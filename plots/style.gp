@@ -29,6 +29,20 @@ chart(suffix) = outbase . suffix . '.' . fmt
 run_title = sprintf('%s backend: %s (label %s)', backend, device, label)
 if (exists('runs_title') && runs_title ne '') run_title = runs_title
 
+# What this run found about the claim a chart draws, from its verdicts (the
+# harness passes claim_<id>, verdict_<id> and reason_<id> for every verdict
+# in verdicts.csv beside the CSV): claim_line(id) states the claim under
+# test and its predicted range, run_line(id) the verdict, what was
+# measured and the note's first clause. A chart without them says so.
+has_verdict(id) = exists('verdict_' . id)
+claim_line(id) = has_verdict(id) ? 'claim: ' . value('claim_' . id) : 'claim: ' . id
+run_line(id) = has_verdict(id) ? \
+    sprintf('this run: %s; %s', value('verdict_' . id), value('reason_' . id)) : \
+    'this run: no verdict ' . id . ' (no verdicts.csv beside the CSV)'
+# A title: the claim under test as a question, then claim, verdict and run.
+verdict_title(question, id) = sprintf("%s\n{/*0.75 %s}\n{/*0.75 %s}\n{/*0.75 %s}", \
+    question, claim_line(id), run_line(id), run_title)
+
 # Okabe-Ito colours, distinguishable with the common colour-vision deficiencies.
 set linetype 1 lc rgb '#0072B2' pt 7 ps 1.0
 set linetype 2 lc rgb '#D55E00' pt 5 ps 1.0

@@ -163,6 +163,17 @@ int run_experiment_measuring(const char *bin, const char *dir, const char *args,
     return run_locked(bin, dir, NULL, args, out, out_cap, err, err_cap);
 }
 
+/* Whether a chart (its SVG, whose text is searchable) states this run's
+ * verdict on its claim: style.gp's run_line(), fed from verdicts.csv. */
+static bool states_verdict(const char *svg)
+{
+    char *text = read_file(svg, NULL);
+    bool found = text && (strstr(text, "this run: holds") || strstr(text, "this run: does not hold") ||
+                          strstr(text, "this run: not measured"));
+    free(text);
+    return found;
+}
+
 int missing_charts(const char *dir, const char *label, const char *const *names, int n, char *first,
                    size_t len)
 {
@@ -172,8 +183,10 @@ int missing_charts(const char *dir, const char *label, const char *const *names,
         for (int f = 0; f < 3; f++) {
             char path[1024];
             snprintf(path, sizeof path, "%s/plots/%s/%s.%s", dir, label, names[i], formats[f]);
-            if (file_size(path) < 1000 && missing++ == 0)
-                snprintf(first, len, "%s", path);
+            if (file_size(path) < 1000 || (f == 2 && !states_verdict(path))) {
+                if (missing++ == 0)
+                    snprintf(first, len, "%s", path);
+            }
         }
     return missing;
 }

@@ -51,7 +51,8 @@ int run_experiment(const char *bin, const char *dir, const char *args, char *out
 int run_experiment_measuring(const char *bin, const char *dir, const char *args, char *out,
                              size_t out_cap, char *err, size_t err_cap);
 /* How many of the charts NAME.{png,pdf,svg} for each of the n names are
- * missing, or under 1000 bytes, in DIR/plots/LABEL; the first in first. */
+ * missing, or under 1000 bytes, in DIR/plots/LABEL, or (the SVG) do not
+ * state this run's verdict ("this run: holds", ...); the first in first. */
 int missing_charts(const char *dir, const char *label, const char *const *names, int n, char *first,
                    size_t len);
 

@@ -38,7 +38,8 @@ static void assert_charts(const char *label)
 {
     static const char *const names[] = {"exp-06", "exp-06-size", "exp-06-doubling"};
     char first[1024] = "";
-    cr_assert_eq(missing_charts(dir, label, names, 3, first, sizeof first), 0, "%s is missing or empty", first);
+    cr_assert_eq(missing_charts(dir, label, names, 3, first, sizeof first), 0,
+                 "%s is missing, empty or states no verdict", first);
 }
 
 /* The run's CSV as a run written before `way` became `variant` would be,

@@ -41,7 +41,8 @@ full_workers = STATS_max
 
 # ---- chart 1: occupancy at full duty ---------------------------------------
 set output chart('')
-set title sprintf("%s reads busy however little of the device works\n{/*0.8 %s}", reading, run_title)
+set title verdict_title(sprintf('Does %s read busy however little of the device works?', reading), \
+    'one_worker_reads_busy')
 if (has_a) {
     set logscale x 2
     set xrange [x_lo / 1.5 : x_hi * 1.5]
@@ -70,7 +71,7 @@ unset logscale x
 
 # ---- chart 2: the reading against the measured duty cycle -------------------
 set output chart('-duty')
-set title sprintf("The reading follows the duty cycle, not the work\n{/*0.8 %s}", run_title)
+set title verdict_title('Does the reading follow the duty cycle, not the work?', 'tracks_duty_one_worker')
 set xrange [-5:105]
 set xtics 0, 20, 100
 set xlabel sprintf('duty cycle measured from the %s timestamps (%%)', gpu ? 'kernels'' event' : 'bursts'' clock')
@@ -89,7 +90,7 @@ plot \
 
 # ---- chart 3: memory held vs memory busy ------------------------------------
 set output chart('-memory')
-set title sprintf("Memory held is not memory busy\n{/*0.8 %s}", run_title)
+set title verdict_title('Is memory held the same as memory busy?', 'memory_held_is_not_traffic')
 # A pair of bars per point of sweep c, in the order measured: the idle
 # allocation (memory held, no kernel) and each variant run at full duty.
 nmem = words(memory_points) > 0 ? words(memory_points) : 1

@@ -53,6 +53,8 @@ k_b = STATS_max
 
 shapes = (has_a ? '4096x14336 ' : '') . (has_b ? '8192x8192' : '')
 variants = column_values(csv, 'variant')
+# The verdicts a chart states: those of the first shape drawn.
+shape1 = word(shapes, 1)
 # A colour per variant, a point type per shape.
 vlt(v) = word_index(variants, v)
 spt(s) = s eq '4096x14336' ? 7 : 6
@@ -60,7 +62,7 @@ label_of(s, v) = sprintf('%s, %s', s, v)
 
 # ---- chart 1: the roofline ---------------------------------------------------
 set output chart('')
-set title sprintf("The roofline: each token count n is a point (ridge %.0f FLOP/B)\n{/*0.8 %s}", ridge, run_title)
+set title verdict_title(sprintf('Is decode memory-bound? (ridge %.0f FLOP/B)', ridge), 'mbu_decode_' . shape1)
 set logscale xy
 set xrange [ai_lo / 2 : (ai_hi > ridge ? ai_hi : ridge) * 3]
 set yrange [tflops_lo / 3 : peak * 3]
@@ -93,7 +95,8 @@ ms(c) = column(c) / 1000.0
 
 set output chart('-batch')
 unset title
-set multiplot layout 1, 2 title sprintf("Batching is free until the arithmetic reaches the memory time\n{/*0.8 %s}", run_title)
+set multiplot layout 1, 2 title verdict_title('Is batching free until the arithmetic reaches the memory time?', \
+    'batching_free_' . shape1)
 set xrange [0.7 : n_hi * 1.4]
 set format x '%g'
 set key inside top left
@@ -117,7 +120,8 @@ unset multiplot
 
 # ---- chart 3: MBU and MFU against n ----------------------------------------
 set output chart('-util')
-set title sprintf("MBU is decode's yardstick, MFU prefill's: they cross near the ridge\n{/*0.8 %s}", run_title)
+set title verdict_title("MBU for decode, MFU for prefill: do they cross near the ridge?", \
+    'mfu_decode_' . shape1)
 unset logscale y
 set logscale x
 set yrange [0 : *]

@@ -70,7 +70,7 @@ set samples 200
 
 # ---- chart 1: decode tokens/s against size ------------------------------------
 set output chart('')
-set title sprintf("Decode speed tracks the bytes of the weights\n{/*0.8 %s}", run_title)
+set title verdict_title('Does decode speed track the bytes of the weights?', 'decode_speedup_q4')
 set logscale y
 set ylabel 'decode tokens/s'
 set autoscale y
@@ -88,7 +88,8 @@ plot \
 
 # ---- chart 2: size x decode rate against size ----------------------------------
 set output chart('-bw')
-set title sprintf("Size x decode rate: the bytes per second a decode step moves\n{/*0.8 %s}", run_title)
+set title verdict_title('Does size x decode rate (bytes per second) stay flat?', \
+    'size_x_decode_flat')
 unset logscale y
 top_bw = sheet_bw > bw ? sheet_bw : bw
 set yrange [0 : top_bw * 1.45]
@@ -107,7 +108,7 @@ plot \
 
 # ---- chart 3: prefill tokens/s against size --------------------------------------
 set output chart('-prefill')
-set title sprintf("Prefill hardly notices the format: it is compute-bound\n{/*0.8 %s}", run_title)
+set title verdict_title('Does prefill hardly notice the format (compute-bound)?', 'prefill_flat')
 set ylabel 'prefill tokens/s'
 set key inside top right
 roof = peak > 0 && params > 0 ? peak * 1e12 / (2 * params) : NaN

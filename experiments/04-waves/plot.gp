@@ -64,7 +64,8 @@ not_run(why) = sprintf("set title '%s'; unset border; unset xtics; unset ytics; 
 
 # ---- chart 1: the staircase ---------------------------------------------------
 set output chart('')
-set multiplot layout 1, 2 title "Wave quantization: one more column of tiles can cost a whole wave\n{/*0.8 ".run_title."}"
+set multiplot layout 1, 2 title verdict_title('Can one more column of tiles cost a whole wave?', \
+    'wave_step_own_kernel')
 set key top left
 set yrange [0:*]
 set xrange [0:*]
@@ -106,7 +107,8 @@ unset multiplot
 
 # ---- chart 2: the same as TFLOP/s, a sawtooth -----------------------------------
 set output chart('-tflops')
-set multiplot layout 1, 2 title "The same runs as a rate: TFLOP/s falls one step past each wave\n{/*0.8 ".run_title."}"
+set multiplot layout 1, 2 title verdict_title('As a rate: does TFLOP/s fall one step past each wave?', \
+    'wave_step_library')
 set key top left
 if (has_stairs) {
     set title sprintf("This device: own tiled kernel, M = %d, K = %d", m_stairs, k_stairs)
@@ -149,7 +151,8 @@ unset multiplot
 # ---- chart 3: the vocabulary ---------------------------------------------------
 if (has_vocab) {
     set output chart('-vocab')
-    set multiplot layout 1, 2 title "GPT-2's output layer: vocabulary 50257 vs 50304 = 64 x 786\n{/*0.8 ".run_title."}"
+    set multiplot layout 1, 2 title verdict_title("GPT-2's output layer: is vocabulary 50304 = 64 x 786 faster than 50257?", \
+        'vocab_padding')
     set title sprintf("Forward, logits = X W^T, %d tokens x 768 hidden", tokens)
     set xlabel 'vocabulary size V'
     set ylabel 'speedup over V = 50257 (x)'

@@ -33,7 +33,8 @@ n_dram = STATS_min
 
 # ---- chart 1: fused / unfused speedup vs size -----------------------------
 set output chart('')
-set title "Fusion: two element-wise ops as one kernel vs two\n{/*0.8 ".run_title."}"
+op1 = has_cos ? 'cos' : 'affine'
+set title verdict_title('Is fusing two element-wise ops into one kernel about 2x faster?', 'fused_speedup_' . op1)
 set logscale x 2
 set format x '2^{%L}'
 set xrange [n_lo / 1.5 : n_hi * 1.5]
@@ -78,7 +79,8 @@ set key inside top left
 set key noopaque
 panels = has_cos + has_affine
 set multiplot layout 1, (panels > 0 ? panels : 1) \
-    title "Chains of k element-wise ops: unfused pays a memory trip per op\n{/*0.8 ".run_title."}"
+    title verdict_title('Chains of k element-wise ops: does unfused pay a memory trip per op?', \
+    'fused_vs_one_op_' . op1)
 do for [op in 'cos affine'] {
     t1 = op eq 'cos' ? t1_cos : t1_affine
     if (t1 > 0) {

@@ -54,7 +54,8 @@ set key outside right top vertical
 set output chart('')
 set logscale x 10
 set xlabel 'kernels in the chain (K)'
-set multiplot title sprintf("A kernel launch costs more than a tiny kernel's work\n{/*0.8 %s}", run_title)
+set multiplot title verdict_title("Does a kernel launch cost more than a tiny kernel's work?", \
+    'graph_replay_cheap')
 set tmargin screen 0.85
 set bmargin screen 0.30
 set key at screen 0.5, 0.17 center top horizontal maxrows 3 box opaque
@@ -80,7 +81,7 @@ unset tmargin; unset bmargin; unset lmargin; unset rmargin
 
 # ---- chart 2: per-kernel time vs work size -------------------------------------
 set output chart('-size')
-set title sprintf("Launch overhead stops mattering once a kernel has enough work (K = %d)\n{/*0.8 %s}", size_k, run_title)
+set title verdict_title(sprintf('Does launch overhead fade once a kernel has enough work? (K = %d)', size_k), 'sync_each_slowest')
 set logscale x 2
 set format x '2^{%L}'
 set xlabel 'elements per kernel (n)'
@@ -95,7 +96,8 @@ if (has_size) {
 
 # ---- chart 3: the doubling test ---------------------------------------------------
 set output chart('-doubling')
-set title sprintf("The doubling test: a step that barely slows when the batch doubles is overhead\n{/*0.8 %s}", run_title)
+set title verdict_title('Doubling test: is a step that barely slows at twice the batch overhead-bound?', \
+    'doubling_small_batch')
 unset logscale y
 set format y '%g'
 set yrange [0:2.6]
