@@ -25,6 +25,9 @@ if (fmt eq 'png') {
 # Where a chart goes: chart('') is outbase.fmt, chart('-chain') outbase-chain.fmt.
 chart(suffix) = outbase . suffix . '.' . fmt
 
+# A metadata value of the CSV drawn ("# key: value" lines), '' when absent.
+meta(key) = system(sprintf("sed -n 's/^# %s: //p' '%s' | head -n 1", key, csv))
+
 # One subtitle for every chart: which run this is, or which runs are compared.
 run_title = sprintf('%s backend: %s (label %s)', backend, device, label)
 if (exists('runs_title') && runs_title ne '') run_title = runs_title

@@ -12,7 +12,6 @@ sel(shape, variant, c) = (strcol('shape') eq shape && strcol('variant') eq varia
 # bandwidth ladder (one read roof per level of the memory hierarchy; the
 # decode's weights stream from DRAM). Runs older than the ladder only have
 # rate / utilization in their rows.
-meta(key) = system(sprintf("sed -n 's/^# %s: //p' '%s' | head -n 1", key, csv))
 roof_gbps(level) = (meta('roof_'.level.'_read_gbps') eq '' ? 0 : real(word(meta('roof_'.level.'_read_gbps'), 1)))
 peak = meta('ceiling_tflops') eq '' ? 0 : real(meta('ceiling_tflops'))   # TFLOP/s
 bw = roof_gbps('DRAM') / 1000.0                                         # TB/s

@@ -27,34 +27,48 @@ has_affine = STATS_sum > 0
 stats csv using 'n' nooutput
 n_lo = STATS_min
 n_hi = STATS_max
-# The first size whose arrays no longer fit in the cache.
+# The first size judged beyond the cache (its arrays over 4x the LLC), and
+# the first whose largest working set (the unfused pair's in, tmp and out)
+# no longer fits in the LLC: where the speedup starts to climb.
 stats csv using (column('cache_resident') == 0 ? column('n') : n_hi * 2) nooutput
 n_dram = STATS_min
+llc = meta('llc_bytes') eq '' ? 0 : real(meta('llc_bytes'))
+stats csv using (column('footprint_bytes') > llc ? column('n') : n_hi * 2) nooutput
+n_spill = llc > 0 ? STATS_min : n_hi * 2
+mib(n) = n * 4 / 1048576.0   # one array of n floats, in MiB
 
 # ---- chart 1: fused / unfused speedup vs size -----------------------------
 set output chart('')
 op1 = has_cos ? 'cos' : 'affine'
 set title verdict_title('Is fusing two element-wise ops into one kernel about 2x faster?', 'fused_speedup_' . op1)
 set logscale x 2
-set format x '2^{%L}'
-set xrange [n_lo / 1.5 : n_hi * 1.5]
-set xlabel 'elements per array (n)'
+set format x '%g'
+set xrange [mib(n_lo) / 1.5 : mib(n_hi) * 1.5]
+set xlabel 'MiB per array (n floats of 4 B)'
 set ylabel 'speedup of fused over unfused (x)'
 set yrange [0:*]
 set key outside right top vertical
+if (n_spill <= n_hi) {
+    set arrow 2 from mib(n_spill), graph 0 to mib(n_spill), graph 1 nohead dt 3 lc rgb model_color
+    set label 2 'unfused in, tmp, out exceed the LLC ' at mib(n_spill), graph 0.90 right \
+        tc rgb model_color
+}
 if (n_dram <= n_hi) {
-    set arrow 1 from n_dram, graph 0 to n_dram, graph 1 nohead dt 3 lc rgb model_color
-    set label 1 'arrays exceed 4x the cache ' at n_dram, graph 0.96 right tc rgb model_color
+    set arrow 1 from mib(n_dram), graph 0 to mib(n_dram), graph 1 nohead dt 3 lc rgb model_color
+    set label 1 'judged beyond the cache (4x the LLC) ' at mib(n_dram), graph 0.96 right \
+        tc rgb model_color
 }
 plot \
     2 with lines dt 2 lc rgb model_color title 'model: 2 memory trips instead of 4', \
     1 with lines dt 3 lc rgb '#bbbbbb' notitle, \
     for [op in 'cos affine'] for [v in fused_pairs] for [i=1:nruns] run(i) \
-        using 'n':(column('k') == 2 ? sel(op, v, 'speedup_vs_unfused') : NaN) \
+        using (mib(column('n'))):(column('k') == 2 ? sel(op, v, 'speedup_vs_unfused') : NaN) \
         with linespoints lt word_index(variants, v) pt (op eq 'cos' ? 7 : 6) dt run_dt(i) \
         title key(i, op . ', ' . v) noenhanced
 unset arrow 1
 unset label 1
+unset arrow 2
+unset label 2
 
 # ---- chart 2: time vs chain length at the largest size ----------------------
 # One panel per op (their times differ by orders of magnitude). One pass's

@@ -22,7 +22,6 @@ vcols = ''
 do for [i=1:nruns] { vcols = vcols . (has_column(run(i), 'variant') ? 'variant ' : 'way ') }
 vcol(i) = word(vcols, i)
 
-meta(key) = system(sprintf("sed -n 's/^# %s: //p' '%s' | head -n 1", key, csv))
 floor_line = meta('floor')
 floor_variant = strstrt(floor_line, ':') > 1 ? floor_line[1:strstrt(floor_line, ':') - 1] : ''
 
