@@ -107,8 +107,9 @@ unset multiplot
 
 # ---- chart 2: the same as TFLOP/s, a sawtooth -----------------------------------
 set output chart('-tflops')
+# The library's verdict where cuBLAS ran, else the own kernel's (the left panel).
 set multiplot layout 1, 2 title verdict_title('As a rate: does TFLOP/s fall one step past each wave?', \
-    'wave_step_library')
+    has_library ? 'wave_step_library' : 'wave_step_own_kernel')
 set key top left
 if (has_stairs) {
     set title sprintf("This device: own tiled kernel, M = %d, K = %d", m_stairs, k_stairs)
