@@ -129,12 +129,12 @@ static void remove_tree(const char *tmp)
 }
 
 /* The first clause of a verdict's note (up to its first ';'), at most
- * about 90 characters, cut at a word: the one-line reason under a chart. */
+ * about 80 characters, cut at a word: the one-line reason under a chart. */
 static void first_clause(const char *note, char *buf, size_t len)
 {
     size_t n = strcspn(note, ";");
-    if (n > 90) {
-        n = 90;
+    if (n > 80) {
+        n = 80;
         while (n > 40 && note[n] != ' ')
             n--;
     }

@@ -35,16 +35,18 @@ if (exists('runs_title') && runs_title ne '') run_title = runs_title
 # What this run found about the claim a chart draws, from its verdicts (the
 # harness passes claim_<id>, verdict_<id> and reason_<id> for every verdict
 # in verdicts.csv beside the CSV): claim_line(id) states the claim under
-# test and its predicted range, run_line(id) the verdict, what was
-# measured and the note's first clause. A chart without them says so.
+# test and its predicted range, run_line(id) the verdict and what was
+# measured, reason_line(id) the note's first clause. A chart without them
+# says so.
 has_verdict(id) = exists('verdict_' . id)
 claim_line(id) = has_verdict(id) ? 'claim: ' . value('claim_' . id) : 'claim: ' . id
-run_line(id) = has_verdict(id) ? \
-    sprintf('this run: %s; %s', value('verdict_' . id), value('reason_' . id)) : \
+run_line(id) = has_verdict(id) ? 'this run: ' . value('verdict_' . id) : \
     'this run: no verdict ' . id . ' (no verdicts.csv beside the CSV)'
-# A title: the claim under test as a question, then claim, verdict and run.
-verdict_title(question, id) = sprintf("%s\n{/*0.75 %s}\n{/*0.75 %s}\n{/*0.75 %s}", \
-    question, claim_line(id), run_line(id), run_title)
+reason_line(id) = has_verdict(id) ? value('reason_' . id) : ''
+# A title: the claim under test as a question, then claim, verdict, reason
+# and run, one short line each (they must fit a PDF's 9-point width too).
+verdict_title(question, id) = sprintf("%s\n{/*0.75 %s}\n{/*0.75 %s}\n{/*0.75 %s}\n{/*0.75 %s}", \
+    question, claim_line(id), run_line(id), reason_line(id), run_title)
 
 # Okabe-Ito colours, distinguishable with the common colour-vision deficiencies.
 set linetype 1 lc rgb '#0072B2' pt 7 ps 1.0

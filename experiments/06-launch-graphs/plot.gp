@@ -55,7 +55,7 @@ set logscale x 10
 set xlabel 'kernels in the chain (K)'
 set multiplot title verdict_title("Does a kernel launch cost more than a tiny kernel's work?", \
     'graph_replay_cheap')
-set tmargin screen 0.80  # below the four title lines
+set tmargin screen 0.77  # below the five title lines
 set bmargin screen 0.30
 set key at screen 0.5, 0.17 center top horizontal maxrows 3 box opaque
 do for [size in '1 256'] {
