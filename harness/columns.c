@@ -405,37 +405,3 @@ void rl_grid_row(const rl_grid_column *cols, ...)
     va_end(ap);
     printf("\n");
 }
-
-/* ---- the decode ceiling model ------------------------------------------------------- */
-
-/* A number in a "%*.*f" cell, or "-" when it is not finite. */
-static void print_cell(int width, int digits, double v)
-{
-    if (isfinite(v))
-        printf(" %*.*f", width, digits, v);
-    else
-        printf(" %*s", width, "-");
-}
-
-static void decode_ceiling_row(const char *device, double gbps, const double *bytes, int n)
-{
-    printf("  %-26s", device);
-    print_cell(9, 0, gbps);
-    for (int i = 0; i < n; i++)
-        print_cell(11, 1, rl_tokens_per_s_ceiling(gbps * 1e9, bytes[i]));
-    printf("\n");
-}
-
-void rl_print_decode_ceilings(rl_ctx *ctx, const char *const *heads, const double *bytes, int n)
-{
-    printf("\n  model: decode tokens/s ceiling = memory bandwidth / bytes of weights per token\n");
-    printf("  %-26s %9s", "device", "GB/s");
-    for (int i = 0; i < n; i++)
-        printf(" %11s", heads[i]);
-    printf("\n");
-    for (const rl_datasheet *d = rl_datasheets; d->slug; d++)
-        decode_ceiling_row(d->name, d->mem_gbps, bytes, n);
-    decode_ceiling_row("this device (DRAM read)", rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best,
-                       bytes, n);
-    fflush(stdout);
-}

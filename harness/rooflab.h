@@ -448,12 +448,6 @@ typedef struct rl_grid_column { const char *head, *fmt; } rl_grid_column;
 void rl_grid_header(const rl_grid_column *cols);
 void rl_grid_row(const rl_grid_column *cols, ...);
 
-/* The decode ceiling model as a console table: tokens/s <= memory bandwidth
- * / bytes of weights per token (rl_tokens_per_s_ceiling), for every
- * datasheet GPU and this device's measured DRAM read bandwidth, at n model
- * sizes (bytes[i], headed heads[i]). A model, not a measurement. */
-void rl_print_decode_ceilings(rl_ctx *ctx, const char *const *heads, const double *bytes, int n);
-
 /* Ready-made columns: {"variant", "variant", "%-20s", .str = rl_col_variant}. */
 const char *rl_col_variant(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
 const char *rl_col_level(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);

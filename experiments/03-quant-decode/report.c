@@ -227,12 +227,35 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
     rl_judge_status(ctx, c, NULL, measured, rl_within(dev, c->lo, c->hi), note);
 }
 
+/* The claims register's decode ceilings, a model: tokens/s <= memory
+ * bandwidth / bytes of weights per token, for every datasheet GPU and this
+ * device's DRAM read bandwidth. Sizes: llama.cpp's quantize README (8B),
+ * the claims register (70B, 4.8 GB). */
+static const rl_grid_column CEILING_COLS[] = {
+    {"device", "%-26s"}, {"GB/s", "%9.0f"}, {"4.8 GB", "%11.1f"}, {"8B F16", "%11.1f"},
+    {"8B Q4_K_M", "%11.1f"}, {"8B Q2_K", "%11.1f"}, {"70B Q4_K_M", "%11.1f"}, {0}};
+
+static void ceiling_row(const char *device, double gbps)
+{
+    static const double BYTES[] = {4.8e9, 14.96 * GIB, 4.58 * GIB, 2.95 * GIB, 40.2 * GIB};
+    double t[5];
+    for (int i = 0; i < 5; i++)
+        t[i] = rl_tokens_per_s_ceiling(gbps * 1e9, BYTES[i]);
+    rl_grid_row(CEILING_COLS, device, gbps, t[0], t[1], t[2], t[3], t[4]);
+}
+
+static void print_ceilings(rl_ctx *ctx)
+{
+    printf("\n  model: decode tokens/s ceiling = memory bandwidth / bytes of weights per token\n");
+    rl_grid_header(CEILING_COLS);
+    for (const rl_datasheet *d = rl_datasheets; d->slug; d++)
+        ceiling_row(d->name, d->mem_gbps);
+    ceiling_row("this device (DRAM read)", rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best);
+    fflush(stdout);
+}
+
 void report(rl_ctx *ctx, const rl_points *pts, const model *m)
 {
-    /* The claims register's decode ceilings. Sizes: llama.cpp's quantize
-     * README (8B), the claims register (70B, 4.8 GB). */
-    static const char *const SIZES[] = {"4.8 GB", "8B F16", "8B Q4_K_M", "8B Q2_K", "70B Q4_K_M"};
-    static const double BYTES[] = {4.8e9, 14.96 * GIB, 4.58 * GIB, 2.95 * GIB, 40.2 * GIB};
     char why[256];
     rl_table *published = rl_table_read(PUBLISHED, why, sizeof why);
     bool have = published && rl_table_find(published, "quant", "F16") >= 0; /* F16: the unit */
@@ -243,7 +266,7 @@ void report(rl_ctx *ctx, const rl_points *pts, const model *m)
     print_measured(ctx, pts, m);
     if (have)
         print_published(pts, m, published);
-    rl_print_decode_ceilings(ctx, SIZES, BYTES, 5);
+    print_ceilings(ctx);
     rl_table_free(published);
     judge(ctx, pts, m);
 }

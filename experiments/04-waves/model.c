@@ -39,7 +39,7 @@ void model_part(rl_ctx *ctx)
             rl_set_str(ctx, "variant", MODELS[g].name);
             rl_set_str(ctx, "validated", "model");
             rl_end_row(ctx);
-            agree += rl_waves(tiles_at(n), sms, 1) == rl_waves_by_rounds(tiles_at(n), sms, 1);
+            agree += c.w.waves == rl_waves_by_rounds((long long)c.w.tiles, sms, 1);
         }
     bool published = tiles_at(1536) == 108 && rl_waves(tiles_at(1536), 108, 1) == 1;
     for (int n = 1537; n <= 1664; n++)
