@@ -68,7 +68,9 @@ static void add_gemms(rl_ctx *ctx, rl_points *pts, const gemm_variant *v, layer 
         add_at(ctx, pts, v, (call){.gemm = "forward", .a = &L->x, .b = &L->w, .wide = &L->logits,
                                    .g = {.m = t, .n = L->v[i], .k = HIDDEN, .trans_b = true}},
                L->v[i], pair);
-    for (int vs = V_GPT2; vs <= V_PADDED; vs += V_PADDED - V_GPT2) { /* 50257, then 50304 */
+    static const int PAIR[] = {V_GPT2, V_PADDED};
+    for (int i = 0; i < 2; i++) {
+        int vs = PAIR[i];
         add_at(ctx, pts, v, (call){.gemm = "backward_data", .a = &L->dy, .b = &L->w,
                                    .g = {.m = t, .n = HIDDEN, .k = vs}}, vs, pair);
         add_at(ctx, pts, v, (call){.gemm = "backward_weight", .a = &L->dy, .b = &L->x,
