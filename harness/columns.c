@@ -321,6 +321,14 @@ double rl_col_vs_dram_read(rl_ctx *ctx, const rl_point *p)
     return rl_point_gbps(p) / rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best;
 }
 
+rl_ratio rl_time_ratio(const rl_point *num, const rl_point *den)
+{
+    if (!num || !den || !rl_point_timed(num) || !rl_point_timed(den))
+        return (rl_ratio){NAN, NAN, NAN};
+    const rl_stats *a = &num->m.stats, *b = &den->m.stats;
+    return (rl_ratio){a->median / b->median, a->q1 / b->q3, a->q3 / b->q1};
+}
+
 const char *rl_col_level(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)
 {
     snprintf(buf, len, "%s", rl_point_roof(ctx, p).name);

@@ -463,6 +463,15 @@ double rl_col_mfu(rl_ctx *ctx, const rl_point *p);
  * in: the headline device-memory roof (copy_gbps) and the DRAM read rung. */
 double rl_col_vs_copy(rl_ctx *ctx, const rl_point *p);
 double rl_col_vs_dram_read(rl_ctx *ctx, const rl_point *p);
+/* A ratio of two points' median times (num / den) and its spread: lo and
+ * hi put the two times at opposite ends of their interquartile ranges
+ * (q1 / q3 and q3 / q1), a conservative band for a ratio of two noisy
+ * times. Charts draw it as the ratio's bars; CSV columns <name>_lo and
+ * <name>_hi by convention. NaN where either point was not timed. */
+typedef struct rl_ratio {
+    double median, lo, hi;
+} rl_ratio;
+rl_ratio rl_time_ratio(const rl_point *num, const rl_point *den);
 double rl_col_bytes(rl_ctx *ctx, const rl_point *p);
 double rl_col_flops(rl_ctx *ctx, const rl_point *p);
 double rl_col_footprint(rl_ctx *ctx, const rl_point *p);

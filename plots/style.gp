@@ -90,3 +90,41 @@ pick(key, val, c) = (strcol(key) eq val) ? column(c) : NaN
 column_values(file, name) = system(sprintf("awk -F, '/^#/ {next} !c {for (i = 1; i <= NF; i++) if ($i == \"%s\") c = i; next} c && $c != \"\" && !seen[$c]++ {printf \"%%s \", $c}' '%s'", name, file))
 # The position of w in a space-separated list (0 when absent): a line type.
 word_index(list, w) = sum [i = 1:words(list)] (word(list, i) eq w ? i : 0)
+
+# ---- Spread -----------------------------------------------------------------
+# Every measured series is drawn with its spread: the q1-q3 of its samples'
+# times, as error bars (yerrorlines: x:y:low:high) or a band. A chart names
+# the columns its spread comes from with `eval require_columns('...')`; a
+# run's CSV without one of them stops the chart with an error naming it: a
+# chart without its spread would look surer than the run was.
+missing_columns(file, names) = system(sprintf("awk -F, -v want='%s' '/^#/ {next} {n = split(want, w, \" \"); for (i = 1; i <= NF; i++) have[$i] = 1; for (j = 1; j <= n; j++) if (!(w[j] in have)) printf \"%%s \", w[j]; exit}' '%s'", names, file))
+has_columns(file, names) = missing_columns(file, names) eq ''
+require_columns(names) = sprintf("do for [req_i = 1:nruns] { req_m = missing_columns(run(req_i), '%s'); if (req_m ne '') { exit error sprintf('%%s: no column %%s(a chart draws its spread from the CSV: q1-q3 bars; rerun the experiment to write them)', run(req_i), req_m) } }", names)
+
+# A value derived from a row's median time, at the ends of the time's q1-q3:
+# a rate (GB/s, TFLOP/s, tokens/s) is lowest at the slow quartile q3, a time
+# or a time-like value (us per kernel) at q1.
+rate_lo(v) = v * column('time_us_median') / column('time_us_q3')
+rate_hi(v) = v * column('time_us_median') / column('time_us_q1')
+time_lo(v) = v * column('time_us_q1') / column('time_us_median')
+time_hi(v) = v * column('time_us_q3') / column('time_us_median')
+# A ratio of two rows' times (column name, and name_lo / name_hi written by
+# the harness's rl_time_ratio: both times at opposite ends of their q1-q3).
+ratio_lo(name) = column(name . '_lo')
+ratio_hi(name) = column(name . '_hi')
+
+# ---- Ceilings as bands ------------------------------------------------------
+# A measured ceiling is the best of its trials; the CSV's metadata holds
+# best, worst and probe size per rung ("# roof_DRAM_triad_gbps: best worst
+# bytes"). Charts draw the rung as a band from worst to best: the run's own
+# spread of the ceiling, not one number.
+roof_word(level, pattern, i) = word(meta(sprintf('roof_%s_%s_gbps', level, pattern)), i)
+roof_best(level, pattern) = roof_word(level, pattern, 1) eq '' ? NaN : real(roof_word(level, pattern, 1))
+roof_worst(level, pattern) = roof_word(level, pattern, 2) eq '' ? NaN : real(roof_word(level, pattern, 2))
+band_color = '#dddddd'
+
+# ---- Published numbers ------------------------------------------------------
+# A number from a source (a datasheet, a blog, llama.cpp's table) drawn on a
+# chart is never a measurement of this run: its key entry or label says so.
+published(what, source) = sprintf('%s (published, another machine: %s)', what, source)
+published_color = '#7f3f98'
