@@ -4,8 +4,10 @@
  * The experiment's plot.gp runs after plots/style.gp once per format (png,
  * pdf, svg) with these variables set: csv (the run drawn), outbase (path
  * without extension; a script may add suffixes for further charts), fmt,
- * device, backend, label; and for overlays runs and run_names (every CSV
- * and its name, the run drawn first) and runs_title (what is compared).
+ * device, backend, label, root (the source tree: published numbers are
+ * read from results/published/); and for overlays runs and run_names
+ * (every CSV and its name, the run drawn first) and runs_title (what is
+ * compared).
  * Charts are drawn into a temporary folder and moved into place only when
  * every format succeeded.
  */
@@ -240,6 +242,7 @@ int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
         add_var(vars, sizeof vars, "device", device);
         add_var(vars, sizeof vars, "backend", backend);
         add_var(vars, sizeof vars, "label", label);
+        add_var(vars, sizeof vars, "root", rl_source_root());
         add_var(vars, sizeof vars, "runs", runs);
         add_var(vars, sizeof vars, "run_names", run_names);
         add_var(vars, sizeof vars, "runs_title", runs_title ? runs_title : "");

@@ -2,7 +2,8 @@
 #
 # Loaded before each experiment's plot.gp, with these variables set by the
 # harness: csv (the data file), outbase (path without extension), fmt (png,
-# pdf or svg), device, backend, label, and for overlays runs / run_names.
+# pdf or svg), device, backend, label, root (the source tree), and for
+# overlays runs / run_names.
 #
 # Conventions: measurements are points joined by solid lines; models are
 # dashed lines and say "model" in their key entry.
@@ -128,3 +129,12 @@ band_color = '#dddddd'
 # chart is never a measurement of this run: its key entry or label says so.
 published(what, source) = sprintf('%s (published, another machine: %s)', what, source)
 published_color = '#7f3f98'
+# The seeds' numbers, from results/published/figures.csv (id,value,unit,
+# what,source): published_value('ridge_h100_sxm') is 295, published_what()
+# and published_source() its text, for a label that names it.
+if (!exists('root')) root = '.'
+published_file = root . '/results/published/figures.csv'
+published_field(id, f) = system(sprintf("awk -F, -v id='%s' -v f=%d '/^#/ {next} $1 == id {s = $0; n = 0; out = \"\"; while (s != \"\") { if (substr(s, 1, 1) == \"\\\"\") { s = substr(s, 2); i = index(s, \"\\\"\"); v = substr(s, 1, i - 1); s = substr(s, i + 2) } else { i = index(s, \",\"); if (i == 0) { v = s; s = \"\" } else { v = substr(s, 1, i - 1); s = substr(s, i + 1) } } if (++n == f) { printf \"%%s\", v; exit } } }' '%s'", id, f, published_file))
+published_value(id) = real(published_field(id, 2))
+published_what(id) = published_field(id, 4)
+published_source(id) = published_field(id, 5)
