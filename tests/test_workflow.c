@@ -146,13 +146,49 @@ Test(workflow, two_runs_compare_summary_and_paper)
     free(log);
 }
 
-/* The Results section of each experiment's README is generated from the
- * checked-in reference run (make readme-tables): a README that says
- * something else than its CSVs fails here. */
+/* The Results section of each experiment's README, and the run times of
+ * its lab sheet, are generated from the checked-in reference runs (make
+ * readme-tables): a README that says something else than its CSVs fails
+ * here. */
 Test(table, readme_results_are_the_reference_runs)
 {
     char cmd[1024], rout[4096], rerr[8192];
     snprintf(cmd, sizeof cmd, "'%s/harness/readme-tables.sh' --check", RL_SOURCE_ROOT);
     int rc = run_capture(cmd, rout, sizeof rout, rerr, sizeof rerr);
     cr_assert_eq(rc, 0, "stale README results (run make readme-tables):\n%s", rerr);
+}
+
+/* readme-tables.sh in a copy of the tree it reads (the script and the
+ * READMEs copied, results/ and the build linked), so that a test may spoil
+ * a README without touching the real one. Returns --check's exit status. */
+static int check_readme_copy(const char *spoil, char *rerr, size_t cap)
+{
+    char cmd[4096], rout[4096];
+    snprintf(cmd, sizeof cmd,
+             "set -e; cd '%s'; mkdir -p harness; cp '%s/harness/readme-tables.sh' harness/;"
+             " ln -sfn '%s/results' results; ln -sfn '%s' build;"
+             " for d in '%s'/experiments/*/; do e=experiments/$(basename \"$d\");"
+             " mkdir -p \"$e\"; cp \"$d/README.md\" \"$e/\"; done; %s;"
+             " set +e; harness/readme-tables.sh --check",
+             dir, RL_SOURCE_ROOT, RL_SOURCE_ROOT, RL_BUILD_DIR, RL_SOURCE_ROOT, spoil);
+    return run_capture(cmd, rout, sizeof rout, rerr, cap);
+}
+
+/* A lab sheet's time is checked like the Results tables: one typed by hand
+ * (or left from an older run) fails, and so does a README whose markers
+ * are gone, since nothing would then keep its times. */
+Test(table, readme_lab_times_are_the_reference_runs)
+{
+    char rerr[8192];
+    cr_assert_eq(check_readme_copy("true", rerr, sizeof rerr), 0, "the copy agrees:\n%s", rerr);
+
+    int rc = check_readme_copy("sed -i '/^<!-- lab-times/,/^<!-- \\/lab-times/ s/[*][*][0-9]* s/**1 s/'"
+                               " experiments/04-waves/README.md",
+                               rerr, sizeof rerr);
+    cr_assert_eq(rc, 1, "a hand-typed time is stale:\n%s", rerr);
+    cr_assert(strstr(rerr, "04-waves/README.md"), "names the README: %s", rerr);
+
+    rc = check_readme_copy("sed -i '/lab-times/d' experiments/05-fusion/README.md", rerr, sizeof rerr);
+    cr_assert_eq(rc, 1, "a README without its markers fails:\n%s", rerr);
+    cr_assert(strstr(rerr, "no lab-times markers"), "says why: %s", rerr);
 }
