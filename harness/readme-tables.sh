@@ -17,7 +17,8 @@
 # (results/reference/*/gpu-day-logs/*/reference/exp-NN.log), or "none".
 #
 # The lab sheet at the top of each README says how long a run takes; those
-# times, between "<!-- lab-times -->" and "<!-- /lab-times -->", are
+# times, between "<!-- lab-times -->" and "<!-- /lab-times -->" (each line
+# may start with "> ", the sheet being a quoted box), are
 # generated too: the CPU's from RUN's exp-NN.csv, each GPU's from every
 # results/reference/*/exp-NN.csv that says backend cuda, all read from the
 # CSV's "# duration_s:" line, so that no README promises a time nobody
@@ -184,12 +185,18 @@ for readme in experiments/*/README.md; do
     csv=$dir/exp-$id.csv
     [ -f "$csv" ] || { echo "readme-tables: $exp: no $csv, section left as it is" >&2; continue; }
     grep -q '^## Results' "$readme" || { echo "readme-tables: $readme has no '## Results' section" >&2; status=1; continue; }
-    grep -q '^<!-- lab-times' "$readme" && grep -q '^<!-- /lab-times -->' "$readme" ||
+    grep -Eq '^(> ?)?<!-- lab-times' "$readme" && grep -Eq '^(> ?)?<!-- /lab-times -->' "$readme" ||
         { echo "readme-tables: $readme has no lab-times markers (<!-- lab-times --> ... <!-- /lab-times -->)" >&2; status=1; continue; }
     new=$(mktemp)
     BODY=$(section "$exp" "$csv") TIMES=$(lab_times "$id") awk '
-        /^<!-- lab-times/ {print ENVIRON["TIMES"]; times = 1; next}
-        times {if ($0 == "<!-- /lab-times -->") times = 0; next}
+        # the times take the prefix of the opening marker ("> " in a box)
+        /^(> ?)?<!-- lab-times/ {
+            quote = $0; sub(/<!-- lab-times.*/, "", quote)
+            n = split(ENVIRON["TIMES"], line, "\n")
+            for (i = 1; i <= n; i++) print quote line[i]
+            times = 1; next
+        }
+        times {if ($0 ~ /^(> ?)?<!-- \/lab-times -->$/) times = 0; next}
         /^## Results/ {print ENVIRON["BODY"]; skip = 1; next}
         skip && /^## / {skip = 0; print ""}
         !skip {print}' "$readme" >"$new"
