@@ -254,8 +254,9 @@ slurm:
 	TIME_LIMIT='$(TIME_LIMIT)' CPUS='$(CPUS)' FINISH_PARTITION='$(FINISH_PARTITION)' \
 	REFERENCE='$(REFERENCE)' ARGS='$(ARGS)' SKIP_BUILD='$(SKIP_BUILD)' harness/slurm/submit.sh
 
-# Each experiment README's Results section, from the reference run's
-# summary.md and CSV headers (a test checks they agree).
+# Each experiment README's Results section and its lab sheet's run times,
+# from the reference runs' summary.md and CSV headers (a test checks they
+# agree).
 readme-tables:
 	@harness/readme-tables.sh $(if $(LABEL),$(LABEL))
 
@@ -300,7 +301,7 @@ help:
 	@echo '  make reference     full sweeps of every experiment into results/reference/<device>/'
 	@echo '  make paper         build paper/paper.pdf from results/<label>/ and plots/<label>/'
 	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
-	@echo '  make readme-tables regenerate the Results section of each experiment README from the reference run'
+	@echo '  make readme-tables regenerate each experiment README'"'"'s Results section and lab-sheet times from the reference runs'
 	@echo '  make sass KERNEL=gemv_dp4a [SM=90]  the SASS of the matching CUDA kernels: registers,'
 	@echo '                     each loop'"'"'s instructions by kind (no GPU needed)'
 	@echo '  make test-add-variant  add a kernel variant in a scratch copy and check it is'
