@@ -19,7 +19,10 @@ static const char *const DOCUMENTED_COLUMNS =
     "bursts,duty_measured_pct,duty_window_min_pct,duty_window_max_pct,work,work_unit,work_per_s,"
     "work_fraction,gbps,alloc_bytes,util_pct,util_mem_pct,util_samples,util_source,units_busy_pct,"
     "gpm_sm_occupancy_pct,gpm_any_tensor_util_pct,gpm_dram_bw_util_pct,gpm_status,mem_used_bytes,"
-    "mem_total_bytes,sm_clock_mhz,note,validated,skipped_reason";
+    "mem_total_bytes,sm_clock_mhz,note,windows,util_window_min_pct,util_window_max_pct,"
+    "util_mem_window_min_pct,util_mem_window_max_pct,units_busy_window_min_pct,"
+    "units_busy_window_max_pct,work_per_s_window_min,work_per_s_window_max,work_fraction_lo,"
+    "work_fraction_hi,validated,skipped_reason";
 
 static char dir[512];
 static char out[1 << 16], err[1 << 16];
@@ -75,7 +78,7 @@ Test(exp01, quick_cpu_run_writes_csv_verdicts_and_charts)
     char *text = read_file(path, NULL);
     cr_assert_not_null(text, "no CSV at %s", path);
     static const char *meta[] = {"# experiment: 01-duty-cycle", "# backend: cpu", "# quick: yes",
-                                 "# hold: each point", "# observer: CPU:", "# duty_measured: union",
+                                 "# hold: each point", "# hold_windows: the observed hold as", "# observer: CPU:", "# duty_measured: union",
                                  "# compare_keys: sweep,variant,workers,duty_target_pct",
                                  "# compare_value: util_pct", "# chase_buffer: ",
                                  "# host_load: load average "};

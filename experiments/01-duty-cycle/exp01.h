@@ -9,6 +9,17 @@
 #include "rl_probes.h"
 #include "rooflab.h"
 
+/* The lowest and highest of a value over a point's windows (NaN, NaN:
+ * none seen): the spread a chart draws around the point's value. */
+typedef struct spread {
+    double lo, hi;
+} spread;
+
+/* A point's hold is observed as this many consecutive windows, each read
+ * on its own: the tool's reading, the units-busy view and the work rate
+ * then have a spread (their lowest and highest window), not one number. */
+enum { HOLD_WINDOWS = 4 };
+
 /* One point of a sweep: what it is, then what was observed. */
 typedef struct point {
     const char *sweep, *name;  /* name: the variant's, or "idle_allocation" */
@@ -23,7 +34,10 @@ typedef struct point {
     rl_duty measured;          /* the duty cycle from the bursts' timestamps */
     double window_s, work, work_per_s;
     double work_fraction, gbps; /* against the full device; the bytes a chase or stream moved */
-    rl_reading rd;
+    rl_reading rd;             /* over the whole hold */
+    int windows;               /* the hold's windows (HOLD_WINDOWS) */
+    spread util, util_mem, units_busy, work_per_s_win; /* over the windows */
+    double work_fraction_lo, work_fraction_hi;  /* work_per_s_win against the full device */
 } point;
 
 enum { MAX_POINTS = 64 };

@@ -54,6 +54,18 @@ static const rl_column OBSERVED[] = {
     RL_DOUBLE("gbps", NULL, NULL, point, gbps),
     RL_DOUBLE("alloc_bytes", NULL, NULL, point, alloc_bytes),
     RL_READING_COLUMNS(point, rd),
+    /* The spread: the lowest and highest of the hold's windows. */
+    RL_INT("windows", NULL, NULL, point, windows),
+    RL_DOUBLE("util_window_min_pct", NULL, NULL, point, util.lo),
+    RL_DOUBLE("util_window_max_pct", NULL, NULL, point, util.hi),
+    RL_DOUBLE("util_mem_window_min_pct", NULL, NULL, point, util_mem.lo),
+    RL_DOUBLE("util_mem_window_max_pct", NULL, NULL, point, util_mem.hi),
+    RL_DOUBLE("units_busy_window_min_pct", NULL, NULL, point, units_busy.lo),
+    RL_DOUBLE("units_busy_window_max_pct", NULL, NULL, point, units_busy.hi),
+    RL_DOUBLE("work_per_s_window_min", NULL, NULL, point, work_per_s_win.lo),
+    RL_DOUBLE("work_per_s_window_max", NULL, NULL, point, work_per_s_win.hi),
+    RL_DOUBLE("work_fraction_lo", NULL, NULL, point, work_fraction_lo),
+    RL_DOUBLE("work_fraction_hi", NULL, NULL, point, work_fraction_hi),
     {0},
 };
 
@@ -113,7 +125,8 @@ static void declare(run *r, const char *sweep, const busy_variant *v, int worker
                  .duty_pct = 100 * duty, .period_ms = 1e3 * r->period_s,
                  .worker_unit = r->ctx->kind == RL_CUDA ? "blocks" : "threads",
                  .work_unit = v->work_unit, .workers_per_unit = (double)workers / rl_units(r->ctx),
-                 .work_fraction = NAN, .gbps = NAN};
+                 .work_fraction = NAN, .work_fraction_lo = NAN, .work_fraction_hi = NAN,
+                 .gbps = NAN};
     rl_points_add(&r->points, &(rl_point){.variant = KERNEL_VARIANT(v), .data = p,
                                           .check = check_point, .check_arg = r});
 }
@@ -200,8 +213,36 @@ static void *idle_allocation(rl_ctx *ctx, double *bytes)
     return p;
 }
 
+/* Widens a spread to take in v (NaN: nothing seen, left as it was). */
+static void widen(spread *s, double v)
+{
+    if (isnan(v))
+        return;
+    s->lo = isnan(s->lo) ? v : fmin(s->lo, v);
+    s->hi = isnan(s->hi) ? v : fmax(s->hi, v);
+}
+
+/* One window of the hold: the load for seconds, read by the observer;
+ * its reading, duty cycle and work widen the point's spreads. */
+static void observe_window(run *r, point *p, busy_args *a, double seconds, rl_reading *rd,
+                           rl_duty *duty, busy_result *res)
+{
+    RL_LAUNCHER(r->ctx, p->v)->run(a, seconds, res);
+    rl_observer_read(&r->obs, res->t0, res->t1, rd);
+    *duty = rl_duty_of(res->starts, res->ends, (size_t)res->bursts, res->window_s, 0.1);
+    widen(&p->util, rd->util_pct);
+    widen(&p->util_mem, rd->util_mem_pct);
+    widen(&p->units_busy, rd->units_busy_pct);
+    widen(&p->work_per_s_win, res->work / res->window_s);
+}
+
 /* The point's load unobserved for settle_s (so that NVML's last sample
- * period sees this load too), then observed for hold_s. */
+ * period sees this load too), then observed for hold_s as HOLD_WINDOWS
+ * consecutive windows. The point's values are those of the whole hold:
+ * NVML read over it; on the CPU, whose observer reads busy time at a
+ * window's two ends, the windows' readings weighted by their length (the
+ * busy time over the whole hold, less the gaps of a thread start between
+ * windows). */
 static void observe(void *arg, rl_point *rp)
 {
     run *r = arg;
@@ -215,13 +256,38 @@ static void observe(void *arg, rl_point *rp)
     ops->run(&a, r->settle_s, &res);
     busy_result_free(&res);
     a.edge = rl_observer_edge, a.edge_arg = &r->obs;
-    ops->run(&a, r->hold_s, &res);
-    rl_observer_read(&r->obs, res.t0, res.t1, &p->rd);
-    p->measured = rl_duty_of(res.starts, res.ends, (size_t)res.bursts, res.window_s, 0.1);
-    p->window_s = res.window_s;
-    p->bursts = (int)res.bursts;
-    p->work = res.work;
-    p->work_per_s = res.work / res.window_s;
+
+    p->util = p->util_mem = p->units_busy = p->work_per_s_win = (spread){NAN, NAN};
+    p->measured = (rl_duty){0, NAN, NAN};
+    double t0 = NAN, util_s = 0, units_s = 0, rss = 0;
+    rl_reading rd;
+    for (p->windows = 0; p->windows < HOLD_WINDOWS; p->windows++) {
+        rl_duty d;
+        observe_window(r, p, &a, r->hold_s / HOLD_WINDOWS, &rd, &d, &res);
+        t0 = p->windows == 0 ? res.t0 : t0;
+        p->window_s += res.window_s;
+        p->bursts += (int)res.bursts;
+        p->work += res.work;
+        p->measured.pct += d.pct * res.window_s; /* a sum of busy times, until the end */
+        p->measured.min_pct = fmin(p->measured.min_pct, d.min_pct); /* fmin skips NaN */
+        p->measured.max_pct = fmax(p->measured.max_pct, d.max_pct);
+        util_s += rd.util_pct * res.window_s;
+        units_s += rd.units_busy_pct * res.window_s;
+        rss = fmax(rss, rd.mem_used);
+        if (p->windows < HOLD_WINDOWS - 1)
+            busy_result_free(&res);
+    }
+    p->measured.pct /= p->window_s;
+    if (r->ctx->kind == RL_CUDA) {
+        rl_observer_read(&r->obs, t0, res.t1, &p->rd);
+    } else {
+        p->rd = rd; /* the last window's, for what does not add up */
+        p->rd.util_pct = util_s / p->window_s;
+        p->rd.units_busy_pct = units_s / p->window_s;
+        p->rd.mem_used = rss;
+        p->rd.util_samples = 2 * HOLD_WINDOWS;
+    }
+    p->work_per_s = p->work / p->window_s;
     p->ok = true;
     busy_result_free(&res);
     rl_free(r->ctx->be, held);
@@ -239,8 +305,11 @@ static double derive(run *r)
         if (p->ok && !strcmp(p->sweep, "a_occupancy") && busy_has_role(p->v, "compute"))
             full = fmax(full, p->work_per_s); /* fmax skips the NaN it starts from */
     for (point *p = r->pts; p < r->pts + r->points.n; p++) {
-        if (busy_has_role(p->v, "compute"))
+        if (busy_has_role(p->v, "compute")) {
             p->work_fraction = p->work_per_s / full;
+            p->work_fraction_lo = p->work_per_s_win.lo / full;
+            p->work_fraction_hi = p->work_per_s_win.hi / full;
+        }
         if (busy_has_role(p->v, "latency"))
             p->gbps = p->work_per_s * r->bytes_per_hop / 1e9;
         else if (busy_has_role(p->v, "bandwidth") && !p->idle)
@@ -276,6 +345,10 @@ int main(int argc, char **argv)
             "min/max over 100 ms sub-windows",
             gpu ? "CUDA events around each launch" : "CLOCK_MONOTONIC");
     rl_meta(ctx, "stream_buffer", "x and y of %zu floats each", r->w.n);
+    rl_meta(ctx, "hold_windows", "the observed hold as %d consecutive windows of %.2f s, each "
+            "read on its own; *_window_min/max and work_fraction_lo/hi: the lowest and highest "
+            "window (work_fraction: against the full device's whole-hold rate)", HOLD_WINDOWS,
+            r->hold_s / HOLD_WINDOWS);
 
     if (rl_option_is(sweep_choice, "a"))
         sweep_occupancy(r);
