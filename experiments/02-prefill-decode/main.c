@@ -273,6 +273,14 @@ static void describe(rl_ctx *ctx)
             "row while rows k n <= 2^29, else the first rows (>= 64) within 2^28 multiply-adds");
     rl_meta(ctx, "ridge_flop_per_byte", "%.1f (measured ceilings: compute roof / DRAM read)",
             measured_ridge(ctx));
+    /* The compute roof's two sources, for the roofline's band: the library
+     * GEMM (what a library reaches) and, on the CPU, the FMA microbenchmark
+     * (the cores' peak); ceiling_tflops is the larger. */
+    const rl_ceilings *c = rl_ceilings_get(ctx);
+    if (!isnan(c->gemm_tflops))
+        rl_meta(ctx, "roof_compute_gemm_tflops", "%.6g", c->gemm_tflops);
+    if (!isnan(c->fma_tflops))
+        rl_meta(ctx, "roof_compute_fma_tflops", "%.6g", c->fma_tflops);
 }
 
 int main(int argc, char **argv)
