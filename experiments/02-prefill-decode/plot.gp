@@ -4,6 +4,14 @@
 #                 under the measured memory slope and compute roof
 #   exp-02-batch: time per step and tokens/s against the tokens per step n
 #   exp-02-util:  MBU and MFU against n, the two yardsticks crossing
+#
+# The spread drawn, all from the CSV: every measured point's q1-q3 of its
+# samples' times (time_us_q1/q3; a rate at the time's q3 and q1); the
+# DRAM read roof as a band from its worst to its best trial ("# roof_DRAM_
+# read_gbps: best worst bytes"); the compute roof from the library GEMM to
+# the FMA peak where the run measured both ("# roof_compute_*_tflops").
+
+eval require_columns('time_us_median time_us_q1 time_us_q3')
 
 # One series: rows of one shape and one variant.
 sel(shape, variant, c) = (strcol('shape') eq shape && strcol('variant') eq variant) ? column(c) : NaN
@@ -60,27 +68,77 @@ spt(s) = s eq '4096x14336' ? 7 : 6
 label_of(s, v) = sprintf('%s, %s', s, v)
 
 # ---- chart 1: the roofline ---------------------------------------------------
+# The DRAM read rung as a band, worst to best trial; the compute roof as a
+# band from the library GEMM's best to the FMA peak where both were
+# measured (ceiling_tflops, the larger, is what MFU is against).
+bw_best = roof_best('DRAM', 'read') / 1000.0     # TB/s
+bw_worst = roof_worst('DRAM', 'read') / 1000.0
+if (bw_best != bw_best) { bw_best = bw; bw_worst = bw }
+gemm_meta = meta('roof_compute_gemm_tflops')
+fma_meta = meta('roof_compute_fma_tflops')
+peak_gemm = gemm_meta eq '' ? NaN : real(gemm_meta)
+peak_fma = fma_meta eq '' ? NaN : real(fma_meta)
+peak_lo = (peak_gemm == peak_gemm && peak_gemm < peak) ? peak_gemm : peak
+peak_source = meta('ceiling_tflops_source') eq '' ? 'compute roof' : meta('ceiling_tflops_source')
+compute_what = peak_lo < peak ? sprintf('compute roof: %.3g (library GEMM) to %.3g TFLOP/s (%s)', peak_lo, peak, peak_source) : \
+    sprintf('compute roof: %.3g TFLOP/s (%s)', peak, peak_source)
+roof_lo(ai) = ai * bw_worst < peak_lo ? ai * bw_worst : peak_lo
+roof_hi(ai) = ai * bw_best < peak ? ai * bw_best : peak
+# The published GPU ridges (another machine's datasheet, not this run).
+pub_ids = 'ridge_h100_sxm ridge_a100_80gb'
+array pub_ridge[2]
+do for [j = 1:2] { pub_ridge[j] = published_value(word(pub_ids, j)) }
+pub_dt(j) = j == 1 ? 4 : 5
+pub_short(j) = sprintf('%s %.0f', j == 1 ? 'H100' : 'A100', pub_ridge[j])
+# On the CPU the library path converts the FP16 weights to FP32 in a
+# scratch before SGEMM: it moves at least 10 B per weight (2 read, 4
+# written, 4 read again) while "bytes" counts 2, so at small n it sits at
+# least 5x below the DRAM roof. Its roof at the bytes it moves:
+cpu_library = backend eq 'cpu' && word_index(variants, 'gemm_library') > 0
+library_roof(ai) = ai * bw_best * 2 / 10 < peak ? ai * bw_best * 2 / 10 : peak
 set output chart('')
 set title verdict_title(sprintf('Is decode memory-bound? (ridge %.0f FLOP/B)', ridge), 'mbu_decode_' . shape1)
 set logscale xy
-set xrange [ai_lo / 2 : (ai_hi > ridge ? ai_hi : ridge) * 3]
+x_top = (ai_hi > pub_ridge[1] ? ai_hi : pub_ridge[1]) * 3
+set xrange [ai_lo / 2 : x_top]
 set yrange [tflops_lo / 3 : peak * 3]
-set xlabel 'arithmetic intensity (FLOP per byte of memory traffic)'
+set xlabel 'arithmetic intensity (FLOP per byte of memory traffic, as counted: 2 B per weight)'
 set ylabel 'achieved TFLOP/s'
 set format y '%g'
 set key outside right top vertical
-set arrow 1 from ridge, graph 0 to ridge, graph 1 nohead dt 3 lc rgb model_color
-set label 1 sprintf(' ridge %.0f', ridge) at ridge, graph 0.06 left tc rgb model_color
+# The ridges as vertical lines, each named along its line: this machine's
+# (measured, named on its left) and the published GPU ones (another
+# machine's datasheet, named on their right), so that close ridges (an
+# H200's measured 144 and the A100's 153) keep their names apart.
+set arrow 1 from ridge, graph 0 to ridge, graph 1 nohead dt 3 lw 1.5 lc rgb model_color
+set label 1 sprintf('ridge %.1f FLOP/B: this machine, measured', ridge) at first ridge, graph 0.03 \
+    left rotate by 90 offset -1.0, 0 tc rgb model_color font ',8'
+do for [j = 1:2] {
+    pr = pub_ridge[j]
+    pid = word(pub_ids, j)
+    set arrow (10 + j) from first pr, graph 0 to first pr, graph 1 nohead dt pub_dt(j) lw 1.5 lc rgb published_color
+    set label (10 + j) published(sprintf('%s ridge %.0f', published_what(pid)[1:4], pr), published_source(pid)) \
+        at first pr, graph 0.03 left rotate by 90 offset 1.1, 0 tc rgb published_color font ',8' noenhanced
+}
+# The compute roof's band, named at its right end.
+set label 2 compute_what at graph 0.02, first peak * 1.35 left tc rgb model_color font ',9' noenhanced
 set samples 400
 plot \
-    roof(x) with lines dt 2 lw 2 lc rgb model_color title 'model: measured roofline (DRAM read)', \
+    '+' using 1:(roof_lo($1)):(roof_hi($1)) with filledcurves fc rgb band_color fs solid 1.0 noborder \
+        title sprintf('model: roof band, DRAM read %.0f-%.0f GB/s', 1000 * bw_worst, 1000 * bw_best), \
+    roof(x) with lines dt 2 lw 2 lc rgb model_color title 'model: roofline at the best trials', \
     for [l in ladder] ladder_roof(x, l) with lines dt 3 lw 1 lc rgb '#aaaaaa' \
         title (ladder_bw(l) > 0 ? sprintf('model: %s read roof, %.0f GB/s', l, 1000 * ladder_bw(l)) : ''), \
     (have_sheet ? sheet_roof(x) : NaN) with lines dt 3 lc rgb '#999999' title (have_sheet ? 'model: datasheet roofline' : ''), \
-    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'ai':(sel(s, v, 'tflops')) \
-        with linespoints lt vlt(v) pt spt(s) dt run_dt(i) title key(i, label_of(s, v)) noenhanced
+    (cpu_library ? library_roof(x) : NaN) with lines dt 4 lc rgb '#009E73' \
+        title (cpu_library ? "model: library path at >= 10 B/weight moved" : ''), \
+    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'ai':(sel(s, v, 'tflops')):(rate_lo(column('tflops'))):(rate_hi(column('tflops'))) \
+        with yerrorlines lt vlt(v) pt spt(s) dt run_dt(i) title key(i, label_of(s, v)) noenhanced, \
+    NaN with lines lc rgb '#000000' title 'error bars: q1-q3 of the times'
 unset arrow 1
 unset label 1
+unset label 2
+do for [j = 1:2] { unset arrow (10 + j); unset label (10 + j) }
 
 # ---- chart 2: time per step and tokens/s against n ----------------------------
 # The roofline's time for one step: the larger of the arithmetic and the bytes.
@@ -104,17 +162,21 @@ set title 'time per step'
 set xlabel 'tokens per step (n)'
 set ylabel 'time per step (ms)'
 set autoscale y
+# The two shapes' models each their own dash and grey, named in the key.
+model_dt(s) = s eq '4096x14336' ? 2 : 4
+model_lc(s) = s eq '4096x14336' ? model_color : '#999999'
 plot \
-    for [s in shapes] t_model(s, x) * 1000 with lines dt 2 lc rgb model_color title sprintf('model: roofline, %s', s), \
-    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'time_us_median') / 1000.0) \
-        with linespoints lt vlt(v) pt spt(s) dt run_dt(i) notitle
+    for [s in shapes] t_model(s, x) * 1000 with lines dt model_dt(s) lw 1.5 lc rgb model_lc(s) title sprintf('model: roofline, %s', s), \
+    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'time_us_median') / 1000.0):(column('time_us_q1') / 1000.0):(column('time_us_q3') / 1000.0) \
+        with yerrorlines lt vlt(v) pt spt(s) dt run_dt(i) notitle
 set title 'throughput'
 set ylabel 'tokens per second'
 set key inside bottom right
 plot \
-    for [s in shapes] x / t_model(s, x) with lines dt 2 lc rgb model_color notitle, \
-    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'tokens_per_s')) \
-        with linespoints lt vlt(v) pt spt(s) dt run_dt(i) title key(i, label_of(s, v)) noenhanced
+    for [s in shapes] x / t_model(s, x) with lines dt model_dt(s) lw 1.5 lc rgb model_lc(s) notitle, \
+    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'tokens_per_s')):(rate_lo(column('tokens_per_s'))):(rate_hi(column('tokens_per_s'))) \
+        with yerrorlines lt vlt(v) pt spt(s) dt run_dt(i) title key(i, label_of(s, v)) noenhanced, \
+    NaN with lines lc rgb '#000000' title 'error bars: q1-q3 of the times'
 unset multiplot
 
 # ---- chart 3: MBU and MFU against n ----------------------------------------
@@ -132,10 +194,11 @@ set arrow 2 from graph 0, first 1 to graph 1, first 1 nohead dt 3 lc rgb model_c
 set arrow 3 from ridge, graph 0 to ridge, graph 1 nohead dt 3 lc rgb model_color
 set label 3 sprintf(' n = ridge (%.0f)', ridge) at ridge, graph 0.95 left tc rgb model_color
 plot \
-    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'mbu')) \
-        with linespoints lt vlt(v) pt spt(s) dt run_dt(i) title key(i, sprintf('MBU, %s, %s', s, v)) noenhanced, \
-    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'mfu')) \
-        with linespoints lt vlt(v) pt 4 dt 3 title key(i, sprintf('MFU, %s, %s', s, v)) noenhanced
+    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'mbu')):(rate_lo(column('mbu'))):(rate_hi(column('mbu'))) \
+        with yerrorlines lt vlt(v) pt spt(s) dt run_dt(i) title key(i, sprintf('MBU, %s, %s', s, v)) noenhanced, \
+    for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'mfu')):(rate_lo(column('mfu'))):(rate_hi(column('mfu'))) \
+        with yerrorlines lt vlt(v) pt 4 dt 3 title key(i, sprintf('MFU, %s, %s', s, v)) noenhanced, \
+    NaN with lines lc rgb '#000000' title 'error bars: q1-q3 of the times'
 unset arrow 2
 unset arrow 3
 unset label 3
