@@ -181,12 +181,16 @@ busy_lo_col = gpu ? 'util_mem_window_min_pct' : 'util_window_min_pct'
 busy_hi_col = gpu ? 'util_mem_window_max_pct' : 'util_window_max_pct'
 busy_title = gpu ? 'utilization.memory' : 'busy time (no utilization.memory on a CPU)'
 busy_x(i) = idx('variant') + 0.17 + slot(i)
+# A bar of height 0 draws nothing: a dot of its colour on the axis marks it.
+zero(v) = v == 0 ? 0 : NaN
 plot \
     for [i=1:nruns] run(i) using (idx('variant') - 0.17 + slot(i)):(held(i)):(0.3 / nruns) \
         with boxes lt 1 fs solid (i == 1 ? 0.75 : 0.35) \
         title key(i, (gpu ? 'memory.used / memory.total' : 'resident set / RAM') . ' (largest seen: a level, no spread)'), \
     for [i=1:nruns] run(i) using (busy_x(i)):(mem(busy_col)):(lo_of(i, column(busy_col), busy_lo_col)):(hi_of(i, column(busy_col), busy_hi_col)):(0.3 / nruns) \
         with boxerrorbars lt 2 fs solid (i == 1 ? 0.75 : 0.35) title key(i, busy_title), \
+    for [i=1:nruns] run(i) using (idx('variant') - 0.17 + slot(i)):(zero(held(i))) with points lt 1 pt 7 ps 1.3 notitle, \
+    for [i=1:nruns] run(i) using (busy_x(i)):(zero(mem(busy_col))) with points lt 2 pt 7 ps 1.3 notitle, \
     for [i=1:nruns] run(i) using (idx('variant') - 0.17 + slot(i)):(held(i)):(sprintf('%s %%', value_label(held(i)))) \
         with labels offset 0, 0.8 font ',10' notitle, \
     for [i=1:nruns] run(i) using (busy_x(i)):(above(mem(busy_col), hi_of(i, column(busy_col), busy_hi_col))):(sprintf('%s %%', value_label(mem(busy_col)))) \

@@ -112,13 +112,13 @@ set key outside right top vertical
 # H200's measured 144 and the A100's 153) keep their names apart.
 set arrow 1 from ridge, graph 0 to ridge, graph 1 nohead dt 3 lw 1.5 lc rgb model_color
 set label 1 sprintf('ridge %.1f FLOP/B: this machine, measured', ridge) at first ridge, graph 0.03 \
-    left rotate by 90 offset -1.0, 0 tc rgb model_color font ',8'
+    left rotate by 90 offset -1.4, 0 tc rgb model_color font ',8'
 do for [j = 1:2] {
     pr = pub_ridge[j]
     pid = word(pub_ids, j)
     set arrow (10 + j) from first pr, graph 0 to first pr, graph 1 nohead dt pub_dt(j) lw 1.5 lc rgb published_color
     set label (10 + j) published(sprintf('%s ridge %.0f', published_what(pid)[1:4], pr), published_source(pid)) \
-        at first pr, graph 0.03 left rotate by 90 offset 1.1, 0 tc rgb published_color font ',8' noenhanced
+        at first pr, graph 0.03 left rotate by 90 offset 1.5, 0 tc rgb published_color font ',8' noenhanced
 }
 # The compute roof's band, named at its right end.
 set label 2 compute_what at graph 0.02, first peak * 1.35 left tc rgb model_color font ',9' noenhanced
