@@ -98,9 +98,10 @@ set ylabel 'percent'
 set yrange [0:119]
 set ytics 0, 20, 100
 set grid noxtics ytics
-# The key under the axis's name: a bottom margin for both.
-set bmargin 9
-set key at screen 0.5, screen 0.01 center bottom Left reverse vertical maxrows 5
+# The key under the axis's name, one entry a line: a bottom margin for both.
+key_rows = 4 * nruns + 1
+set bmargin 3 + 1.25 * key_rows  # an entry is 1.1 lines high, and the box
+set key at screen 0.5, screen 0.01 center bottom Left reverse vertical maxrows key_rows
 set boxwidth slot_w absolute
 work_pct(i) = pct(maybe('work_fraction'))
 work_lo(i) = pct(lo_of(i, maybe('work_fraction'), 'work_fraction_lo'))
@@ -138,7 +139,8 @@ set xtics 0, 20, 100
 set xlabel sprintf('duty cycle measured from the %s timestamps (%%)', gpu ? 'kernels'' event' : 'bursts'' clock')
 set ylabel sprintf('%s (%%)', reading)
 set yrange [0:115]
-set key inside bottom right vertical maxrows 6
+# Top left: above the +10 line, where a reading never goes.
+set key inside top left vertical maxrows 3 + 2 * nruns + 2
 one(c) = (strcol('sweep') eq 'b_duty' && column('workers') == 1) ? column(c) : NaN
 full(c) = (strcol('sweep') eq 'b_duty' && column('workers') == full_workers && full_workers > 1) ? column(c) : NaN
 util_lo(i) = lo_of(i, column('util_pct'), 'util_window_min_pct')
