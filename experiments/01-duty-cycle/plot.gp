@@ -36,8 +36,6 @@ do for [i = 1:nruns] {
 }
 spread_note(what) = windowed[1] ? what : 'no spread in this CSV (read in one window)'
 
-# Rows of one sweep and one variant; others give NaN and are skipped.
-sel(sweep, variant, c) = (strcol('sweep') eq sweep && strcol('variant') eq variant) ? column(c) : NaN
 in_sweep(s) = strcol('sweep') eq s ? 1 : 0
 pct(x) = 100.0 * x
 # A column that may be empty on this row (a compute-only or bandwidth-only
@@ -49,8 +47,6 @@ lo_of(i, v, c) = windowed[i] ? maybe(c) : v
 hi_of(i, v, c) = windowed[i] ? maybe(c) : v
 
 # Which sweeps this file holds (a run may hold one).
-stats csv using (in_sweep('a_occupancy')) nooutput
-has_a = STATS_sum > 0
 stats csv using (in_sweep('b_duty')) nooutput
 has_b = STATS_sum > 0
 stats csv using (in_sweep('b_duty') ? column('workers') : 0) nooutput
@@ -92,8 +88,7 @@ do for [j = 1:nrows] {
     first = j == 1 ? 1 : strstrt(word(row_keys, j - 1), rv . ':') != 1
     set xtics add (first ? sprintf('%s: %s', rv, rk[cut + 1:]) : rk[cut + 1:] j - 1)
 }
-set xlabel sprintf('%ss running the variant (the device: %s %ss)', worker, \
-    sprintf('%.0f', units), unit)
+set xlabel sprintf('%ss running the variant (the device: %.0f %ss)', worker, units, unit)
 set ylabel 'percent'
 set yrange [0:119]
 set ytics 0, 20, 100
@@ -126,16 +121,13 @@ plot \
         with labels offset 0, 0.7 font ',9' notitle, \
     NaN with lines lc rgb '#000000' title spread_note('error bars: lowest-highest window of the hold')
 set grid xtics ytics
-set xtics auto mirror scale default
-unset xtics
-set xtics nomirror out
 
 # ---- chart 2: the reading against the measured duty cycle -------------------
 set output chart('-duty')
 set bmargin
 set title verdict_title('Does the reading follow the duty cycle, not the work?', 'tracks_duty_one_worker')
 set xrange [-5:105]
-set xtics 0, 20, 100
+set xtics 0, 20, 100 scale default
 set xlabel sprintf('duty cycle measured from the %s timestamps (%%)', gpu ? 'kernels'' event' : 'bursts'' clock')
 set ylabel sprintf('%s (%%)', reading)
 set yrange [0:115]
@@ -169,15 +161,14 @@ set xtics () nomirror scale 0
 do for [j=1:words(memory_points)] { set xtics add (mem_label(word(memory_points, j)) j - 1) }
 set xlabel ''
 set ylabel 'percent'
-set yrange [0:119]
+set yrange [0:130]  # room for the key above the bars
 set grid noxtics ytics
 set boxwidth 0.3 / nruns absolute
-set yrange [0:130]
 set key inside top left
 slot(i) = (i - 1) * 0.3 / nruns
 idx(v) = word_index(memory_points, strcol(v)) - 1
 mem(c) = strcol('sweep') eq 'c_memory' ? column(c) : NaN
-held(i) = pct(mem('mem_used_bytes') / mem('mem_total_bytes'))
+held_pct(i) = pct(mem('mem_used_bytes') / mem('mem_total_bytes'))
 busy_col = gpu ? 'util_mem_pct' : 'util_pct'
 busy_lo_col = gpu ? 'util_mem_window_min_pct' : 'util_window_min_pct'
 busy_hi_col = gpu ? 'util_mem_window_max_pct' : 'util_window_max_pct'
@@ -186,14 +177,14 @@ busy_x(i) = idx('variant') + 0.17 + slot(i)
 # A bar of height 0 draws nothing: a dot of its colour on the axis marks it.
 zero(v) = v == 0 ? 0 : NaN
 plot \
-    for [i=1:nruns] run(i) using (idx('variant') - 0.17 + slot(i)):(held(i)):(0.3 / nruns) \
+    for [i=1:nruns] run(i) using (idx('variant') - 0.17 + slot(i)):(held_pct(i)):(0.3 / nruns) \
         with boxes lt 1 fs solid (i == 1 ? 0.75 : 0.35) \
         title key(i, (gpu ? 'memory.used / memory.total' : 'resident set / RAM') . ' (largest seen: a level, no spread)'), \
     for [i=1:nruns] run(i) using (busy_x(i)):(mem(busy_col)):(lo_of(i, column(busy_col), busy_lo_col)):(hi_of(i, column(busy_col), busy_hi_col)):(0.3 / nruns) \
         with boxerrorbars lt 2 fs solid (i == 1 ? 0.75 : 0.35) title key(i, busy_title), \
-    for [i=1:nruns] run(i) using (idx('variant') - 0.17 + slot(i)):(zero(held(i))) with points lt 1 pt 7 ps 1.3 notitle, \
+    for [i=1:nruns] run(i) using (idx('variant') - 0.17 + slot(i)):(zero(held_pct(i))) with points lt 1 pt 7 ps 1.3 notitle, \
     for [i=1:nruns] run(i) using (busy_x(i)):(zero(mem(busy_col))) with points lt 2 pt 7 ps 1.3 notitle, \
-    for [i=1:nruns] run(i) using (idx('variant') - 0.17 + slot(i)):(held(i)):(sprintf('%s %%', value_label(held(i)))) \
+    for [i=1:nruns] run(i) using (idx('variant') - 0.17 + slot(i)):(held_pct(i)):(sprintf('%s %%', value_label(held_pct(i)))) \
         with labels offset 0, 0.8 font ',10' notitle, \
     for [i=1:nruns] run(i) using (busy_x(i)):(above(mem(busy_col), hi_of(i, column(busy_col), busy_hi_col))):(sprintf('%s %%', value_label(mem(busy_col)))) \
         with labels offset 0, 0.8 font ',10' notitle, \
