@@ -35,6 +35,14 @@ typedef struct chart_case {
 #define TIME_QUARTILES {"time_us_q1", "time_us_median"}, {"time_us_q3", "time_us_median"}
 
 static const chart_case CASES[] = {
+    {"01",
+     {"exp-01", "exp-01-duty", "exp-01-memory"},
+     {{"util_window_min_pct", "util_pct"},
+      {"util_window_max_pct", "util_pct"},
+      {"work_fraction_lo", "work_fraction"},
+      {"work_fraction_hi", "work_fraction"},
+      {"duty_window_min_pct", "duty_measured_pct"},
+      {"duty_window_max_pct", "duty_measured_pct"}}},
     {"02", {"exp-02", "exp-02-batch", "exp-02-util"}, {TIME_QUARTILES}},
     {"03", {"exp-03", "exp-03-bw", "exp-03-prefill"}, {TIME_QUARTILES}},
     {"04",
@@ -215,8 +223,9 @@ static void check_charts(const chart_case *c)
     cr_assert(named, "exp-%s: the failure names no spread column:\n%s", c->exp, err);
 }
 
-Test(charts, exp02_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[0]); }
-Test(charts, exp03_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[1]); }
-Test(charts, exp04_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[2]); }
-Test(charts, exp05_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[3]); }
-Test(charts, exp06_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[4]); }
+Test(charts, exp01_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[0]); }
+Test(charts, exp02_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[1]); }
+Test(charts, exp03_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[2]); }
+Test(charts, exp04_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[3]); }
+Test(charts, exp05_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[4]); }
+Test(charts, exp06_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[5]); }
