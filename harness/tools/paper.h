@@ -1,0 +1,78 @@
+/*
+ * paper.h -- what the parts of `rooflab paper-tables` share:
+ *   paper.c         the run, each experiment's section, the datasheet and tokens tables
+ *   paper_limits.c  the Limitations section and the appendix's ceilings table
+ *   paper_refs.c    the references: the seeds' sources, from the CSVs
+ * Every file they write is LaTeX that paper/paper.tex inputs; the prose
+ * around it is written there.
+ */
+#ifndef ROOFLAB_PAPER_H
+#define ROOFLAB_PAPER_H
+
+#include "tools.h"
+
+#include <stdbool.h>
+
+enum { PAPER_MAX_EXPS = 32, PAPER_MAX_CEILINGS = 8 };
+
+/* One experiment of the suite (a directory experiments/NN-slug/). */
+typedef struct paper_exp {
+    char id[3];    /* "01" */
+    char slug[64]; /* "01-duty-cycle" */
+    rl_table *csv; /* results/LABEL/exp-NN.csv; NULL when this label has no run of it */
+} paper_exp;
+
+typedef struct paper {
+    const tool_opts *o;
+    rl_table *verdicts; /* results/LABEL/verdicts.csv */
+    paper_exp exps[PAPER_MAX_EXPS];
+    int nexp;
+} paper;
+
+/* qsort's comparator for an array of strings. */
+int cmp_strings(const void *a, const void *b);
+
+/* LaTeX's special characters escaped, for running text. */
+void tex(strbuf *b, const char *s);
+/* An ISO date as "2026-12-01 03:42 UTC". */
+void tex_date(strbuf *b, const char *iso);
+/* A git_commit as "\texttt{01ecf6e1af47} (dirty)": the hash cut to 12
+ * characters (a full one does not break across lines), the rest as words. */
+void tex_commit(strbuf *b, const char *commit);
+/* A CSV's "# key: value", "" when absent. */
+const char *meta(const rl_table *csv, const char *key);
+/* Writes b to dest/name and frees it; 0 on success. */
+int paper_write(const char *dest, const char *name, strbuf *b);
+
+/* A bandwidth ceiling that an experiment's rows were judged against
+ * (their ceiling_gbps column), named after the roof it came from. */
+typedef struct used_ceiling {
+    double gbps, worst; /* worst: the roof's worst trial; NaN when unknown */
+    int rows;
+    char name[64]; /* "DRAM read", "DRAM read, remeasured during the run" */
+} used_ceiling;
+
+/* The distinct ceilings of csv's rows, most rows first; when the CSV has
+ * no ceiling_gbps column, the header's ceiling_gbps as one entry with rows
+ * = 0. Returns how many. */
+int used_ceilings(const rl_table *csv, used_ceiling *out, int max);
+/* "53.5 GB/s (DRAM read; worst trial 51.4) for 18 rows": the same words in
+ * an experiment's section and in the appendix, so that they cannot differ. */
+void tex_used_ceilings(strbuf *b, const rl_table *csv);
+/* When csv's ceilings were measured: "measured at its start", or the date
+ * of the cached measurement it reused (its ceilings_how says which). */
+void tex_ceilings_when(strbuf *b, const rl_table *csv);
+/* A roof from the header: "# roof_<level>_<pattern>_gbps: best worst bytes". */
+bool roof_band(const rl_table *csv, const char *level, const char *pattern, double *best,
+               double *worst);
+
+int limitations_tex(const paper *p); /* limitations.tex */
+int ceilings_tex(const paper *p);    /* ceilings.tex */
+int references_tex(const paper *p);  /* cites.tex (macros) and references.tex */
+
+/* The CSV of experiment id: this label's, else any under OUT/reference/
+ * (so that a section without a run can still cite its sources). The
+ * caller frees it; NULL when there is none. */
+rl_table *any_run_of(const paper *p, const char *id);
+
+#endif
