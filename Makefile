@@ -216,9 +216,11 @@ reference:
 	@slug=$$($(firstword $(EXP_BINS)) --print-label --backend $(BACKEND)) || exit $$?; \
 	$(MAKE) --no-print-directory all LABEL="reference/$$slug" REFERENCE=none FULL=1
 
+# The paper reads results only: with LABEL given, only the rooflab tool is
+# built (without it, an experiment binary names this machine's label).
 paper:
 	@B='$(B)' harness/deps.sh paper
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory $(if $(LABEL),$(TOOL_BIN),build)
 	@label=$(SHELL_LABEL) || exit $$?; \
 	ROOFLAB=$(TOOL_BIN) paper/build.sh "$$label" results plots $(B)/paper && \
 	cp $(B)/paper/paper.pdf paper/paper.pdf && echo "wrote paper/paper.pdf (label $$label)"

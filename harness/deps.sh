@@ -8,7 +8,7 @@
 #
 #   harness/deps.sh run     what the experiments need (compiler, OpenBLAS, gnuplot)
 #   harness/deps.sh test    that, plus Criterion for the tests
-#   harness/deps.sh paper   what make paper needs (pdflatex and LaTeX packages)
+#   harness/deps.sh paper   what make paper needs (pdflatex, LaTeX packages, lmodern)
 #   harness/deps.sh all     everything
 #   harness/deps.sh bundle  only the bundle: unpack it when something run or
 #                           test needs is missing, and say in one line what
@@ -80,6 +80,9 @@ check() {
     if [ "$set" = paper ] || [ "$set" = all ]; then
         have_cmd pdflatex || missing+=(texlive-latex-base)
         have_cmd kpsewhich && kpsewhich booktabs.sty >/dev/null 2>&1 || missing+=(texlive-latex-recommended)
+        # Latin Modern: T1-encoded vector fonts (without them pdflatex
+        # falls back to Type 3 bitmaps, blurred in print).
+        have_cmd kpsewhich && kpsewhich lmodern.sty >/dev/null 2>&1 || missing+=(lmodern)
     fi
     from_bundle=()
     local p

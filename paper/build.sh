@@ -12,7 +12,7 @@ work=${4:-build/paper}
 tool=${ROOFLAB:-$root/build/rooflab}
 
 if ! command -v pdflatex >/dev/null 2>&1; then
-    echo "paper: pdflatex not found (apt-get install texlive-latex-base texlive-latex-recommended)" >&2
+    echo "paper: pdflatex not found (apt-get install texlive-latex-base texlive-latex-recommended lmodern)" >&2
     exit 1
 fi
 rm -rf "$work/generated"

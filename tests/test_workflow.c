@@ -121,9 +121,9 @@ Test(workflow, two_runs_compare_summary_and_paper)
     free(md);
 
     /* the paper, from the second run */
-    if (system("command -v pdflatex >/dev/null 2>&1") != 0)
-        cr_skip_test("pdflatex is not installed: the paper was not built "
-                     "(apt-get install texlive-latex-base texlive-latex-recommended)");
+    if (system("command -v pdflatex >/dev/null 2>&1 && kpsewhich lmodern.sty >/dev/null 2>&1") != 0)
+        cr_skip_test("pdflatex or lmodern is not installed: the paper was not built "
+                     "(apt-get install texlive-latex-base texlive-latex-recommended lmodern)");
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "ROOFLAB=" TOOL " %s/paper/build.sh mine '%s/results' '%s/plots' '%s/paper'",
              RL_SOURCE_ROOT, dir, dir, dir);
@@ -135,14 +135,40 @@ Test(workflow, two_runs_compare_summary_and_paper)
     free(pdf);
     snprintf(path, sizeof path, "%s/paper/generated/exp-05.tex", dir);
     char *tex = read_file(path, NULL);
-    cr_assert_eq(count(tex, "\\begin{figure}"), 1, "one figure for the one experiment run");
+    int figures = count(tex, "\\begin{figure}");
+    cr_assert_geq(figures, 1, "the experiment's charts: %s", tex);
+    cr_assert_eq(count(tex, "\\includegraphics"), figures, "one chart per figure, never two a row");
     cr_assert_eq(count(tex, "% verdict: "), 2, "a table row per verdict: %s", tex);
+    cr_assert(strstr(tex, "\\paragraph{On this run.}") && strstr(tex, "at commit"),
+              "a generated On this run paragraph with the run's commit: %s", tex);
+    cr_assert(strstr(tex, "Of its 2 verdicts"), "the verdicts counted in words: %s", tex);
+    /* One ceiling throughout: the words the section gives for the ceiling
+     * its rows used are those of the appendix's table. */
+    const char *ceiling = strstr(tex, "Bandwidth ceiling, ");
+    cr_assert_not_null(ceiling, "%s", tex);
+    ceiling = strstr(ceiling, ": ") + 2;
+    char phrase[512];
+    snprintf(phrase, sizeof phrase, "%.*s", (int)(strstr(ceiling, "; matrix") - ceiling), ceiling);
+    snprintf(path, sizeof path, "%s/paper/generated/ceilings.tex", dir);
+    char *ceilings = read_file(path, NULL);
+    cr_assert(ceilings && strstr(ceilings, phrase), "'%s' in the appendix: %s", phrase, ceilings);
+    free(ceilings);
     free(tex);
+    /* Limitations, from what exists: no reference runs under this --out */
+    snprintf(path, sizeof path, "%s/paper/generated/limitations.tex", dir);
+    char *lim = read_file(path, NULL);
+    cr_assert(lim && strstr(lim, "no GPU run exists for experiment 05"), "%s", lim);
+    cr_assert(strstr(lim, "\\label{tab:noise}") && strstr(lim, "\\paragraph{Ceilings.}"), "%s", lim);
+    free(lim);
     snprintf(path, sizeof path, "%s/paper/generated/exp-02.tex", dir);
     cr_assert_not(file_exists(path), "no figure for an experiment that has no run");
     snprintf(path, sizeof path, "%s/paper/paper.log", dir);
     char *log = read_file(path, NULL);
     cr_assert(strstr(log, "exp-05.pdf>") || strstr(log, "exp-05.pdf"), "the chart went in");
+    cr_assert(strstr(log, "generated/limitations.tex"), "the Limitations section went in");
+    /* Nothing runs off the page: no box more than a hair too wide. */
+    for (const char *o = strstr(log, "Overfull \\hbox ("); o; o = strstr(o + 1, "Overfull \\hbox ("))
+        cr_assert_lt(atof(o + strlen("Overfull \\hbox (")), 5.0, "%.120s", o);
     free(log);
 }
 
