@@ -168,8 +168,8 @@ static void published_figures(refs *l, strbuf *cites, const char *dir)
         const char *id = rl_table_get(t, r, "id");
         int i = ref_index(l, rl_table_get(t, r, "source"));
         strbuf use = {0};
-        sb_printf(&use, "%s %s, ", rl_table_get(t, r, "value"), rl_table_get(t, r, "unit"));
-        sb_printf(&use, "%s", rl_table_get(t, r, "what"));
+        sb_printf(&use, "%s (%s %s)", rl_table_get(t, r, "what"), rl_table_get(t, r, "value"),
+                  rl_table_get(t, r, "unit"));
         add_use(&l->r[i], "%s", use.s);
         sb_free(&use);
         sb_printf(cites, "\\expandafter\\def\\csname pub@%s\\endcsname{\\cite{src%d}}\n", id, i + 1);
