@@ -123,6 +123,14 @@ typedef struct tally {
     int holds, fails, unmeasured;
 } tally;
 
+/* A verdict's kind: anything but "holds" and "does not hold" is "not measured". */
+typedef enum { HOLDS, FAILS, UNMEASURED } verdict_kind;
+
+static verdict_kind kind_of(const char *verdict)
+{
+    return !strcmp(verdict, "holds") ? HOLDS : !strcmp(verdict, "does not hold") ? FAILS : UNMEASURED;
+}
+
 /* A verdict row of this experiment, from the backend its CSV ran on (a
  * label may hold verdicts of another backend whose charts are not here). */
 static bool is_verdict_of(const rl_table *v, int r, const paper_exp *e)
@@ -138,31 +146,25 @@ static tally count_verdicts(const rl_table *v, const paper_exp *e)
     for (int r = 0; v && r < v->nrows; r++) {
         if (!is_verdict_of(v, r, e))
             continue;
-        const char *s = rl_table_get(v, r, "verdict");
-        if (!strcmp(s, "holds"))
-            t.holds++;
-        else if (!strcmp(s, "does not hold"))
-            t.fails++;
-        else
-            t.unmeasured++;
+        switch (kind_of(rl_table_get(v, r, "verdict"))) {
+        case HOLDS: t.holds++; break;
+        case FAILS: t.fails++; break;
+        case UNMEASURED: t.unmeasured++; break;
+        }
     }
     return t;
 }
 
-/* The claims whose verdict is `which`, for the paragraph: held ones as a
- * list of claims; the others each with its numbers and its note (why). */
-static void verdict_list(strbuf *b, const rl_table *v, const paper_exp *e, const char *which)
+/* The claims of one kind, for the paragraph: held ones as a list of
+ * claims with what was measured; the others each with its prediction, its
+ * measurement and its note (why). */
+static void verdict_list(strbuf *b, const rl_table *v, const paper_exp *e, verdict_kind kind)
 {
-    bool held = !strcmp(which, "holds");
     int n = 0;
     for (int r = 0; v && r < v->nrows; r++) {
-        const char *s = rl_table_get(v, r, "verdict");
-        bool match = held ? !strcmp(s, "holds")
-                          : strcmp(s, "holds") && (!strcmp(which, "does not hold")) ==
-                                                      !strcmp(s, "does not hold");
-        if (!is_verdict_of(v, r, e) || !match)
+        if (!is_verdict_of(v, r, e) || kind_of(rl_table_get(v, r, "verdict")) != kind)
             continue;
-        if (held) {
+        if (kind == HOLDS) {
             sb_printf(b, "%s", n ? "; " : "");
             tex(b, rl_table_get(v, r, "claim"));
             sb_printf(b, " (");
@@ -226,18 +228,18 @@ static void on_this_run(strbuf *b, const paper *p, const paper_exp *e, int nchar
     sb_printf(b, ").");
     if (t.holds) {
         sb_printf(b, " Held: ");
-        verdict_list(b, p->verdicts, e, "holds");
+        verdict_list(b, p->verdicts, e, HOLDS);
         sb_printf(b, ".");
     }
     sb_printf(b, "\n");
     if (t.fails) {
         sb_printf(b, "\nDid not hold on this run:\n\\begin{itemize}\n");
-        verdict_list(b, p->verdicts, e, "does not hold");
+        verdict_list(b, p->verdicts, e, FAILS);
         sb_printf(b, "\\end{itemize}\n");
     }
     if (t.unmeasured) {
         sb_printf(b, "\nNot measured on this run:\n\\begin{itemize}\n");
-        verdict_list(b, p->verdicts, e, "not measured");
+        verdict_list(b, p->verdicts, e, UNMEASURED);
         sb_printf(b, "\\end{itemize}\n");
     }
     sb_printf(b, "\n");
@@ -349,12 +351,20 @@ static int chart_names(const paper *p, const paper_exp *e, char **out, int max)
     return n;
 }
 
+/* plots/LABEL/NAME.pdf into path; whether it is there. */
+static bool chart_pdf(const paper *p, const char *name, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s/%s.pdf", p->o->plots, p->o->label, name);
+    return access(path, R_OK) == 0;
+}
+
+/* One chart as a figure of its own, or a line saying it is missing; the
+ * first and last drawn are labelled for the paragraph's "Figures a-b". */
 static void chart_figure(strbuf *b, const paper *p, const paper_exp *e, const char *name,
                          bool first, bool last)
 {
     char path[1400], abs[4096];
-    snprintf(path, sizeof path, "%s/%s/%s.pdf", p->o->plots, p->o->label, name);
-    if (access(path, R_OK) != 0) {
+    if (!chart_pdf(p, name, path, sizeof path)) {
         sb_printf(b, "\\par\\noindent\\emph{Chart \\texttt{%s} is missing: no \\texttt{", name);
         tex(b, path);
         sb_printf(b, "}; \\texttt{make plot-%s LABEL=", e->id);
@@ -383,19 +393,15 @@ static void chart_figure(strbuf *b, const paper *p, const paper_exp *e, const ch
 static int experiment_tex(const paper *p, const paper_exp *e)
 {
     char *charts[32], name[32];
+    char path[1400];
     int n = chart_names(p, e, charts, 32), drawn = 0;
-    for (int i = 0; i < n; i++) {
-        char path[1400];
-        snprintf(path, sizeof path, "%s/%s/%s.pdf", p->o->plots, p->o->label, charts[i]);
-        drawn += access(path, R_OK) == 0;
-    }
+    for (int i = 0; i < n; i++)
+        drawn += chart_pdf(p, charts[i], path, sizeof path);
     strbuf b = {0};
     on_this_run(&b, p, e, drawn);
     verdict_table(&b, p->verdicts, e);
     for (int i = 0, k = 0; i < n; i++) {
-        char path[1400];
-        snprintf(path, sizeof path, "%s/%s/%s.pdf", p->o->plots, p->o->label, charts[i]);
-        bool exists = access(path, R_OK) == 0;
+        bool exists = chart_pdf(p, charts[i], path, sizeof path);
         chart_figure(&b, p, e, charts[i], exists && k == 0, exists && k == drawn - 1);
         k += exists;
         free(charts[i]);
@@ -403,10 +409,9 @@ static int experiment_tex(const paper *p, const paper_exp *e)
     if (n == 0)
         sb_printf(&b, "\\emph{This experiment draws no charts.}\n\n");
     snprintf(name, sizeof name, "exp-%s.tex", e->id);
-    printf("  %s: On this run, %d verdict rows, %d of %d charts\n", name,
-           count_verdicts(p->verdicts, e).holds + count_verdicts(p->verdicts, e).fails +
-               count_verdicts(p->verdicts, e).unmeasured,
-           drawn, n);
+    tally t = count_verdicts(p->verdicts, e);
+    printf("  %s: On this run, %d verdicts, %d of %d charts\n", name,
+           t.holds + t.fails + t.unmeasured, drawn, n);
     return paper_write(p->o->dest, name, &b);
 }
 
