@@ -21,7 +21,8 @@ static const char *const DOCUMENTED_COLUMNS =
     "part,variant,number,gemm,m,n,k,vocab,tile_m,tile_n,tiles,units,blocks_per_unit,waves,"
     "wave_efficiency,wave_end,flops,cache,samples,stop_reason,time_us_median,time_us_q1,"
     "time_us_q3,time_us_min,time_us_mean,rel_stddev,tflops,mfu,mfu_datasheet,model_time_us,"
-    "speedup_vs_v50257,validated,max_abs_err,skipped_reason";
+    "speedup_vs_v50257,speedup_vs_v50257_lo,speedup_vs_v50257_hi,validated,max_abs_err,"
+    "skipped_reason";
 
 /* ---- wave planning, by hand ------------------------------------------- */
 
@@ -177,9 +178,13 @@ static void check_vocab_rows(const rl_table *t)
                         is(t, r, "gemm", gemms[g]) && num(t, r, "vocab") == vocab) {
                         found++;
                         cr_assert(is(t, r, "validated", "yes"));
-                        cr_assert_gt(num(t, r, "speedup_vs_v50257"), 0);
+                        double s = num(t, r, "speedup_vs_v50257");
+                        cr_assert_gt(s, 0);
                         if (vocab == 50257)
-                            cr_assert_float_eq(num(t, r, "speedup_vs_v50257"), 1.0, 1e-9);
+                            cr_assert_float_eq(s, 1.0, 1e-9);
+                        /* the chart's bar: both times at opposite ends of their q1-q3 */
+                        cr_assert_leq(num(t, r, "speedup_vs_v50257_lo"), s);
+                        cr_assert_geq(num(t, r, "speedup_vs_v50257_hi"), s);
                     }
                 cr_assert_eq(found, 1, "%s %s at V = %d", variants[v], gemms[g], vocab);
             }
@@ -187,7 +192,7 @@ static void check_vocab_rows(const rl_table *t)
 
 /* "Padded faster" holds only when the ratio clears the bar the note states
  * (1 + max(2 %, twice the spread)): a ratio inside the noise is not a win. */
-static void check_vocab_verdict_clears_the_noise(const char *verdicts)
+static void check_vocab_verdict_clears_the_noise(const char *verdicts, double csv_bar)
 {
     const char *row = strstr(verdicts, "04-waves,vocab_padding,cpu,");
     cr_assert_not_null(row);
@@ -201,6 +206,7 @@ static void check_vocab_verdict_clears_the_noise(const char *verdicts)
                         &spread_pct), 3, "%s", b);
     cr_assert_float_eq(bar, 1 + fmax(floor_pct, 2 * spread_pct) / 100, 2e-3, "%s", b);
     cr_assert_geq(bar, 1.02, "the bar is never under 2 %%");
+    cr_assert_float_eq(csv_bar, bar, 2e-3, "the chart's band (# vocab_bar) is the verdict's bar");
     bool holds = strstr(row, ",holds,") != NULL;
     cr_assert_eq(holds, ratio >= bar, "ratio %.3f, bar %.3f, yet the row says: %s", ratio, bar, row);
 }
@@ -233,6 +239,9 @@ Test(exp04, quick_cpu_run_writes_csv_verdicts_and_charts)
     check_model_rows(t);
     check_staircase_rows(t);
     check_vocab_rows(t);
+    const char *bar_meta = rl_table_meta(t, "vocab_bar"); /* "bar spread (why)" */
+    cr_assert_not_null(bar_meta, "metadata '# vocab_bar' missing");
+    double csv_bar = atof(bar_meta);
     for (int r = 0; r < t->nrows; r++)
         cr_assert(!is(t, r, "part", "library"), "no cuBLAS rows on the CPU");
     rl_table_free(t);
@@ -245,7 +254,7 @@ Test(exp04, quick_cpu_run_writes_csv_verdicts_and_charts)
     char first[1024] = "";
     cr_assert_eq(missing_verdicts(dir, "e2e", "04-waves", "cpu", ids, 4, first, sizeof first), 0,
                  "%s missing", first);
-    check_vocab_verdict_clears_the_noise(text);
+    check_vocab_verdict_clears_the_noise(text, csv_bar);
     free(text);
 
     static const char *const charts[] = {"exp-04", "exp-04-tflops", "exp-04-vocab"};

@@ -35,7 +35,7 @@ void call_add(rl_ctx *ctx, rl_points *pts, const call *c, const gemm_variant *v,
         rl_die(RL_EXIT_FAILED, "out of memory for a point");
     *copy = *c;
     copy->impl = RL_LAUNCHER(ctx, v);
-    copy->model_us = copy->speedup = NAN;
+    copy->model_us = copy->speedup = copy->speedup_lo = copy->speedup_hi = NAN;
     if (!copy->w.tile_m) {
         copy->w = (rl_wave_model){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
         copy->wave_end = NAN;

@@ -6,6 +6,16 @@
 #   exp-04-tflops: the same as TFLOP/s (a sawtooth); beside it cuBLAS on
 #                  NVIDIA's example (GPU), or the model's SM use (CPU)
 #   exp-04-vocab:  GPT-2's output layer against the vocabulary size
+#
+# Every measured point carries its spread: times and TFLOP/s their q1-q3
+# (time_us_q1 / time_us_q3; a rate through style.gp's rate_lo / rate_hi),
+# the vocabulary's speedups the q1-q3 of both times of the ratio
+# (speedup_vs_v50257_lo / _hi, written by rl_time_ratio), and the vocab
+# verdict's noise bar (metadata "# vocab_bar: bar spread") as a band
+# around 1. A CSV from before the speedup spread and the bar draws without
+# them and says so; one without time_us_q1 / q3 stops the chart.
+
+eval require_columns('time_us_q1 time_us_q3')
 
 # One part's column, NaN on other rows (gnuplot skips NaN points).
 on(part, c) = strcol('part') eq part ? column(c) : NaN
@@ -53,8 +63,27 @@ if (has_vocab) {
     vocab_variants = part_variants(csv, 'vocab')
     stats csv using (on('vocab', 'm')) nooutput
     tokens = STATS_min
-    stats csv using (on('vocab', 'speedup_vs_v50257')) nooutput
+    # The speedups' spread, per run: runs from before rl_time_ratio's
+    # columns draw without bars (zero-length: their median twice).
+    array vocab_spread[nruns]
+    do for [i = 1:nruns] {
+        vocab_spread[i] = has_columns(run(i), 'speedup_vs_v50257_lo speedup_vs_v50257_hi')
+    }
+    speedup_lo(i) = vocab_spread[i] ? 'speedup_vs_v50257_lo' : 'speedup_vs_v50257'
+    speedup_hi(i) = vocab_spread[i] ? 'speedup_vs_v50257_hi' : 'speedup_vs_v50257'
+    spread_key(i, v) = key(i, v . (vocab_spread[i] ? ' (q1-q3 of both times)' : ' (no spread in this CSV)'))
+    stats csv using (on('vocab', speedup_hi(1))) nooutput
     pair_hi = STATS_max > 1 ? STATS_max : 1
+    # The verdict's noise bar: a speedup inside 1 +- (bar - 1) is noise.
+    bar_text = meta('vocab_bar')
+    vocab_bar = bar_text eq '' ? NaN : real(word(bar_text, 1))
+    have_bar = vocab_bar == vocab_bar
+    bar_key = have_bar ? sprintf("verdict's noise bar (fwd+bwd): 1 +- %.3f", vocab_bar - 1) : ''
+    bar_note = "no noise bar in this CSV (rerun exp-04)"
+    # Karpathy's 1.25x: whole training on an A100, not this run's GEMMs.
+    nanogpt = published_value('nanogpt_vocab_speedup')
+    nanogpt_label = published(sprintf('%gx', nanogpt), published_source('nanogpt_vocab_speedup')) . \
+        "\n" . published_what('nanogpt_vocab_speedup')
 }
 
 # An empty panel that says why it is empty.
@@ -82,8 +111,9 @@ if (has_stairs) {
             with impulses dt 3 lc rgb '#999999' title 'model: end of a wave', \
         csv using 'n':(on('staircase', 'model_time_us') / 1000.0) \
             with steps dt 2 lw 2 lc rgb model_color title 'model: waves x time of one wave', \
-        for [i=1:nruns] run(i) using 'n':(on('staircase', 'time_us_median') / 1000.0) \
-            with linespoints lt 1 dt run_dt(i) pt 7 ps 0.7 title key(i, 'measured')
+        for [i=1:nruns] run(i) using 'n':(on('staircase', 'time_us_median') / 1000.0): \
+            (on('staircase', 'time_us_q1') / 1000.0):(on('staircase', 'time_us_q3') / 1000.0) \
+            with yerrorlines lt 1 dt run_dt(i) pt 7 ps 0.7 title key(i, 'measured (q1-q3)')
 } else {
     eval not_run('This device: staircase not run (--part)')
 }
@@ -121,8 +151,9 @@ if (has_stairs) {
             with impulses dt 3 lc rgb '#999999' title 'model: end of a wave', \
         csv using 'n':(on('staircase', 'flops') / on('staircase', 'model_time_us') / 1e6) \
             with lines dt 2 lw 2 lc rgb model_color title 'model: flops / (waves x time of one wave)', \
-        for [i=1:nruns] run(i) using 'n':(on('staircase', 'tflops')) \
-            with linespoints lt 1 dt run_dt(i) pt 7 ps 0.7 title key(i, 'measured')
+        for [i=1:nruns] run(i) using 'n':(on('staircase', 'tflops')): \
+            (rate_lo(on('staircase', 'tflops'))):(rate_hi(on('staircase', 'tflops'))) \
+            with yerrorlines lt 1 dt run_dt(i) pt 7 ps 0.7 title key(i, 'measured (q1-q3)')
 } else {
     eval not_run('This device: staircase not run (--part)')
 }
@@ -130,14 +161,16 @@ if (has_stairs) {
 if (has_library) {
     set xrange [l_n_lo - 64 : l_n_hi + 64]
     set yrange [0:l_hi * 1.5]
-    set title "cuBLAS, FP16 in, FP32 accumulate: NVIDIA's example\nM = 2304, K = 4096, N swept in steps of 8 (64 outside a full run)"
+    set title "cuBLAS, FP16 in, FP32 accumulate: NVIDIA's example\nM = 2304, K = 4096, N in steps of 8 (64 outside a full run)"
     plot \
         csv using 'n':(on('library', 'wave_end') == 1 ? l_hi * 1.5 : NaN) \
             with impulses dt 3 lc rgb '#999999' title 'model: end of a wave (256x128 tiles)', \
-        for [i=1:nruns] run(i) using 'n':(on('library', 'tflops')) \
-            with lines lt 2 dt run_dt(i) title key(i, 'cuBLAS, measured')
+        for [i=1:nruns] run(i) using 'n':(on('library', 'tflops')): \
+            (rate_lo(on('library', 'tflops'))):(rate_hi(on('library', 'tflops'))) \
+            with yerrorlines lt 2 dt run_dt(i) pt 7 ps 0.4 title key(i, 'cuBLAS, measured (q1-q3)')
 } else {
-    set title "No GPU: cuBLAS not measured. Model of NVIDIA's example\nshare of the SMs' time doing work (TFLOP/s follows it)"
+    # Two short lines: the title of one panel of two must fit half the width.
+    set title "No GPU, so no cuBLAS: NVIDIA's example, modelled\nthe SMs' busy share of the time (TFLOP/s follows it)"
     set ylabel 'tiles / (waves x SMs)'
     set xrange [0:4700]
     set yrange [0:1.4]
@@ -160,7 +193,7 @@ if (has_vocab) {
     set xrange [50230:50378]
     set yrange [*:*]
     set xtics 50240, 32
-    set key inside top right
+    set key inside top right font ',10'
     set offsets 0, 0, graph 0.35, graph 0.05  # room for the key above the points
     fwd(variant, c) = (strcol('part') eq 'vocab' && strcol('gemm') eq 'forward' && strcol('variant') eq variant) ? column(c) : NaN
     divides8(v) = v - 8 * floor(v / 8.0) == 0
@@ -174,9 +207,11 @@ if (has_vocab) {
     set label 2 '64 x 786' at 50304, graph 0.04 left offset 0.5, 0 font ',10' tc rgb '#666666'
     set label 3 'GPT-2' at 50257, graph 0.04 left offset 0.5, 0 font ',10' tc rgb '#666666'
     plot \
-        1 with lines dt 3 lc rgb '#bbbbbb' notitle, \
-        for [v in vocab_variants] for [i=1:nruns] run(i) using 'vocab':(fwd(v, 'speedup_vs_v50257')) \
-            with linespoints lt vlt(v) dt run_dt(i) pt open_pt(v) title key(i, v) noenhanced, \
+        '+' using 1:(2 - vocab_bar):(vocab_bar) with filledcurves lc rgb band_color title bar_key, \
+        1 with lines dt 3 lc rgb '#bbbbbb' title (have_bar ? '' : bar_note), \
+        for [v in vocab_variants] for [i=1:nruns] run(i) using 'vocab':(fwd(v, 'speedup_vs_v50257')): \
+            (fwd(v, speedup_lo(i))):(fwd(v, speedup_hi(i))) \
+            with yerrorlines lt vlt(v) dt run_dt(i) pt open_pt(v) title spread_key(i, v) noenhanced, \
         for [v in vocab_variants] for [i=1:nruns] run(i) using 'vocab':(mult8(v)) \
             with points lt vlt(v) pt open_pt(v) + 1 notitle, \
         NaN with points lt 8 pt 7 title 'filled: V a multiple of 8'
@@ -189,7 +224,8 @@ if (has_vocab) {
     set offsets 0, 0, 0, 0
     set bmargin 5
 
-    # The pair, GEMM by GEMM: boxes at 0, 1, 2, one per variant side by side.
+    # The pair, GEMM by GEMM: boxes at 0, 1, 2, one per variant side by side,
+    # each with its q1-q3 bar (vectors: error bars leave a gap at the median).
     gemm_x(g) = g eq 'forward' ? 0 : g eq 'backward_data' ? 1 : g eq 'backward_weight' ? 2 : NaN
     box_w = 0.7 / words(vocab_variants)
     box_dx(v) = (vlt(v) - (words(vocab_variants) + 1) / 2.0) * box_w
@@ -198,14 +234,23 @@ if (has_vocab) {
     set xlabel ''
     set ylabel 'speedup of the padded size (x)'
     set xrange [-0.6:2.6]
-    set yrange [0:pair_hi * 1.3]
+    top = pair_hi > nanogpt ? pair_hi : nanogpt
+    top = have_bar && vocab_bar > top ? vocab_bar : top
+    set yrange [0:top * 1.45]
+    set label 5 nanogpt_label at -0.55, nanogpt left offset 0, 1.3 font ',9' tc rgb published_color front
     set xtics ("forward" 0, "backward\ndata" 1, "backward\nweight" 2)
     set style fill solid 0.7 border -1
     set boxwidth box_w
     set key inside top right
     plot \
+        '+' using 1:(2 - vocab_bar):(vocab_bar) with filledcurves lc rgb band_color notitle, \
         1 with lines dt 3 lc rgb '#bbbbbb' notitle, \
+        nanogpt with lines lw 2 lc rgb published_color notitle, \
         for [v in vocab_variants] for [i=1:nruns] run(i) using (pair(v, box_dx(v))):'speedup_vs_v50257' \
-            with boxes lt vlt(v) title key(i, v) noenhanced
+            with boxes lt vlt(v) title spread_key(i, v) noenhanced, \
+        for [v in vocab_variants] for [i=1:nruns] run(i) using (pair(v, box_dx(v))):(column(speedup_lo(i))): \
+            (0):(column(speedup_hi(i)) - column(speedup_lo(i))) \
+            with vectors heads size screen 0.006, 90 lc rgb '#000000' notitle
+    unset label 5
     unset multiplot
 }

@@ -96,14 +96,19 @@ static const rl_column TABLE[] = {
     {0},
 };
 
-/* Each GEMM's time at V = 50257 over its time here. */
+/* Each GEMM's time at V = 50257 over its time here, and that ratio's
+ * spread (both times at opposite ends of their q1-q3): the chart's bars. */
 static void set_speedups(rl_points *pts)
 {
     for (int i = 0; i < pts->n; i++) {
         call *c = pts->v[i].arg;
         const rl_point *base = find(pts, (const gemm_variant *)pts->v[i].variant, c->gemm, V_GPT2);
-        if (base && rl_point_timed(&pts->v[i]))
-            c->speedup = base->seconds / pts->v[i].seconds;
+        if (base && rl_point_timed(&pts->v[i])) {
+            rl_ratio r = rl_time_ratio(base, &pts->v[i]);
+            c->speedup = r.median;
+            c->speedup_lo = r.lo;
+            c->speedup_hi = r.hi;
+        }
     }
 }
 
@@ -172,6 +177,12 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const layer *L)
     double noise = NAN, own_noise, ratio = lib ? pair_ratio(pts, lib, &noise) : NAN;
     double own_ratio = own ? pair_ratio(pts, own, &own_noise) : NAN;
     double bar = fmax(claim->lo, 1.0 + 2 * noise);
+    /* The bar in the CSV too: the chart draws it as the band of noise
+     * around 1 that a speedup must clear. */
+    rl_meta(ctx, "vocab_bar",
+            "%.6g %.6g (the verdict's bar: 1 + max(%.0f %%, 2 x spread); spread: the relative "
+            "stddev of %s's fwd+bwd time ratio 50257 / 50304)",
+            bar, noise, 100 * (claim->lo - 1), lib ? lib->name : "no library variant");
     char note[300];
     if (lib)
         snprintf(note, sizeof note,
