@@ -113,11 +113,15 @@ pub_style = sprintf("points pt 12 ps 2.2 lw 1.5 lc rgb '%s'", published_color)
 # the empty lower right corner, with an arrow to the point.
 anchor_label(y) = sprintf("set label 9 \"F16: this run's point\nand llama.cpp's (the anchor)\" at graph 0.97, graph 0.1 right font ',9' tc rgb '%s' front; set arrow 9 from graph 0.9, graph 0.15 to first %g, first %g lc rgb '%s' size screen 0.01, 20 front", published_color, f16_gib, y, published_color)
 
+# A key entry's series: "this run, ..." alone; with overlays key() names the run.
+this_run = nruns == 1 ? 'this run, ' : ''
+
 set logscale x
 x_lo = size_lo < 0.1 * size_hi ? size_lo : 0.1 * size_hi
 set xrange [x_lo / 1.5 : size_hi * 1.6]
 set xlabel 'weights read per token (GiB)'
-set xtics (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50)
+# 1-2-5 steps, down to a quick run's cache-sized model (MiB of weights).
+set xtics (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50)
 set key opaque font ',10'
 set samples 200
 set style fill transparent solid 0.6 noborder
@@ -139,7 +143,7 @@ plot \
         title (sheet_bw > 0 ? 'model: datasheet bandwidth / size' : ''), \
     for [v in decode_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('decode', v, 'tokens_per_s')): \
         (rate_lo(sel('decode', v, 'tokens_per_s'))):(rate_hi(sel('decode', v, 'tokens_per_s'))) \
-        with yerrorlines lt vlt(v) dt run_dt(i) title key(i, 'this run, decode, '.v.' (q1-q3)') noenhanced, \
+        with yerrorlines lt vlt(v) dt run_dt(i) title key(i, this_run.'decode, '.v.' (q1-q3)') noenhanced, \
     for [v in decode_variants] csv using 'size_gib':(sel('decode', v, 'tokens_per_s')):(strcol('format')) \
         with labels offset 0, 1 tc lt vlt(v) notitle, \
     csv using (llama('decode', 'rel_size') * f16_gib):(llama('decode', 'rel_tokens_per_s') * f16_decode) \
@@ -166,7 +170,7 @@ plot \
         title (sheet_bw > 0 ? 'model: datasheet bandwidth' : ''), \
     for [v in decode_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('decode', v, 'gbps')): \
         (rate_lo(sel('decode', v, 'gbps'))):(rate_hi(sel('decode', v, 'gbps'))) \
-        with yerrorlines lt vlt(v) dt run_dt(i) title key(i, 'this run, decode, '.v.' (q1-q3)') noenhanced, \
+        with yerrorlines lt vlt(v) dt run_dt(i) title key(i, this_run.'decode, '.v.' (q1-q3)') noenhanced, \
     for [v in decode_variants] csv using 'size_gib':(sel('decode', v, 'gbps')):(strcol('format')) \
         with labels offset 0, 1 tc lt vlt(v) notitle, \
     csv using (llama('decode', 'rel_size') * f16_gib):(llama('decode', 'rel_size') * column('rel_tokens_per_s') * f16_gbps) \
@@ -186,7 +190,7 @@ plot \
     roof with lines dt 2 lw 2 lc rgb model_color title 'model: measured matrix rate / (2 FLOPs x weights)', \
     for [v in prefill_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('prefill', v, 'tokens_per_s')): \
         (rate_lo(sel('prefill', v, 'tokens_per_s'))):(rate_hi(sel('prefill', v, 'tokens_per_s'))) \
-        with yerrorlines lt vlt(v) dt run_dt(i) title key(i, 'this run, prefill, '.v.' (q1-q3)') noenhanced, \
+        with yerrorlines lt vlt(v) dt run_dt(i) title key(i, this_run.'prefill, '.v.' (q1-q3)') noenhanced, \
     for [v in prefill_variants] csv using 'size_gib':(sel('prefill', v, 'tokens_per_s')):(strcol('format')) \
         with labels offset 0, 1 tc lt vlt(v) notitle, \
     csv using (llama('prefill', 'rel_size') * f16_gib):(llama('prefill', 'rel_tokens_per_s') * f16_prefill) \

@@ -71,7 +71,7 @@ if (has_vocab) {
     }
     speedup_lo(i) = vocab_spread[i] ? 'speedup_vs_v50257_lo' : 'speedup_vs_v50257'
     speedup_hi(i) = vocab_spread[i] ? 'speedup_vs_v50257_hi' : 'speedup_vs_v50257'
-    spread_key(i, v) = key(i, v . (vocab_spread[i] ? ' (q1-q3 of both times)' : ' (no spread in this CSV)'))
+    spread_key(i, v) = key(i, v . (vocab_spread[i] ? ' (q1-q3)' : ' (no spread in this CSV)'))
     stats csv using (on('vocab', speedup_hi(1))) nooutput
     pair_hi = STATS_max > 1 ? STATS_max : 1
     # The verdict's noise bar: a speedup inside 1 +- (bar - 1) is noise.
