@@ -40,9 +40,10 @@ if (exists('runs_title') && runs_title ne '') run_title = runs_title
 # measured, reason_line(id) the note's first clause. A chart without them
 # says so.
 has_verdict(id) = exists('verdict_' . id)
-claim_line(id) = has_verdict(id) ? 'claim: ' . value('claim_' . id) : 'claim: ' . id
+# (The id is not printed: its underscores would read as subscripts.)
+claim_line(id) = has_verdict(id) ? 'claim: ' . value('claim_' . id) : 'claim: not judged in this CSV'
 run_line(id) = has_verdict(id) ? 'this run: ' . value('verdict_' . id) : \
-    'this run: no verdict ' . id . ' (no verdicts.csv beside the CSV)'
+    'this run: no verdict (none in a verdicts.csv beside the CSV)'
 reason_line(id) = has_verdict(id) ? value('reason_' . id) : ''
 # A title: the claim under test as a question, then claim, verdict, reason
 # and run, one short line each (they must fit a PDF's 9-point width too).
