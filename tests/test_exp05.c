@@ -17,8 +17,8 @@
 static const char *const DOCUMENTED_COLUMNS =
     "variant,number,op,k,n,footprint_bytes,bytes,cache_resident,cache,samples,stop_reason,"
     "time_us_median,time_us_q1,time_us_q3,time_us_min,time_us_mean,rel_stddev,gbps,mbu,"
-    "mem_level,ceiling_gbps,ceiling_flag,mbu_datasheet,speedup_vs_unfused,validated,max_abs_err,"
-    "skipped_reason";
+    "mem_level,ceiling_gbps,ceiling_flag,mbu_datasheet,speedup_vs_unfused,speedup_vs_unfused_lo,"
+    "speedup_vs_unfused_hi,validated,max_abs_err,skipped_reason";
 
 static char dir[512];
 static char out[1 << 16], err[1 << 16];
@@ -73,6 +73,13 @@ Test(exp05, quick_cpu_run_writes_csv_verdicts_and_charts)
         cr_assert(!strcmp(op, "cos") || !strcmp(op, "affine"));
         cr_assert(strcmp(rl_table_get(t, r, "stop_reason"), "running") != 0);
         fused_pairs += !strcmp(rl_table_get(t, r, "variant"), "pair_fused");
+        /* A speedup's bars (the chart's) hold its median, on the same rows. */
+        const char *sp = rl_table_get(t, r, "speedup_vs_unfused");
+        const char *lo = rl_table_get(t, r, "speedup_vs_unfused_lo"), *hi = rl_table_get(t, r, "speedup_vs_unfused_hi");
+        cr_assert_eq(!*sp, !*lo, "row %d: a speedup and its low end together", r);
+        cr_assert_eq(!*sp, !*hi, "row %d: a speedup and its high end together", r);
+        if (*sp)
+            cr_assert(atof(lo) <= atof(sp) && atof(sp) <= atof(hi), "row %d: %s <= %s <= %s", r, lo, sp, hi);
     }
     /* quick: 2 sizes x 4 pair variants + 4 chain lengths x 2, for 2 ops, and
      * for cos 2 sizes x the 3 pair variants with the C library's cosf */

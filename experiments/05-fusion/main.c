@@ -47,14 +47,11 @@ static void run_call(void *arg)
 static const call *call_of(const rl_point *p) { return p->data; }
 
 /* The unfused point with the same op, size and k, preferring the same
- * family (pair or chain), for the speedup of a fused one. */
-static double speedup(rl_ctx *ctx, const rl_point *p)
+ * family (pair or chain): a fused point's twin, for its speedup. */
+static const rl_point *unfused_twin(const rl_point *p)
 {
-    (void)ctx;
     const call *c = call_of(p);
     const rl_point *twin = NULL;
-    if (!c->v->fused)
-        return NAN;
     for (int i = 0; i < c->all->n; i++) {
         const rl_point *q = &c->all->v[i];
         const call *d = call_of(q);
@@ -63,7 +60,33 @@ static double speedup(rl_ctx *ctx, const rl_point *p)
             (!twin || d->v->k == c->v->k))
             twin = q;
     }
-    return twin ? twin->seconds / p->seconds : NAN;
+    return twin;
+}
+
+/* A fused point's speedup: its twin's time over its own, with the spread
+ * of both times (rl_time_ratio), so that a chart can draw the ratio's bars
+ * from the same two points. NaN on an unfused point. */
+static rl_ratio speedup_of(const rl_point *p)
+{
+    return rl_time_ratio(call_of(p)->v->fused ? unfused_twin(p) : NULL, p);
+}
+
+static double speedup(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return speedup_of(p).median;
+}
+
+static double speedup_lo(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return speedup_of(p).lo;
+}
+
+static double speedup_hi(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return speedup_of(p).hi;
 }
 
 static const rl_column COLUMNS[] = {
@@ -78,7 +101,12 @@ static const rl_column COLUMNS[] = {
     {0},
 };
 
-static const rl_column DERIVED[] = {{"speedup_vs_unfused", NULL, NULL, .num = speedup}, {0}};
+static const rl_column DERIVED[] = {
+    {"speedup_vs_unfused", NULL, NULL, .num = speedup},
+    {"speedup_vs_unfused_lo", NULL, NULL, .num = speedup_lo},
+    {"speedup_vs_unfused_hi", NULL, NULL, .num = speedup_hi},
+    {0},
+};
 
 static const rl_column TABLE[] = {
     RL_TEXT(NULL, "op", "%-7s", call, op),
