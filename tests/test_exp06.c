@@ -20,7 +20,7 @@ static const char *const DOCUMENTED_COLUMNS =
     "test,variant,number,k,n,batch,d,cache_resident,cache,samples,stop_reason,time_us_median,"
     "time_us_q1,time_us_q3,time_us_min,time_us_mean,rel_stddev,us_per_kernel,floor_us_per_kernel,"
     "overhead_fraction,host_us_per_launch,graph_build_us,graph_breakeven_replays,doubling_ratio,"
-    "validated,max_abs_err,skipped_reason";
+    "doubling_ratio_lo,doubling_ratio_hi,validated,max_abs_err,skipped_reason";
 
 static char dir[512];
 static char out[1 << 16], err[1 << 16];
@@ -72,8 +72,8 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
               "the tables' headings are spelled out:\n%s", out);
     static const char *claims[] = {"region without barriers per empty kernel",
                                    "fork/join per kernel vs one region with barriers",
-                                   "doubling ratio at the smallest batch", "batch 1; CPU: four",
-                                   "doubling ratio at the largest batch", "batch 512; the work",
+                                   "doubling ratio at the smallest batch", "batch 1, d = 256; CPU: four",
+                                   "doubling ratio at the largest batch", "batch 512, d = 256; the work",
                                    "first batch whose doubling costs > 10 %"};
     for (size_t i = 0; i < sizeof claims / sizeof claims[0]; i++)
         cr_assert(strstr(out, claims[i]), "verdict '%s' missing:\n%s", claims[i], out);
@@ -84,7 +84,7 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert_not_null(text);
     static const char *meta[] = {"# experiment: 06-launch-graphs", "# backend: cpu", "# quick: yes",
                                  "# chain: x -> 0.75 x + 0.125", "# floor: one_kernel",
-                                 "# step: h = relu", "# compare_keys: test,variant,k,n,batch",
+                                 "# step: h = relu", "# width: 256", "# compare_keys: test,variant,k,n,batch",
                                  "# host_load: load average "};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
@@ -99,6 +99,7 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
     int c_time = rl_table_col(t, "time_us_median"), c_upk = rl_table_col(t, "us_per_kernel");
     int c_floor = rl_table_col(t, "floor_us_per_kernel"), c_k = rl_table_col(t, "k"), c_n = rl_table_col(t, "n");
     int c_ratio = rl_table_col(t, "doubling_ratio"), c_batch = rl_table_col(t, "batch");
+    int c_lo = rl_table_col(t, "doubling_ratio_lo"), c_hi = rl_table_col(t, "doubling_ratio_hi");
     int chain = 0, size = 0, doubling = 0, ratios = 0;
     for (int i = 0; i < t->nrows; i++) {
         char **f = t->cells[i];
@@ -107,6 +108,12 @@ Test(exp06, quick_cpu_run_writes_csv_verdicts_and_charts)
         if (!strcmp(f[c_test], "doubling")) {
             doubling++;
             ratios += f[c_ratio][0] != '\0';
+            /* The ratio's bars (the chart's) on its row, around it. */
+            cr_assert_eq(!f[c_ratio][0], !f[c_lo][0], "row %d: a ratio and its low end together", i);
+            cr_assert_eq(!f[c_ratio][0], !f[c_hi][0], "row %d: a ratio and its high end together", i);
+            if (f[c_ratio][0])
+                cr_assert(atof(f[c_lo]) <= atof(f[c_ratio]) && atof(f[c_ratio]) <= atof(f[c_hi]),
+                          "row %d: %s <= %s <= %s", i, f[c_lo], f[c_ratio], f[c_hi]);
             cr_assert_gt(atoi(f[c_batch]), 0);
             continue;
         }
@@ -149,12 +156,42 @@ Test(exp06, usage_errors_exit_2)
     cr_assert_eq(run_exp06("--bogus"), RL_EXIT_USAGE);
     cr_assert_eq(run_exp06("--test nothing --backend cpu"), RL_EXIT_USAGE);
     cr_assert(strstr(err, "--test"), "%s", err);
+    static const char *const bad_widths[] = {"0", "4097", "12.5", "abc", "-8"};
+    for (size_t i = 0; i < sizeof bad_widths / sizeof bad_widths[0]; i++) {
+        char args[128];
+        snprintf(args, sizeof args, "--backend cpu --quick --test doubling --width %s", bad_widths[i]);
+        cr_assert_eq(run_exp06(args), RL_EXIT_USAGE, "--width %s", bad_widths[i]);
+        cr_assert(strstr(err, "--width wants a whole number 1..4096"), "%s", err);
+    }
+}
+
+/* --width sets the step's d: the CSV's metadata and d column say which
+ * width was measured, and the doubling table and verdicts name it. */
+Test(exp06, width_option_sets_the_step_width)
+{
+    int rc = run_exp06("--quick --backend cpu --test doubling --variant launches --width 16 "
+                       "--label w16 --no-plot");
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
+    cr_assert(strstr(out, "doubling test: h = relu(x W1 + bias); y = h W2 + x, d = 16"), "%s", out);
+    cr_assert(strstr(out, "batch 1, d = 16;"), "the verdict names the width:\n%s", out);
+    char path[1024], why[512];
+    snprintf(path, sizeof path, "%s/results/w16/exp-06.csv", dir);
+    char *text = read_file(path, NULL);
+    cr_assert_not_null(text);
+    cr_assert(strstr(text, "# width: 16 ") && strstr(text, "y = h W2 + x, d = 16,"), "%s", text);
+    free(text);
+    rl_table *t = load_results(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    cr_assert_gt(t->nrows, 0);
+    for (int i = 0; i < t->nrows; i++)
+        cr_assert_str_eq(rl_table_get(t, i, "d"), "16", "row %d", i);
+    rl_table_free(t);
 }
 
 Test(exp06, help_and_list)
 {
     cr_assert_eq(run_exp06("--help"), 0);
-    cr_assert(strstr(out, "--test T"), "%s", out);
+    cr_assert(strstr(out, "--test T") && strstr(out, "--width D") && strstr(out, "(default 256)"), "%s", out);
     cr_assert_eq(run_exp06("--backend cpu --list"), 0);
     cr_assert(strstr(out, "sync_each") && strstr(out, "one_kernel") && strstr(out, "launches"), "%s", out);
 }

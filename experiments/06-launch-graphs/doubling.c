@@ -100,15 +100,19 @@ weights *doubling_declare(rl_ctx *ctx, rl_points *pts, int d, int bmax)
     return w;
 }
 
-/* t(2b) / t(b), on the row of b, where 2b was measured too. */
+/* t(2b) / t(b), on the row of b, where 2b was measured too, with its
+ * spread from the same two points' q1-q3 (the chart's bars). */
 static void ratios(rl_points *pts)
 {
     for (int i = 0; i < pts->n; i++)
         for (int j = 0; j < pts->n; j++) {
             const rl_point *p = &pts->v[i], *q = &pts->v[j];
             if (rl_point_timed(p) && rl_point_timed(q) && q->variant == p->variant &&
-                call_of(q)->batch == 2 * call_of(p)->batch)
-                call_of(p)->ratio = q->seconds / p->seconds;
+                call_of(q)->batch == 2 * call_of(p)->batch) {
+                rl_ratio r = rl_time_ratio(q, p);
+                call *c = call_of(p);
+                c->ratio = r.median, c->ratio_lo = r.lo, c->ratio_hi = r.hi;
+            }
         }
 }
 

@@ -18,9 +18,17 @@
 #include <string.h>
 
 static const char *test_choice = "all";
+static const char *width_choice = "256";
+
+/* The model step's width d: small enough that batch 1 is overhead-bound on
+ * a GPU, large enough that the largest batch is work-bound. --width moves
+ * it, to find the width at which batch 1 stops being overhead-bound. */
+enum { WIDTH_MIN = 1, WIDTH_MAX = 4096 };
 
 static const rl_option OPTIONS[] = {
     {"test", "T", "chain (K sweep), size (n sweep), doubling, or all", "chain|size|doubling|all", &test_choice},
+    {"width", "D", "the doubling test's step width d, a whole number 1..4096", NULL,
+     &width_choice},
     {0},
 };
 
@@ -65,6 +73,8 @@ static const rl_column DERIVED[] = {
     RL_DOUBLE("graph_build_us", NULL, NULL, call, build_us),
     RL_DOUBLE("graph_breakeven_replays", NULL, NULL, call, breakeven),
     RL_DOUBLE("doubling_ratio", NULL, NULL, call, ratio),
+    RL_DOUBLE("doubling_ratio_lo", NULL, NULL, call, ratio_lo),
+    RL_DOUBLE("doubling_ratio_hi", NULL, NULL, call, ratio_hi),
     {0},
 };
 
@@ -123,7 +133,8 @@ call *new_call(const char *test)
 {
     call *c = rl_host_alloc(sizeof *c);
     *c = (call){.test = test, .k = NAN, .n = NAN, .batch = NAN, .d = NAN, .floor_us = NAN,
-                .host_us = NAN, .build_us = NAN, .breakeven = NAN, .ratio = NAN};
+                .host_us = NAN, .build_us = NAN, .breakeven = NAN, .ratio = NAN,
+                .ratio_lo = NAN, .ratio_hi = NAN};
     return c;
 }
 
@@ -252,6 +263,7 @@ static void describe(rl_ctx *ctx, const chain_buffers *b, int step_d, int bmax)
             floor ? floor->name : "not run");
     rl_meta(ctx, "serial_cap", "serial runs only where k x n <= %zu", b->serial_cap);
     rl_meta(ctx, "step", "h = relu(x W1 + bias); y = h W2 + x, d = %d, batch 1..%d", step_d, bmax);
+    rl_meta(ctx, "width", "%d (--width: the step's d)", step_d);
     rl_meta(ctx, "host_cost", "%s", ctx->kind == RL_CUDA ? "host clock around issuing the chain "
             "(launches and their cudaGetLastError checks, or one cudaGraphLaunch), median, per "
             "kernel" : "n/a on the CPU");
@@ -259,19 +271,19 @@ static void describe(rl_ctx *ctx, const chain_buffers *b, int step_d, int bmax)
 
 int main(int argc, char **argv)
 {
-    enum { STEP_D = 256 };
     rl_ctx *ctx = rl_begin(&EXP06, argc, argv);
+    int step_d = (int)rl_option_number(ctx, "width", width_choice, WIDTH_MIN, WIDTH_MAX, true, NULL);
     bool gpu = ctx->kind == RL_CUDA;
     double load_start = rl_load_average();
     int bmax = gpu ? 1 << 16 : 1 << 10;
     chain_buffers b = {.nmax = gpu ? (size_t)1 << 24 : (size_t)1 << 22,
                        .serial_cap = gpu ? (size_t)1 << 20 : (size_t)1 << 26};
-    describe(ctx, &b, STEP_D, bmax);
+    describe(ctx, &b, step_d, bmax);
     b.x = rl_alloc(ctx->be, b.nmax * sizeof(float));
 
     rl_points chains = {0}, steps = {0};
     declare_chains(ctx, &chains, &b);
-    struct weights *w = rl_option_is(test_choice, "doubling") ? doubling_declare(ctx, &steps, STEP_D, bmax) : NULL;
+    struct weights *w = rl_option_is(test_choice, "doubling") ? doubling_declare(ctx, &steps, step_d, bmax) : NULL;
     rl_points_plan(ctx, &chains);
     rl_points_plan(ctx, &steps);
     rl_plan_print(ctx);

@@ -100,12 +100,13 @@ void judge_doubling(rl_ctx *ctx, const rl_points *pts)
     const rl_point *lo = rl_points_find(pts, "op_by_op", has_ratio, NULL);
     const rl_point *hi = rl_points_find_last(pts, "op_by_op", has_ratio, NULL);
     char note[256];
-    snprintf(note, sizeof note, "batch %.0f; %s", lo ? call_of(lo)->batch : 0,
+    snprintf(note, sizeof note, "batch %.0f, d = %.0f; %s", lo ? call_of(lo)->batch : 0,
+             lo ? call_of(lo)->d : 0,
              gpu ? "t(2b) / t(b), the step launched op by op"
                  : "CPU: four OpenMP regions per step; a region costs microseconds, a GPU launch several");
     rl_judge(ctx, &EXP06_CLAIMS[DOUBLING_SMALL], NULL, lo ? call_of(lo)->ratio : NAN, note);
-    snprintf(note, sizeof note, "batch %.0f; the work dominates: time follows the batch",
-             hi ? call_of(hi)->batch : 0);
+    snprintf(note, sizeof note, "batch %.0f, d = %.0f; the work dominates: time follows the batch",
+             hi ? call_of(hi)->batch : 0, hi ? call_of(hi)->d : 0);
     rl_judge(ctx, &EXP06_CLAIMS[DOUBLING_LARGE], NULL, hi ? call_of(hi)->ratio : NAN, note);
 
     /* No overhead-bound region to shrink when the launches' smallest batch
