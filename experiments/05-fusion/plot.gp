@@ -7,6 +7,37 @@
 # Rows of one op and one variant; other rows give NaN and are skipped.
 sel(op, variant, c) = (strcol('op') eq op && strcol('variant') eq variant) ? column(c) : NaN
 
+# ---- spread -------------------------------------------------------------------
+# Every measured point is drawn with its q1-q3 bar. Times (chart 2) from
+# time_us_q1 / q3, which every exp-05 CSV has: without them the chart
+# stops and names the column. Speedups (chart 1) from speedup_vs_unfused_lo
+# / _hi (rl_time_ratio: the twin's and the point's times at opposite ends
+# of their q1-q3); a run written before those columns existed still draws,
+# its bars empty, and the chart says so.
+eval require_columns('time_us_q1 time_us_q3')
+speedup_cols = 'speedup_vs_unfused_lo speedup_vs_unfused_hi'
+spread_of = ''
+do for [i=1:nruns] { spread_of = spread_of . (has_columns(run(i), speedup_cols) ? '1 ' : '0 ') }
+has_speedup_spread(i) = word(spread_of, i) eq '1'
+# A speedup's bar ends on the rows it is drawn for; the median (no bar)
+# where the run did not write them.
+speedup_lo(i) = has_speedup_spread(i) ? ratio_lo('speedup_vs_unfused') : column('speedup_vs_unfused')
+speedup_hi(i) = has_speedup_spread(i) ? ratio_hi('speedup_vs_unfused') : column('speedup_vs_unfused')
+# The runs drawn without speedup bars, for the chart's note ('' if none).
+no_speedup_spread = ''
+do for [i=1:nruns] {
+    if (!has_speedup_spread(i)) {
+        no_speedup_spread = no_speedup_spread . (no_speedup_spread eq '' ? '' : ', ') . \
+            (nruns == 1 ? 'this run' : word(run_names, i))
+    }
+}
+
+# Notes and keys of long entries a step smaller than the terminal's font,
+# whose size style.gp sets per format ('font "DejaVu Sans,9"': word()
+# drops the quotes).
+term_font = word(GPVAL_TERMOPTIONS[strstrt(GPVAL_TERMOPTIONS, 'font ') + 5:], 1)
+small_font = sprintf(',%g', 0.8 * real(term_font[strstrt(term_font, ',') + 1:]))
+
 # Every variant with a speedup at k = 2 (a fused pair beside its unfused
 # twin) is a series, whatever its name: a new row of kernels/fusion.c
 # appears here without editing this file.
@@ -58,17 +89,31 @@ if (n_dram <= n_hi) {
     set label 1 'judged beyond the cache (4x the LLC) ' at mib(n_dram), graph 0.96 right \
         tc rgb model_color
 }
+# Horace He's published ~2x is this model's number (his argument is the
+# same trip count: 4 memory trips to 2), so it labels the model's line in
+# its own colour instead of a second line drawn on top of the first.
+set label 4 published(sprintf("~%gx, the model's number,\n", published_value('fusion_speedup')), \
+    published_source('fusion_speedup')) \
+    at graph 0.02, first 2 offset 0, -1 left front tc rgb published_color font small_font noenhanced
+if (no_speedup_spread ne '') {
+    set label 3 sprintf('%s: no spread in this CSV (no speedup_vs_unfused_lo / _hi), no bars', \
+        no_speedup_spread) at graph 0.02, graph 0.04 left front tc rgb model_color font small_font \
+        noenhanced
+}
 plot \
     2 with lines dt 2 lc rgb model_color title 'model: 2 memory trips instead of 4', \
     1 with lines dt 3 lc rgb '#bbbbbb' notitle, \
     for [op in 'cos affine'] for [v in fused_pairs] for [i=1:nruns] run(i) \
         using (mib(column('n'))):(column('k') == 2 ? sel(op, v, 'speedup_vs_unfused') : NaN) \
-        with linespoints lt word_index(variants, v) pt (op eq 'cos' ? 7 : 6) dt run_dt(i) \
+            :(speedup_lo(i)):(speedup_hi(i)) \
+        with yerrorlines lt word_index(variants, v) pt (op eq 'cos' ? 7 : 6) dt run_dt(i) \
         title key(i, op . ', ' . v) noenhanced
 unset arrow 1
 unset label 1
 unset arrow 2
 unset label 2
+unset label 3
+unset label 4
 
 # ---- chart 2: time vs chain length at the largest size ----------------------
 # One panel per op (their times differ by orders of magnitude). One pass's
@@ -78,7 +123,8 @@ t1_cos = STATS_max / 1000.0
 stats csv using (sel('affine', 'chain_fused', 'k') == 1 ? column('time_us_median') : 0) nooutput
 t1_affine = STATS_max / 1000.0
 
-# Chain variants run only at a run's largest size, whatever that size is.
+# Chain variants run only at a run's largest size, whatever that size is;
+# each point with its q1-q3 bar.
 chain_ms(op, variant) = sel(op, variant, 'time_us_median') / 1000.0
 
 set output chart('-chain')
@@ -103,9 +149,11 @@ do for [op in 'cos affine'] {
             x * t1 with lines dt 2 lc rgb model_color title 'model: k trips', \
             t1 with lines dt 3 lc rgb model_color title 'model: one trip', \
             for [i=1:nruns] run(i) using 'k':(chain_ms(op, 'chain_unfused')) \
-                with linespoints lt 1 dt run_dt(i) title key(i, 'unfused'), \
+                :(time_lo(chain_ms(op, 'chain_unfused'))):(time_hi(chain_ms(op, 'chain_unfused'))) \
+                with yerrorlines lt 1 dt run_dt(i) title key(i, 'unfused'), \
             for [i=1:nruns] run(i) using 'k':(chain_ms(op, 'chain_fused')) \
-                with linespoints lt 2 dt run_dt(i) pt 6 title key(i, 'fused')
+                :(time_lo(chain_ms(op, 'chain_fused'))):(time_hi(chain_ms(op, 'chain_fused'))) \
+                with yerrorlines lt 2 dt run_dt(i) pt 6 title key(i, 'fused')
     }
 }
 unset multiplot
