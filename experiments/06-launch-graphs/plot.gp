@@ -9,7 +9,12 @@
 #
 # Every variant the run measured is drawn (kernels/launch.c's tables): a
 # new one appears without editing this file. The floor is the variant the
-# CSV header's 'floor' line names.
+# CSV header's 'floor' line names; it is a measurement like the others
+# (points, solid, q1-q3 bars), set apart by its colour. Every measured
+# point has its q1-q3 bar: times from time_us_q1 / q3 (a CSV without them
+# stops the charts, naming the column), doubling ratios from
+# doubling_ratio_lo / _hi (a run written before those existed draws
+# without bars and says so).
 
 # The variants of the chain tests and of the step, in the order the run
 # measured them. Runs written before the column was named 'variant' call
@@ -17,19 +22,73 @@
 variants_of(steps) = system(sprintf("awk -F, '/^#/ {next} !t {for (i = 1; i <= NF; i++) {if ($i == \"test\") t = i; if ($i == \"variant\" || $i == \"way\") v = i}; next} ($t == \"doubling\") == %d && !seen[$v]++ {printf \"%%s \", $v}' '%s'", steps, csv))
 chain_variants = variants_of(0)
 step_variants = variants_of(1)
-has_column(file, name) = real(system(sprintf("grep -v '^#' '%s' | head -n 1 | tr ',' '\\n' | grep -cx '%s'", file, name))) > 0
 vcols = ''
-do for [i=1:nruns] { vcols = vcols . (has_column(run(i), 'variant') ? 'variant ' : 'way ') }
+do for [i=1:nruns] { vcols = vcols . (has_columns(run(i), 'variant') ? 'variant ' : 'way ') }
 vcol(i) = word(vcols, i)
 
 floor_line = meta('floor')
 floor_variant = strstrt(floor_line, ':') > 1 ? floor_line[1:strstrt(floor_line, ':') - 1] : ''
 
-# A colour per variant; the floor black and dotted (a dash pattern in
-# parentheses would be read as a custom pattern, hence functions).
+# ---- spread -------------------------------------------------------------------
+# Times' bars from the rows' q1-q3 (required); the doubling ratios' from
+# their _lo / _hi columns where the run wrote them.
+eval require_columns('time_us_q1 time_us_q3')
+ratio_cols = 'doubling_ratio_lo doubling_ratio_hi'
+spread_of = ''
+do for [i=1:nruns] { spread_of = spread_of . (has_columns(run(i), ratio_cols) ? '1 ' : '0 ') }
+has_ratio_spread(i) = word(spread_of, i) eq '1'
+# The runs drawn without ratio bars, for the doubling chart's note ('' if none).
+no_ratio_spread = ''
+do for [i=1:nruns] {
+    if (!has_ratio_spread(i)) {
+        no_ratio_spread = no_ratio_spread . (no_ratio_spread eq '' ? '' : ', ') . \
+            (nruns == 1 ? 'this run' : word(run_names, i))
+    }
+}
+
+# ---- the variants' names --------------------------------------------------------
+# Each variant is a way to launch the chain (kernels/launch.c). On a GPU it
+# is named by what CUDA does; on the CPU a launch is an OpenMP parallel
+# region, and the key gives the CPU's analogue with the CUDA name beside
+# it, so that the chart reads against NVIDIA's figures. A variant not
+# listed here is drawn under its name alone.
+cuda_name(v) = \
+    v eq 'sync_each' ? 'sync after each launch' : \
+    v eq 'async' ? 'K launches, one sync' : \
+    v eq 'graph' ? 'a CUDA graph, cudaGraphLaunch' : \
+    v eq 'one_kernel' ? 'one kernel, K passes' : \
+    v eq 'serial' ? 'one thread of one block' : \
+    v eq 'launches' ? 'four launches, one sync' : ''
+cpu_name(v) = \
+    v eq 'sync_each' ? 'fork/join per kernel' : \
+    v eq 'async' ? 'a barrier per kernel' : \
+    v eq 'graph' ? 'no barriers' : \
+    v eq 'one_kernel' ? 'one region' : \
+    v eq 'serial' ? 'one thread' : \
+    v eq 'launches' ? 'four parallel regions' : ''
+# The step's graph holds its four ops, not a chain of K.
+step_cuda_name(v) = v eq 'graph' ? 'the four launches as a CUDA graph' : cuda_name(v)
+step_cpu_name(v) = v eq 'graph' ? 'one region, barriers between ops' : cpu_name(v)
+name_with(v, cpu, cuda) = cuda eq '' ? v : \
+    backend eq 'cuda' ? sprintf('%s: %s', v, cuda) : sprintf('%s: %s (CUDA: %s)', v, cpu, cuda)
+chain_name(v) = name_with(v, cpu_name(v), cuda_name(v))
+step_name(v) = name_with(v, step_cpu_name(v), step_cuda_name(v))
+
+# The chain charts' keys have no room for every run's entries: the first
+# run's name the series, and the runs overlaid dashed are named by the
+# title's run line (runs_title).
+first_run_only(i, series) = i == 1 ? series : ''
+
+# A colour per variant, the floor black.
 lt_of(v) = v eq floor_variant ? 7 : word_index(chain_variants, v)
-dt_of(v, i) = v eq floor_variant ? 4 : run_dt(i)
-title_of(v) = v eq floor_variant ? sprintf('%s (the floor)', v) : v
+title_of(v) = v eq floor_variant ? chain_name(v) . ', the floor' : chain_name(v)
+
+# Notes and keys of long entries a step smaller than the terminal's font,
+# whose size style.gp sets per format ('font "DejaVu Sans,9"': word()
+# drops the quotes).
+term_font = word(GPVAL_TERMOPTIONS[strstrt(GPVAL_TERMOPTIONS, 'font ') + 5:], 1)
+small_font = sprintf(',%g', 0.8 * real(term_font[strstrt(term_font, ',') + 1:]))
+
 sel(i, test, v, size, c) = (strcol('test') eq test && strcol(vcol(i)) eq v && column('n') == size) ? column(c) : NaN
 in_test(t) = strcol('test') eq t ? 1 : 0
 stats csv using (in_test('chain')) nooutput
@@ -40,6 +99,11 @@ stats csv using (in_test('doubling')) nooutput
 has_doubling = STATS_sum > 0
 stats csv using (in_test('size') ? column('k') : 0) nooutput
 size_k = STATS_max
+# The step's width d, from the rows (every run before --width had 256).
+stats csv using (in_test('doubling') ? column('d') : 0) nooutput
+step_d = has_doubling ? sprintf('%g', STATS_max) : '?'
+stats csv using (in_test('chain') ? column('us_per_kernel') : 0) nooutput
+chain_max_us = STATS_max
 
 # A panel with nothing measured says so (gnuplot refuses an all-NaN plot).
 empty = "set label 99 'not measured in this run' at graph 0.5, 0.5 center; plot 1 lc rgb '#ffffff' notitle; unset label 99"
@@ -50,29 +114,57 @@ set ylabel 'time per kernel (us)'
 set key outside right top vertical
 
 # ---- chart 1: per-kernel time vs chain length ----------------------------------
+# NVIDIA's figures (a V100, 20 kernels of 2.9 us per step) as levels across
+# both panels, in the published colour, each beside its analogue in the
+# key: what a launch costs on a GPU next to what a region costs here.
+nv_ids = 'launch_sync_each_us launch_async_us launch_graph_us launch_kernel_us'
+nv_levels = ''
+do for [j=1:4] { nv_levels = nv_levels . sprintf('%g ', published_value(word(nv_ids, j))) }
+nv_level(j) = real(word(nv_levels, j))
+nv_title(j) = sprintf('V100: %g us, %s', nv_level(j), \
+    j == 1 ? 'cudaStreamSynchronize after each launch' : \
+    j == 2 ? 'async launches, one sync per 20' : \
+    j == 3 ? 'the 20 launches as a CUDA graph' : 'the kernel alone (its run time)')
+nv_dt(j) = j == 1 ? 1 : j == 2 ? 2 : j == 3 ? 4 : 3
+nv_source = published("NVIDIA's levels, per kernel of a step of 20 kernels of 2.9 us", \
+    published_source('launch_sync_each_us'))
+
 set output chart('')
 set logscale x 10
 set xlabel 'kernels in the chain (K)'
+set yrange [*:2 * (chain_max_us > nv_level(1) ? chain_max_us : nv_level(1))]
 set multiplot title verdict_title("Does a kernel launch cost more than a tiny kernel's work?", \
     'graph_replay_cheap')
 set tmargin screen 0.77  # below the five title lines
-set bmargin screen 0.30
-set key at screen 0.5, 0.17 center top horizontal maxrows 3 box opaque
+set bmargin screen 0.36
+# Measured variants in the first column, NVIDIA's levels in the second, so
+# that each level sits beside its analogue (sync_each, async, graph, floor).
+# gnuplot sizes a key's columns at the terminal's font, wider than the
+# small one: width takes back those characters.
+set key at screen 0.5, 0.245 center top vertical maxrows words(chain_variants) \
+    box opaque font small_font spacing 1.0 samplen 2 Left reverse width -8
+set label 98 nv_source at screen 0.5, 0.06 center tc rgb published_color font small_font noenhanced
 do for [size in '1 256'] {
     s = int(size)
     set lmargin screen (s == 1 ? 0.10 : 0.58)
     set rmargin screen (s == 1 ? 0.47 : 0.96)
     set title s == 1 ? 'empty kernel: 1 thread, 1 element' : 'one block: 256 elements'
-    if (s == 256) { unset key; unset ylabel }
+    if (s == 256) { unset key; unset ylabel; unset label 98 }
     if (has_chain) {
         plot for [v in chain_variants] for [i=1:nruns] run(i) \
-            using 'k':(sel(i, 'chain', v, s, 'us_per_kernel')) with linespoints \
-            lt lt_of(v) dt dt_of(v, i) title (s == 1 ? key(i, title_of(v)) : '') noenhanced
+            using 'k':(sel(i, 'chain', v, s, 'us_per_kernel')) \
+                :(time_lo(sel(i, 'chain', v, s, 'us_per_kernel'))) \
+                :(time_hi(sel(i, 'chain', v, s, 'us_per_kernel'))) with yerrorlines \
+            lt lt_of(v) dt run_dt(i) title (s == 1 ? first_run_only(i, title_of(v)) : '') noenhanced, \
+            for [j=1:4] nv_level(j) with lines lc rgb published_color dt nv_dt(j) \
+            title (s == 1 ? nv_title(j) : '') noenhanced
     } else {
         @empty
     }
 }
 unset multiplot
+unset label 98
+set yrange [*:*]
 set key default
 set key outside right top vertical box opaque samplen 2.5 spacing 1.1
 set ylabel 'time per kernel (us)'
@@ -85,13 +177,18 @@ set logscale x 2
 set format x '2^{%L}'
 set xlabel 'elements per kernel (n)'
 seln(i, v, c) = (strcol('test') eq 'size' && strcol(vcol(i)) eq v) ? column(c) : NaN
+set key outside bottom center vertical maxrows 3 font small_font spacing 1.0 samplen 2 Left reverse width -8
+set bmargin 7
 if (has_size) {
     plot for [v in chain_variants] for [i=1:nruns] run(i) \
-        using 'n':(seln(i, v, 'us_per_kernel')) with linespoints \
-        lt lt_of(v) dt dt_of(v, i) title key(i, title_of(v)) noenhanced
+        using 'n':(seln(i, v, 'us_per_kernel')):(time_lo(seln(i, v, 'us_per_kernel'))) \
+            :(time_hi(seln(i, v, 'us_per_kernel'))) with yerrorlines \
+        lt lt_of(v) dt run_dt(i) title first_run_only(i, title_of(v)) noenhanced
 } else {
     @empty
 }
+
+unset bmargin
 
 # ---- chart 3: the doubling test ---------------------------------------------------
 set output chart('-doubling')
@@ -101,16 +198,28 @@ unset logscale y
 set format y '%g'
 set yrange [0:2.6]
 set ylabel 't(2b) / t(b)'
-set xlabel 'batch b (rows of width d)'
-set key inside top left
-seld(i, v) = (strcol('test') eq 'doubling' && strcol(vcol(i)) eq v) ? column('doubling_ratio') : NaN
+set xlabel sprintf('batch b (rows of width d = %s)', step_d)
+set key inside top left vertical maxrows auto maxcols 1 font small_font spacing 1.0 samplen 2 Left reverse width -8
+seld(i, v, c) = (strcol('test') eq 'doubling' && strcol(vcol(i)) eq v) ? column(c) : NaN
+# A ratio's bar ends; the ratio itself (no bar) where the run did not write them.
+ratio_end(i, v, c) = seld(i, v, has_ratio_spread(i) ? c : 'doubling_ratio')
+rule = published_value('doubling_overhead_bound')
+rule_title = published(sprintf('rule: below %g the step is overhead-bound', rule), \
+    published_source('doubling_overhead_bound'))
+if (no_ratio_spread ne '') {
+    set label 3 sprintf('%s: no spread in this CSV (no doubling_ratio_lo / _hi), no bars', \
+        no_ratio_spread) at graph 0.02, graph 0.04 left front \
+        tc rgb model_color font small_font noenhanced
+}
 if (has_doubling) {
     plot \
-        1.1 with lines dt 2 lc rgb model_color title 'threshold: 1.1, below it the step is overhead-bound', \
+        rule with lines dt 2 lc rgb published_color title rule_title noenhanced, \
         2.0 with lines dt 3 lc rgb model_color title 'model: 2, time proportional to the batch', \
-        for [v in step_variants] for [i=1:nruns] run(i) using 'batch':(seld(i, v)) with linespoints \
-            lt word_index(step_variants, v) dt run_dt(i) \
-            title key(i, v) noenhanced
+        for [v in step_variants] for [i=1:nruns] run(i) using 'batch':(seld(i, v, 'doubling_ratio')) \
+            :(ratio_end(i, v, 'doubling_ratio_lo')):(ratio_end(i, v, 'doubling_ratio_hi')) \
+            with yerrorlines lt word_index(step_variants, v) dt run_dt(i) \
+            title key(i, step_name(v)) noenhanced
 } else {
     @empty
 }
+unset label 3
