@@ -135,7 +135,13 @@ published_color = '#7f3f98'
 # and published_source() its text, for a label that names it.
 if (!exists('root')) root = '.'
 published_file = root . '/results/published/figures.csv'
-published_field(id, f) = system(sprintf("awk -F, -v id='%s' -v f=%d '/^#/ {next} $1 == id {s = $0; n = 0; out = \"\"; while (s != \"\") { if (substr(s, 1, 1) == \"\\\"\") { s = substr(s, 2); i = index(s, \"\\\"\"); v = substr(s, 1, i - 1); s = substr(s, i + 2) } else { i = index(s, \",\"); if (i == 0) { v = s; s = \"\" } else { v = substr(s, 1, i - 1); s = substr(s, i + 1) } } if (++n == f) { printf \"%%s\", v; exit } } }' '%s'", id, f, published_file))
-published_value(id) = real(published_field(id, 2))
+# Part of the tree, like the scripts: a copy without it is told so plainly,
+# not with a chart that fails on a series of NaN.
+if (system(sprintf("test -r '%s' && printf y", published_file)) ne 'y') {
+    exit error sprintf('%s not found: the charts draw the published numbers from results/published/ (copy it with the tree)', published_file)
+}
+published_field(id, f) = system(sprintf("awk -F, -v id='%s' -v f=%d '/^#/ {next} $1 == id {s = $0; n = 0; out = \"\"; while (s != \"\") { if (substr(s, 1, 1) == \"\\\"\") { s = substr(s, 2); i = index(s, \"\\\"\"); v = substr(s, 1, i - 1); s = substr(s, i + 2) } else { i = index(s, \",\"); if (i == 0) { v = s; s = \"\" } else { v = substr(s, 1, i - 1); s = substr(s, i + 1) } } if (++n == f) { printf \"%%s\", v; exit } } }' '%s' 2>/dev/null", id, f, published_file))
+# NaN (nothing drawn) when the file or the id is missing.
+published_value(id) = published_field(id, 2) eq '' ? NaN : real(published_field(id, 2))
 published_what(id) = published_field(id, 4)
 published_source(id) = published_field(id, 5)

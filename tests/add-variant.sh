@@ -19,6 +19,7 @@ fail() { echo "add-variant: FAILED: $*" >&2; exit 1; }
 tree=$scratch/tree
 mkdir -p "$tree"
 cp -a "$src"/{Makefile,harness,kernels,experiments,plots} "$tree"/
+mkdir -p "$tree/results" && cp -a "$src/results/published" "$tree/results/"   # the charts' published numbers
 mkdir -p "$tree/tests"    # the Makefile globs tests/*.c; experiments need none of them
 
 # 1. The function (what a student writes): a fused pair, one element at a time.
