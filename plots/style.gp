@@ -23,6 +23,11 @@ if (fmt eq 'png') {
     }
 }
 
+# Notes and long keys a step smaller than the terminal's font (set above
+# per format: 'font "DejaVu Sans,9"'; word() drops the quotes).
+term_font = word(GPVAL_TERMOPTIONS[strstrt(GPVAL_TERMOPTIONS, 'font ') + 5:], 1)
+small_font = sprintf(',%g', 0.8 * real(term_font[strstrt(term_font, ',') + 1:]))
+
 # Where a chart goes: chart('') is outbase.fmt, chart('-chain') outbase-chain.fmt.
 chart(suffix) = outbase . suffix . '.' . fmt
 
@@ -102,6 +107,14 @@ word_index(list, w) = sum [i = 1:words(list)] (word(list, i) eq w ? i : 0)
 missing_columns(file, names) = system(sprintf("awk -F, -v want='%s' '/^#/ {next} {n = split(want, w, \" \"); for (i = 1; i <= NF; i++) have[$i] = 1; for (j = 1; j <= n; j++) if (!(w[j] in have)) printf \"%%s \", w[j]; exit}' '%s'", names, file))
 has_columns(file, names) = missing_columns(file, names) eq ''
 require_columns(names) = sprintf("do for [req_i = 1:nruns] { req_m = missing_columns(run(req_i), '%s'); if (req_m ne '') { exit error sprintf('%%s: no column %%s(a chart draws its spread from the CSV: q1-q3 bars; rerun the experiment to write them)', run(req_i), req_m) } }", names)
+
+# Columns a run may lack because it was written before they existed (a
+# ratio's _lo/_hi): `eval optional_columns('ratio_spread', 'a_lo a_hi')` sets
+# ratio_spread_in, a word per run ('1' where it has them; in_run(list, i)
+# reads it), and ratio_spread_missing, the runs without them named for the
+# chart's note ('' when none): such a run draws without those bars.
+optional_columns(var, names) = sprintf("%s_in = ''; %s_missing = ''; do for [oc_i = 1:nruns] { oc_has = has_columns(run(oc_i), '%s'); %s_in = %s_in . (oc_has ? '1 ' : '0 '); if (!oc_has) { %s_missing = %s_missing . (%s_missing eq '' ? '' : ', ') . (nruns == 1 ? 'this run' : word(run_names, oc_i)) } }", var, var, names, var, var, var, var, var)
+in_run(list, i) = word(list, i) eq '1'
 
 # A value derived from a row's median time, at the ends of the time's q1-q3:
 # a rate (GB/s, TFLOP/s, tokens/s) is lowest at the slow quartile q3, a time

@@ -65,13 +65,10 @@ if (has_vocab) {
     tokens = STATS_min
     # The speedups' spread, per run: runs from before rl_time_ratio's
     # columns draw without bars (zero-length: their median twice).
-    array vocab_spread[nruns]
-    do for [i = 1:nruns] {
-        vocab_spread[i] = has_columns(run(i), 'speedup_vs_v50257_lo speedup_vs_v50257_hi')
-    }
-    speedup_lo(i) = vocab_spread[i] ? 'speedup_vs_v50257_lo' : 'speedup_vs_v50257'
-    speedup_hi(i) = vocab_spread[i] ? 'speedup_vs_v50257_hi' : 'speedup_vs_v50257'
-    spread_key(i, v) = key(i, v . (vocab_spread[i] ? ' (q1-q3)' : ' (no spread in this CSV)'))
+    eval optional_columns('vocab_spread', 'speedup_vs_v50257_lo speedup_vs_v50257_hi')
+    speedup_lo(i) = in_run(vocab_spread_in, i) ? 'speedup_vs_v50257_lo' : 'speedup_vs_v50257'
+    speedup_hi(i) = in_run(vocab_spread_in, i) ? 'speedup_vs_v50257_hi' : 'speedup_vs_v50257'
+    spread_key(i, v) = key(i, v . (in_run(vocab_spread_in, i) ? ' (q1-q3)' : ' (no spread in this CSV)'))
     stats csv using (on('vocab', speedup_hi(1))) nooutput
     pair_hi = STATS_max > 1 ? STATS_max : 1
     # The verdict's noise bar: a speedup inside 1 +- (bar - 1) is noise.

@@ -16,27 +16,12 @@ sel(op, variant, c) = (strcol('op') eq op && strcol('variant') eq variant) ? col
 # its bars empty, and the chart says so.
 eval require_columns('time_us_q1 time_us_q3')
 speedup_cols = 'speedup_vs_unfused_lo speedup_vs_unfused_hi'
-spread_of = ''
-do for [i=1:nruns] { spread_of = spread_of . (has_columns(run(i), speedup_cols) ? '1 ' : '0 ') }
-has_speedup_spread(i) = word(spread_of, i) eq '1'
+eval optional_columns('speedup_spread', speedup_cols)
+has_speedup_spread(i) = in_run(speedup_spread_in, i)
 # A speedup's bar ends on the rows it is drawn for; the median (no bar)
 # where the run did not write them.
 speedup_lo(i) = has_speedup_spread(i) ? ratio_lo('speedup_vs_unfused') : column('speedup_vs_unfused')
 speedup_hi(i) = has_speedup_spread(i) ? ratio_hi('speedup_vs_unfused') : column('speedup_vs_unfused')
-# The runs drawn without speedup bars, for the chart's note ('' if none).
-no_speedup_spread = ''
-do for [i=1:nruns] {
-    if (!has_speedup_spread(i)) {
-        no_speedup_spread = no_speedup_spread . (no_speedup_spread eq '' ? '' : ', ') . \
-            (nruns == 1 ? 'this run' : word(run_names, i))
-    }
-}
-
-# Notes and keys of long entries a step smaller than the terminal's font,
-# whose size style.gp sets per format ('font "DejaVu Sans,9"': word()
-# drops the quotes).
-term_font = word(GPVAL_TERMOPTIONS[strstrt(GPVAL_TERMOPTIONS, 'font ') + 5:], 1)
-small_font = sprintf(',%g', 0.8 * real(term_font[strstrt(term_font, ',') + 1:]))
 
 # Every variant with a speedup at k = 2 (a fused pair beside its unfused
 # twin) is a series, whatever its name: a new row of kernels/fusion.c
@@ -95,9 +80,9 @@ if (n_dram <= n_hi) {
 set label 4 published(sprintf("~%gx, the model's number,\n", published_value('fusion_speedup')), \
     published_source('fusion_speedup')) \
     at graph 0.02, first 2 offset 0, -1 left front tc rgb published_color font small_font noenhanced
-if (no_speedup_spread ne '') {
+if (speedup_spread_missing ne '') {
     set label 3 sprintf('%s: no spread in this CSV (no speedup_vs_unfused_lo / _hi), no bars', \
-        no_speedup_spread) at graph 0.02, graph 0.04 left front tc rgb model_color font small_font \
+        speedup_spread_missing) at graph 0.02, graph 0.04 left front tc rgb model_color font small_font \
         noenhanced
 }
 plot \

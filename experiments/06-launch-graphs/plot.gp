@@ -34,17 +34,8 @@ floor_variant = strstrt(floor_line, ':') > 1 ? floor_line[1:strstrt(floor_line, 
 # their _lo / _hi columns where the run wrote them.
 eval require_columns('time_us_q1 time_us_q3')
 ratio_cols = 'doubling_ratio_lo doubling_ratio_hi'
-spread_of = ''
-do for [i=1:nruns] { spread_of = spread_of . (has_columns(run(i), ratio_cols) ? '1 ' : '0 ') }
-has_ratio_spread(i) = word(spread_of, i) eq '1'
-# The runs drawn without ratio bars, for the doubling chart's note ('' if none).
-no_ratio_spread = ''
-do for [i=1:nruns] {
-    if (!has_ratio_spread(i)) {
-        no_ratio_spread = no_ratio_spread . (no_ratio_spread eq '' ? '' : ', ') . \
-            (nruns == 1 ? 'this run' : word(run_names, i))
-    }
-}
+eval optional_columns('ratio_spread', ratio_cols)
+has_ratio_spread(i) = in_run(ratio_spread_in, i)
 
 # ---- the variants' names --------------------------------------------------------
 # Each variant is a way to launch the chain (kernels/launch.c). On a GPU it
@@ -82,12 +73,6 @@ first_run_only(i, series) = i == 1 ? series : ''
 # A colour per variant, the floor black.
 lt_of(v) = v eq floor_variant ? 7 : word_index(chain_variants, v)
 title_of(v) = v eq floor_variant ? chain_name(v) . ', the floor' : chain_name(v)
-
-# Notes and keys of long entries a step smaller than the terminal's font,
-# whose size style.gp sets per format ('font "DejaVu Sans,9"': word()
-# drops the quotes).
-term_font = word(GPVAL_TERMOPTIONS[strstrt(GPVAL_TERMOPTIONS, 'font ') + 5:], 1)
-small_font = sprintf(',%g', 0.8 * real(term_font[strstrt(term_font, ',') + 1:]))
 
 sel(i, test, v, size, c) = (strcol('test') eq test && strcol(vcol(i)) eq v && column('n') == size) ? column(c) : NaN
 in_test(t) = strcol('test') eq t ? 1 : 0
@@ -206,9 +191,9 @@ ratio_end(i, v, c) = seld(i, v, has_ratio_spread(i) ? c : 'doubling_ratio')
 rule = published_value('doubling_overhead_bound')
 rule_title = published(sprintf('rule: below %g the step is overhead-bound', rule), \
     published_source('doubling_overhead_bound'))
-if (no_ratio_spread ne '') {
+if (ratio_spread_missing ne '') {
     set label 3 sprintf('%s: no spread in this CSV (no doubling_ratio_lo / _hi), no bars', \
-        no_ratio_spread) at graph 0.02, graph 0.04 left front \
+        ratio_spread_missing) at graph 0.02, graph 0.04 left front \
         tc rgb model_color font small_font noenhanced
 }
 if (has_doubling) {
