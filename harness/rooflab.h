@@ -472,6 +472,13 @@ typedef struct rl_ratio {
     double median, lo, hi;
 } rl_ratio;
 rl_ratio rl_time_ratio(const rl_point *num, const rl_point *den);
+/* No ratio (yet): what a point's rl_ratio member starts as (NAN: <math.h>). */
+#define RL_RATIO_NONE ((rl_ratio){NAN, NAN, NAN})
+/* An rl_ratio member's three CSV columns: name, name_lo, name_hi. */
+#define RL_RATIO_COLUMNS(name, type, member)                \
+    RL_DOUBLE(name, NULL, NULL, type, member.median),       \
+    RL_DOUBLE(name "_lo", NULL, NULL, type, member.lo),     \
+    RL_DOUBLE(name "_hi", NULL, NULL, type, member.hi)
 double rl_col_bytes(rl_ctx *ctx, const rl_point *p);
 double rl_col_flops(rl_ctx *ctx, const rl_point *p);
 double rl_col_footprint(rl_ctx *ctx, const rl_point *p);

@@ -35,7 +35,8 @@ void call_add(rl_ctx *ctx, rl_points *pts, const call *c, const gemm_variant *v,
         rl_die(RL_EXIT_FAILED, "out of memory for a point");
     *copy = *c;
     copy->impl = RL_LAUNCHER(ctx, v);
-    copy->model_us = copy->speedup = copy->speedup_lo = copy->speedup_hi = NAN;
+    copy->model_us = NAN;
+    copy->speedup = RL_RATIO_NONE;
     if (!copy->w.tile_m) {
         copy->w = (rl_wave_model){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
         copy->wave_end = NAN;

@@ -32,8 +32,7 @@ typedef struct call {
     double wave_end;   /* 1 on the last N of a wave, followed by the next one's first */
     const char *mark;  /* its mark on the console */
     double model_us;   /* staircase: the wave model's time, once the sweep is timed */
-    double speedup;    /* vocab: the same GEMM's time at V = 50257 over this one */
-    double speedup_lo, speedup_hi; /* its spread: the two times' q1-q3 (rl_time_ratio) */
+    rl_ratio speedup;  /* vocab: the same GEMM's time at V = 50257 over this one, and its spread */
     const gemm_impl *impl;
     rl_input *a, *b;   /* FP16-exact inputs: g.a and g.b read the start of these */
     gemm_wide *wide;   /* NULL: the reference is computed for this call alone */

@@ -44,9 +44,7 @@ static const rl_column COLUMNS[] = {
 
 static const rl_column DERIVED[] = {
     RL_DOUBLE("model_time_us", NULL, NULL, call, model_us),
-    RL_DOUBLE("speedup_vs_v50257", NULL, NULL, call, speedup),
-    RL_DOUBLE("speedup_vs_v50257_lo", NULL, NULL, call, speedup_lo),
-    RL_DOUBLE("speedup_vs_v50257_hi", NULL, NULL, call, speedup_hi),
+    RL_RATIO_COLUMNS("speedup_vs_v50257", call, speedup),
     {0},
 };
 

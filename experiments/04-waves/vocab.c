@@ -92,7 +92,7 @@ static const rl_point *find(const rl_points *pts, const gemm_variant *v, const c
 
 static const rl_column TABLE[] = {
     CALL_TABLE_HEAD,
-    RL_DOUBLE(NULL, "vs 50257", "%9.3fx", call, speedup),
+    RL_DOUBLE(NULL, "vs 50257", "%9.3fx", call, speedup.median),
     {0},
 };
 
@@ -103,12 +103,8 @@ static void set_speedups(rl_points *pts)
     for (int i = 0; i < pts->n; i++) {
         call *c = pts->v[i].arg;
         const rl_point *base = find(pts, (const gemm_variant *)pts->v[i].variant, c->gemm, V_GPT2);
-        if (base && rl_point_timed(&pts->v[i])) {
-            rl_ratio r = rl_time_ratio(base, &pts->v[i]);
-            c->speedup = r.median;
-            c->speedup_lo = r.lo;
-            c->speedup_hi = r.hi;
-        }
+        if (base && rl_point_timed(&pts->v[i]))
+            c->speedup = rl_time_ratio(base, &pts->v[i]);
     }
 }
 

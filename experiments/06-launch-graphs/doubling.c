@@ -108,18 +108,15 @@ static void ratios(rl_points *pts)
         for (int j = 0; j < pts->n; j++) {
             const rl_point *p = &pts->v[i], *q = &pts->v[j];
             if (rl_point_timed(p) && rl_point_timed(q) && q->variant == p->variant &&
-                call_of(q)->batch == 2 * call_of(p)->batch) {
-                rl_ratio r = rl_time_ratio(q, p);
-                call *c = call_of(p);
-                c->ratio = r.median, c->ratio_lo = r.lo, c->ratio_hi = r.hi;
-            }
+                call_of(q)->batch == 2 * call_of(p)->batch)
+                call_of(p)->ratio = rl_time_ratio(q, p);
         }
 }
 
 int doubling_knee(const rl_points *pts, const kernel_variant *v)
 {
     for (int i = 0; i < pts->n; i++)
-        if (rl_point_timed(&pts->v[i]) && pts->v[i].variant == v && call_of(&pts->v[i])->ratio > 1.1)
+        if (rl_point_timed(&pts->v[i]) && pts->v[i].variant == v && call_of(&pts->v[i])->ratio.median > 1.1)
             return (int)call_of(&pts->v[i])->batch;
     return 0;
 }
@@ -128,7 +125,7 @@ static const rl_column TABLE[] = {
     {NULL, "variant", "%-9s", .str = rl_col_variant},
     RL_DOUBLE(NULL, "batch", "%7.0f", call, batch),
     RL_COLUMN_TIME_US,
-    RL_DOUBLE_MEASURED(NULL, "t(2b)/t(b)", "%10.2f", call, ratio),
+    RL_DOUBLE_MEASURED(NULL, "t(2b)/t(b)", "%10.2f", call, ratio.median),
     {0},
 };
 

@@ -22,8 +22,7 @@ typedef struct call {
     double host_us;           /* the host's time to issue one kernel */
     double build_us;          /* building what the variant replays (a graph) */
     double breakeven;         /* replays that pay the build back, against async */
-    double ratio;             /* doubling: t(2 batch) / t(batch) */
-    double ratio_lo, ratio_hi; /* its spread: both times at opposite ends of their q1-q3 */
+    rl_ratio ratio;           /* doubling: t(2 batch) / t(batch), and its spread */
     launch_args a;            /* a chain's point: its variant and arguments (the timed arg) */
     step_args s;              /* a step's point: the same, and its buffers */
     struct weights *w;

@@ -72,9 +72,7 @@ static const rl_column DERIVED[] = {
     RL_DOUBLE("host_us_per_launch", NULL, NULL, call, host_us),
     RL_DOUBLE("graph_build_us", NULL, NULL, call, build_us),
     RL_DOUBLE("graph_breakeven_replays", NULL, NULL, call, breakeven),
-    RL_DOUBLE("doubling_ratio", NULL, NULL, call, ratio),
-    RL_DOUBLE("doubling_ratio_lo", NULL, NULL, call, ratio_lo),
-    RL_DOUBLE("doubling_ratio_hi", NULL, NULL, call, ratio_hi),
+    RL_RATIO_COLUMNS("doubling_ratio", call, ratio),
     {0},
 };
 
@@ -133,8 +131,7 @@ call *new_call(const char *test)
 {
     call *c = rl_host_alloc(sizeof *c);
     *c = (call){.test = test, .k = NAN, .n = NAN, .batch = NAN, .d = NAN, .floor_us = NAN,
-                .host_us = NAN, .build_us = NAN, .breakeven = NAN, .ratio = NAN,
-                .ratio_lo = NAN, .ratio_hi = NAN};
+                .host_us = NAN, .build_us = NAN, .breakeven = NAN, .ratio = RL_RATIO_NONE};
     return c;
 }
 

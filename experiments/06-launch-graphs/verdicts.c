@@ -90,7 +90,7 @@ void judge_chain(rl_ctx *ctx, const rl_points *pts)
 static bool has_ratio(const rl_point *p, const void *key)
 {
     (void)key;
-    return isfinite(call_of(p)->ratio);
+    return isfinite(call_of(p)->ratio.median);
 }
 
 void judge_doubling(rl_ctx *ctx, const rl_points *pts)
@@ -104,10 +104,10 @@ void judge_doubling(rl_ctx *ctx, const rl_points *pts)
              lo ? call_of(lo)->d : 0,
              gpu ? "t(2b) / t(b), the step launched op by op"
                  : "CPU: four OpenMP regions per step; a region costs microseconds, a GPU launch several");
-    rl_judge(ctx, &EXP06_CLAIMS[DOUBLING_SMALL], NULL, lo ? call_of(lo)->ratio : NAN, note);
+    rl_judge(ctx, &EXP06_CLAIMS[DOUBLING_SMALL], NULL, lo ? call_of(lo)->ratio.median : NAN, note);
     snprintf(note, sizeof note, "batch %.0f, d = %.0f; the work dominates: time follows the batch",
              hi ? call_of(hi)->batch : 0, hi ? call_of(hi)->d : 0);
-    rl_judge(ctx, &EXP06_CLAIMS[DOUBLING_LARGE], NULL, hi ? call_of(hi)->ratio : NAN, note);
+    rl_judge(ctx, &EXP06_CLAIMS[DOUBLING_LARGE], NULL, hi ? call_of(hi)->ratio.median : NAN, note);
 
     /* No overhead-bound region to shrink when the launches' smallest batch
      * already costs > 10 % more doubled; none measured when a variant never does. */
