@@ -70,6 +70,14 @@ const char *meta(const rl_table *csv, const char *key)
     return v ? v : "";
 }
 
+void tex_longtable_head(strbuf *b, const char *columns)
+{
+    const char *kinds[] = {"endfirsthead", "endhead"};
+    for (int i = 0; i < 2; i++)
+        sb_printf(b, "\\toprule\n%s \\\\\n\\midrule\n\\%s\n", columns, kinds[i]);
+    sb_printf(b, "\\bottomrule\n\\endfoot\n");
+}
+
 int paper_write(const char *dest, const char *name, strbuf *b)
 {
     char path[1200];
@@ -251,16 +259,15 @@ static void on_this_run(strbuf *b, const paper *p, const paper_exp *e, int nchar
  * off the bottom. */
 static void verdict_table(strbuf *b, const rl_table *v, const paper_exp *e)
 {
-    const char *head = "\\toprule\nclaim & predicted & measured & verdict \\\\\n\\midrule\n";
     sb_printf(b, "\\begingroup\\small\n"
                  "\\begin{longtable}{@{}>{\\raggedright\\arraybackslash}p{0.36\\linewidth}"
                  ">{\\raggedright\\arraybackslash}p{0.2\\linewidth}"
                  ">{\\raggedright\\arraybackslash}p{0.2\\linewidth}"
                  ">{\\raggedright\\arraybackslash}p{0.12\\linewidth}@{}}\n"
                  "\\caption{Experiment %s on this run: predicted and measured, each verdict's "
-                 "note below it (from \\texttt{verdicts.csv}).}\\label{tab:exp-%s}\\\\\n"
-                 "%s\\endfirsthead\n%s\\endhead\n\\bottomrule\n\\endfoot\n",
-              e->id, e->id, head, head);
+                 "note below it (from \\texttt{verdicts.csv}).}\\label{tab:exp-%s}\\\\\n",
+              e->id, e->id);
+    tex_longtable_head(b, "claim & predicted & measured & verdict");
     int rows = 0;
     for (int r = 0; v && r < v->nrows; r++) {
         if (!is_verdict_of(v, r, e))

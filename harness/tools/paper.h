@@ -41,6 +41,9 @@ void tex_date(strbuf *b, const char *iso);
 void tex_commit(strbuf *b, const char *commit);
 /* A CSV's "# key: value", "" when absent. */
 const char *meta(const rl_table *csv, const char *key);
+/* A longtable's header rows, repeated on every page it runs over, and its
+ * closing rule: columns is the header row's cells ("a & b & c"). */
+void tex_longtable_head(strbuf *b, const char *columns);
 /* Writes b to dest/name and frees it; 0 on success. */
 int paper_write(const char *dest, const char *name, strbuf *b);
 

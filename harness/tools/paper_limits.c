@@ -185,11 +185,8 @@ int ceilings_tex(const paper *p)
                   "\\caption{Each experiment's own ceilings: the bandwidth "
                   "its rows (MBU, fractions of the roof) were judged against, and its DRAM roofs "
                   "as best / worst of its trials, in GB/s; the matrix ceiling in TFLOP/s.}"
-                  "\\label{tab:ceilings}\\\\\n"
-                  "\\toprule\nexp. & judged against & DRAM read & DRAM copy & DRAM triad & "
-                  "TFLOP/s \\\\\n\\midrule\n\\endfirsthead\n"
-                  "\\toprule\nexp. & judged against & DRAM read & DRAM copy & DRAM triad & "
-                  "TFLOP/s \\\\\n\\midrule\n\\endhead\n\\bottomrule\n\\endfoot\n");
+                  "\\label{tab:ceilings}\\\\\n");
+    tex_longtable_head(&b, "exp. & judged against & DRAM read & DRAM copy & DRAM triad & TFLOP/s");
     for (int i = 0; i < p->nexp; i++) {
         const paper_exp *e = &p->exps[i];
         if (!e->csv)
@@ -227,17 +224,8 @@ typedef struct noise {
     int rsd_worst_row, iqr_worst_row;
 } noise;
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n == 0 ? NAN : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+/* The harness's statistics (stats.c); NaN for none. */
+static double median_of(const double *v, int n) { return n == 0 ? NAN : rl_stats_of(v, n).median; }
 
 /* Over the rows that were timed (a finite rel_stddev): the relative
  * standard deviation of the samples and the interquartile spread over the
@@ -297,11 +285,8 @@ static void noise_table(strbuf *b, const paper *p)
                  "samples' relative standard deviation and the interquartile spread "
                  "$(q_3-q_1)/\\mathrm{median}$, each as the median over the points and the worst "
                  "point (named by its keys); and the points that stopped at the time limit "
-                 "before reaching the stop rule's target.}\\label{tab:noise}\\\\\n"
-                 "\\toprule\nexp. & points & rel. sd & worst & $q_3-q_1$ & worst & time limit "
-                 "\\\\\n\\midrule\n\\endfirsthead\n\\toprule\nexp. & points & rel. sd & worst & "
-                 "$q_3-q_1$ & worst & time limit \\\\\n\\midrule\n\\endhead\n\\bottomrule\n"
-                 "\\endfoot\n");
+                 "before reaching the stop rule's target.}\\label{tab:noise}\\\\\n");
+    tex_longtable_head(b, "exp. & points & rel. sd & worst & $q_3-q_1$ & worst & time limit");
     for (int i = 0; i < p->nexp; i++) {
         const paper_exp *e = &p->exps[i];
         if (!e->csv)
