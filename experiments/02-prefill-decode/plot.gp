@@ -20,7 +20,7 @@ sel(shape, variant, c) = (strcol('shape') eq shape && strcol('variant') eq varia
 # bandwidth ladder (one read roof per level of the memory hierarchy; the
 # decode's weights stream from DRAM). Runs older than the ladder only have
 # rate / utilization in their rows.
-roof_gbps(level) = (meta('roof_'.level.'_read_gbps') eq '' ? 0 : real(word(meta('roof_'.level.'_read_gbps'), 1)))
+roof_gbps(level) = roof_best(level, 'read') == roof_best(level, 'read') ? roof_best(level, 'read') : 0
 peak = meta('ceiling_tflops') eq '' ? 0 : real(meta('ceiling_tflops'))   # TFLOP/s
 bw = roof_gbps('DRAM') / 1000.0                                         # TB/s
 if (peak <= 0) { stats csv using (column('mfu') > 0 ? column('tflops') / column('mfu') : NaN) nooutput; peak = STATS_max }
@@ -71,19 +71,15 @@ label_of(s, v) = sprintf('%s, %s', s, v)
 # The DRAM read rung as a band, worst to best trial; the compute roof as a
 # band from the library GEMM's best to the FMA peak where both were
 # measured (ceiling_tflops, the larger, is what MFU is against).
-bw_best = roof_best('DRAM', 'read') / 1000.0     # TB/s
-bw_worst = roof_worst('DRAM', 'read') / 1000.0
-if (bw_best != bw_best) { bw_best = bw; bw_worst = bw }
+bw_worst = roof_worst('DRAM', 'read') / 1000.0   # TB/s; the best is bw
+if (bw_worst != bw_worst) { bw_worst = bw }
 gemm_meta = meta('roof_compute_gemm_tflops')
-fma_meta = meta('roof_compute_fma_tflops')
 peak_gemm = gemm_meta eq '' ? NaN : real(gemm_meta)
-peak_fma = fma_meta eq '' ? NaN : real(fma_meta)
 peak_lo = (peak_gemm == peak_gemm && peak_gemm < peak) ? peak_gemm : peak
 peak_source = meta('ceiling_tflops_source') eq '' ? 'compute roof' : meta('ceiling_tflops_source')
 compute_what = peak_lo < peak ? sprintf('compute roof: %.3g (library GEMM) to %.3g TFLOP/s (%s)', peak_lo, peak, peak_source) : \
     sprintf('compute roof: %.3g TFLOP/s (%s)', peak, peak_source)
 roof_lo(ai) = ai * bw_worst < peak_lo ? ai * bw_worst : peak_lo
-roof_hi(ai) = ai * bw_best < peak ? ai * bw_best : peak
 # The published GPU ridges (another machine's datasheet, not this run).
 pub_ids = 'ridge_h100_sxm ridge_a100_80gb'
 array pub_ridge[2]
@@ -95,7 +91,7 @@ pub_short(j) = sprintf('%s %.0f', j == 1 ? 'H100' : 'A100', pub_ridge[j])
 # written, 4 read again) while "bytes" counts 2, so at small n it sits at
 # least 5x below the DRAM roof. Its roof at the bytes it moves:
 cpu_library = backend eq 'cpu' && word_index(variants, 'gemm_library') > 0
-library_roof(ai) = ai * bw_best * 2 / 10 < peak ? ai * bw_best * 2 / 10 : peak
+library_roof(ai) = ai * bw * 2 / 10 < peak ? ai * bw * 2 / 10 : peak
 set output chart('')
 set title verdict_title(sprintf('Is decode memory-bound? (ridge %.0f FLOP/B)', ridge), 'mbu_decode_' . shape1)
 set logscale xy
@@ -124,8 +120,8 @@ do for [j = 1:2] {
 set label 2 compute_what at graph 0.02, first peak * 1.35 left tc rgb model_color font ',9' noenhanced
 set samples 400
 plot \
-    '+' using 1:(roof_lo($1)):(roof_hi($1)) with filledcurves fc rgb band_color fs solid 1.0 noborder \
-        title sprintf('model: roof band, DRAM read %.0f-%.0f GB/s', 1000 * bw_worst, 1000 * bw_best), \
+    '+' using 1:(roof_lo($1)):(roof($1)) with filledcurves fc rgb band_color fs solid 1.0 noborder \
+        title sprintf('model: roof band, DRAM read %.0f-%.0f GB/s', 1000 * bw_worst, 1000 * bw), \
     roof(x) with lines dt 2 lw 2 lc rgb model_color title 'model: roofline at the best trials', \
     for [l in ladder] ladder_roof(x, l) with lines dt 3 lw 1 lc rgb '#aaaaaa' \
         title (ladder_bw(l) > 0 ? sprintf('model: %s read roof, %.0f GB/s', l, 1000 * ladder_bw(l)) : ''), \
