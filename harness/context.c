@@ -258,6 +258,7 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
 static void release(rl_ctx *ctx)
 {
     rl_verdicts_free(ctx);
+    rl_run_release(ctx);
     rl_backend_close(ctx->be);
     free(ctx->priv->csv_names);
     free(ctx->priv);

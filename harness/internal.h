@@ -84,7 +84,18 @@ struct rl_ctx_private {
     char fallback_note[256];
     const rl_column *last_table; /* the console table whose header was printed last */
     const char **csv_names;      /* the CSV header, when built from columns */
+    /* rl_main (run.c): every declared point, the parts they belong to,
+     * and the memory kept for them until the run ends. */
+    rl_points points;
+    struct rl_declared_part *parts;
+    int nparts, cap_parts;
+    bool declared, discard;
+    void **kept;
+    int nkept, cap_kept;
 };
+
+/* run.c: frees what rl_main declared (rl_end's release). */
+void rl_run_release(rl_ctx *ctx);
 
 /* measure.c: work measured `trials` times under a short stop rule; the
  * band of units_per_call / median time (the best trial is the ceiling). */

@@ -46,6 +46,20 @@ int rl_points_new_group(rl_points *s) { return ++s->last_group; }
 
 /* ---- 1. validate ------------------------------------------------------------------ */
 
+/* The call a point times: its kernel call, or its own work. */
+static kernel_call timed_call(const rl_point *p)
+{
+    return p->call.run ? p->call : (kernel_call){p->run, p->arg};
+}
+
+/* The call its validation makes: the one timed unless it names another. */
+static kernel_call checked_call(const rl_point *p)
+{
+    if (p->check_call.run)
+        return p->check_call;
+    return p->check_run ? (kernel_call){p->check_run, p->check_arg} : timed_call(p);
+}
+
 static rl_check check_point(rl_ctx *ctx, rl_point *p)
 {
     if (p->prepare)
@@ -53,8 +67,9 @@ static rl_check check_point(rl_ctx *ctx, rl_point *p)
     if (!p->out || !p->want)
         rl_die(RL_EXIT_FAILED, "internal error: exp-%s: a point without out and want to validate",
                ctx->exp->id);
-    void (*run)(void *) = p->check_run ? p->check_run : p->run;
-    void *arg = p->check_run ? p->check_arg : p->arg;
+    kernel_call c = checked_call(p);
+    void (*run)(void *) = c.run;
+    void *arg = c.call;
     if (p->in_place)
         return rl_validate_f32_in_place(ctx->be, run, arg, p->out, p->count, p->want, p->bound,
                                         p->atol, p->rtol);
@@ -131,7 +146,8 @@ static void time_group(rl_ctx *ctx, rl_points *s, int first)
         rl_point *p = &s->v[i];
         if ((i == first || (g && p->group == g)) && p->state == RL_POINT_VALID) {
             members[n] = p;
-            works[n++] = (rl_work){p->variant ? p->variant->name : "point", p->run, p->arg};
+            kernel_call c = timed_call(p);
+            works[n++] = (rl_work){p->variant ? p->variant->name : "point", c.run, c.call};
         }
     }
     char key[256];
@@ -182,6 +198,14 @@ void rl_points_measure(rl_ctx *ctx, rl_points *s)
 }
 
 /* ---- 3. lookups and rates ----------------------------------------------------------- */
+
+void *rl_point_data(const rl_point *p, size_t size, const char *type)
+{
+    if (!p->data || p->data_size != size)
+        rl_die(RL_EXIT_FAILED, "internal error: a point's data is not a %s (%zu bytes, not %zu)",
+               type, p->data_size, size);
+    return (void *)p->data;
+}
 
 bool rl_point_timed(const rl_point *p) { return p->state == RL_POINT_TIMED; }
 

@@ -72,6 +72,7 @@ typedef struct rl_ceilings {
 
 typedef struct rl_ctx rl_ctx;
 typedef struct rl_point rl_point;
+typedef struct rl_points rl_points;
 
 /* A column of an experiment's points: its CSV name (NULL: console only),
  * its console heading and printf format (NULL: CSV only), and its value,
@@ -157,6 +158,13 @@ typedef struct rl_experiment {
      * reported, e.g. "time_us_median". Written to the CSV header. */
     const char *compare_keys;
     const char *compare_value;
+    /* The experiment's code, which rl_main calls (see "One way in" below):
+     * declare its metadata, parts and points, once; judge the claims from
+     * every point once all are measured (NULL: its parts judge); observe
+     * one valid point (an observed experiment only). */
+    void (*declare)(rl_ctx *ctx);
+    void (*judge)(rl_ctx *ctx, const rl_points *all);
+    void (*observe)(rl_ctx *ctx, rl_point *p);
 } rl_experiment;
 
 typedef struct rl_ctx_private rl_ctx_private;
@@ -331,7 +339,11 @@ struct rl_point {
     /* declared by the experiment */
     const kernel_variant *variant; /* NULL when the point is no variant's */
     int group;                     /* timed with the points of the same group; 0: alone */
-    void (*run)(void *arg);        /* one call of the measured work */
+    /* One call of the measured work: a kernel call (gemv_kernel_call(&c),
+     * kernels/common.h), or work of the experiment's own (run(arg): a
+     * sequence of calls, such as a model's forward pass). */
+    kernel_call call;
+    void (*run)(void *arg);
     void *arg;
     /* Validation: one call of check_run(check_arg), or of run(arg) when
      * the call checked is the one timed, into out (poisoned first, unless
@@ -343,6 +355,7 @@ struct rl_point {
     size_t count;
     const double *want, *bound;
     double atol, rtol;
+    kernel_call check_call;        /* or check_run(check_arg) */
     void (*check_run)(void *arg);
     void *check_arg;
     bool in_place;
@@ -357,7 +370,11 @@ struct rl_point {
      * roofline does not see (launches), for the plan only. */
     double bytes, flops, footprint, extra_s;
     rl_pattern pattern;
-    const void *data;              /* the experiment's own, for its columns */
+    /* The experiment's own, for its columns: set by RL_POINT_DATA(ptr),
+     * read back by RL_DATA(type, p), which checks the size. */
+    const void *data;
+    size_t data_size;
+    int part;                      /* which declared part it belongs to (rl_main) */
     /* filled by the harness */
     rl_point_state state;
     char why[256];                 /* why validation failed */
@@ -365,10 +382,10 @@ struct rl_point {
     rl_measurement m;
 };
 
-typedef struct rl_points {
+struct rl_points {
     rl_point *v;
     int n, cap, last_group;
-} rl_points;
+};
 
 /* Adds a copy of p; the pointer stays valid until the next add. */
 rl_point *rl_points_add(rl_points *s, const rl_point *p);
@@ -408,6 +425,14 @@ void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table
  * columns, from p's data and FLOPs as rl_points_report writes them; the
  * caller sets the other cells (validated) and ends the row. */
 void rl_set_point_columns(rl_ctx *ctx, const rl_point *p);
+
+/* A point's data, typed: .data = c, .data_size = sizeof *c in a point's
+ * initializer; and back, RL_DATA(call, p), a const call * (a point of
+ * another type is an internal error, said at once). */
+#define RL_POINT_DATA(ptr) .data = (ptr), .data_size = sizeof *(ptr)
+#define RL_DATA(type, p) ((const type *)rl_point_data((p), sizeof(type), #type))
+#define RL_DATA_MUT(type, p) ((type *)rl_point_data((p), sizeof(type), #type))
+void *rl_point_data(const rl_point *p, size_t size, const char *type);
 
 bool rl_point_timed(const rl_point *p);
 /* Whether the point's variant has this role. */
@@ -505,6 +530,55 @@ double rl_col_attainable(rl_ctx *ctx, const rl_point *p);
     RL_DOUBLE("blocks_per_unit", NULL, NULL, type, member.blocks_per_unit), \
     RL_DOUBLE("waves", NULL, NULL, type, member.waves),                     \
     RL_DOUBLE("wave_efficiency", NULL, NULL, type, member.efficiency)
+
+/* ------------------------------------------------------------------------
+ * One way in (run.c): the one path every experiment takes.
+ *
+ *   int main(int argc, char **argv) { return rl_main(&EXP05, argc, argv); }
+ *
+ * rl_main parses the command line (rl_begin), measures the ceilings, calls
+ * exp->declare once, and then does the rest itself:
+ *   1. declare adds metadata (rl_meta), parts (rl_part_add) and their
+ *      points (rl_point_add). Nothing runs: a part's buffers do not exist
+ *      yet, so a point says what it will run, not on what;
+ *   2. the plan of every declared point is printed (how long the run takes);
+ *   3. each part in turn: open() makes its buffers and inputs, its points
+ *      are validated on fresh inputs, each group is timed interleaved (or,
+ *      for an observed experiment, each valid point goes to exp->observe),
+ *      its rows and console table are written, then done() (its verdicts,
+ *      freeing its buffers);
+ *   4. exp->judge(ctx, every point), then rl_end: the CSV, the verdicts,
+ *      the charts.
+ * ---------------------------------------------------------------------- */
+int rl_main(const rl_experiment *exp, int argc, char **argv);
+
+/* A part of a run: points that share buffers (a shape, a size, a test).
+ * Every callback may be NULL; state is the part's own. */
+typedef struct rl_part {
+    void (*open)(rl_ctx *ctx, void *state);
+    void (*done)(rl_ctx *ctx, const rl_points *pts, void *state); /* pts: the part's */
+    void *state;
+    const rl_column *table; /* its console table; NULL: the experiment's */
+    const char *heading;    /* printed above its table, or NULL */
+} rl_part;
+
+/* In declare: a new part; the points added after it are its points. */
+void rl_part_add(rl_ctx *ctx, const rl_part *part);
+/* A point of the current part (a first part is opened if none was); the
+ * pointer stays valid until the next add. */
+rl_point *rl_point_add(rl_ctx *ctx, const rl_point *p);
+/* A fresh group number: points of one group are timed together. */
+int rl_group_new(rl_ctx *ctx);
+/* Every point declared so far (after rl_main's runs: measured), for
+ * derived columns that compare a point with another. */
+const rl_points *rl_points_all(const rl_ctx *ctx);
+/* Zeroed memory that lives until the run ends, for what points point to
+ * (their data, their kernel calls): call *c = RL_NEW(ctx, call). */
+void *rl_keep(rl_ctx *ctx, size_t bytes);
+#define RL_NEW(ctx, type) ((type *)rl_keep((ctx), sizeof(type)))
+/* In declare: this run is a side benchmark (exp-03's --matrix): its rows
+ * are printed, and no CSV, verdict or chart is written. */
+void rl_discard_results(rl_ctx *ctx);
 
 /* ------------------------------------------------------------------------
  * Inputs drawn when first needed (random.c)

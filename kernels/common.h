@@ -28,6 +28,35 @@ struct CUstream_st;
 #define CUDA_ONLY(launcher) NULL
 #endif
 
+/* ---- one call of a kernel, as a value ------------------------------------------
+ * Every launcher of a family has one shape, void f(const <family>_args *),
+ * so a call is a launcher and its arguments. KERNEL_CALL_TYPE(gemv,
+ * gemv_args) defines, once per family (in its header), the struct
+ * gemv_call {launch, args} and gemv_kernel_call(&c), the kernel_call the
+ * harness runs: a point carries it, and no experiment writes the glue
+ * that casts a void pointer back to its call. Type-checked at compile
+ * time: a launcher of another family does not fit. */
+typedef struct kernel_call {
+    void (*run)(void *call); /* makes the call */
+    void *call;              /* the family's <family>_call */
+} kernel_call;
+
+#define KERNEL_CALL_TYPE(prefix, args_type)                                       \
+    typedef struct prefix##_call {                                                \
+        void (*launch)(const args_type *a);                                       \
+        args_type args;                                                           \
+    } prefix##_call;                                                              \
+    static inline void prefix##_call_run(void *c)                                 \
+    {                                                                             \
+        const prefix##_call *k = (const prefix##_call *)c;                        \
+        k->launch(&k->args);                                                      \
+    }                                                                             \
+    static inline kernel_call prefix##_kernel_call(prefix##_call *c)              \
+    {                                                                             \
+        kernel_call k = {prefix##_call_run, c};                                   \
+        return k;                                                                 \
+    }
+
 /* ---- one table per kernel family ---------------------------------------------
  * Every family's variant row starts with these fields, then its own (the
  * launcher of each backend, .cpu and .cuda, NULL where a backend lacks the

@@ -47,6 +47,9 @@ typedef struct fusion_args {
     struct CUstream_st *stream; /* CUDA only */
 } fusion_args;
 
+/* fusion_call: a launcher and its arguments (kernels/common.h). */
+KERNEL_CALL_TYPE(fusion, fusion_args)
+
 /* One row per variant (fusion.c); see kernels/common.h. */
 typedef struct fusion_variant {
     KERNEL_VARIANT_HEAD;

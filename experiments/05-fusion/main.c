@@ -26,36 +26,29 @@ static const rl_option OPTIONS[] = {
     {0},
 };
 
-enum { MAX_K = 8, MAX_CALLS = 64 }; /* MAX_CALLS: the points of one size */
+enum { MAX_K = 8 };
 
 /* One call of one variant: what a point runs, and its columns. */
 typedef struct call {
     const char *op;
     int k, n; /* n: elements */
     const fusion_variant *v;
-    void (*launch)(const fusion_args *a);
-    fusion_args a;
-    const rl_points *all; /* the size's points: the unfused twin, for the speedup */
+    fusion_call kernel;   /* its pointers bound when the point is prepared */
+    struct size_part *at; /* the part (op and size) it runs in */
 } call;
-
-static void run_call(void *arg)
-{
-    const call *c = arg;
-    c->launch(&c->a);
-}
-
-static const call *call_of(const rl_point *p) { return p->data; }
 
 /* The unfused point with the same op, size and k, preferring the same
  * family (pair or chain): a fused point's twin, for its speedup. */
-static const rl_point *unfused_twin(const rl_point *p)
+static const rl_point *unfused_twin(rl_ctx *ctx, const rl_point *p)
 {
-    const call *c = call_of(p);
+    const call *c = RL_DATA(call, p);
+    const rl_points *all = rl_points_all(ctx);
     const rl_point *twin = NULL;
-    for (int i = 0; i < c->all->n; i++) {
-        const rl_point *q = &c->all->v[i];
-        const call *d = call_of(q);
+    for (int i = 0; i < all->n; i++) {
+        const rl_point *q = &all->v[i];
+        const call *d = RL_DATA(call, q);
         if (rl_point_timed(q) && !d->v->fused && d->op == c->op && d->k == c->k &&
+            d->n == c->n &&
             d->v->libm == c->v->libm && /* the same cos: the vector one or the C library's */
             (!twin || d->v->k == c->v->k))
             twin = q;
@@ -66,28 +59,14 @@ static const rl_point *unfused_twin(const rl_point *p)
 /* A fused point's speedup: its twin's time over its own, with the spread
  * of both times (rl_time_ratio), so that a chart can draw the ratio's bars
  * from the same two points. NaN on an unfused point. */
-static rl_ratio speedup_of(const rl_point *p)
+static rl_ratio speedup_of(rl_ctx *ctx, const rl_point *p)
 {
-    return rl_time_ratio(call_of(p)->v->fused ? unfused_twin(p) : NULL, p);
+    return rl_time_ratio(RL_DATA(call, p)->v->fused ? unfused_twin(ctx, p) : NULL, p);
 }
 
-static double speedup(rl_ctx *ctx, const rl_point *p)
-{
-    (void)ctx;
-    return speedup_of(p).median;
-}
-
-static double speedup_lo(rl_ctx *ctx, const rl_point *p)
-{
-    (void)ctx;
-    return speedup_of(p).lo;
-}
-
-static double speedup_hi(rl_ctx *ctx, const rl_point *p)
-{
-    (void)ctx;
-    return speedup_of(p).hi;
-}
+static double speedup(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).median; }
+static double speedup_lo(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).lo; }
+static double speedup_hi(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).hi; }
 
 static const rl_column COLUMNS[] = {
     RL_COLUMN_VARIANT,
@@ -131,6 +110,9 @@ static const rl_claim CLAIMS[] = {
 
 static const kernel_family *const FAMILIES[] = {&fusion_family, NULL};
 
+static void declare(rl_ctx *ctx);
+static void judge(rl_ctx *ctx, const rl_points *all);
+
 static const rl_experiment EXP05 = {
     .id = "05",
     .slug = "05-fusion",
@@ -152,6 +134,8 @@ static const rl_experiment EXP05 = {
     .default_cache = RL_HOT,
     .compare_keys = "op,variant,k,n",
     .compare_value = "time_us_median",
+    .declare = declare,
+    .judge = judge,
 };
 
 /* ---- sizes ------------------------------------------------------------------- */
@@ -193,60 +177,107 @@ static bool runs_at(const rl_ctx *ctx, const fusion_variant *v, fusion_op op, in
 
 /* ---- one part: one op at one size ------------------------------------------------ */
 
-typedef struct run {
-    fusion_op ops[2];
-    size_t sizes[48];      /* 2^16 .. nmax */
-    int nops, nsizes;
+/* A part's buffers, made when it opens: the input, drawn fresh, and the
+ * reference op^ref_k(input), stepped up as its points are validated in
+ * order of k. */
+typedef struct size_part {
+    fusion_op op;
+    size_t n;
     float *in, *out, *tmp; /* on the backend's device */
-    double *ref;           /* host: op^k(input), one op at a time */
-    call calls[MAX_CALLS];
-} run;
+    double *ref;           /* host */
+    int ref_k;
+} size_part;
 
-/* The parts: every size of the first op, then of the second. Every point
- * of a part: the pair variants as one group, each chain length as one, the
- * C library's cos rows as one (ten times slower, they would only stretch
- * the others' rounds). live: on fresh inputs, each point validated as it
- * is declared, while ref holds op^k of the input. */
-static void declare_part(rl_ctx *ctx, rl_points *pts, int part, bool live, void *arg)
+static void open_size(rl_ctx *ctx, void *state)
 {
-    run *r = arg;
-    fusion_op op = r->ops[part / r->nsizes];
-    size_t n = r->sizes[part % r->nsizes], nmax = r->sizes[r->nsizes - 1];
-    if (live) {
-        float *host = rl_host_random(ctx, n, -4.0f, 4.0f);
-        rl_upload(ctx->be, r->in, host, n * sizeof(float));
-        for (size_t i = 0; i < n; i++)
-            r->ref[i] = host[i];
-        rl_host_free(host);
-    }
-    int kmax = n == nmax ? MAX_K : 2, used = 0;
-    int pair_group = rl_points_new_group(pts), libm_group = rl_points_new_group(pts);
+    size_part *s = state;
+    size_t n = s->n;
+    s->in = rl_alloc(ctx->be, n * sizeof(float));
+    s->out = rl_alloc(ctx->be, n * sizeof(float));
+    s->tmp = rl_alloc(ctx->be, n * sizeof(float));
+    s->ref = rl_host_alloc(n * sizeof(double));
+    float *host = rl_host_random(ctx, n, -4.0f, 4.0f);
+    rl_upload(ctx->be, s->in, host, n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        s->ref[i] = host[i];
+    rl_host_free(host);
+    s->ref_k = 0;
+}
+
+static void close_size(rl_ctx *ctx, const rl_points *pts, void *state)
+{
+    (void)pts;
+    size_part *s = state;
+    rl_free(ctx->be, s->in);
+    rl_free(ctx->be, s->out);
+    rl_free(ctx->be, s->tmp);
+    rl_host_free(s->ref);
+}
+
+/* Binds the call to its part's buffers, and brings the reference to
+ * op^k(input): the part's points come in order of k. */
+static void prepare_call(rl_ctx *ctx, rl_point *p)
+{
+    call *c = RL_DATA_MUT(call, p);
+    size_part *s = c->at;
+    for (; s->ref_k < c->k; s->ref_k++)
+        fusion_reference_step(s->ref, s->n, s->op);
+    c->kernel.args = (fusion_args){s->out, s->in, s->tmp, s->n, c->k, s->op, rl_stream(ctx->be)};
+    p->out = s->out;
+    p->want = s->ref;
+}
+
+/* Every point of one op at one size: the pair variants as one group, each
+ * chain length as one, the C library's cos rows as one (ten times slower,
+ * they would only stretch the others' rounds). */
+static void declare_size(rl_ctx *ctx, fusion_op op, size_t n, size_t nmax)
+{
+    size_part *s = RL_NEW(ctx, size_part);
+    *s = (size_part){.op = op, .n = n};
+    rl_part_add(ctx, &(rl_part){.open = open_size, .done = close_size, .state = s});
+    int kmax = n == nmax ? MAX_K : 2;
+    int pair_group = rl_group_new(ctx), libm_group = rl_group_new(ctx);
     for (int k = 1; k <= kmax; k++) {
-        if (live)
-            fusion_reference_step(r->ref, n, op); /* ref now holds op^k(input) */
         int chain_group = 0;
         for (const fusion_variant *v = fusion_variants; v->name; v++) {
             if (!runs_at(ctx, v, op, k, n, nmax))
                 continue;
-            if (used == MAX_CALLS)
-                rl_die(RL_EXIT_FAILED, "exp-05: more than %d points at one size: raise MAX_CALLS",
-                       MAX_CALLS);
             if (!v->k && !chain_group)
-                chain_group = rl_points_new_group(pts);
-            call *c = &r->calls[used++];
-            *c = (call){fusion_op_name(op), k, (int)n, v, RL_LAUNCHER(ctx, v),
-                        {r->out, r->in, r->tmp, n, k, op, rl_stream(ctx->be)}, pts};
-            rl_point *p = rl_points_add(pts, &(rl_point){
+                chain_group = rl_group_new(ctx);
+            call *c = RL_NEW(ctx, call);
+            *c = (call){fusion_op_name(op), k, (int)n, v, {.launch = RL_LAUNCHER(ctx, v)}, s};
+            rl_point_add(ctx, &(rl_point){
                 .variant = KERNEL_VARIANT(v),
                 .group = v->libm ? libm_group : v->k ? pair_group : chain_group,
-                .run = run_call, .arg = c, .data = c, .out = r->out, .count = n, .want = r->ref,
-                .atol = FUSION_ATOL, .rtol = FUSION_RTOL, .bytes = v->bytes(n, k),
-                .footprint = fusion_footprint(v, n, k), .flops = fusion_flops(op, n, k),
-                .pattern = RL_COPY});
-            if (live)
-                rl_point_validate(ctx, p);
+                .call = fusion_kernel_call(&c->kernel), RL_POINT_DATA(c),
+                .prepare = prepare_call, .count = n, .atol = FUSION_ATOL, .rtol = FUSION_RTOL,
+                .bytes = v->bytes(n, k), .footprint = fusion_footprint(v, n, k),
+                .flops = fusion_flops(op, n, k), .pattern = RL_COPY});
         }
     }
+}
+
+/* The ops chosen, the sizes from 2^16 to the largest, every size a part. */
+static fusion_op ops[2];
+static int nops;
+static size_t nmax;
+
+static void declare(rl_ctx *ctx)
+{
+    for (fusion_op op = FUSION_COS; op <= FUSION_AFFINE; op++)
+        if (rl_option_is(op_choice, fusion_op_name(op)))
+            ops[nops++] = op;
+    nmax = largest_n(ctx);
+    char big[32];
+    rl_format_bytes((double)nmax * sizeof(float), big, sizeof big);
+    rl_meta(ctx, "ops", "%s", op_choice);
+    rl_meta(ctx, "sizes", "n = 2^16 .. %zu floats (%s per array), %s", nmax, big,
+            RL_BY_MODE(ctx, "2^16 and the largest", "quadrupling", "doubling"));
+    rl_meta(ctx, "validation", "every element vs a double-precision reference, atol %g, rtol %g",
+            FUSION_ATOL, FUSION_RTOL);
+    for (int i = 0; i < nops; i++)
+        for (size_t n = 1 << 16; n <= nmax; n = next_size(ctx, n, nmax))
+            declare_size(ctx, ops[i], n, nmax);
 }
 
 /* ---- verdicts -------------------------------------------------------------------- */
@@ -263,7 +294,7 @@ static void describe_regime(rl_ctx *ctx, const rl_point *one, char *buf, size_t 
     }
     rl_roof roof = rl_point_roof(ctx, one);
     double gbps = rl_point_gbps(one), mbu = rl_point_mbu_spilled(ctx, one);
-    const char *level = roof.name, *op = call_of(one)->op;
+    const char *level = roof.name, *op = RL_DATA(call, one)->op;
     if (mbu >= 0.5)
         snprintf(buf, len, "memory-bound: one %s pass moves %.0f GB/s, %.2f of the %s copy "
                  "bandwidth", op, gbps, mbu, level);
@@ -272,14 +303,21 @@ static void describe_regime(rl_ctx *ctx, const rl_point *one, char *buf, size_t 
                  "bandwidth, so arithmetic, not memory, sets the time", op, gbps, mbu, level);
 }
 
+static bool of_op_and_size(const rl_point *p, const void *key)
+{
+    const call *c = RL_DATA(call, p), *want = key;
+    return c->op == want->op && c->n == want->n;
+}
+
 /* The verdicts compare times at the largest size. Beyond the cache they
  * are about device memory, the claim's own setting; when --max-bytes keeps
  * the arrays in a cache, the same ratios are judged there, and say so. */
-static void judge(rl_ctx *ctx, const rl_points *pts, fusion_op op, size_t nmax)
+static void judge_op(rl_ctx *ctx, const rl_points *all, fusion_op op, size_t nmax)
 {
-    const rl_point *one = rl_points_find(pts, "one_op", NULL, NULL),
-                   *unfused = rl_points_find(pts, "pair_unfused", NULL, NULL),
-                   *fused = rl_points_find(pts, "pair_fused", NULL, NULL);
+    const call key = {.op = fusion_op_name(op), .n = (int)nmax};
+    const rl_point *one = rl_points_find(all, "one_op", of_op_and_size, &key),
+                   *unfused = rl_points_find(all, "pair_unfused", of_op_and_size, &key),
+                   *fused = rl_points_find(all, "pair_fused", of_op_and_size, &key);
     char note[600], regime[200];
     describe_regime(ctx, one, regime, sizeof regime);
     double footprint = 2.0 * (double)nmax * sizeof(float); /* in + out */
@@ -297,51 +335,17 @@ static void judge(rl_ctx *ctx, const rl_points *pts, fusion_op op, size_t nmax)
     if (one && fused && fused->seconds > CLAIMS[FUSED_VS_ONE_OP].hi * one->seconds) {
         double mbu = rl_point_mbu_spilled(ctx, fused);
         rl_appendf(note, sizeof note, "; the fused pass (two %s per element) moves %.2f of the "
-                   "roof, its arithmetic not hidden under the memory time", call_of(fused)->op, mbu);
+                   "roof, its arithmetic not hidden under the memory time", RL_DATA(call, fused)->op, mbu);
     }
     const char *name = fusion_op_name(op);
     rl_judge(ctx, &CLAIMS[FUSED_SPEEDUP], name, unfused && fused ? unfused->seconds / fused->seconds : NAN, note);
     rl_judge(ctx, &CLAIMS[FUSED_VS_ONE_OP], name, fused && one ? fused->seconds / one->seconds : NAN, note);
 }
 
-/* After an op's largest size, whose points are still in pts: its verdicts. */
-static void judge_part(rl_ctx *ctx, const rl_points *pts, int part, void *arg)
+static void judge(rl_ctx *ctx, const rl_points *all)
 {
-    const run *r = arg;
-    if (part % r->nsizes == r->nsizes - 1)
-        judge(ctx, pts, r->ops[part / r->nsizes], r->sizes[r->nsizes - 1]);
+    for (int i = 0; i < nops; i++)
+        judge_op(ctx, all, ops[i], nmax);
 }
 
-/* ---- main ------------------------------------------------------------------------- */
-
-int main(int argc, char **argv)
-{
-    rl_ctx *ctx = rl_begin(&EXP05, argc, argv);
-    run r = {0};
-    for (fusion_op op = FUSION_COS; op <= FUSION_AFFINE; op++)
-        if (rl_option_is(op_choice, fusion_op_name(op)))
-            r.ops[r.nops++] = op;
-
-    rl_ceilings_get(ctx);
-    size_t nmax = largest_n(ctx);
-    for (size_t n = 1 << 16; n <= nmax; n = next_size(ctx, n, nmax))
-        r.sizes[r.nsizes++] = n;
-    char big[32];
-    rl_format_bytes((double)nmax * sizeof(float), big, sizeof big);
-    rl_meta(ctx, "ops", "%s", op_choice);
-    rl_meta(ctx, "sizes", "n = 2^16 .. %zu floats (%s per array), %s", nmax, big,
-            RL_BY_MODE(ctx, "2^16 and the largest", "quadrupling", "doubling"));
-    rl_meta(ctx, "validation", "every element vs a double-precision reference, atol %g, rtol %g",
-            FUSION_ATOL, FUSION_RTOL);
-
-    r.in = rl_alloc(ctx->be, nmax * sizeof(float));
-    r.out = rl_alloc(ctx->be, nmax * sizeof(float));
-    r.tmp = rl_alloc(ctx->be, nmax * sizeof(float));
-    r.ref = rl_host_alloc(nmax * sizeof(double));
-    rl_points_sweep(ctx, r.nops * r.nsizes, declare_part, judge_part, &r);
-    rl_free(ctx->be, r.in);
-    rl_free(ctx->be, r.out);
-    rl_free(ctx->be, r.tmp);
-    rl_host_free(r.ref);
-    return rl_end(ctx);
-}
+int main(int argc, char **argv) { return rl_main(&EXP05, argc, argv); }

@@ -1,0 +1,151 @@
+/*
+ * run.c -- rl_main, the one path every experiment takes: declare once,
+ * plan what was declared, then open, validate, time, write and close each
+ * part in turn, and judge (rooflab.h, "One way in").
+ *
+ * The plan needs no second pass over the experiment's code: a point is
+ * declared with what it will run and what it moves, not with the buffers
+ * it runs on, so the harness can plan every point before the first
+ * buffer exists, and the experiment's code runs once.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A declared part and the range of points that belong to it. */
+struct rl_declared_part {
+    rl_part part;
+    int first, n;
+};
+
+static rl_ctx_private *declaring(rl_ctx *ctx, const char *what)
+{
+    if (ctx->priv->declared)
+        rl_die(RL_EXIT_FAILED, "internal error: exp-%s: %s after its declare function returned",
+               ctx->exp->id, what);
+    return ctx->priv;
+}
+
+void rl_part_add(rl_ctx *ctx, const rl_part *part)
+{
+    rl_ctx_private *p = declaring(ctx, "a part added");
+    if (p->nparts == p->cap_parts) {
+        p->cap_parts = p->cap_parts ? 2 * p->cap_parts : 16;
+        p->parts = realloc(p->parts, sizeof *p->parts * (size_t)p->cap_parts);
+        if (!p->parts)
+            rl_die(RL_EXIT_FAILED, "out of memory for parts");
+    }
+    p->parts[p->nparts++] = (struct rl_declared_part){*part, p->points.n, 0};
+}
+
+rl_point *rl_point_add(rl_ctx *ctx, const rl_point *pt)
+{
+    rl_ctx_private *p = declaring(ctx, "a point added");
+    if (p->nparts == 0)
+        rl_part_add(ctx, &(rl_part){0});
+    rl_point *q = rl_points_add(&p->points, pt);
+    q->part = p->nparts - 1;
+    p->parts[p->nparts - 1].n++;
+    return q;
+}
+
+int rl_group_new(rl_ctx *ctx) { return rl_points_new_group(&declaring(ctx, "a group added")->points); }
+
+const rl_points *rl_points_all(const rl_ctx *ctx) { return &ctx->priv->points; }
+
+void rl_discard_results(rl_ctx *ctx) { declaring(ctx, "rl_discard_results")->discard = true; }
+
+void *rl_keep(rl_ctx *ctx, size_t bytes)
+{
+    rl_ctx_private *p = ctx->priv;
+    if (p->nkept == p->cap_kept) {
+        p->cap_kept = p->cap_kept ? 2 * p->cap_kept : 64;
+        p->kept = realloc(p->kept, sizeof *p->kept * (size_t)p->cap_kept);
+    }
+    void *m = p->kept ? calloc(1, bytes ? bytes : 1) : NULL;
+    if (!m)
+        rl_die(RL_EXIT_FAILED, "out of memory for a point's data");
+    return p->kept[p->nkept++] = m;
+}
+
+void rl_run_release(rl_ctx *ctx)
+{
+    rl_ctx_private *p = ctx->priv;
+    for (int i = 0; i < p->nkept; i++)
+        free(p->kept[i]);
+    free(p->kept);
+    free(p->parts);
+    rl_points_free(&p->points);
+}
+
+/* The points of one part, as a set of their own (a view into every point). */
+static rl_points part_points(rl_ctx *ctx, int i)
+{
+    const struct rl_declared_part *d = &ctx->priv->parts[i];
+    rl_points view = {ctx->priv->points.v + d->first, d->n, d->n, ctx->priv->points.last_group};
+    return view;
+}
+
+/* An observed point holds its load for as long as the experiment says
+ * (rl_plan_fixed in declare): the plan counts it as one step. */
+static void plan(rl_ctx *ctx)
+{
+    for (int i = 0; i < ctx->priv->nparts; i++) {
+        rl_points pts = part_points(ctx, i);
+        if (ctx->exp->observed)
+            for (int j = 0; j < pts.n; j++)
+                rl_plan_group(ctx, 1, 0);
+        else
+            rl_points_plan(ctx, &pts);
+    }
+    rl_plan_print(ctx);
+}
+
+static void observe_each(rl_ctx *ctx, rl_points *pts)
+{
+    rl_points_validate(ctx, pts);
+    for (int i = 0; i < pts->n; i++)
+        if (pts->v[i].state == RL_POINT_VALID) {
+            ctx->exp->observe(ctx, &pts->v[i]);
+            rl_point_observed(&pts->v[i]);
+        }
+    rl_progress_clear();
+}
+
+static void run_part(rl_ctx *ctx, int i)
+{
+    const rl_part *part = &ctx->priv->parts[i].part;
+    rl_points pts = part_points(ctx, i);
+    if (part->open)
+        part->open(ctx, part->state);
+    if (ctx->exp->observed)
+        observe_each(ctx, &pts);
+    else
+        rl_points_measure(ctx, &pts);
+    if (pts.n && part->heading) {
+        rl_progress_clear();
+        printf("\n%s\n", part->heading);
+    }
+    if (pts.n)
+        rl_points_report_as(ctx, &pts, part->table ? part->table : ctx->exp->table);
+    if (part->done)
+        part->done(ctx, &pts, part->state);
+}
+
+int rl_main(const rl_experiment *exp, int argc, char **argv)
+{
+    rl_ctx *ctx = rl_begin(exp, argc, argv);
+    if (ctx->args.list) /* a family-less experiment: nothing to list */
+        return rl_end(ctx);
+    rl_ceilings_get(ctx);
+    exp->declare(ctx);
+    ctx->priv->declared = true;
+    plan(ctx);
+    for (int i = 0; i < ctx->priv->nparts; i++)
+        run_part(ctx, i);
+    if (exp->judge && !ctx->priv->discard)
+        exp->judge(ctx, &ctx->priv->points);
+    int code = ctx->priv->discard ? rl_end_discard(ctx) : rl_end(ctx);
+    return code;
+}
