@@ -37,6 +37,9 @@ typedef struct gemv_args {
     struct CUstream_st *stream; /* CUDA only */
 } gemv_args;
 
+/* gemv_call: a launcher and its arguments (kernels/common.h). */
+KERNEL_CALL_TYPE(gemv, gemv_args)
+
 /* One row per variant (gemv.c); see kernels/common.h. */
 typedef struct gemv_variant {
     KERNEL_VARIANT_HEAD;

@@ -21,17 +21,16 @@ typedef struct call {
     /* what the point is: its CSV columns */
     const char *shape;
     int k, rows, n, copies, validated_rows;
-    struct layer *L; /* the shape's buffers, and its reference (main.c) */
-    void (*launch)(const gemv_args *a);
-    int next;        /* the copy the next call reads */
+    struct layer *L;  /* the shape's buffers, and its reference (main.c) */
+    gemv_call kernel; /* every row, on the copy of the weights next names */
+    gemv_call check;  /* validation: the first validated_rows rows, on the first copy */
+    int next;         /* the copy the next call reads */
 } call;
-
-static inline const call *call_of(const rl_point *p) { return p->data; }
 
 /* judge.c */
 /* The compute roof over DRAM's read bandwidth, FLOP/B. */
 double measured_ridge(rl_ctx *ctx);
-/* pts: the shape's points. */
-void judge_shape(rl_ctx *ctx, const rl_points *pts, const shape *s);
+/* The verdicts of one shape, from every point (all). */
+void judge_shape(rl_ctx *ctx, const rl_points *all, const shape *s);
 
 #endif

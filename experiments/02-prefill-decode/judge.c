@@ -36,20 +36,37 @@ double measured_ridge(rl_ctx *ctx)
 
 /* ---- the points a verdict looks at (all of one shape) ---------------------------- */
 
-static bool at_n(const rl_point *p, const void *n) { return call_of(p)->n == *(const int *)n; }
+static bool of_shape(const rl_point *p, const shape *s)
+{
+    return !strcmp(RL_DATA(call, p)->shape, s->name);
+}
+
+/* The key of a lookup: a shape's points at n tokens. */
+typedef struct at {
+    const shape *s;
+    int n;
+} at;
+
+static bool at_n(const rl_point *p, const void *key)
+{
+    const at *a = key;
+    return of_shape(p, a->s) && RL_DATA(call, p)->n == a->n;
+}
 
 /* Additive model (compute and memory do not overlap at all, the worst
  * case): t(n) / t(1) = (1 + n / R) / (1 + 1 / R) for AI(1) = 1, within 1.25x
  * while n - 1 <= R / 4. The GPU's claim names n = 8 (R ~ 200: well inside).
  * The largest measured n the model calls free. */
-static int free_batch_tokens(rl_ctx *ctx, const rl_points *pts)
+static int free_batch_tokens(rl_ctx *ctx, const rl_points *all, const shape *s)
 {
     if (ctx->kind == RL_CUDA)
         return 8;
     int best = 1;
-    for (int i = 0; i < pts->n; i++)
-        if (call_of(&pts->v[i])->n - 1 <= measured_ridge(ctx) / 4 && call_of(&pts->v[i])->n > best)
-            best = call_of(&pts->v[i])->n;
+    for (int i = 0; i < all->n; i++) {
+        int n = RL_DATA(call, &all->v[i])->n;
+        if (of_shape(&all->v[i], s) && n - 1 <= measured_ridge(ctx) / 4 && n > best)
+            best = n;
+    }
     return best;
 }
 
@@ -61,22 +78,25 @@ static bool compute_bound(rl_ctx *ctx, const rl_point *p)
     if (!rl_point_has_role(p, "library"))
         return false;
     if (ctx->kind == RL_CUDA)
-        return call_of(p)->n >= 2048;
+        return RL_DATA(call, p)->n >= 2048;
     return rl_arith_intensity(p->flops, p->bytes) >= 8 * measured_ridge(ctx);
 }
 
-/* The lowest MFU among the compute-bound points, how many, the smallest n. */
-static double compute_bound_mfu(rl_ctx *ctx, const rl_points *pts, int *count, int *n_lo)
+/* The lowest MFU among the shape's compute-bound points, how many, the
+ * smallest n. */
+static double compute_bound_mfu(rl_ctx *ctx, const rl_points *all, const shape *s, int *count,
+                                int *n_lo)
 {
     double lo = NAN;
     *count = *n_lo = 0;
-    for (int i = 0; i < pts->n; i++) {
-        const rl_point *p = &pts->v[i];
-        if (!rl_point_timed(p) || !compute_bound(ctx, p))
+    for (int i = 0; i < all->n; i++) {
+        const rl_point *p = &all->v[i];
+        if (!of_shape(p, s) || !rl_point_timed(p) || !compute_bound(ctx, p))
             continue;
         double mfu = rl_point_mfu(ctx, p);
+        int n = RL_DATA(call, p)->n;
         lo = isnan(lo) || mfu < lo ? mfu : lo;
-        *n_lo = *count == 0 || call_of(p)->n < *n_lo ? call_of(p)->n : *n_lo;
+        *n_lo = *count == 0 || n < *n_lo ? n : *n_lo;
         (*count)++;
     }
     return lo;
@@ -84,10 +104,10 @@ static double compute_bound_mfu(rl_ctx *ctx, const rl_points *pts, int *count, i
 
 /* ---- the verdicts ---------------------------------------------------------------- */
 
-static void judge_decode(rl_ctx *ctx, const rl_points *pts, const shape *s, double mfu_compute)
+static void judge_decode(rl_ctx *ctx, const rl_points *all, const shape *s, double mfu_compute)
 {
-    const rl_point *g = rl_points_find(pts, "bandwidth", at_n, &(int){1}),
-                   *lib = rl_points_find(pts, "library", at_n, &(int){1});
+    const rl_point *g = rl_points_find(all, "bandwidth", at_n, &(at){s, 1}),
+                   *lib = rl_points_find(all, "library", at_n, &(at){s, 1});
     char note[320];
     rl_judge(ctx, &EXP02_CLAIMS[AI_DECODE], s->name,
              rl_arith_intensity(gemv_flops(s->rows, s->k, 1), gemv_bytes(s->rows, s->k, 1)),
@@ -115,11 +135,11 @@ static void judge_decode(rl_ctx *ctx, const rl_points *pts, const shape *s, doub
 
 /* Verdict texts are fixed; what depends on the measured ridge (which n is
  * compute-bound, which batch is free) goes into the notes. */
-void judge_shape(rl_ctx *ctx, const rl_points *pts, const shape *s)
+void judge_shape(rl_ctx *ctx, const rl_points *all, const shape *s)
 {
     int count, n_lo;
-    double mfu_c = compute_bound_mfu(ctx, pts, &count, &n_lo);
-    judge_decode(ctx, pts, s, mfu_c);
+    double mfu_c = compute_bound_mfu(ctx, all, s, &count, &n_lo);
+    judge_decode(ctx, all, s, mfu_c);
 
     char note[256];
     if (count)
@@ -129,9 +149,9 @@ void judge_shape(rl_ctx *ctx, const rl_points *pts, const shape *s)
                  ctx->kind == RL_CUDA ? "with n >= 2048" : "with AI >= 8 x the ridge");
     rl_judge(ctx, &EXP02_CLAIMS[MFU_PREFILL], s->name, 100 * mfu_c, note);
 
-    int nf = free_batch_tokens(ctx, pts);
-    const rl_point *t1 = rl_points_fastest(pts, NULL, at_n, &(int){1}),
-                   *tn = nf > 1 ? rl_points_fastest(pts, NULL, at_n, &nf) : NULL;
+    int nf = free_batch_tokens(ctx, all, s);
+    const rl_point *t1 = rl_points_fastest(all, NULL, at_n, &(at){s, 1}),
+                   *tn = nf > 1 ? rl_points_fastest(all, NULL, at_n, &(at){s, nf}) : NULL;
     double ratio = t1 && tn ? tn->seconds / t1->seconds : NAN;
     if (tn && t1)
         snprintf(note, sizeof note, "n = %d is free by the ridge; fastest at each n: %s, %s; %.1fx "

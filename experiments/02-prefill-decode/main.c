@@ -20,7 +20,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char *shape_choice = "all";
@@ -35,8 +34,17 @@ static const shape SHAPES[] = {{"4096x14336", 4096, 14336}, {"8192x8192", 8192, 
 
 /* ---- the columns ------------------------------------------------------------- */
 
-static double col_per_token_us(rl_ctx *c, const rl_point *p) { (void)c; return p->seconds / call_of(p)->n * 1e6; }
-static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return call_of(p)->n / p->seconds; }
+static double col_per_token_us(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return p->seconds / RL_DATA(call, p)->n * 1e6;
+}
+
+static double col_tokens_per_s(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return RL_DATA(call, p)->n / p->seconds;
+}
 
 static const rl_column COLUMNS[] = {
     RL_TEXT("shape", NULL, NULL, call, shape),
@@ -81,6 +89,9 @@ static const kernel_family *const FAMILIES[] = {&gemv_family, NULL};
 
 extern const rl_claim EXP02_CLAIMS[]; /* judge.c */
 
+static void declare(rl_ctx *ctx);
+static void judge(rl_ctx *ctx, const rl_points *all);
+
 static const rl_experiment EXP02 = {
     .id = "02",
     .slug = "02-prefill-decode",
@@ -104,6 +115,8 @@ static const rl_experiment EXP02 = {
     .default_cache = RL_HOT,
     .compare_keys = "shape,variant,n",
     .compare_value = "time_us_median",
+    .declare = declare,
+    .judge = judge,
 };
 
 /* ---- the sweep -------------------------------------------------------------- */
@@ -125,16 +138,7 @@ static const int *token_counts(const rl_ctx *ctx)
                                 : RL_BY_MODE(ctx, CPU_QUICK, CPU_LAB, CPU_FULL);
 }
 
-/* The part-th shape --shape picks, or NULL. */
-static const shape *chosen(int part)
-{
-    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
-        if (rl_option_is(shape_choice, SHAPES[i].name) && part-- == 0)
-            return &SHAPES[i];
-    return NULL;
-}
-
-/* ---- one shape's buffers ------------------------------------------------------------ */
+/* ---- one shape: a part, its buffers made when it opens ----------------------------- */
 
 typedef struct layer {
     const shape *s;
@@ -143,14 +147,13 @@ typedef struct layer {
     fp16 *w, *x, *hw, *hx; /* device (copies of w), and host copies for the reference */
     float *y;
     void *scratch;
-    struct CUstream_st *stream;
-    call *calls;           /* one per point */
     double *ref;           /* the reference at ref_n tokens, which the variants at that n share */
     int ref_n;
 } layer;
 
-static void layer_open(rl_ctx *ctx, layer *L)
+static void open_layer(rl_ctx *ctx, void *state)
 {
+    layer *L = state;
     const shape *s = L->s;
     size_t wn = (size_t)s->rows * s->k;
     L->hw = rl_host_random_f16(ctx, wn, -1, 1);
@@ -161,11 +164,14 @@ static void layer_open(rl_ctx *ctx, layer *L)
     L->x = rl_alloc_copy(ctx->be, L->hx, (size_t)L->nmax * s->k * 2);
     L->y = rl_alloc(ctx->be, (size_t)L->nmax * s->rows * 4);
     L->scratch = L->scratch_bytes ? rl_alloc(ctx->be, L->scratch_bytes) : NULL;
-    L->stream = rl_stream(ctx->be);
+    L->ref = NULL;
+    L->ref_n = 0;
 }
 
-static void layer_close(rl_ctx *ctx, layer *L)
+static void close_layer(rl_ctx *ctx, const rl_points *pts, void *state)
 {
+    (void)pts;
+    layer *L = state;
     rl_free(ctx->be, L->w);
     rl_free(ctx->be, L->x);
     rl_free(ctx->be, L->y);
@@ -177,34 +183,29 @@ static void layer_close(rl_ctx *ctx, layer *L)
 
 /* ---- a point: one call, and how it is validated --------------------------------- */
 
-static void launch(const call *c, const fp16 *w, int rows)
-{
-    const layer *L = c->L;
-    c->launch(&(gemv_args){L->y, w, L->x, rows, c->k, c->n, L->scratch, L->stream});
-}
-
-static void run_call(void *arg)
+/* The timed work is the experiment's own, not one kernel call: each call
+ * reads the next copy of the weights, so that they come from where they
+ * live and not from the cache the last call left them in. */
+static void run_rotating(void *arg)
 {
     call *c = arg;
-    launch(c, c->L->w + (size_t)c->next * c->rows * c->k, c->rows);
+    c->kernel.args.w = c->L->w + (size_t)c->next * c->rows * c->k;
     c->next = (c->next + 1) % c->copies;
+    gemv_call_run(&c->kernel);
 }
 
-/* Validation runs the same call on the first validated_rows rows (all of
- * them while the host's reference is cheap), on the first copy of the
- * weights. */
-static void run_check(void *arg)
+/* Binds both calls to the shape's buffers: the timed one on every row,
+ * the check on the first validated_rows rows (all of them while the
+ * host's reference is cheap) of the first copy. The variants at one n
+ * share its reference: computed for the first. */
+static void prepare(rl_ctx *ctx, rl_point *p)
 {
-    const call *c = arg;
-    launch(c, c->L->w, c->validated_rows);
-}
-
-/* The variants at one n share its reference: computed for the first. */
-static void prepare_check(rl_ctx *ctx, rl_point *p)
-{
-    (void)ctx;
-    const call *c = p->data;
+    call *c = RL_DATA_MUT(call, p);
     layer *L = c->L;
+    c->kernel.args = (gemv_args){L->y, L->w, L->x, c->rows, c->k, c->n, L->scratch,
+                                 rl_stream(ctx->be)};
+    c->check.args = c->kernel.args;
+    c->check.args.rows = c->validated_rows;
     if (L->ref_n != c->n) {
         rl_host_free(L->ref);
         L->ref = rl_host_alloc(sizeof(double) * (size_t)c->validated_rows * c->n);
@@ -217,48 +218,39 @@ static void prepare_check(rl_ctx *ctx, rl_point *p)
 
 /* Every variant at every n: the GEMV points (n <= 8) as one group, each
  * larger n a group of its own. The working set: the bytes moved, and the
- * other copies of the weights. live: on the buffers, opened once the
- * points say how large. */
-static void declare_shape(rl_ctx *ctx, rl_points *pts, int part, bool live, void *arg)
+ * other copies of the weights. The part's buffers are sized for its
+ * points: the most tokens, the most scratch. */
+static void declare_shape(rl_ctx *ctx, const shape *s)
 {
-    layer *L = arg;
-    const shape *s = chosen(part);
-    *L = (layer){.s = s, .copies = rl_copies_beyond_cache(ctx, 2.0 * s->rows * s->k),
-                 .calls = L->calls};
-    call *c = L->calls;
+    layer *L = RL_NEW(ctx, layer);
+    *L = (layer){.s = s, .copies = rl_copies_beyond_cache(ctx, 2.0 * s->rows * s->k)};
+    rl_part_add(ctx, &(rl_part){.open = open_layer, .done = close_layer, .state = L});
     int backend = rl_kernel_backend(ctx);
-    int gemv_group = rl_points_new_group(pts);
+    int gemv_group = rl_group_new(ctx);
     for (const int *n = token_counts(ctx); *n; n++) {
-        int group = *n <= GEMV_MAX_BATCH ? gemv_group : rl_points_new_group(pts);
+        int group = *n <= GEMV_MAX_BATCH ? gemv_group : rl_group_new(ctx);
         for (const gemv_variant *v = gemv_variants; v->name; v++) {
             if (!rl_runs(ctx, &gemv_family, KERNEL_VARIANT(v)) || !gemv_takes(v, *n))
                 continue;
+            call *c = RL_NEW(ctx, call);
             *c = (call){s->name, s->k, s->rows, *n, L->copies,
-                        gemv_validation_rows(s->rows, s->k, *n), L, RL_LAUNCHER(ctx, v), 0};
+                        gemv_validation_rows(s->rows, s->k, *n), L,
+                        .kernel.launch = RL_LAUNCHER(ctx, v), .check.launch = RL_LAUNCHER(ctx, v)};
             size_t scratch = gemv_scratch_bytes(v, backend, s->rows, s->k, *n);
             L->scratch_bytes = scratch > L->scratch_bytes ? scratch : L->scratch_bytes;
             L->nmax = *n > L->nmax ? *n : L->nmax;
-            rl_points_add(pts, &(rl_point){
-                .variant = KERNEL_VARIANT(v), .group = group, .run = run_call, .arg = c,
-                .data = c, .check_run = run_check, .check_arg = c, .prepare = prepare_check,
+            rl_point_add(ctx, &(rl_point){
+                .variant = KERNEL_VARIANT(v), .group = group, .run = run_rotating, .arg = c,
+                RL_POINT_DATA(c), .check_call = gemv_kernel_call(&c->check), .prepare = prepare,
                 .count = (size_t)c->validated_rows * *n, .atol = gemv_atol(s->k),
                 .flops = gemv_flops(s->rows, s->k, *n), .bytes = gemv_bytes(s->rows, s->k, *n),
                 .footprint = gemv_bytes(s->rows, s->k, *n) + 2.0 * s->rows * s->k * (L->copies - 1),
                 .pattern = RL_READ});
-            c++;
         }
     }
-    if (live)
-        layer_open(ctx, L);
 }
 
-static void judge_and_close(rl_ctx *ctx, const rl_points *pts, int part, void *arg)
-{
-    judge_shape(ctx, pts, chosen(part));
-    layer_close(ctx, arg);
-}
-
-/* ---- main ------------------------------------------------------------------------- */
+/* ---- declare and judge -------------------------------------------------------------- */
 
 static void describe(rl_ctx *ctx)
 {
@@ -283,18 +275,21 @@ static void describe(rl_ctx *ctx)
         rl_meta(ctx, "roof_compute_fma_tflops", "%.6g", c->fma_tflops);
 }
 
-int main(int argc, char **argv)
+/* Every shape --shape picks is a part. */
+static void declare(rl_ctx *ctx)
 {
-    rl_ctx *ctx = rl_begin(&EXP02, argc, argv);
-    rl_ceilings_get(ctx);
     describe(ctx);
-    int parts = 0, most = 0;
-    while (chosen(parts))
-        parts++;
-    for (const int *n = token_counts(ctx); *n; n++)
-        most += rl_family_size(&gemv_family);
-    layer L = {.calls = rl_host_alloc(sizeof(call) * (size_t)most)};
-    rl_points_sweep(ctx, parts, declare_shape, judge_and_close, &L);
-    rl_host_free(L.calls);
-    return rl_end(ctx);
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
+        if (rl_option_is(shape_choice, SHAPES[i].name))
+            declare_shape(ctx, &SHAPES[i]);
 }
+
+/* Each shape's verdicts, in the order of the shapes (judge.c). */
+static void judge(rl_ctx *ctx, const rl_points *all)
+{
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
+        if (rl_option_is(shape_choice, SHAPES[i].name))
+            judge_shape(ctx, all, &SHAPES[i]);
+}
+
+int main(int argc, char **argv) { return rl_main(&EXP02, argc, argv); }
