@@ -30,6 +30,9 @@ typedef struct gemm_args {
     struct CUstream_st *stream; /* CUDA only */
 } gemm_args;
 
+/* gemm_call: a launcher and its arguments (kernels/common.h). */
+KERNEL_CALL_TYPE(gemm, gemm_args)
+
 /* Where A(i, kk) and B(kk, j) live, whichever way they are stored. */
 RL_HD size_t gemm_a_index(const gemm_args *g, int i, int kk)
 {

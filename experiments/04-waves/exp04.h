@@ -1,7 +1,7 @@
 /*
  * exp04.h -- what the files of experiment 04 share: the shapes of
  * NVIDIA's example and of GPT-2's output layer, the claims, one GEMM call
- * as a point (calls.c), and the parts, in the order main.c runs them.
+ * as a point (calls.c), and the parts, in the order main.c declares them.
  */
 #ifndef EXP04_H
 #define EXP04_H
@@ -22,23 +22,27 @@ extern const rl_claim EXP04_CLAIMS[];
 
 /* ---- one GEMM call as a point (calls.c) ------------------------------------ */
 
+/* The output a part's GEMMs write, one for all, sized for the largest:
+ * made when the part opens. */
+typedef struct part_out {
+    size_t most; /* elements */
+    float *c;
+} part_out;
+
 /* A point's data: one call of one variant, and its CSV columns. */
 typedef struct call {
     const char *part;  /* "staircase", "library", "vocab", "model" */
     const char *gemm;  /* "nt" (C = A B^T), "forward", "backward_data", "backward_weight" */
-    gemm_args g;       /* shape and layout; the pointers are bound at validation */
+    gemm_call kernel;  /* the launcher, shape and layout; the pointers bound at validation */
     double vocab;      /* the vocabulary size; NaN outside the vocab part */
     rl_wave_model w;   /* NaN where a library picks its own tiles */
     double wave_end;   /* 1 on the last N of a wave, followed by the next one's first */
     const char *mark;  /* its mark on the console */
-    double model_us;   /* staircase: the wave model's time, once the sweep is timed */
-    rl_ratio speedup;  /* vocab: the same GEMM's time at V = 50257 over this one, and its spread */
-    const gemm_impl *impl;
-    rl_input *a, *b;   /* FP16-exact inputs: g.a and g.b read the start of these */
+    const gemm_impl *impl; /* the variant on this backend: its input format */
+    rl_input *a, *b;   /* FP16-exact inputs: A and B read the start of these */
     gemm_wide *wide;   /* NULL: the reference is computed for this call alone */
+    part_out *out;     /* its part's output */
 } call;
-
-static inline const call *call_of(const rl_point *p) { return p->data; }
 
 /* The first selected variant of this backend with this role, or NULL. */
 static inline const gemm_variant *gemm_by_role(const rl_ctx *ctx, const char *role)
@@ -46,28 +50,28 @@ static inline const gemm_variant *gemm_by_role(const rl_ctx *ctx, const char *ro
     return (const gemm_variant *)rl_variant_by_role(ctx, &gemm_family, role);
 }
 
-/* Adds a point for a copy of c (variant v, in group; 0: alone). */
-void call_add(rl_ctx *ctx, rl_points *pts, const call *c, const gemm_variant *v, int group);
-/* With plan, plans the points, frees them and returns true: the part is done. */
-bool calls_planned(rl_ctx *ctx, rl_points *pts, bool plan);
-/* Validates (drawing the inputs) and times the points; calls_free frees both. */
-void calls_measure(rl_ctx *ctx, rl_points *pts);
-void calls_free(rl_ctx *ctx, rl_points *pts);
+/* Adds a point of the current part for a copy of c (variant v, in group;
+ * 0: alone), writing into out. */
+void call_add(rl_ctx *ctx, part_out *out, const call *c, const gemm_variant *v, int group);
+/* When a part opens, its output; when it is done, the output and the
+ * inputs its points drew (pts: the part's). */
+void calls_open(rl_ctx *ctx, part_out *out);
+void calls_close(rl_ctx *ctx, const rl_points *pts, part_out *out);
 
 /* The columns every part's console table starts with. */
 #define CALL_TABLE_HEAD                                                   \
     {NULL, "variant", "%-7s", .str = rl_col_variant},                     \
     RL_TEXT(NULL, "gemm", "%-15s", call, gemm),                           \
-    RL_INT(NULL, "m", "%6d", call, g.m),                                  \
-    RL_INT(NULL, "n", "%6d", call, g.n),                                  \
-    RL_INT(NULL, "k", "%6d", call, g.k),                                  \
+    RL_INT(NULL, "m", "%6d", call, kernel.args.m),                        \
+    RL_INT(NULL, "n", "%6d", call, kernel.args.n),                        \
+    RL_INT(NULL, "k", "%6d", call, kernel.args.k),                        \
     RL_DOUBLE(NULL, "tiles", "%6.0f", call, w.tiles),                     \
     RL_DOUBLE(NULL, "waves", "%5.0f", call, w.waves),                     \
     RL_COLUMN_TIME_US,                                                    \
     RL_COLUMN_TFLOPS
 
 /* A sweep of N = n_lo, n_lo + step, ..., n_hi at fixed M and K, and one
- * step of WAVE_STEP past the end of each wave, timed with it. */
+ * step of WAVE_STEP past the end of each wave, timed with it: a part. */
 typedef struct wave_sweep {
     const char *part;
     const gemm_variant *v; /* NULL: the part does not run */
@@ -75,17 +79,31 @@ typedef struct wave_sweep {
     int k, n_lo, n_hi, step;
     rl_input a, b;         /* A (M x k), B (n_hi x k) */
     gemm_wide ref;
-    int first_end; /* the point of the first wave end (the next is one step on), or -1 */
+    part_out out;
+    int first_end; /* the part's point of the first wave end (the next is one step on), or -1 */
+    char heading[256];
 } wave_sweep;
 
-void sweep_declare(rl_ctx *ctx, rl_points *pts, wave_sweep *w);
+/* Adds the sweep's points to the current part. */
+void sweep_declare(rl_ctx *ctx, wave_sweep *w);
+/* A sweep part's open (state: its wave_sweep). */
+void sweep_open(rl_ctx *ctx, void *state);
 
-/* ---- the parts, in the order main.c runs them -------------------------------
- * plan: only declare the points, for the plan; else run and judge. */
+/* ---- the parts, in the order main.c declares them -------------------------
+ * Each adds its metadata, its part and its points; the part judges its
+ * claim when it is done. */
 
-void model_part(rl_ctx *ctx);                /* model.c: waves on 108 and 132 SMs, a model */
-void staircase_part(rl_ctx *ctx, bool plan); /* staircase.c: the own kernel vs N here */
-void library_part(rl_ctx *ctx, bool plan);   /* library.c: cuBLAS's sawtooth, GPU only */
-void vocab_part(rl_ctx *ctx, bool plan);     /* vocab.c: GPT-2's output layer */
+void model_declare(rl_ctx *ctx);     /* model.c: waves on 108 and 132 SMs, a model */
+void staircase_declare(rl_ctx *ctx); /* staircase.c: the own kernel vs N here */
+void library_declare(rl_ctx *ctx);   /* library.c: cuBLAS's sawtooth, GPU only */
+void vocab_declare(rl_ctx *ctx);     /* vocab.c: GPT-2's output layer */
+
+/* Derived columns (main.c's), computed from every point: the staircase's
+ * model time, and a vocab GEMM's time at V = 50257 over this one's, with
+ * its spread. NaN on the other parts' points. */
+double staircase_model_us(rl_ctx *ctx, const rl_point *p);
+double vocab_speedup(rl_ctx *ctx, const rl_point *p);
+double vocab_speedup_lo(rl_ctx *ctx, const rl_point *p);
+double vocab_speedup_hi(rl_ctx *ctx, const rl_point *p);
 
 #endif

@@ -26,36 +26,49 @@ static const rl_column TABLE[] = {CALL_TABLE_HEAD, RL_TEXT(NULL, "", "%s", call,
 
 static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w);
 
-void library_part(rl_ctx *ctx, bool plan)
+/* Judges the part's claim, then frees its buffers. */
+static void done(rl_ctx *ctx, const rl_points *pts, void *state)
 {
-    wave_sweep w = sweep_on(ctx);
-    if (!w.v) {
-        if (!plan)
-            rl_judge(ctx, &EXP04_CLAIMS[CLAIM_LIBRARY], NULL, NAN,
-                     ctx->kind != RL_CUDA ? "no cuBLAS on the CPU backend: the sawtooth needs a "
-                                            "GPU (OpenBLAS runs in the vocab part)"
-                                          : "no variant with the role library selected");
+    wave_sweep *w = state;
+    judge(ctx, pts, w);
+    calls_close(ctx, pts, &w->out);
+}
+
+/* Without the sweep, a part of no points all the same: its verdict says why. */
+static void not_measured(rl_ctx *ctx, const rl_points *pts, void *state)
+{
+    (void)pts;
+    (void)state;
+    rl_judge(ctx, &EXP04_CLAIMS[CLAIM_LIBRARY], NULL, NAN,
+             ctx->kind != RL_CUDA ? "no cuBLAS on the CPU backend: the sawtooth needs a "
+                                    "GPU (OpenBLAS runs in the vocab part)"
+                                  : "no variant with the role library selected");
+}
+
+void library_declare(rl_ctx *ctx)
+{
+    wave_sweep *w = RL_NEW(ctx, wave_sweep);
+    *w = sweep_on(ctx);
+    if (!w->v) {
+        rl_part_add(ctx, &(rl_part){.done = not_measured});
         return;
     }
-    rl_points pts = {0};
-    sweep_declare(ctx, &pts, &w);
-    if (calls_planned(ctx, &pts, plan))
-        return;
     rl_meta(ctx, "library",
             "variant %d (%s), M = %d, K = %d, N = %d..%d step %d; the tiles and waves of these "
             "rows are NVIDIA's model (%dx%d tiles, one block per SM) on this device's %d SMs: the "
             "library picks its own kernel",
-            w.v->number, w.v->name, w.t.m, w.k, w.n_lo, w.n_hi, w.step, EX_TILE_M, EX_TILE_N,
-            w.t.units);
-    printf("\nlibrary: %s\n  NVIDIA's example, M = %d, K = %d\n", w.v->what, w.t.m, w.k);
-
-    calls_measure(ctx, &pts);
-    rl_points_report_as(ctx, &pts, TABLE);
-    judge(ctx, &pts, &w);
-    calls_free(ctx, &pts);
+            w->v->number, w->v->name, w->t.m, w->k, w->n_lo, w->n_hi, w->step, EX_TILE_M,
+            EX_TILE_N, w->t.units);
+    snprintf(w->heading, sizeof w->heading, "library: %s\n  NVIDIA's example, M = %d, K = %d",
+             w->v->what, w->t.m, w->k);
+    rl_part_add(ctx, &(rl_part){.open = sweep_open, .done = done, .state = w, .table = TABLE,
+                                .heading = w->heading});
+    sweep_declare(ctx, w);
 }
 
 /* ---- the verdict ---------------------------------------------------------------- */
+
+static int n_at(const rl_points *pts, int i) { return RL_DATA(call, &pts->v[i])->kernel.args.n; }
 
 static double fall_at(const rl_points *pts, int i)
 {
@@ -82,8 +95,7 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w)
         snprintf(note, sizeof note,
                  "N %d -> %d ends a wave of the model (%dx%d tiles, 1 block/SM, %d SMs); cuBLAS "
                  "picks its own tiles: its largest fall is N %d -> %d (%.2fx)",
-                 call_of(&pts->v[i])->g.n, call_of(&pts->v[i + 1])->g.n, EX_TILE_M, EX_TILE_N,
-                 w->t.units, call_of(&pts->v[worst])->g.n, call_of(&pts->v[worst + 1])->g.n,
-                 fall_at(pts, worst));
+                 n_at(pts, i), n_at(pts, i + 1), EX_TILE_M, EX_TILE_N, w->t.units,
+                 n_at(pts, worst), n_at(pts, worst + 1), fall_at(pts, worst));
     rl_judge(ctx, &EXP04_CLAIMS[CLAIM_LIBRARY], NULL, i >= 0 ? fall_at(pts, i) : NAN, note);
 }

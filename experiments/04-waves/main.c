@@ -8,9 +8,10 @@
  * more column of tiles can cost a whole wave.
  *
  * One part of arithmetic and three measured, one file each, read in the
- * order exp04.h lists them; each plans, runs and judges top to bottom.
- * Every GEMM is a point (calls.c): validated against a double-precision
- * reference, then timed by the harness. See README.md.
+ * order exp04.h lists them; each declares its points top to bottom, and
+ * judges its claim when its points are measured. Every GEMM is a point
+ * (calls.c): validated against a double-precision reference, then timed
+ * by the harness. See README.md.
  */
 #include "exp04.h"
 
@@ -32,9 +33,9 @@ static const rl_column COLUMNS[] = {
     RL_COLUMN_VARIANT,
     RL_COLUMN_NUMBER,
     RL_TEXT("gemm", NULL, NULL, call, gemm),
-    RL_INT("m", NULL, NULL, call, g.m),
-    RL_INT("n", NULL, NULL, call, g.n),
-    RL_INT("k", NULL, NULL, call, g.k),
+    RL_INT("m", NULL, NULL, call, kernel.args.m),
+    RL_INT("n", NULL, NULL, call, kernel.args.n),
+    RL_INT("k", NULL, NULL, call, kernel.args.k),
     RL_DOUBLE("vocab", NULL, NULL, call, vocab),
     RL_WAVE_MODEL_COLUMNS(call, w),
     RL_DOUBLE("wave_end", NULL, NULL, call, wave_end),
@@ -42,9 +43,12 @@ static const rl_column COLUMNS[] = {
     {0},
 };
 
+/* Computed from every point: staircase.c's model, vocab.c's speedups. */
 static const rl_column DERIVED[] = {
-    RL_DOUBLE("model_time_us", NULL, NULL, call, model_us),
-    RL_RATIO_COLUMNS("speedup_vs_v50257", call, speedup),
+    {"model_time_us", NULL, NULL, .num = staircase_model_us},
+    {"speedup_vs_v50257", NULL, NULL, .num = vocab_speedup},
+    {"speedup_vs_v50257_lo", NULL, NULL, .num = vocab_speedup_lo},
+    {"speedup_vs_v50257_hi", NULL, NULL, .num = vocab_speedup_hi},
     {0},
 };
 
@@ -65,6 +69,8 @@ const rl_claim EXP04_CLAIMS[] = {
 
 static const kernel_family *const FAMILIES[] = {&gemm_family, NULL};
 
+static void declare(rl_ctx *ctx);
+
 static const rl_experiment EXP04 = {
     .id = "04",
     .slug = "04-waves",
@@ -84,28 +90,24 @@ static const rl_experiment EXP04 = {
     .default_cache = RL_HOT,
     .compare_keys = "part,variant,gemm,m,n,k",
     .compare_value = "time_us_median",
+    .declare = declare, /* each part judges its own claim (exp04.h) */
 };
 
-int main(int argc, char **argv)
+/* The model's rows first, whatever --part says; then the parts chosen. */
+static void declare(rl_ctx *ctx)
 {
-    rl_ctx *ctx = rl_begin(&EXP04, argc, argv);
-    rl_ceilings_get(ctx);
     rl_meta(ctx, "part", "%s", part_choice);
     rl_meta(ctx, "units", "%s", ctx->kind == RL_CUDA ? "SMs" : "CPU threads, standing in for SMs");
     rl_meta(ctx, "validation", "every element vs a double-precision reference (OpenBLAS dgemm "
                                "on the same FP16-representable inputs in [-1, 1]), atol 1e-6 x k, "
                                "rtol %g", GEMM_RTOL);
-    for (int plan = 1; plan >= 0; plan--) { /* every part's plan, then the runs */
-        if (rl_option_is(part_choice, "staircase"))
-            staircase_part(ctx, plan);
-        if (rl_option_is(part_choice, "library"))
-            library_part(ctx, plan);
-        if (rl_option_is(part_choice, "vocab"))
-            vocab_part(ctx, plan);
-        if (plan) {
-            rl_plan_print(ctx);
-            model_part(ctx);
-        }
-    }
-    return rl_end(ctx);
+    model_declare(ctx);
+    if (rl_option_is(part_choice, "staircase"))
+        staircase_declare(ctx);
+    if (rl_option_is(part_choice, "library"))
+        library_declare(ctx);
+    if (rl_option_is(part_choice, "vocab"))
+        vocab_declare(ctx);
 }
+
+int main(int argc, char **argv) { return rl_main(&EXP04, argc, argv); }

@@ -2,13 +2,14 @@
  * staircase.c -- the own tiled kernel on this device. M is chosen so that
  * whole tile columns fill whole waves, and N is swept across several
  * waves: the time stays flat within a wave and climbs one step per wave.
- * The model over it is waves x the time of one wave.
+ * The model over it is waves x the time of one wave. A part of its own.
  */
 #include "exp04.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The sweep of the own_tiled variant on this device, or none when it is
  * not selected. A wave is units x blocks per unit tiles; its most square
@@ -34,58 +35,62 @@ static wave_sweep sweep_on(rl_ctx *ctx)
 
 static const rl_column TABLE[] = {
     CALL_TABLE_HEAD,
-    RL_DOUBLE(NULL, "model/us", "%11.1f", call, model_us),
+    {NULL, "model/us", "%11.1f", .num = staircase_model_us},
     RL_TEXT(NULL, "", "%s", call, mark),
     {0},
 };
 
 /* The model's time: waves x the time of one wave, the median over the
  * sweep of time / waves (one measured number scales the whole staircase). */
-static void fit_wave_model(rl_points *pts)
+double staircase_model_us(rl_ctx *ctx, const rl_point *p)
 {
-    double *per_wave = malloc(sizeof(double) * (size_t)(pts->n ? pts->n : 1));
+    const call *c = RL_DATA(call, p);
+    if (strcmp(c->part, "staircase"))
+        return NAN;
+    const rl_points *all = rl_points_all(ctx);
+    double *per_wave = malloc(sizeof(double) * (size_t)all->n);
     int n = 0;
-    for (int i = 0; i < pts->n; i++)
-        if (rl_point_timed(&pts->v[i]))
-            per_wave[n++] = pts->v[i].seconds / call_of(&pts->v[i])->w.waves;
+    for (int i = 0; i < all->n; i++)
+        if (all->v[i].part == p->part && rl_point_timed(&all->v[i]))
+            per_wave[n++] = all->v[i].seconds / RL_DATA(call, &all->v[i])->w.waves;
     double t_wave = rl_stats_of(per_wave, n).median; /* NaN when none was timed */
-    for (int i = 0; i < pts->n; i++) {
-        call *c = pts->v[i].arg;
-        c->model_us = t_wave * c->w.waves * 1e6;
-    }
     free(per_wave);
+    return t_wave * c->w.waves * 1e6;
 }
 
 static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w);
 
-void staircase_part(rl_ctx *ctx, bool plan)
+/* Judges the part's claim, then frees its buffers. */
+static void done(rl_ctx *ctx, const rl_points *pts, void *state)
 {
-    wave_sweep w = sweep_on(ctx);
-    if (!w.v)
-        return;
-    rl_points pts = {0};
-    sweep_declare(ctx, &pts, &w);
-    if (calls_planned(ctx, &pts, plan))
+    wave_sweep *w = state;
+    judge(ctx, pts, w);
+    calls_close(ctx, pts, &w->out);
+}
+
+void staircase_declare(rl_ctx *ctx)
+{
+    wave_sweep *w = RL_NEW(ctx, wave_sweep);
+    *w = sweep_on(ctx);
+    if (!w->v)
         return;
     bool gpu = ctx->kind == RL_CUDA;
-    const rl_tiling *t = &w.t;
+    const rl_tiling *t = &w->t;
     int rows = t->m / t->tile_m, wave = t->units * t->per_unit;
     rl_meta(ctx, "staircase",
             "variant %d (%s), M = %d (%d tile rows), K = %d, N = %d..%d step %d and one step of %d "
             "past each wave; a wave = %d %s x %d (%s) = %d tiles = %d tile columns of %dx%d",
-            w.v->number, w.v->name, t->m, rows, w.k, w.n_lo, w.n_hi, w.step, WAVE_STEP, t->units,
-            gpu ? "SMs" : "threads", t->per_unit,
+            w->v->number, w->v->name, t->m, rows, w->k, w->n_lo, w->n_hi, w->step, WAVE_STEP,
+            t->units, gpu ? "SMs" : "threads", t->per_unit,
             gpu ? "cudaOccupancyMaxActiveBlocksPerMultiprocessor" : "one tile per thread at a time",
             wave, wave / rows, t->tile_m, t->tile_n);
-    printf("\nstaircase: own tiled kernel (%s), %dx%d tiles\n  M = %d, K = %d, a wave = %d %s x "
-           "%d = %d tiles\n", w.v->name, t->tile_m, t->tile_n, t->m, w.k, t->units,
-           gpu ? "SMs" : "threads", t->per_unit, wave);
-
-    calls_measure(ctx, &pts);
-    fit_wave_model(&pts);
-    rl_points_report_as(ctx, &pts, TABLE);
-    judge(ctx, &pts, &w);
-    calls_free(ctx, &pts);
+    snprintf(w->heading, sizeof w->heading,
+             "staircase: own tiled kernel (%s), %dx%d tiles\n  M = %d, K = %d, a wave = %d %s x "
+             "%d = %d tiles", w->v->name, t->tile_m, t->tile_n, t->m, w->k, t->units,
+             gpu ? "SMs" : "threads", t->per_unit, wave);
+    rl_part_add(ctx, &(rl_part){.open = sweep_open, .done = done, .state = w, .table = TABLE,
+                                .heading = w->heading});
+    sweep_declare(ctx, w);
 }
 
 /* ---- the verdict ---------------------------------------------------------------- */
@@ -99,11 +104,13 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w)
     double ratio = full && rl_point_timed(full) && rl_point_timed(past)
                        ? past->seconds / full->seconds : NAN;
     char note[256] = "no full wave in the sweep";
-    if (full)
+    if (full) {
+        const call *f = RL_DATA(call, full), *q = RL_DATA(call, past);
         snprintf(note, sizeof note,
                  "N %d -> %d (+%.2f %% work): %.0f -> %.0f tiles, %d per wave%s",
-                 call_of(full)->g.n, call_of(past)->g.n, 100.0 * WAVE_STEP / call_of(full)->g.n,
-                 call_of(full)->w.tiles, call_of(past)->w.tiles, w->t.units * w->t.per_unit,
+                 f->kernel.args.n, q->kernel.args.n, 100.0 * WAVE_STEP / f->kernel.args.n,
+                 f->w.tiles, q->w.tiles, w->t.units * w->t.per_unit,
                  cpu ? " (threads); the CPU shows the mechanism, not the GPU's numbers" : "");
+    }
     rl_judge(ctx, &EXP04_CLAIMS[cpu ? CLAIM_STEP_CPU : CLAIM_STEP_GPU], NULL, ratio, note);
 }

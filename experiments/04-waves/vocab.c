@@ -5,7 +5,7 @@
  * backward GEMMs at the pair:
  *   backward_data    dX = dY W     (tokens x 768, summed over V)
  *   backward_weight  dW = dY^T X   (V x 768, summed over the tokens)
- * Every variant of the family runs it.
+ * Every variant of the family runs it, in one part.
  */
 #include "exp04.h"
 
@@ -20,6 +20,8 @@ typedef struct layer {
     int tokens, v[64], count;
     rl_input x, w, dy; /* X (tokens x 768), W (V x 768), dY (tokens x V) */
     gemm_wide logits;  /* X W^T */
+    part_out out;
+    char heading[128];
 } layer;
 
 /* The CPU does a GPU's second of work in minutes: fewer tokens there. V:
@@ -46,35 +48,38 @@ static layer layer_on(const rl_ctx *ctx)
 }
 
 /* Adds c at vocabulary size vs: the pair's GEMMs are one group. */
-static void add_at(rl_ctx *ctx, rl_points *pts, const gemm_variant *v, call c, int vs, int pair)
+static void add_at(rl_ctx *ctx, layer *L, const gemm_variant *v, call c, int vs, int pair)
 {
     const gemm_impl *impl = RL_LAUNCHER(ctx, v);
     c.part = "vocab";
     c.vocab = vs;
     if (impl->tile_m) /* the own kernel's tiles, to show that 50257 and 50304 fill the same */
-        c.w = rl_wave_model_of(&(rl_tiling){c.g.m, impl->tile_m, impl->tile_n, rl_units(ctx),
-                                            impl->blocks_per_unit()}, c.g.n);
-    call_add(ctx, pts, &c, v, vs == V_GPT2 || vs == V_PADDED ? pair : 0);
+        c.w = rl_wave_model_of(&(rl_tiling){c.kernel.args.m, impl->tile_m, impl->tile_n,
+                                            rl_units(ctx), impl->blocks_per_unit()},
+                               c.kernel.args.n);
+    call_add(ctx, &L->out, &c, v, vs == V_GPT2 || vs == V_PADDED ? pair : 0);
 }
 
 /* One variant's GEMMs: the forward one at every V, reading the first V
  * rows of W and checked against the first V columns of the widest
  * product; the backward ones at the pair, reading the first tokens x V
  * values of dY, each checked against a reference of its own. */
-static void add_gemms(rl_ctx *ctx, rl_points *pts, const gemm_variant *v, layer *L)
+static void add_gemms(rl_ctx *ctx, const gemm_variant *v, layer *L)
 {
-    int t = L->tokens, pair = rl_points_new_group(pts);
+    int t = L->tokens, pair = rl_group_new(ctx);
     for (int i = 0; i < L->count; i++)
-        add_at(ctx, pts, v, (call){.gemm = "forward", .a = &L->x, .b = &L->w, .wide = &L->logits,
-                                   .g = {.m = t, .n = L->v[i], .k = HIDDEN, .trans_b = true}},
+        add_at(ctx, L, v, (call){.gemm = "forward", .a = &L->x, .b = &L->w, .wide = &L->logits,
+                                 .kernel.args = {.m = t, .n = L->v[i], .k = HIDDEN,
+                                                 .trans_b = true}},
                L->v[i], pair);
     static const int PAIR[] = {V_GPT2, V_PADDED};
     for (int i = 0; i < 2; i++) {
         int vs = PAIR[i];
-        add_at(ctx, pts, v, (call){.gemm = "backward_data", .a = &L->dy, .b = &L->w,
-                                   .g = {.m = t, .n = HIDDEN, .k = vs}}, vs, pair);
-        add_at(ctx, pts, v, (call){.gemm = "backward_weight", .a = &L->dy, .b = &L->x,
-                                   .g = {.m = vs, .n = HIDDEN, .k = t, .trans_a = true}}, vs, pair);
+        add_at(ctx, L, v, (call){.gemm = "backward_data", .a = &L->dy, .b = &L->w,
+                                 .kernel.args = {.m = t, .n = HIDDEN, .k = vs}}, vs, pair);
+        add_at(ctx, L, v, (call){.gemm = "backward_weight", .a = &L->dy, .b = &L->x,
+                                 .kernel.args = {.m = vs, .n = HIDDEN, .k = t, .trans_a = true}},
+               vs, pair);
     }
 }
 
@@ -83,56 +88,68 @@ static const rl_point *find(const rl_points *pts, const gemm_variant *v, const c
 {
     for (int i = 0; i < pts->n; i++) {
         const rl_point *p = &pts->v[i];
-        if (rl_point_timed(p) && p->variant == KERNEL_VARIANT(v) && call_of(p)->vocab == vs &&
-            !strcmp(call_of(p)->gemm, gemm))
+        const call *c = RL_DATA(call, p);
+        if (rl_point_timed(p) && p->variant == KERNEL_VARIANT(v) && c->vocab == vs &&
+            !strcmp(c->gemm, gemm))
             return p;
     }
     return NULL;
 }
 
+/* Each GEMM's time at V = 50257 over its time here, and that ratio's
+ * spread (both times at opposite ends of their q1-q3): the chart's bars.
+ * NaN outside the vocab part, whose points alone have a vocabulary. */
+static rl_ratio speedup_of(rl_ctx *ctx, const rl_point *p)
+{
+    const call *c = RL_DATA(call, p);
+    const gemm_variant *v = (const gemm_variant *)p->variant;
+    return rl_time_ratio(find(rl_points_all(ctx), v, c->gemm, V_GPT2), p);
+}
+
+double vocab_speedup(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).median; }
+double vocab_speedup_lo(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).lo; }
+double vocab_speedup_hi(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).hi; }
+
 static const rl_column TABLE[] = {
     CALL_TABLE_HEAD,
-    RL_DOUBLE(NULL, "vs 50257", "%9.3fx", call, speedup.median),
+    {NULL, "vs 50257", "%9.3fx", .num = vocab_speedup},
     {0},
 };
 
-/* Each GEMM's time at V = 50257 over its time here, and that ratio's
- * spread (both times at opposite ends of their q1-q3): the chart's bars. */
-static void set_speedups(rl_points *pts)
-{
-    for (int i = 0; i < pts->n; i++) {
-        call *c = pts->v[i].arg;
-        const rl_point *base = find(pts, (const gemm_variant *)pts->v[i].variant, c->gemm, V_GPT2);
-        if (base && rl_point_timed(&pts->v[i]))
-            c->speedup = rl_time_ratio(base, &pts->v[i]);
-    }
-}
-
 static void judge(rl_ctx *ctx, const rl_points *pts, const layer *L);
 
-void vocab_part(rl_ctx *ctx, bool plan)
+/* Judges the part's claim, then frees its buffers. */
+static void done(rl_ctx *ctx, const rl_points *pts, void *state)
 {
-    layer L = layer_on(ctx);
-    rl_points pts = {0};
-    for (const gemm_variant *v = gemm_variants; v->name; v++)
-        if (rl_runs(ctx, &gemm_family, KERNEL_VARIANT(v)))
-            add_gemms(ctx, &pts, v, &L);
-    if (calls_planned(ctx, &pts, plan))
-        return;
-    int t = L.tokens, v_max = L.logits.wide_n;
+    layer *L = state;
+    judge(ctx, pts, L);
+    calls_close(ctx, pts, &L->out);
+}
+
+static void open_layer(rl_ctx *ctx, void *state)
+{
+    layer *L = state;
+    calls_open(ctx, &L->out);
+}
+
+void vocab_declare(rl_ctx *ctx)
+{
+    layer *L = RL_NEW(ctx, layer);
+    *L = layer_on(ctx);
+    int t = L->tokens, v_max = L->logits.wide_n;
     rl_meta(ctx, "vocab",
             "GPT-2 small's output layer: tokens %d (%s), hidden %d; forward (C = X W^T) at V = "
             "%d..%d (%d sizes), forward and both backward GEMMs at V = %d and %d timed together",
             t, ctx->kind == RL_CUDA ? "the GPU's size" : "fewer on the CPU than the GPU's 8192",
-            HIDDEN, L.v[0], v_max, L.count, V_GPT2, V_PADDED);
-    printf("\nvocab: GPT-2 small's output layer, %d tokens x %d hidden, V = %d..%d\n", t, HIDDEN,
-           L.v[0], v_max);
-
-    calls_measure(ctx, &pts);
-    set_speedups(&pts);
-    rl_points_report_as(ctx, &pts, TABLE);
-    judge(ctx, &pts, &L);
-    calls_free(ctx, &pts);
+            HIDDEN, L->v[0], v_max, L->count, V_GPT2, V_PADDED);
+    snprintf(L->heading, sizeof L->heading,
+             "vocab: GPT-2 small's output layer, %d tokens x %d hidden, V = %d..%d", t, HIDDEN,
+             L->v[0], v_max);
+    rl_part_add(ctx, &(rl_part){.open = open_layer, .done = done, .state = L, .table = TABLE,
+                                .heading = L->heading});
+    for (const gemm_variant *v = gemm_variants; v->name; v++)
+        if (rl_runs(ctx, &gemm_family, KERNEL_VARIANT(v)))
+            add_gemms(ctx, v, L);
 }
 
 /* ---- the verdict ---------------------------------------------------------------- */
