@@ -545,8 +545,9 @@ double rl_col_attainable(rl_ctx *ctx, const rl_point *p);
  *   3. each part in turn: open() makes its buffers and inputs, its points
  *      are validated on fresh inputs, each group is timed interleaved (or,
  *      for an observed experiment, each valid point goes to exp->observe),
- *      its rows and console table are written, then done() (its verdicts,
- *      freeing its buffers);
+ *      measured() (what a row needs besides its times), its rows and
+ *      console table are written, then done() (its verdicts, freeing its
+ *      buffers);
  *   4. exp->judge(ctx, every point), then rl_end: the CSV, the verdicts,
  *      the charts.
  * ---------------------------------------------------------------------- */
@@ -560,6 +561,11 @@ typedef struct rl_part {
     void *state;
     const rl_column *table; /* its console table; NULL: the experiment's */
     const char *heading;    /* printed above its table, or NULL */
+    /* Once its points are timed (or observed), before their rows are
+     * written, its buffers still open: what a row needs that timing does
+     * not give and a column cannot compute (exp-06: the host's cost to
+     * issue a timed chain, measured on the chain's own buffers). */
+    void (*measured)(rl_ctx *ctx, rl_points *pts, void *state);
 } rl_part;
 
 /* In declare: a new part; the points added after it are its points. */

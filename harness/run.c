@@ -123,6 +123,8 @@ static void run_part(rl_ctx *ctx, int i)
         observe_each(ctx, &pts);
     else
         rl_points_measure(ctx, &pts);
+    if (part->measured)
+        part->measured(ctx, &pts, part->state);
     if (pts.n && part->heading) {
         rl_progress_clear();
         printf("\n%s\n", part->heading);

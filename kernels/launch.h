@@ -90,6 +90,13 @@ extern const launch_ops launch_sync_each_cuda, launch_async_cuda, launch_graph_c
  * issued and waited for; only issued (its ops have an enqueue). */
 void launch_call(void *a);
 void launch_issue(void *a);
+/* The chain as the kernel call a point carries (kernels/common.h): its
+ * arguments carry its variant's ops, so the call is its arguments alone. */
+static inline kernel_call launch_kernel_call(launch_args *a)
+{
+    kernel_call k = {launch_call, a};
+    return k;
+}
 
 /* ---- the model step ------------------------------------------------------ */
 
@@ -125,6 +132,11 @@ extern const step_ops step_launches_cuda, step_graph_cuda;
 
 /* The same for the step: one step of s (a step_args *), waited for. */
 void step_call(void *s);
+static inline kernel_call step_kernel_call(step_args *s)
+{
+    kernel_call k = {step_call, s};
+    return k;
+}
 
 /* The step's inputs, in this order (step_input, step_on, step_reference). */
 enum { STEP_W1, STEP_W2, STEP_BIAS, STEP_X, STEP_INPUTS };

@@ -20,6 +20,8 @@ typedef struct spread {
  * then have a spread (their lowest and highest window), not one number. */
 enum { HOLD_WINDOWS = 4 };
 
+struct run;
+
 /* One point of a sweep: what it is, then what was observed. */
 typedef struct point {
     const char *sweep, *name;  /* name: the variant's, or "idle_allocation" */
@@ -28,39 +30,45 @@ typedef struct point {
     bool idle;                 /* memory held, no kernel (the variant at duty 0) */
     int workers;
     double duty_pct, workers_per_unit, period_ms, alloc_bytes;
+    struct run *at;            /* the run it is held in: its buffers and observer */
     /* observed */
-    bool ok;
     int bursts;
     rl_duty measured;          /* the duty cycle from the bursts' timestamps */
     double window_s, work, work_per_s;
-    double work_fraction, gbps; /* against the full device; the bytes a chase or stream moved */
+    double gbps;               /* the bytes a chase or stream moved */
     rl_reading rd;             /* over the whole hold */
     int windows;               /* the hold's windows (HOLD_WINDOWS) */
     spread util, util_mem, units_busy, work_per_s_win; /* over the windows */
-    double work_fraction_lo, work_fraction_hi;  /* work_per_s_win against the full device */
 } point;
 
-enum { MAX_POINTS = 64 };
-
+/* The run: one part, every point of the sweeps chosen, held one after the
+ * other on the same buffers, read by the same observer. */
 typedef struct run {
     rl_ctx *ctx;
     rl_observer obs;
     double settle_s, hold_s, period_s;
-    point pts[MAX_POINTS];  /* the points' data */
-    rl_points points;
+    double load_start;      /* the load average when the run began */
     busy_buffers w;         /* the variants' buffers on the backend's device */
     int max_workers;        /* CUDA: 4 blocks per SM; CPU: the cores */
-    double bytes_per_hop;   /* memory traffic of one chase hop: a cache line or sector */
 } run;
 
-/* verdicts.c: the claims, judged from the observed points. full: the most
- * work per second the compute variant did (the full device). */
-void judge(const run *r, double full);
+/* Memory traffic of one chase hop: a DRAM sector, a cache line. */
+static inline double bytes_per_hop(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? 32 : 64; }
 
+/* main.c: the full device, the most work per second the compute variant
+ * did in sweep a (NaN: none observed). */
+double full_device(const rl_points *all);
+
+/* verdicts.c: the claims, judged from every observed point. */
+void judge(rl_ctx *ctx, const rl_points *all);
+
+/* setup.c: the buffers' sizes (in declare: nothing is made), then the
+ * buffers themselves (when the run's part opens), freed when it is done. */
+void buffers_size(run *r);
 void buffers_open(run *r);
 void buffers_close(run *r);
-/* A point's check (check_arg: the run): once per variant, one burst on
- * fresh inputs, checked; the variant's later points take its result. */
+/* A point's check: once per variant, one burst on fresh inputs, checked;
+ * the variant's later points take its result. */
 bool check_point(rl_ctx *ctx, rl_point *p);
 /* The arguments for a run of v on `workers` at this duty, its lanes'
  * starts uploaded. */

@@ -16,7 +16,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char *sweep_choice = "all", *period_ms_opt = "10";
@@ -28,6 +27,29 @@ static const rl_option OPTIONS[] = {
 };
 
 /* ---- the columns: what a point is, then what was observed ---------------------- */
+
+/* A compute point's work per second against the full device's (NaN on the
+ * other variants): its whole hold's, and its lowest and highest window's. */
+static double fraction(rl_ctx *ctx, const rl_point *p, double per_s)
+{
+    return busy_has_role(RL_DATA(point, p)->v, "compute") ? per_s / full_device(rl_points_all(ctx))
+                                                           : NAN;
+}
+
+static double col_work_fraction(rl_ctx *ctx, const rl_point *p)
+{
+    return fraction(ctx, p, RL_DATA(point, p)->work_per_s);
+}
+
+static double col_work_fraction_lo(rl_ctx *ctx, const rl_point *p)
+{
+    return fraction(ctx, p, RL_DATA(point, p)->work_per_s_win.lo);
+}
+
+static double col_work_fraction_hi(rl_ctx *ctx, const rl_point *p)
+{
+    return fraction(ctx, p, RL_DATA(point, p)->work_per_s_win.hi);
+}
 
 static const rl_column COLUMNS[] = {
     RL_TEXT("sweep", NULL, NULL, point, sweep),
@@ -50,7 +72,7 @@ static const rl_column OBSERVED[] = {
     RL_DOUBLE("work", NULL, NULL, point, work),
     RL_TEXT("work_unit", NULL, NULL, point, work_unit),
     RL_DOUBLE("work_per_s", NULL, NULL, point, work_per_s),
-    RL_DOUBLE("work_fraction", NULL, NULL, point, work_fraction),
+    {"work_fraction", NULL, NULL, .num = col_work_fraction},
     RL_DOUBLE("gbps", NULL, NULL, point, gbps),
     RL_DOUBLE("alloc_bytes", NULL, NULL, point, alloc_bytes),
     RL_READING_COLUMNS(point, rd),
@@ -64,13 +86,13 @@ static const rl_column OBSERVED[] = {
     RL_DOUBLE("units_busy_window_max_pct", NULL, NULL, point, units_busy.hi),
     RL_DOUBLE("work_per_s_window_min", NULL, NULL, point, work_per_s_win.lo),
     RL_DOUBLE("work_per_s_window_max", NULL, NULL, point, work_per_s_win.hi),
-    RL_DOUBLE("work_fraction_lo", NULL, NULL, point, work_fraction_lo),
-    RL_DOUBLE("work_fraction_hi", NULL, NULL, point, work_fraction_hi),
+    {"work_fraction_lo", NULL, NULL, .num = col_work_fraction_lo},
+    {"work_fraction_hi", NULL, NULL, .num = col_work_fraction_hi},
     {0},
 };
 
 /* The tool's readings beside the duty cycle from the timestamps and the
- * work done ("-": no such reading here); main() renames the GPU's columns. */
+ * work done ("-": no such reading here); declare() renames the GPU's columns. */
 static rl_column TABLE[] = {
     RL_TEXT(NULL, "sweep", "%-11s", point, sweep),
     RL_TEXT(NULL, "variant", "%-15s", point, name),
@@ -81,7 +103,7 @@ static rl_column TABLE[] = {
     RL_DOUBLE_MEASURED(NULL, "mem util %", "%10.1f", point, rd.util_mem_pct),
     RL_DOUBLE_MEASURED(NULL, "machine %", "%9.1f", point, rd.units_busy_pct),
     RL_DOUBLE_MEASURED(NULL, "work/s", "%10.3g", point, work_per_s),
-    RL_DOUBLE_MEASURED(NULL, "work fraction", "%13.3f", point, work_fraction),
+    {NULL, "work fraction", "%13.3f", .num = col_work_fraction, .measured = true},
     RL_BYTES_MEASURED(NULL, "memory used", "%11s", point, rd.mem_used),
     {0},
 };
@@ -89,6 +111,9 @@ static rl_column TABLE[] = {
 static const kernel_family *const FAMILIES[] = {&busy_family, NULL};
 
 extern const rl_claim EXP01_CLAIMS[]; /* verdicts.c */
+
+static void declare(rl_ctx *ctx);
+static void observe(rl_ctx *ctx, rl_point *p);
 
 static const rl_experiment EXP01 = {
     .id = "01",
@@ -112,23 +137,24 @@ static const rl_experiment EXP01 = {
     .default_cache = RL_HOT,
     .compare_keys = "sweep,variant,workers,duty_target_pct",
     .compare_value = "util_pct",
+    .declare = declare,
+    .observe = observe,
+    .judge = judge,
 };
 
 /* ---- the sweeps: the points, declared --------------------------------------- */
 
-static void declare(run *r, const char *sweep, const busy_variant *v, int workers, double duty)
+static point *add_point(run *r, const char *sweep, const busy_variant *v, int workers, double duty)
 {
-    if (r->points.n == MAX_POINTS)
-        rl_die(RL_EXIT_FAILED, "exp-01: more than %d points: raise MAX_POINTS", MAX_POINTS);
-    point *p = &r->pts[r->points.n];
+    point *p = RL_NEW(r->ctx, point);
     *p = (point){.sweep = sweep, .name = v->name, .v = v, .workers = workers,
                  .duty_pct = 100 * duty, .period_ms = 1e3 * r->period_s,
                  .worker_unit = r->ctx->kind == RL_CUDA ? "blocks" : "threads",
                  .work_unit = v->work_unit, .workers_per_unit = (double)workers / rl_units(r->ctx),
-                 .work_fraction = NAN, .work_fraction_lo = NAN, .work_fraction_hi = NAN,
-                 .gbps = NAN};
-    rl_points_add(&r->points, &(rl_point){.variant = KERNEL_VARIANT(v), .data = p,
-                                          .check = check_point, .check_arg = r});
+                 .gbps = NAN, .at = r};
+    rl_point_add(r->ctx, &(rl_point){.variant = KERNEL_VARIANT(v), RL_POINT_DATA(p),
+                                     .check = check_point});
+    return p;
 }
 
 /* The variant with this role, if it runs here and --variant selects it. */
@@ -149,20 +175,20 @@ static void sweep_occupancy(run *r)
         if (!rl_runs(r->ctx, &busy_family, KERNEL_VARIANT(v)) || busy_has_role(v, "bandwidth"))
             continue;
         if (!busy_has_role(v, "compute")) {
-            declare(r, "a_occupancy", v, 1, 1.0);
+            add_point(r, "a_occupancy", v, 1, 1.0);
             if (!quick && units > 1)
-                declare(r, "a_occupancy", v, units, 1.0);
+                add_point(r, "a_occupancy", v, units, 1.0);
         } else if (quick) {
-            declare(r, "a_occupancy", v, 1, 1.0);
+            add_point(r, "a_occupancy", v, 1, 1.0);
             if (units > 1)
-                declare(r, "a_occupancy", v, units, 1.0);
+                add_point(r, "a_occupancy", v, units, 1.0);
             if (most > units)
-                declare(r, "a_occupancy", v, most, 1.0);
+                add_point(r, "a_occupancy", v, most, 1.0);
         } else {
             for (int b = 1; b < units; b *= 2)
-                declare(r, "a_occupancy", v, b, 1.0);
+                add_point(r, "a_occupancy", v, b, 1.0);
             for (int b = units; b <= most; b *= 2)
-                declare(r, "a_occupancy", v, b, 1.0);
+                add_point(r, "a_occupancy", v, b, 1.0);
         }
     }
 }
@@ -174,7 +200,7 @@ static void sweep_duty(run *r)
     int units = rl_units(r->ctx), sizes[2] = {1, units};
     for (int s = 0; arith && s < (units > 1 ? 2 : 1); s++)
         for (int k = 0; k <= steps; k++)
-            declare(r, "b_duty", arith, sizes[s], (double)k / steps);
+            add_point(r, "b_duty", arith, sizes[s], (double)k / steps);
 }
 
 /* An idle point (held memory, no kernel: arith at duty 0), then the stream. */
@@ -182,12 +208,12 @@ static void sweep_memory(run *r)
 {
     const busy_variant *arith = variant(r, "compute"), *stream = variant(r, "bandwidth");
     if (arith) {
-        declare(r, "c_memory", arith, 1, 0.0);
-        r->pts[r->points.n - 1].name = "idle_allocation";
-        r->pts[r->points.n - 1].idle = true;
+        point *idle = add_point(r, "c_memory", arith, 1, 0.0);
+        idle->name = "idle_allocation";
+        idle->idle = true;
     }
     if (stream)
-        declare(r, "c_memory", stream, r->max_workers, 1.0);
+        add_point(r, "c_memory", stream, r->max_workers, 1.0);
 }
 
 /* ---- one point: settle, then hold and read ----------------------------- */
@@ -242,14 +268,15 @@ static void observe_window(run *r, point *p, busy_args *a, double seconds, rl_re
  * NVML read over it; on the CPU, whose observer reads busy time at a
  * window's two ends, the windows' readings weighted by their length (the
  * busy time over the whole hold, less the gaps of a thread start between
- * windows). */
-static void observe(void *arg, rl_point *rp)
+ * windows). Then the bytes a chase (a line or sector per hop) or a
+ * stream moved. */
+static void observe(rl_ctx *ctx, rl_point *rp)
 {
-    run *r = arg;
-    point *p = (point *)rp->data; /* one of r->pts */
-    const busy_ops *ops = RL_LAUNCHER(r->ctx, p->v);
-    void *held = p->idle ? idle_allocation(r->ctx, &p->alloc_bytes) : NULL;
-    rl_progress_step(r->ctx, "%s: %s on %d, duty %.0f %%", p->sweep, p->name, p->workers,
+    point *p = RL_DATA_MUT(point, rp);
+    run *r = p->at;
+    const busy_ops *ops = RL_LAUNCHER(ctx, p->v);
+    void *held = p->idle ? idle_allocation(ctx, &p->alloc_bytes) : NULL;
+    rl_progress_step(ctx, "%s: %s on %d, duty %.0f %%", p->sweep, p->name, p->workers,
                      p->duty_pct);
     busy_args a = variant_args(r, p->v, p->workers, p->duty_pct / 100, r->period_s);
     busy_result res;
@@ -278,7 +305,7 @@ static void observe(void *arg, rl_point *rp)
             busy_result_free(&res);
     }
     p->measured.pct /= p->window_s;
-    if (r->ctx->kind == RL_CUDA) {
+    if (ctx->kind == RL_CUDA) {
         rl_observer_read(&r->obs, t0, res.t1, &p->rd);
     } else {
         p->rd = rd; /* the last window's, for what does not add up */
@@ -288,57 +315,76 @@ static void observe(void *arg, rl_point *rp)
         p->rd.util_samples = 2 * HOLD_WINDOWS;
     }
     p->work_per_s = p->work / p->window_s;
-    p->ok = true;
+    if (busy_has_role(p->v, "latency"))
+        p->gbps = p->work_per_s * bytes_per_hop(ctx) / 1e9;
+    else if (busy_has_role(p->v, "bandwidth") && !p->idle)
+        p->gbps = p->work_per_s / 1e9;
     busy_result_free(&res);
-    rl_free(r->ctx->be, held);
+    rl_free(ctx->be, held);
 }
 
 /* ---- what the points say together ------------------------------------------ */
 
-/* The full device: the most work per second the compute variant did in
- * sweep a; each compute point's work against it; the bytes a chase (a
- * line or sector per hop) or a stream moved. */
-static double derive(run *r)
+double full_device(const rl_points *all)
 {
     double full = NAN;
-    for (const point *p = r->pts; p < r->pts + r->points.n; p++)
-        if (p->ok && !strcmp(p->sweep, "a_occupancy") && busy_has_role(p->v, "compute"))
+    for (int i = 0; i < all->n; i++) {
+        const point *p = RL_DATA(point, &all->v[i]);
+        if (rl_point_timed(&all->v[i]) && !strcmp(p->sweep, "a_occupancy") &&
+            busy_has_role(p->v, "compute"))
             full = fmax(full, p->work_per_s); /* fmax skips the NaN it starts from */
-    for (point *p = r->pts; p < r->pts + r->points.n; p++) {
-        if (busy_has_role(p->v, "compute")) {
-            p->work_fraction = p->work_per_s / full;
-            p->work_fraction_lo = p->work_per_s_win.lo / full;
-            p->work_fraction_hi = p->work_per_s_win.hi / full;
-        }
-        if (busy_has_role(p->v, "latency"))
-            p->gbps = p->work_per_s * r->bytes_per_hop / 1e9;
-        else if (busy_has_role(p->v, "bandwidth") && !p->idle)
-            p->gbps = p->work_per_s / 1e9;
     }
     return full;
 }
 
-int main(int argc, char **argv)
+/* ---- the run: one part, its buffers and observer ------------------------------ */
+
+static void open_run(rl_ctx *ctx, void *state)
 {
-    rl_ctx *ctx = rl_begin(&EXP01, argc, argv);
-    run *r = calloc(1, sizeof *r);
+    run *r = state;
+    char buf[512];
+    buffers_open(r);
+    rl_observer_open(&r->obs, ctx, ctx->kind == RL_CUDA ? ctx->dev->pci_bus_id : NULL);
+    rl_observer_describe(&r->obs, buf, sizeof buf);
+    printf("observer    %s\n", buf);
+}
+
+/* Every point held: the observer described again (now with NVML's sample
+ * period), and whether other processes took CPU time from ours. */
+static void run_observed(rl_ctx *ctx, rl_points *pts, void *state)
+{
+    (void)pts;
+    run *r = state;
+    char buf[512];
+    rl_observer_describe(&r->obs, buf, sizeof buf);
+    rl_meta(ctx, "observer", "%s", buf);
+    rl_note_host_load(ctx, r->load_start, "note        ", "other processes took CPU time from the "
+                      "workers, so busy time falls below the duty cycle");
+}
+
+static void close_run(rl_ctx *ctx, const rl_points *pts, void *state)
+{
+    (void)ctx, (void)pts;
+    run *r = state;
+    rl_observer_close(&r->obs);
+    buffers_close(r);
+}
+
+static void declare(rl_ctx *ctx)
+{
+    run *r = RL_NEW(ctx, run);
     r->ctx = ctx;
     r->period_s = rl_option_number(ctx, "period-ms", period_ms_opt, 1, 1000, false, NULL) / 1e3;
     bool gpu = ctx->kind == RL_CUDA;
-    double load_start = rl_load_average();
+    r->load_start = rl_load_average();
     /* NVML averages over its own sample period (up to a sixth of a second),
      * so a GPU point settles and holds longer than a CPU point. */
     r->settle_s = gpu ? RL_BY_MODE(ctx, 0.6, 0.8, 1.0) : RL_BY_MODE(ctx, 0.1, 0.2, 0.25);
     r->hold_s = gpu ? RL_BY_MODE(ctx, 1.0, 2.0, 3.0) : RL_BY_MODE(ctx, 0.4, 1.0, 2.0);
     if (gpu) /* the console's names for the GPU's readings */
         TABLE[2].head = "blocks", TABLE[5].head = "util %", TABLE[7].head = "SM_UTIL %";
-    rl_ceilings_get(ctx); /* the roofs, before any load of ours runs; judge() reads them */
+    buffers_size(r);
 
-    buffers_open(r);
-    rl_observer_open(&r->obs, ctx, gpu ? ctx->dev->pci_bus_id : NULL);
-    char buf[512];
-    rl_observer_describe(&r->obs, buf, sizeof buf);
-    printf("observer    %s\n", buf);
     rl_meta(ctx, "hold", "each point: %.2f s of the same load unobserved, then %.2f s observed; "
             "one burst per %.0f ms below 100 %% duty", r->settle_s, r->hold_s, 1e3 * r->period_s);
     rl_meta(ctx, "duty_measured", "union of the kernels' busy intervals (%s) over the window; "
@@ -350,26 +396,16 @@ int main(int argc, char **argv)
             "window (work_fraction: against the full device's whole-hold rate)", HOLD_WINDOWS,
             r->hold_s / HOLD_WINDOWS);
 
+    rl_part_add(ctx, &(rl_part){.open = open_run, .measured = run_observed, .done = close_run,
+                                .state = r});
     if (rl_option_is(sweep_choice, "a"))
         sweep_occupancy(r);
     if (rl_option_is(sweep_choice, "b"))
         sweep_duty(r);
     if (rl_option_is(sweep_choice, "c"))
         sweep_memory(r);
-    rl_plan_observed(ctx, r->points.n, r->settle_s + r->hold_s);
-    rl_points_observe(ctx, &r->points, observe, r);
-    rl_observer_describe(&r->obs, buf, sizeof buf); /* now with NVML's sample period */
-    rl_meta(ctx, "observer", "%s", buf);
-
-    rl_note_host_load(ctx, load_start, "note        ", "other processes took CPU time from the "
-                      "workers, so busy time falls below the duty cycle");
-    double full = derive(r);
-    rl_points_report(ctx, &r->points);
-    judge(r, full);
-
-    rl_points_free(&r->points);
-    rl_observer_close(&r->obs);
-    buffers_close(r);
-    free(r);
-    return rl_end(ctx);
+    /* Each point holds its load for as long, whatever its variant. */
+    rl_plan_fixed(ctx, rl_points_all(ctx)->n * (r->settle_s + r->hold_s));
 }
+
+int main(int argc, char **argv) { return rl_main(&EXP01, argc, argv); }

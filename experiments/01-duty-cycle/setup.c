@@ -22,13 +22,12 @@ static uint32_t *make_chain(run *r)
     r->w.chain_starts = rl_host_alloc(r->w.lanes * sizeof(uint32_t));
     busy_make_chain(chain, lines, stride, r->w.chain_starts, r->w.lanes, rl_next_seed(ctx));
     r->w.chain = rl_alloc_copy(ctx->be, chain, bytes);
-    r->bytes_per_hop = ctx->kind == RL_CUDA ? 32 : 64; /* a DRAM sector, a cache line */
     rl_meta(ctx, "chase_buffer", "%zu lines of %zu bytes (%.0f MiB), one random cycle", lines,
             line_bytes, bytes / 1048576.0);
     return chain;
 }
 
-void buffers_open(run *r)
+void buffers_size(run *r)
 {
     rl_ctx *ctx = r->ctx;
     busy_buffers *w = &r->w;
@@ -36,14 +35,19 @@ void buffers_open(run *r)
     if (r->max_workers > RL_OBSERVER_MAX_THREADS && ctx->kind == RL_CPU)
         r->max_workers = RL_OBSERVER_MAX_THREADS; /* the observer reads each one */
     w->lanes = (size_t)r->max_workers * (size_t)busy_max_lanes(rl_kernel_backend(ctx));
+    double stream_bytes = fmin(2 * ctx->dev->llc_bytes, rl_max_bytes(ctx) / 8); /* x and y */
+    w->n = (size_t)ceil(stream_bytes / sizeof(float) / (1 << 20)) << 20;
+}
+
+void buffers_open(run *r)
+{
+    rl_ctx *ctx = r->ctx;
+    busy_buffers *w = &r->w;
     w->states = rl_alloc(ctx->be, w->lanes * sizeof *w->states);
     w->counts = rl_alloc(ctx->be, w->lanes * sizeof *w->counts);
     w->work = rl_alloc(ctx->be, sizeof *w->work);
     w->seeds = rl_host_alloc(w->lanes * sizeof *w->seeds);
     busy_make_seeds(w->seeds, w->lanes, rl_next_seed(ctx));
-
-    double stream_bytes = fmin(2 * ctx->dev->llc_bytes, rl_max_bytes(ctx) / 8); /* x and y */
-    w->n = (size_t)ceil(stream_bytes / sizeof(float) / (1 << 20)) << 20;
     w->y = rl_alloc(ctx->be, w->n * sizeof(float));
     float *host = rl_host_random(ctx, w->n, -1, 1);
     w->x = rl_alloc_copy(ctx->be, host, w->n * sizeof(float));
@@ -70,13 +74,14 @@ busy_args variant_args(run *r, const busy_variant *v, int workers, double duty, 
 
 bool check_point(rl_ctx *ctx, rl_point *p)
 {
-    run *r = p->check_arg;
-    for (const rl_point *q = r->points.v; q < p; q++) /* the variant's first point's result */
+    run *r = RL_DATA(point, p)->at;
+    /* The variant's first point's result (p is one of every point). */
+    for (const rl_point *q = rl_points_all(ctx)->v; q < p; q++)
         if (q->variant == p->variant) {
             snprintf(p->why, sizeof p->why, "%s", q->why);
             return q->state == RL_POINT_VALID;
         }
-    const busy_variant *v = ((const point *)p->data)->v;
+    const busy_variant *v = RL_DATA(point, p)->v;
     const busy_ops *ops = RL_LAUNCHER(ctx, v);
     rl_backend *be = ctx->be;
     busy_buffers *w = &r->w;

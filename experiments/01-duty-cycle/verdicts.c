@@ -59,27 +59,38 @@ static const rl_claim *claim(const rl_ctx *ctx, int gpu_claim)
     return &EXP01_CLAIMS[gpu_claim + (ctx->kind != RL_CUDA)];
 }
 
+/* A point of this sweep on this many workers (< 0: any). */
+typedef struct where {
+    const char *sweep;
+    int workers;
+} where;
+
+static bool in_sweep(const rl_point *p, const void *key)
+{
+    const point *d = RL_DATA(point, p);
+    const where *w = key;
+    return !strcmp(d->sweep, w->sweep) && (w->workers < 0 || d->workers == w->workers);
+}
+
 /* The first observed point of a sweep whose variant has this role, on
  * this many workers (< 0: any). Sweep a runs at full duty, and sweep c's
  * compute point is its idle allocation. */
-static const point *find(const run *r, const char *sweep, const char *role, int workers)
+static const point *find(const rl_points *all, const char *sweep, const char *role, int workers)
 {
-    for (const point *p = r->pts; p < r->pts + r->points.n; p++)
-        if (p->ok && !strcmp(p->sweep, sweep) && busy_has_role(p->v, role) &&
-            (workers < 0 || p->workers == workers))
-            return p;
-    return NULL;
+    const rl_point *p = rl_points_find(all, role, in_sweep, &(where){sweep, workers});
+    return p ? RL_DATA(point, p) : NULL;
 }
 
 /* The largest |reading - measured duty| over the duty sweep of one size;
  * not measured with fewer than two points. */
-static void judge_tracking(const run *r, int workers, const rl_claim *c)
+static void judge_tracking(rl_ctx *ctx, const rl_points *all, int workers, const rl_claim *c)
 {
-    rl_ctx *ctx = r->ctx;
     double worst = NAN;
     int count = 0;
-    for (const point *p = r->pts; p < r->pts + r->points.n; p++) {
-        if (!p->ok || strcmp(p->sweep, "b_duty") || p->workers != workers || isnan(p->rd.util_pct))
+    for (int i = 0; i < all->n; i++) {
+        const point *p = RL_DATA(point, &all->v[i]);
+        if (!rl_point_timed(&all->v[i]) || strcmp(p->sweep, "b_duty") || p->workers != workers ||
+            isnan(p->rd.util_pct))
             continue;
         worst = fmax(worst, fabs(p->rd.util_pct - p->measured.pct)); /* fmax skips a NaN */
         count++;
@@ -92,12 +103,11 @@ static void judge_tracking(const run *r, int workers, const rl_claim *c)
     rl_judge(ctx, c, NULL, count < 2 ? NAN : worst, note);
 }
 
-static void judge_memory(const run *r)
+static void judge_memory(rl_ctx *ctx, const rl_points *all)
 {
-    rl_ctx *ctx = r->ctx;
     bool gpu = ctx->kind == RL_CUDA;
-    const point *idle = find(r, "c_memory", "compute", -1);
-    const point *stream = find(r, "c_memory", "bandwidth", -1);
+    const point *idle = find(all, "c_memory", "compute", -1);
+    const point *stream = find(all, "c_memory", "bandwidth", -1);
     if (!idle || !stream) {
         rl_judge_status(ctx, claim(ctx, MEMORY), NULL, "-", RL_NOT_MEASURED, "sweep c not run");
         return;
@@ -119,31 +129,31 @@ static void judge_memory(const run *r)
                           "held = resident set / RAM");
 }
 
-void judge(const run *r, double full)
+void judge(rl_ctx *ctx, const rl_points *all)
 {
-    rl_ctx *ctx = r->ctx;
     bool gpu = ctx->kind == RL_CUDA;
     int units = rl_units(ctx);
+    double full = full_device(all);
     char measured[128], note[200];
-    const point *one = find(r, "a_occupancy", "compute", 1);
+    const point *one = find(all, "a_occupancy", "compute", 1);
 
     snprintf(note, sizeof note, "while it does %s of the full device's work", one && full > 0 ?
              (snprintf(measured, sizeof measured, "%.4f", one->work_per_s / full), measured) : "-");
     rl_judge(ctx, claim(ctx, ONE_BUSY), NULL, one ? one->rd.util_pct : NAN, note);
 
-    const point *chase = find(r, "a_occupancy", "latency", 1);
+    const point *chase = find(all, "a_occupancy", "latency", 1);
     double share = chase ? chase->gbps / rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best : NAN;
     double uc = chase ? chase->rd.util_pct : NAN;
     snprintf(measured, sizeof measured, isnan(uc) ? "-" : "%.1f %% busy, %.3f of bandwidth", uc,
              share);
     snprintf(note, sizeof note, "a pointer chase waits on memory every hop; traffic counted as "
-             "%.0f B per hop over the DRAM read bandwidth", r->bytes_per_hop);
+             "%.0f B per hop over the DRAM read bandwidth", bytes_per_hop(ctx));
     rl_verdict_status st = uc >= 90 && share < 0.25 ? RL_HOLDS : RL_DOES_NOT_HOLD;
     rl_judge_status(ctx, &EXP01_CLAIMS[CHASE_BUSY], NULL, measured,
                     isnan(uc) || isnan(share) ? RL_NOT_MEASURED : st, note);
 
-    judge_tracking(r, 1, claim(ctx, TRACKS_ONE));
-    judge_tracking(r, units, claim(ctx, TRACKS_FULL));
+    judge_tracking(ctx, all, 1, claim(ctx, TRACKS_ONE));
+    judge_tracking(ctx, all, units, claim(ctx, TRACKS_FULL));
 
     snprintf(note, sizeof note, "bound %.1fx (%d %s / 2); full device: the most compute work per "
              "second in sweep a; both read busy", units / 2.0, units, gpu ? "SMs" : "CPUs");
@@ -161,5 +171,5 @@ void judge(const run *r, double full)
         rl_judge_within(ctx, claim(ctx, UNITS_VIEW), NULL, view, 100.0 / units - 10,
                         100.0 / units + 10, note);
     }
-    judge_memory(r);
+    judge_memory(ctx, all);
 }

@@ -9,59 +9,53 @@
  */
 #include "exp06.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static const double ATOL = 1e-4, RTOL = 1e-4; /* float sums of d products vs double */
 
-/* The step's buffers at the largest batch: its inputs on the device and
- * their host copies, h and y; want: the reference at ref_batch. */
+/* The step's buffers at the largest batch, made when the part opens: its
+ * inputs on the device and their host copies, h and y; want: the
+ * reference at ref_batch. */
 typedef struct weights {
-    int d, ref_batch;
+    int d, bmax, ref_batch;
     float *in[STEP_INPUTS], *host[STEP_INPUTS], *h, *y;
     double *want;
+    char heading[96];
 } weights;
 
 /* The step's inputs at batch bmax: random on the host, copied to the device. */
-static weights *open_weights(rl_ctx *ctx, int d, int bmax)
+static void open_weights(rl_ctx *ctx, void *state)
 {
-    size_t xd = (size_t)bmax * d;
-    weights *w = rl_host_alloc(sizeof *w);
-    *w = (weights){.d = d, .h = rl_alloc(ctx->be, xd * sizeof(float)),
-                   .y = rl_alloc(ctx->be, xd * sizeof(float)),
-                   .want = rl_host_alloc(xd * sizeof(double))};
+    weights *w = state;
+    size_t xd = (size_t)w->bmax * w->d;
+    w->h = rl_alloc(ctx->be, xd * sizeof(float));
+    w->y = rl_alloc(ctx->be, xd * sizeof(float));
+    w->want = rl_host_alloc(xd * sizeof(double));
+    w->ref_batch = 0;
     for (int i = 0; i < STEP_INPUTS; i++) {
         float lo, hi;
-        size_t n = step_input(i, bmax, d, &lo, &hi);
+        size_t n = step_input(i, w->bmax, w->d, &lo, &hi);
         w->host[i] = rl_host_random(ctx, n, lo, hi);
         w->in[i] = rl_alloc_copy(ctx->be, w->host[i], n * sizeof(float));
     }
-    return w;
 }
 
-void doubling_close(rl_ctx *ctx, weights *w)
-{
-    if (!w)
-        return;
-    for (int i = 0; i < STEP_INPUTS; i++) {
-        rl_free(ctx->be, w->in[i]);
-        rl_host_free(w->host[i]);
-    }
-    rl_free(ctx->be, w->h);
-    rl_free(ctx->be, w->y);
-    rl_host_free(w->want);
-    rl_host_free(w);
-}
-
-/* Before validation: builds what the variant replays (timed), computes
- * the double reference (once per batch: the variants of a batch are
- * validated one after the other), poisons h; the harness poisons y, runs
- * the step and checks every element of y. */
+/* Before validation: binds the step to the part's buffers, builds what
+ * the variant replays (timed), computes the double reference (once per
+ * batch: the variants of a batch are validated one after the other),
+ * poisons h; the harness poisons y, runs the step and checks every
+ * element of y. */
 static void prepare_step(rl_ctx *ctx, rl_point *p)
 {
-    call *c = call_of(p);
+    call *c = RL_DATA_MUT(call, p);
     weights *w = c->w;
     int batch = c->s.batch;
-    if (c->s.ops->build && !c->s.graph) {
+    c->s = step_on(c->s.ops, w->in, w->h, w->y, batch, w->d, rl_stream(ctx->be));
+    p->out = w->y;
+    p->want = w->want;
+    if (c->s.ops->build) {
         double t0 = rl_now_s();
         c->s.ops->build(&c->s);
         c->build_us = (rl_now_s() - t0) * 1e6;
@@ -73,74 +67,54 @@ static void prepare_step(rl_ctx *ctx, rl_point *p)
     rl_poison(ctx->be, w->h, (size_t)batch * w->d * sizeof(float));
 }
 
-/* Each batch a group of every step variant: b = 2^e = 1, 2, 4, ... bmax (a
- * power of 2); quick: the pairs (b, 2b) for b = 1, 16, 256, ... (e % 4 is
- * 0 or 1), and the last pair. The plan's model: the step's FLOPs at the
- * compute roof and four launches of a few microseconds. */
-weights *doubling_declare(rl_ctx *ctx, rl_points *pts, int d, int bmax)
+/* t(2b) / t(b), on the row of b, where 2b was timed too, with its spread
+ * from the same two points' q1-q3 (the chart's bars). */
+rl_ratio doubling_ratio(const rl_points *all, const rl_point *p)
 {
-    weights *w = open_weights(ctx, d, bmax);
-    for (int e = 0, b = 1; b <= bmax; e++, b *= 2) {
-        if (ctx->args.mode == RL_MODE_QUICK && e % 4 > 1 && 2 * b < bmax)
-            continue;
-        int group = rl_points_new_group(pts);
-        for (const step_variant *v = step_variants; v->name; v++) {
-            if (!rl_runs(ctx, &step_family, KERNEL_VARIANT(v)))
-                continue;
-            call *c = new_call("doubling");
-            c->batch = b, c->d = d, c->w = w;
-            c->s = step_on(RL_LAUNCHER(ctx, v), w->in, w->h, w->y, b, d, rl_stream(ctx->be));
-            rl_points_add(pts, &(rl_point){
-                .variant = KERNEL_VARIANT(v), .group = group, .run = step_call, .arg = &c->s,
-                .data = c, .prepare = prepare_step, .out = w->y, .count = (size_t)b * d,
-                .want = w->want, .atol = ATOL, .rtol = RTOL, .flops = 4.0 * b * d * (double)d,
-                .extra_s = 4 * 3e-6});
-        }
+    const call *c = RL_DATA(call, p);
+    if (!rl_point_timed(p) || strcmp(c->test, "doubling"))
+        return RL_RATIO_NONE;
+    for (int j = 0; j < all->n; j++) {
+        const rl_point *q = &all->v[j];
+        const call *twice = RL_DATA(call, q);
+        if (rl_point_timed(q) && q->variant == p->variant && !strcmp(twice->test, "doubling") &&
+            twice->batch == 2 * c->batch)
+            return rl_time_ratio(q, p);
     }
-    return w;
+    return RL_RATIO_NONE;
 }
 
-/* t(2b) / t(b), on the row of b, where 2b was measured too, with its
- * spread from the same two points' q1-q3 (the chart's bars). */
-static void ratios(rl_points *pts)
+int doubling_knee(const rl_points *all, const kernel_variant *v)
 {
-    for (int i = 0; i < pts->n; i++)
-        for (int j = 0; j < pts->n; j++) {
-            const rl_point *p = &pts->v[i], *q = &pts->v[j];
-            if (rl_point_timed(p) && rl_point_timed(q) && q->variant == p->variant &&
-                call_of(q)->batch == 2 * call_of(p)->batch)
-                call_of(p)->ratio = rl_time_ratio(q, p);
-        }
-}
-
-int doubling_knee(const rl_points *pts, const kernel_variant *v)
-{
-    for (int i = 0; i < pts->n; i++)
-        if (rl_point_timed(&pts->v[i]) && pts->v[i].variant == v && call_of(&pts->v[i])->ratio.median > 1.1)
-            return (int)call_of(&pts->v[i])->batch;
+    for (int i = 0; i < all->n; i++)
+        if (all->v[i].variant == v && doubling_ratio(all, &all->v[i]).median > 1.1)
+            return (int)RL_DATA(call, &all->v[i])->batch;
     return 0;
+}
+
+double col_doubling_ratio(rl_ctx *ctx, const rl_point *p)
+{
+    return doubling_ratio(rl_points_all(ctx), p).median;
 }
 
 static const rl_column TABLE[] = {
     {NULL, "variant", "%-9s", .str = rl_col_variant},
     RL_DOUBLE(NULL, "batch", "%7.0f", call, batch),
     RL_COLUMN_TIME_US,
-    RL_DOUBLE_MEASURED(NULL, "t(2b)/t(b)", "%10.2f", call, ratio.median),
+    {NULL, "t(2b)/t(b)", "%10.2f", .num = col_doubling_ratio, .measured = true},
     {0},
 };
 
-void doubling_run(rl_ctx *ctx, rl_points *pts)
+/* After the part's table: the knee of each variant; then its buffers and
+ * the graphs are freed. */
+static void close_weights(rl_ctx *ctx, const rl_points *pts, void *state)
 {
-    rl_points_measure(ctx, pts);
-    ratios(pts);
-    if (!pts->n)
-        return;
-    printf("\n  doubling test: h = relu(x W1 + bias); y = h W2 + x, d = %.0f\n", call_of(&pts->v[0])->d);
-    rl_points_report_as(ctx, pts, TABLE);
-    double smallest = call_of(&pts->v[0])->batch;
-    for (int i = 0; i < pts->n && call_of(&pts->v[i])->batch == smallest; i++) {
+    weights *w = state;
+    const rl_points *all = rl_points_all(ctx);
+    double smallest = pts->n ? RL_DATA(call, &pts->v[0])->batch : 0;
+    for (int i = 0; i < pts->n && RL_DATA(call, &pts->v[i])->batch == smallest; i++) {
         const char *name = pts->v[i].variant->name;
-        int knee = doubling_knee(pts, pts->v[i].variant);
+        int knee = doubling_knee(all, pts->v[i].variant);
         if (knee == 0)
             printf("  %s: doubling never cost > 10 %%: overhead-bound at every batch measured\n", name);
         else if (knee == smallest)
@@ -150,4 +124,46 @@ void doubling_run(rl_ctx *ctx, rl_points *pts)
             printf("  %s: doubling first costs > 10 %% at batch %d: overhead-bound below it\n", name, knee);
     }
     fflush(stdout);
+    for (int i = 0; i < pts->n; i++) {
+        call *c = RL_DATA_MUT(call, &pts->v[i]);
+        if (c->s.ops->release)
+            c->s.ops->release(&c->s);
+    }
+    for (int i = 0; i < STEP_INPUTS; i++) {
+        rl_free(ctx->be, w->in[i]);
+        rl_host_free(w->host[i]);
+    }
+    rl_free(ctx->be, w->h);
+    rl_free(ctx->be, w->y);
+    rl_host_free(w->want);
+}
+
+/* Each batch a group of every step variant: b = 2^e = 1, 2, 4, ... bmax (a
+ * power of 2); quick: the pairs (b, 2b) for b = 1, 16, 256, ... (e % 4 is
+ * 0 or 1), and the last pair. The plan's model: the step's FLOPs at the
+ * compute roof and four launches of a few microseconds. */
+void doubling_declare(rl_ctx *ctx, int d, int bmax)
+{
+    weights *w = RL_NEW(ctx, weights);
+    *w = (weights){.d = d, .bmax = bmax};
+    snprintf(w->heading, sizeof w->heading,
+             "  doubling test: h = relu(x W1 + bias); y = h W2 + x, d = %d", d);
+    rl_part_add(ctx, &(rl_part){.open = open_weights, .done = close_weights, .state = w,
+                                .table = TABLE, .heading = w->heading});
+    for (int e = 0, b = 1; b <= bmax; e++, b *= 2) {
+        if (ctx->args.mode == RL_MODE_QUICK && e % 4 > 1 && 2 * b < bmax)
+            continue;
+        int group = rl_group_new(ctx);
+        for (const step_variant *v = step_variants; v->name; v++) {
+            if (!rl_runs(ctx, &step_family, KERNEL_VARIANT(v)))
+                continue;
+            call *c = new_call(ctx, "doubling");
+            c->batch = b, c->d = d, c->w = w;
+            c->s = (step_args){.ops = RL_LAUNCHER(ctx, v), .batch = b, .d = d};
+            rl_point_add(ctx, &(rl_point){
+                .variant = KERNEL_VARIANT(v), .group = group, .call = step_kernel_call(&c->s),
+                RL_POINT_DATA(c), .prepare = prepare_step, .count = (size_t)b * d, .atol = ATOL,
+                .rtol = RTOL, .flops = 4.0 * b * d * (double)d, .extra_s = 4 * 3e-6});
+        }
+    }
 }

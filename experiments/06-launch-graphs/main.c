@@ -46,12 +46,39 @@ static double col_us_per_kernel(rl_ctx *ctx, const rl_point *p)
     return us_per_kernel(p);
 }
 
+/* Each chain point against its group: the floor per kernel, and the
+ * replays that pay a build back against async. */
+static double col_floor_us(rl_ctx *ctx, const rl_point *p)
+{
+    const rl_point *fl = rl_points_in_group(rl_points_all(ctx), p->group, "floor");
+    return fl ? us_per_kernel(fl) : NAN;
+}
+
 static double col_overhead(rl_ctx *ctx, const rl_point *p)
 {
-    return 1 - call_of(p)->floor_us / col_us_per_kernel(ctx, p);
+    return 1 - col_floor_us(ctx, p) / col_us_per_kernel(ctx, p);
 }
 
 static double col_overhead_pct(rl_ctx *ctx, const rl_point *p) { return 100 * col_overhead(ctx, p); }
+
+static double col_breakeven(rl_ctx *ctx, const rl_point *p)
+{
+    const rl_point *async = rl_points_in_group(rl_points_all(ctx), p->group, "asynchronous");
+    double saved = async ? (async->seconds - p->seconds) * 1e6 : NAN;
+    double build_us = RL_DATA(call, p)->build_us;
+    return isfinite(build_us) && saved > 0 ? build_us / saved : NAN;
+}
+
+/* The doubling test's ratio, and its spread (the chart's bars). */
+static double col_ratio_lo(rl_ctx *ctx, const rl_point *p)
+{
+    return doubling_ratio(rl_points_all(ctx), p).lo;
+}
+
+static double col_ratio_hi(rl_ctx *ctx, const rl_point *p)
+{
+    return doubling_ratio(rl_points_all(ctx), p).hi;
+}
 
 static const rl_column COLUMNS[] = {
     RL_TEXT("test", NULL, NULL, call, test),
@@ -67,12 +94,14 @@ static const rl_column COLUMNS[] = {
 
 static const rl_column DERIVED[] = {
     {"us_per_kernel", NULL, NULL, .num = col_us_per_kernel},
-    RL_DOUBLE("floor_us_per_kernel", NULL, NULL, call, floor_us),
+    {"floor_us_per_kernel", NULL, NULL, .num = col_floor_us},
     {"overhead_fraction", NULL, NULL, .num = col_overhead},
     RL_DOUBLE("host_us_per_launch", NULL, NULL, call, host_us),
     RL_DOUBLE("graph_build_us", NULL, NULL, call, build_us),
-    RL_DOUBLE("graph_breakeven_replays", NULL, NULL, call, breakeven),
-    RL_RATIO_COLUMNS("doubling_ratio", call, ratio),
+    {"graph_breakeven_replays", NULL, NULL, .num = col_breakeven},
+    {"doubling_ratio", NULL, NULL, .num = col_doubling_ratio},
+    {"doubling_ratio_lo", NULL, NULL, .num = col_ratio_lo},
+    {"doubling_ratio_hi", NULL, NULL, .num = col_ratio_hi},
     {0},
 };
 
@@ -83,15 +112,18 @@ static const rl_column TABLE[] = {
     RL_DOUBLE(NULL, "k", "%5.0f", call, k),
     RL_WHOLE(NULL, "n", "%9.0f", call, n),
     {NULL, "us/kernel", "%10.3f", .num = col_us_per_kernel, .measured = true},
-    RL_DOUBLE_MEASURED(NULL, "floor us", "%9.3f", call, floor_us),
+    {NULL, "floor us", "%9.3f", .num = col_floor_us, .measured = true},
     {NULL, "overhead %", "%10.0f", .num = col_overhead_pct, .measured = true},
     RL_DOUBLE_MEASURED(NULL, "host us/launch", "%14.3f", call, host_us),
     RL_DOUBLE(NULL, "graph build us", "%14.0f", call, build_us),
-    RL_DOUBLE_MEASURED(NULL, "break-even replays", "%18.1f", call, breakeven),
+    {NULL, "break-even replays", "%18.1f", .num = col_breakeven, .measured = true},
     {0},
 };
 
 static const kernel_family *const FAMILIES[] = {&launch_family, &step_family, NULL};
+
+static void declare(rl_ctx *ctx);
+static void judge(rl_ctx *ctx, const rl_points *all);
 
 static const rl_experiment EXP06 = {
     .id = "06",
@@ -114,50 +146,46 @@ static const rl_experiment EXP06 = {
     .default_cache = RL_HOT,
     .compare_keys = "test,variant,k,n,batch",
     .compare_value = "time_us_median",
+    .declare = declare,
+    .judge = judge,
 };
 
 static const double ATOL = 1e-6, RTOL = 1e-5;
 
-/* The chain's array on the device, its largest n, and the serial
- * variant's cap on k x n. */
+/* ---- the chains' part: one array, every chain point ----------------------------- */
+
+/* The chain's array on the device (made when the part opens), its
+ * largest n, and the serial variant's cap on k x n. */
 typedef struct chain_buffers {
     float *x;
     size_t nmax, serial_cap;
 } chain_buffers;
 
-/* ---- points shared with doubling.c and verdicts.c --------------------------- */
-
-call *new_call(const char *test)
+call *new_call(rl_ctx *ctx, const char *test)
 {
-    call *c = rl_host_alloc(sizeof *c);
-    *c = (call){.test = test, .k = NAN, .n = NAN, .batch = NAN, .d = NAN, .floor_us = NAN,
-                .host_us = NAN, .build_us = NAN, .breakeven = NAN, .ratio = RL_RATIO_NONE};
+    call *c = RL_NEW(ctx, call);
+    *c = (call){.test = test, .k = NAN, .n = NAN, .batch = NAN, .d = NAN, .build_us = NAN,
+                .host_us = NAN};
     return c;
 }
 
-void release_points(rl_points *pts)
+static void open_chains(rl_ctx *ctx, void *state)
 {
-    for (int i = 0; i < pts->n; i++) {
-        call *c = call_of(&pts->v[i]);
-        if (c->a.ops && c->a.ops->release)
-            c->a.ops->release(&c->a);
-        if (c->s.ops && c->s.ops->release)
-            c->s.ops->release(&c->s);
-        rl_host_free(c);
-    }
-    rl_points_free(pts);
+    chain_buffers *b = state;
+    b->x = rl_alloc(ctx->be, b->nmax * sizeof(float));
 }
 
-/* ---- one chain point: validate, time, what it costs the host ------------------ */
-
-/* Before validation: builds what the variant replays (timed), then fresh
- * random input and its closed form. The chain works in place, so its input
- * cannot be poisoned; an element a kernel skipped keeps its input value,
- * which the reference never equals. */
+/* Before validation: binds the chain to the array, builds what the
+ * variant replays (timed), then writes fresh random input and its closed
+ * form. The chain works in place, so its input cannot be poisoned; an
+ * element a kernel skipped keeps its input value, which the reference
+ * never equals. */
 static void prepare_chain(rl_ctx *ctx, rl_point *p)
 {
-    call *c = call_of(p);
+    call *c = RL_DATA_MUT(call, p);
     size_t n = (size_t)c->n;
+    c->a.x = c->chain->x;
+    p->out = c->chain->x;
     if (c->a.ops->build && !c->a.graph) {
         double t0 = rl_now_s();
         c->a.ops->build(&c->a);
@@ -171,48 +199,70 @@ static void prepare_chain(rl_ctx *ctx, rl_point *p)
     p->want = want; /* freed after the check (frees_want) */
 }
 
-/* Each point against its group: the floor per kernel, the host's cost per
- * launch (the time to issue the chain over its kernels), and the replays
- * that pay a build back against async. */
-static void derive(rl_ctx *ctx, rl_points *pts)
+/* Once timed, on the chain's own array: the host's cost per launch, the
+ * time to issue the chain over its kernels (where its variant can issue
+ * without waiting). */
+static void chains_timed(rl_ctx *ctx, rl_points *pts, void *state)
+{
+    (void)state;
+    for (int i = 0; i < pts->n; i++) {
+        call *c = RL_DATA_MUT(call, &pts->v[i]);
+        if (rl_point_timed(&pts->v[i]) && c->a.ops->enqueue)
+            c->host_us = rl_issue_s(ctx, launch_issue, &c->a) * 1e6 / c->k;
+    }
+}
+
+/* The smallest n at which the asynchronous variant is within 25 % of the floor. */
+static void print_overhead_stops(rl_ctx *ctx, const rl_points *pts)
 {
     for (int i = 0; i < pts->n; i++) {
-        rl_point *p = &pts->v[i];
-        call *c = call_of(p);
-        const rl_point *fl = rl_points_in_group(pts, p->group, "floor");
-        const rl_point *async = rl_points_in_group(pts, p->group, "asynchronous");
-        c->floor_us = fl ? us_per_kernel(fl) : NAN;
-        if (!rl_point_timed(p))
-            continue;
-        if (c->a.ops->enqueue)
-            c->host_us = rl_issue_s(ctx, launch_issue, &c->a) * 1e6 / c->k;
-        double saved = async ? (async->seconds - p->seconds) * 1e6 : NAN;
-        if (isfinite(c->build_us) && saved > 0)
-            c->breakeven = c->build_us / saved;
+        const rl_point *p = &pts->v[i];
+        const call *c = RL_DATA(call, p);
+        if (rl_point_timed(p) && !strcmp(c->test, "size") && rl_point_has_role(p, "asynchronous") &&
+            us_per_kernel(p) <= 1.25 * col_floor_us(ctx, p)) {
+            printf("\n  launch overhead stops mattering (async within 25 %% of the floor) at n = %.0f\n", c->n);
+            return;
+        }
     }
+    printf("\n  launch overhead stops mattering (async within 25 %% of the floor): not within the "
+           "sizes measured\n");
+}
+
+/* After the chains' table: where the overhead stops mattering (the size
+ * test); then the graphs and the array are freed. */
+static void close_chains(rl_ctx *ctx, const rl_points *pts, void *state)
+{
+    chain_buffers *b = state;
+    if (rl_option_is(test_choice, "size"))
+        print_overhead_stops(ctx, pts);
+    for (int i = 0; i < pts->n; i++) {
+        call *c = RL_DATA_MUT(call, &pts->v[i]);
+        if (c->a.ops->release)
+            c->a.ops->release(&c->a);
+    }
+    rl_free(ctx->be, b->x);
 }
 
 /* ---- the sweeps ----------------------------------------------------------------- */
 
 /* Every variant at one (k, n), one group; serial only where k x n is small
  * (one thread on millions of updates takes minutes by design). */
-static void chain_point(rl_ctx *ctx, rl_points *pts, const chain_buffers *b, const char *test,
-                        int k, size_t n)
+static void chain_point(rl_ctx *ctx, chain_buffers *b, const char *test, int k, size_t n)
 {
-    int group = rl_points_new_group(pts);
+    int group = rl_group_new(ctx);
     for (const launch_variant *v = launch_variants; v->name; v++) {
         if (!rl_runs(ctx, &launch_family, KERNEL_VARIANT(v)) ||
             (kernel_has_role(KERNEL_VARIANT(v), "serial") && (double)k * (double)n > (double)b->serial_cap))
             continue;
-        call *c = new_call(test);
-        c->k = k, c->n = (double)n;
-        c->a = (launch_args){.ops = RL_LAUNCHER(ctx, v), .x = b->x, .n = n, .k = k,
+        call *c = new_call(ctx, test);
+        c->k = k, c->n = (double)n, c->chain = b;
+        c->a = (launch_args){.ops = RL_LAUNCHER(ctx, v), .n = n, .k = k,
                              .stream = rl_stream(ctx->be)};
         /* The plan's model: the bytes at the roofline, and a few
          * microseconds of fixed cost per launch (an estimate). */
-        rl_points_add(pts, &(rl_point){
-            .variant = KERNEL_VARIANT(v), .group = group, .run = launch_call, .arg = &c->a,
-            .data = c, .prepare = prepare_chain, .in_place = true, .out = b->x, .count = n,
+        rl_point_add(ctx, &(rl_point){
+            .variant = KERNEL_VARIANT(v), .group = group, .call = launch_kernel_call(&c->a),
+            RL_POINT_DATA(c), .prepare = prepare_chain, .in_place = true, .count = n,
             .frees_want = true, .atol = ATOL, .rtol = RTOL, .bytes = 8.0 * k * (double)n,
             .footprint = 4.0 * n, .pattern = RL_COPY, .extra_s = 3e-6 * k});
     }
@@ -221,33 +271,20 @@ static void chain_point(rl_ctx *ctx, rl_points *pts, const chain_buffers *b, con
 /* The chain test: k = 1, 3, 10, ... 1000 in a full run (1, 10, 100, 1000
  * otherwise) at n = 1 ("empty": 1 thread) and 256 (one block). The size
  * test: n = 1, 4, 16, ... up to nmax at k = 20; every 16th in a lab run,
- * every 256th in a quick one. */
-static void declare_chains(rl_ctx *ctx, rl_points *pts, const chain_buffers *b)
+ * every 256th in a quick one. Both are one part, on one array. */
+static void declare_chains(rl_ctx *ctx, chain_buffers *b)
 {
     static const int ks[] = {1, 3, 10, 30, 100, 300, 1000};
     static const size_t sizes[] = {1, 256};
+    rl_part_add(ctx, &(rl_part){.open = open_chains, .measured = chains_timed,
+                                .done = close_chains, .state = b});
     for (int s = 0; s < 2 && rl_option_is(test_choice, "chain"); s++)
         for (int i = 0; i < 7; i += ctx->args.mode == RL_MODE_FULL ? 1 : 2)
-            chain_point(ctx, pts, b, "chain", ks[i], sizes[s]);
+            chain_point(ctx, b, "chain", ks[i], sizes[s]);
     size_t step = RL_BY_MODE(ctx, 256, 16, 4), nmax = b->nmax;
     for (size_t n = 1; n <= nmax && rl_option_is(test_choice, "size");
          n = n * step > nmax && n < nmax ? nmax : n * step)
-        chain_point(ctx, pts, b, "size", 20, n);
-}
-
-/* The smallest n at which the asynchronous variant is within 25 % of the floor. */
-static void print_overhead_stops(const rl_points *pts)
-{
-    for (int i = 0; i < pts->n; i++) {
-        const call *c = call_of(&pts->v[i]);
-        if (rl_point_timed(&pts->v[i]) && !strcmp(c->test, "size") &&
-            rl_point_has_role(&pts->v[i], "asynchronous") && us_per_kernel(&pts->v[i]) <= 1.25 * c->floor_us) {
-            printf("\n  launch overhead stops mattering (async within 25 %% of the floor) at n = %.0f\n", c->n);
-            return;
-        }
-    }
-    printf("\n  launch overhead stops mattering (async within 25 %% of the floor): not within the "
-           "sizes measured\n");
+        chain_point(ctx, b, "size", 20, n);
 }
 
 static void describe(rl_ctx *ctx, const chain_buffers *b, int step_d, int bmax)
@@ -266,40 +303,32 @@ static void describe(rl_ctx *ctx, const chain_buffers *b, int step_d, int bmax)
             "kernel" : "n/a on the CPU");
 }
 
-int main(int argc, char **argv)
+/* The load average when the run began: the verdicts say whether other
+ * processes competed with it. */
+static double load_start;
+
+/* Two parts: every chain point on one array, then the doubling test. */
+static void declare(rl_ctx *ctx)
 {
-    rl_ctx *ctx = rl_begin(&EXP06, argc, argv);
     int step_d = (int)rl_option_number(ctx, "width", width_choice, WIDTH_MIN, WIDTH_MAX, true, NULL);
     bool gpu = ctx->kind == RL_CUDA;
-    double load_start = rl_load_average();
+    load_start = rl_load_average();
     int bmax = gpu ? 1 << 16 : 1 << 10;
-    chain_buffers b = {.nmax = gpu ? (size_t)1 << 24 : (size_t)1 << 22,
-                       .serial_cap = gpu ? (size_t)1 << 20 : (size_t)1 << 26};
-    describe(ctx, &b, step_d, bmax);
-    b.x = rl_alloc(ctx->be, b.nmax * sizeof(float));
+    chain_buffers *b = RL_NEW(ctx, chain_buffers);
+    *b = (chain_buffers){.nmax = gpu ? (size_t)1 << 24 : (size_t)1 << 22,
+                         .serial_cap = gpu ? (size_t)1 << 20 : (size_t)1 << 26};
+    describe(ctx, b, step_d, bmax);
+    declare_chains(ctx, b);
+    if (rl_option_is(test_choice, "doubling"))
+        doubling_declare(ctx, step_d, bmax);
+}
 
-    rl_points chains = {0}, steps = {0};
-    declare_chains(ctx, &chains, &b);
-    struct weights *w = rl_option_is(test_choice, "doubling") ? doubling_declare(ctx, &steps, step_d, bmax) : NULL;
-    rl_points_plan(ctx, &chains);
-    rl_points_plan(ctx, &steps);
-    rl_plan_print(ctx);
-
-    rl_points_measure(ctx, &chains);
-    derive(ctx, &chains);
-    rl_points_report(ctx, &chains);
-    if (rl_option_is(test_choice, "size"))
-        print_overhead_stops(&chains);
-    if (w)
-        doubling_run(ctx, &steps);
+static void judge(rl_ctx *ctx, const rl_points *all)
+{
     rl_note_host_load(ctx, load_start, "\n  note: ", "other processes competed for the CPUs, and a "
                       "region waits for its slowest thread");
-    judge_chain(ctx, &chains);
-    judge_doubling(ctx, &steps);
-
-    release_points(&chains);
-    release_points(&steps);
-    doubling_close(ctx, w);
-    rl_free(ctx->be, b.x);
-    return rl_end(ctx);
+    judge_chain(ctx, all);
+    judge_doubling(ctx, all);
 }
+
+int main(int argc, char **argv) { return rl_main(&EXP06, argc, argv); }
