@@ -165,6 +165,10 @@ typedef struct rl_experiment {
     void (*declare)(rl_ctx *ctx);
     void (*judge)(rl_ctx *ctx, const rl_points *all);
     void (*observe)(rl_ctx *ctx, rl_point *p);
+    /* Reads and checks the experiment's own options (rl_option_number)
+     * before anything is measured, so that a usage error exits at once,
+     * not after the ceilings; NULL: nothing to check. */
+    void (*read_options)(rl_ctx *ctx);
 } rl_experiment;
 
 typedef struct rl_ctx_private rl_ctx_private;
@@ -536,8 +540,9 @@ double rl_col_attainable(rl_ctx *ctx, const rl_point *p);
  *
  *   int main(int argc, char **argv) { return rl_main(&EXP05, argc, argv); }
  *
- * rl_main parses the command line (rl_begin), measures the ceilings, calls
- * exp->declare once, and then does the rest itself:
+ * rl_main parses the command line (rl_begin), calls exp->read_options when
+ * given, measures the ceilings, calls exp->declare once, and then does the
+ * rest itself:
  *   1. declare adds metadata (rl_meta), parts (rl_part_add) and their
  *      points (rl_point_add). Nothing runs: a part's buffers do not exist
  *      yet, so a point says what it will run, not on what;

@@ -140,6 +140,8 @@ int rl_main(const rl_experiment *exp, int argc, char **argv)
     rl_ctx *ctx = rl_begin(exp, argc, argv);
     if (ctx->args.list) /* a family-less experiment: nothing to list */
         return rl_end(ctx);
+    if (exp->read_options) /* a usage error exits before anything is measured */
+        exp->read_options(ctx);
     rl_ceilings_get(ctx);
     exp->declare(ctx);
     ctx->priv->declared = true;

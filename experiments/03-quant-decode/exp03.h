@@ -44,11 +44,12 @@ typedef struct model {
 
 enum { HIDDEN = 4096, FFN = 14336, KV = 1024, VOCAB = 128256 };
 
-/* layers 0: the cache-sized model of mini_rows rows. */
+/* The model's shape, in declare (nothing allocated on the device);
+ * layers 0: the cache-sized model of mini_rows rows. */
 void model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n);
 void model_plan_matrix(model *m, int rows, int k); /* one matrix, decode only */
-/* Random FP16 weights in every format, uploaded, with the references and
- * bounds that the variants running here need. */
+/* When the part opens: random FP16 weights in every format, uploaded, with
+ * the references and bounds that the variants running here need. */
 void model_build(rl_ctx *ctx, model *m);
 void model_free(rl_ctx *ctx, model *m);
 double model_bytes(const model *m, quant_format f);
@@ -64,11 +65,17 @@ typedef struct step {
     quant_format f;
     quant_launcher_fn launch;
     struct CUstream_st *stream;
-    const rl_points *all; /* the run's points: F16 in the same group, for rel_tokens_per_s */
+    /* every point of the run (rl_points_all): the F16 of its group, for
+     * rel_tokens_per_s, also where no ctx is at hand (report.c's scores) */
+    const rl_points *all;
 } step;
 
-static inline const step *step_of(const rl_point *p) { return p->data; }
-static inline double tps(const rl_point *p) { return p ? step_of(p)->tokens / p->seconds : NAN; }
+static inline double tps(const rl_point *p)
+{
+    return p ? RL_DATA(step, p)->tokens / p->seconds : NAN;
+}
+/* A point's work is the experiment's own, not one kernel call: a step is a
+ * call per matrix of the model, so it runs as .run = run_step, .arg = its step. */
 void run_step(void *arg);  /* a GEMV per matrix (decode) or n tokens through each (prefill) */
 void run_check(void *arg); /* prefill's check: the step's call on the check rows */
 double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p); /* main.c: vs F16 of its group */

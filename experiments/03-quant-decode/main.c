@@ -8,6 +8,10 @@
  * every variant in every format is a point, the formats of a variant timed
  * together; the verdicts use each format's best valid variant, as a ratio
  * to the F16 timed with it. See README.md.
+ *
+ * The run is one part, the model (or --matrix's one matrix): declare plans
+ * it and its points, its open() builds the weights and references, and
+ * judge (report.c) prints the summaries and the verdicts.
  */
 #include "exp03.h"
 #include "cpu/quant_dot.h"
@@ -15,7 +19,6 @@
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char *layers_choice = "auto";
@@ -38,20 +41,20 @@ static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return t
 /* Decode only: the tokens/s the roof of the weights' level allows. */
 static double col_ceiling(rl_ctx *ctx, const rl_point *p)
 {
-    return step_of(p)->v->phase != QUANT_DECODE
+    return RL_DATA(step, p)->v->phase != QUANT_DECODE
                ? NAN : rl_tokens_per_s_ceiling(rl_point_roof(ctx, p).gbps * 1e9, p->bytes);
 }
 
 static bool f16_of_group(const rl_point *q, const void *p)
 {
-    return q->group == ((const rl_point *)p)->group && step_of(q)->f == QF_F16;
+    return q->group == ((const rl_point *)p)->group && RL_DATA(step, q)->f == QF_F16;
 }
 
 /* Against F16 in the same group (the same variant, timed with it). */
 double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p)
 {
     (void)ctx;
-    const rl_point *f16 = rl_points_find(step_of(p)->all, NULL, f16_of_group, p);
+    const rl_point *f16 = rl_points_find(RL_DATA(step, p)->all, NULL, f16_of_group, p);
     return f16 ? f16->seconds / p->seconds : NAN;
 }
 
@@ -95,6 +98,10 @@ static const rl_column TABLE[] = {
 
 static const kernel_family *const FAMILIES[] = {&quant_family, NULL};
 
+static void read_options(rl_ctx *ctx);
+static void declare(rl_ctx *ctx);
+static void judge(rl_ctx *ctx, const rl_points *all);
+
 static const rl_experiment EXP03 = {
     .id = "03",
     .slug = "03-quant-decode",
@@ -118,7 +125,30 @@ static const rl_experiment EXP03 = {
     .default_cache = RL_HOT,
     .compare_keys = "source,format,phase,variant",
     .compare_value = "time_us_median",
+    .read_options = read_options,
+    .declare = declare,
+    .judge = judge,
 };
+
+/* ---- the options ------------------------------------------------------------------ */
+
+static int layers_given;          /* --layers; 0: auto */
+static int matrix_rows, matrix_k; /* --matrix ROWSxK; 0: the model */
+
+static void read_options(rl_ctx *ctx)
+{
+    if (matrix_choice[0]) {
+        char tail;
+        int rows, k;
+        if (sscanf(matrix_choice, "%dx%d%c", &rows, &k, &tail) != 2 || rows < 1 ||
+            k < QUANT_BLOCK || k % QUANT_BLOCK != 0 || (double)rows * k > 4e9)
+            rl_die(RL_EXIT_USAGE, "exp-03: --matrix wants ROWSxK with K a multiple of %d (e.g. "
+                   "4096x14336), not '%s'", QUANT_BLOCK, matrix_choice);
+        matrix_rows = rows, matrix_k = k;
+    } else if (strcmp(layers_choice, "auto") != 0) {
+        layers_given = (int)rl_option_number(ctx, "layers", layers_choice, 1, 32, true, "auto");
+    }
+}
 
 /* ---- the model ---------------------------------------------------------------- */
 
@@ -161,10 +191,9 @@ static void plan_model(rl_ctx *ctx, model *m)
     char regime[256];
     double layer = 2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN;
     bool gpu = ctx->kind == RL_CUDA;
-    if (strcmp(layers_choice, "auto") != 0) {
-        int layers = (int)rl_option_number(ctx, "layers", layers_choice, 1, 32, true, "auto");
-        snprintf(regime, sizeof regime, "--layers %d", layers);
-        model_plan(m, layers, gpu, 0, prefill_n);
+    if (layers_given) {
+        snprintf(regime, sizeof regime, "--layers %d", layers_given);
+        model_plan(m, layers_given, gpu, 0, prefill_n);
     } else if (gpu) {
         int want = RL_BY_MODE(ctx, 4, 8, 32);
         double head = quant_bytes_all_formats((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
@@ -192,48 +221,86 @@ static void plan_model(rl_ctx *ctx, model *m)
                      "over --max-bytes %s", rows, a, b);
         model_plan(m, dram ? need : 0, false, dram ? 0 : rows, prefill_n);
     }
-    rl_ceilings_get(ctx); /* after a bad --layers has exited, before the model's lines */
     describe_model(ctx, m, regime);
 }
 
 /* ---- the points ------------------------------------------------------------------ */
 
-/* Every variant that runs here in every format, a group per variant
- * (matrix_only: the decode variants, F16 once, in one group), a step each
- * in steps (QF_COUNT per variant). */
-static void declare_points(rl_ctx *ctx, rl_points *pts, model *m, step *steps, bool matrix_only)
+/* The model of the run: planned in declare, built when its part opens. */
+static model the_model;
+
+/* Binds a point's check to the model's buffers, which exist once its part
+ * is open: decode checks the whole step's outputs, prefill the same call on
+ * the check rows (a reference of the whole model would take the host
+ * minutes). */
+static void bind_check(rl_ctx *ctx, rl_point *p)
 {
-    int group = 0;
+    (void)ctx;
+    const step *s = RL_DATA(step, p);
+    const model *m = s->m;
+    if (s->v->phase == QUANT_DECODE) {
+        p->out = m->y;
+        p->want = m->ref[s->f];
+        p->bound = s->v->quantizes_x ? m->bound[s->f] : NULL;
+    } else {
+        p->out = m->yval;
+        p->want = m->check_ref[s->f];
+        p->bound = m->check_bound;
+    }
+}
+
+/* Every variant that runs here in every format, a group per variant
+ * (matrix_only: the decode variants, F16 once, in one group). */
+static void declare_points(rl_ctx *ctx, model *m, bool matrix_only)
+{
+    int group = 0, declared = 0;
     for (const quant_variant *v = quant_variants; v->name; v++) {
         bool decode = v->phase == QUANT_DECODE;
         if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) || (matrix_only && !decode))
             continue;
         if (!matrix_only || !group)
-            group = rl_points_new_group(pts);
+            group = rl_group_new(ctx);
         /* --matrix: F16 is one kernel (gemv_fp16) in every decode variant, declared once */
-        for (quant_format f = matrix_only && pts->n ? QF_Q8 : QF_F16; f < QF_COUNT; f++) {
+        for (quant_format f = matrix_only && declared ? QF_Q8 : QF_F16; f < QF_COUNT; f++) {
             double size = model_bytes(m, f);
-            step *s = steps++;
+            step *s = RL_NEW(ctx, step);
             *s = (step){.source = "measured", .format = quant_formats[f].name,
                         .phase = decode ? "decode" : "prefill", .bits = quant_bits_per_weight(f),
                         .params = m->params, .size_bytes = size, .size_gib = size / 1073741824.0,
                         .rel_size = size / model_bytes(m, QF_F16), .layers = m->layers,
-                        .tokens = decode ? 1 : m->prefill_n, .m = m, .v = v, .f = f, .all = pts,
-                        .launch = RL_LAUNCHER(ctx, v), .stream = rl_stream(ctx->be)};
-            /* Decode: a whole step. Prefill: the same call on the check rows (a
-             * reference of the whole model would take the host minutes). */
-            rl_point p = {
-                .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = s, .data = s,
-                .out = m->y, .count = m->rows_total, .want = m->ref[f],
+                        .tokens = decode ? 1 : m->prefill_n, .m = m, .v = v, .f = f,
+                        .all = rl_points_all(ctx), .launch = RL_LAUNCHER(ctx, v),
+                        .stream = rl_stream(ctx->be)};
+            rl_point_add(ctx, &(rl_point){
+                .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = s,
+                RL_POINT_DATA(s), .prepare = bind_check,
+                .check_run = decode ? NULL : run_check, .check_arg = decode ? NULL : s,
+                .count = decode ? m->rows_total : m->check_count,
                 .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
-                .bound = v->quantizes_x ? m->bound[f] : NULL, .bytes = size, .footprint = size,
-                .pattern = RL_READ, .flops = 2.0 * m->params * s->tokens};
-            if (!decode)
-                p.check_run = run_check, p.check_arg = s, p.out = m->yval, p.count = m->check_count,
-                p.want = m->check_ref[f], p.bound = m->check_bound;
-            rl_points_add(pts, &p);
+                .bytes = size, .footprint = size, .pattern = RL_READ,
+                .flops = 2.0 * m->params * s->tokens});
+            declared++;
         }
     }
+}
+
+/* Builds the weights in every format, with their references (host). */
+static void open_model(rl_ctx *ctx, void *state)
+{
+    model *m = state;
+    double t0 = rl_now_s();
+    model_build(ctx, m);
+    rl_progress_clear();
+    if (!matrix_rows)
+        printf("built       random FP16 weights, encoded in %d formats, with their references, "
+               "in %.1f s (host)\n", QF_COUNT, rl_now_s() - t0);
+}
+
+/* Frees the buffers; the model's shape (its weights' count) stays, for judge. */
+static void close_model(rl_ctx *ctx, const rl_points *pts, void *state)
+{
+    (void)pts;
+    model_free(ctx, state);
 }
 
 /* ---- --matrix ROWSxK ---------------------------------------------------------------- */
@@ -255,58 +322,49 @@ static const rl_column MATRIX_TABLE[] = {
     {0},
 };
 
-static void plan_matrix(rl_ctx *ctx, model *m)
+/* After its table: how the weights compare with the last-level cache. */
+static void close_matrix(rl_ctx *ctx, const rl_points *pts, void *state)
 {
-    int rows, k;
-    char tail;
-    if (sscanf(matrix_choice, "%dx%d%c", &rows, &k, &tail) != 2 || rows < 1 || k < QUANT_BLOCK ||
-        k % QUANT_BLOCK != 0 || (double)rows * k > 4e9)
-        rl_die(RL_EXIT_USAGE, "exp-03: --matrix wants ROWSxK with K a multiple of %d (e.g. "
-               "4096x14336), not '%s'", QUANT_BLOCK, matrix_choice);
-    printf("\nmatrix      %d x %d, n = 1, %s, %d threads, integer dot products: %s\n", rows, k,
-           ctx->args.cache == RL_HOT ? "hot" : "cold", omp_get_max_threads(),
-           quant_isa_name(quant_isa_best()));
-    fflush(stdout);
-    model_plan_matrix(m, rows, k);
+    const model *m = state;
+    printf("\n  weights: %.0f MiB in F16, %.0f MiB in q4; the last-level cache holds %.0f MiB%s\n",
+           model_bytes(m, QF_F16) / 1048576, model_bytes(m, QF_Q4) / 1048576,
+           ctx->dev->llc_bytes / 1048576, rl_beyond_cache(ctx, model_bytes(m, QF_Q2)) ? "" :
+           " (some formats run from cache)");
+    close_model(ctx, pts, state);
 }
 
-int main(int argc, char **argv)
+static void plan_matrix(rl_ctx *ctx, model *m)
 {
-    rl_ctx *ctx = rl_begin(&EXP03, argc, argv);
-    bool matrix_only = matrix_choice[0];
-    model m;
-    rl_points pts = {0};
-    step *steps = calloc((size_t)rl_family_size(&quant_family) * QF_COUNT, sizeof *steps);
-    if (matrix_only) {
-        plan_matrix(ctx, &m);
-    } else {
-        plan_model(ctx, &m);
-        /* The plan: building (about 60 ns per weight on one core of a server
-         * CPU, a measured rate), then the points, declared before it is built. */
-        declare_points(ctx, &pts, &m, steps, false);
-        rl_plan_fixed(ctx, 6e-8 * m.params / (ctx->dev->threads > 0 ? ctx->dev->threads : 1) * 2);
-        rl_points_plan(ctx, &pts);
-        rl_plan_print(ctx);
-        rl_points_clear(&pts); /* declared again below, once the references exist */
-    }
-    double t0 = rl_now_s();
-    model_build(ctx, &m);
-    rl_progress_clear();
-    if (!matrix_only)
-        printf("built       random FP16 weights, encoded in %d formats, with their references, "
-               "in %.1f s (host)\n", QF_COUNT, rl_now_s() - t0);
-    declare_points(ctx, &pts, &m, steps, matrix_only);
-    rl_points_measure(ctx, &pts);
-    rl_points_report_as(ctx, &pts, matrix_only ? MATRIX_TABLE : TABLE); /* --matrix: discarded */
-    if (matrix_only)
-        printf("\n  weights: %.0f MiB in F16, %.0f MiB in q4; the last-level cache holds %.0f "
-               "MiB%s\n", model_bytes(&m, QF_F16) / 1048576, model_bytes(&m, QF_Q4) / 1048576,
-               ctx->dev->llc_bytes / 1048576, rl_beyond_cache(ctx, model_bytes(&m, QF_Q2)) ? "" :
-               " (some formats run from cache)");
-    else
-        report(ctx, &pts, &m);
-    rl_points_free(&pts);
-    free(steps);
-    model_free(ctx, &m);
-    return matrix_only ? rl_end_discard(ctx) : rl_end(ctx);
+    printf("\nmatrix      %d x %d, n = 1, %s, %d threads, integer dot products: %s\n", matrix_rows,
+           matrix_k, ctx->args.cache == RL_HOT ? "hot" : "cold", omp_get_max_threads(),
+           quant_isa_name(quant_isa_best()));
+    fflush(stdout);
+    model_plan_matrix(m, matrix_rows, matrix_k);
 }
+
+/* ---- declare and judge ------------------------------------------------------------- */
+
+/* One part: the model (or --matrix's matrix), built when it opens. The
+ * plan: building it (about 60 ns per weight on one core of a server CPU, a
+ * measured rate), then its points. */
+static void declare(rl_ctx *ctx)
+{
+    model *m = &the_model;
+    bool matrix_only = matrix_rows > 0;
+    if (matrix_only) {
+        plan_matrix(ctx, m);
+        rl_discard_results(ctx); /* a side benchmark: its table only */
+    } else {
+        plan_model(ctx, m);
+    }
+    rl_plan_fixed(ctx, 6e-8 * m->params / (ctx->dev->threads > 0 ? ctx->dev->threads : 1) * 2);
+    rl_part_add(ctx, &(rl_part){.open = open_model, .state = m,
+                                .done = matrix_only ? close_matrix : close_model,
+                                .table = matrix_only ? MATRIX_TABLE : NULL});
+    declare_points(ctx, m, matrix_only);
+}
+
+/* The published rows, the summary tables and the verdicts (report.c). */
+static void judge(rl_ctx *ctx, const rl_points *all) { report(ctx, all, &the_model); }
+
+int main(int argc, char **argv) { return rl_main(&EXP03, argc, argv); }

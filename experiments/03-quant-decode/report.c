@@ -37,7 +37,8 @@ typedef struct of { quant_format f; quant_phase phase; } of;
 static bool is_of(const rl_point *p, const void *key)
 {
     const of *k = key;
-    return step_of(p)->f == k->f && step_of(p)->v->phase == k->phase;
+    const step *s = RL_DATA(step, p);
+    return s->f == k->f && s->v->phase == k->phase;
 }
 
 /* A point's rate over the F16 point of its own group, timed with it: the
@@ -46,7 +47,10 @@ static bool is_of(const rl_point *p, const void *key)
 static double vs_f16(const rl_point *p) { return p ? col_rel_tokens_per_s(NULL, p) : NAN; }
 
 /* Its bytes per second over F16's: size x decode rate, relative. */
-static double bytes_vs_f16(const rl_point *p) { return p ? vs_f16(p) * step_of(p)->rel_size : NAN; }
+static double bytes_vs_f16(const rl_point *p)
+{
+    return p ? vs_f16(p) * RL_DATA(step, p)->rel_size : NAN;
+}
 
 /* A format's best valid point of a phase, for the tables and verdicts: the
  * highest rate over the F16 timed with it; for F16 itself, the fastest. */
