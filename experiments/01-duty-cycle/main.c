@@ -112,6 +112,7 @@ static const kernel_family *const FAMILIES[] = {&busy_family, NULL};
 
 extern const rl_claim EXP01_CLAIMS[]; /* verdicts.c */
 
+static void read_options(rl_ctx *ctx);
 static void declare(rl_ctx *ctx);
 static void observe(rl_ctx *ctx, rl_point *p);
 
@@ -137,6 +138,7 @@ static const rl_experiment EXP01 = {
     .default_cache = RL_HOT,
     .compare_keys = "sweep,variant,workers,duty_target_pct",
     .compare_value = "util_pct",
+    .read_options = read_options,
     .declare = declare,
     .observe = observe,
     .judge = judge,
@@ -370,11 +372,20 @@ static void close_run(rl_ctx *ctx, const rl_points *pts, void *state)
     buffers_close(r);
 }
 
+/* --period-ms, checked before the ceilings are measured: a usage error
+ * exits at once. */
+static double period_s;
+
+static void read_options(rl_ctx *ctx)
+{
+    period_s = rl_option_number(ctx, "period-ms", period_ms_opt, 1, 1000, false, NULL) / 1e3;
+}
+
 static void declare(rl_ctx *ctx)
 {
     run *r = RL_NEW(ctx, run);
     r->ctx = ctx;
-    r->period_s = rl_option_number(ctx, "period-ms", period_ms_opt, 1, 1000, false, NULL) / 1e3;
+    r->period_s = period_s;
     bool gpu = ctx->kind == RL_CUDA;
     r->load_start = rl_load_average();
     /* NVML averages over its own sample period (up to a sixth of a second),

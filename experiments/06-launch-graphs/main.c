@@ -122,6 +122,7 @@ static const rl_column TABLE[] = {
 
 static const kernel_family *const FAMILIES[] = {&launch_family, &step_family, NULL};
 
+static void read_options(rl_ctx *ctx);
 static void declare(rl_ctx *ctx);
 static void judge(rl_ctx *ctx, const rl_points *all);
 
@@ -146,6 +147,7 @@ static const rl_experiment EXP06 = {
     .default_cache = RL_HOT,
     .compare_keys = "test,variant,k,n,batch",
     .compare_value = "time_us_median",
+    .read_options = read_options,
     .declare = declare,
     .judge = judge,
 };
@@ -307,10 +309,18 @@ static void describe(rl_ctx *ctx, const chain_buffers *b, int step_d, int bmax)
  * processes competed with it. */
 static double load_start;
 
+/* --width, checked before the ceilings are measured: a usage error exits
+ * at once. */
+static int step_d;
+
+static void read_options(rl_ctx *ctx)
+{
+    step_d = (int)rl_option_number(ctx, "width", width_choice, WIDTH_MIN, WIDTH_MAX, true, NULL);
+}
+
 /* Two parts: every chain point on one array, then the doubling test. */
 static void declare(rl_ctx *ctx)
 {
-    int step_d = (int)rl_option_number(ctx, "width", width_choice, WIDTH_MIN, WIDTH_MAX, true, NULL);
     bool gpu = ctx->kind == RL_CUDA;
     load_start = rl_load_average();
     int bmax = gpu ? 1 << 16 : 1 << 10;
