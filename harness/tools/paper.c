@@ -132,6 +132,20 @@ static void def(strbuf *b, const char *name, const char *value)
     sb_printf(b, "}\n");
 }
 
+/* Whether an earlier experiment than i ran on the same device and backend:
+ * each pair is named once. */
+static bool device_named_before(const paper *p, int i)
+{
+    const rl_table *c = p->exps[i].csv;
+    for (int j = 0; j < i; j++) {
+        const rl_table *o = p->exps[j].csv;
+        if (o && !strcmp(meta(o, "device"), meta(c, "device")) &&
+            !strcmp(meta(o, "backend"), meta(c, "backend")))
+            return true;
+    }
+    return false;
+}
+
 static int run_macros(const paper *p)
 {
     strbuf b = {0}, devices = {0};
@@ -149,10 +163,9 @@ static int run_macros(const paper *p)
             first = d;
         if (*d && (!last || strcmp(d, last) > 0))
             last = d;
-        char dev[256];
-        snprintf(dev, sizeof dev, "%s (%s backend)", meta(c, "device"), meta(c, "backend"));
-        if (!devices.s || !strstr(devices.s, dev))
-            sb_printf(&devices, "%s%s", devices.s ? ", " : "", dev);
+        if (!device_named_before(p, i))
+            sb_printf(&devices, "%s%s (%s backend)", devices.s ? ", " : "", meta(c, "device"),
+                      meta(c, "backend"));
     }
     def(&b, "RunLabel", p->o->label);
     def(&b, "RunDevices", devices.s ? devices.s : "no run");
