@@ -213,7 +213,9 @@ static char *metadata_vars(const char *const *csvs, int nruns)
     rl_table **tables = calloc((size_t)nruns, sizeof *tables);
     if (!tables)
         rl_die(RL_EXIT_FAILED, "out of memory");
-    size_t len = 64; /* each value may double: add_var doubles its quotes */
+    /* Room for meta_runs, then per key its name, its value twice over (add_var
+     * doubles its quotes) and the quotes and separator around it. */
+    size_t len = 64;
     for (int i = 0; i < nruns; i++) {
         char why[256];
         tables[i] = rl_table_read_meta(csvs[i], why, sizeof why);
