@@ -260,7 +260,8 @@ slurm:
 # from the reference runs' summary.md and CSV headers (a test checks they
 # agree).
 readme-tables:
-	@harness/readme-tables.sh $(if $(LABEL),$(LABEL))
+	@$(MAKE) --no-print-directory $(TOOL_BIN)
+	@ROOFLAB=$(TOOL_BIN) harness/readme-tables.sh $(if $(LABEL),$(LABEL))
 
 # The machine code of the CUDA kernels matching KERNEL, for SM (default
 # 90), from the build's objects: registers and each loop's instructions

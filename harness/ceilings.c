@@ -272,6 +272,8 @@ static bool load(const rl_ctx *ctx, const char *path, bool check, rl_ceilings *c
             snprintf(c->origin, sizeof c->origin, "cached, measured %s", date ? date : "?");
         else
             snprintf(c->origin, sizeof c->origin, "from %s, measured %s", path, date ? date : "?");
+        snprintf(c->origin_kind, sizeof c->origin_kind, "%s", check ? "cached" : "file");
+        snprintf(c->measured_utc, sizeof c->measured_utc, "%s", date ? date : "");
         ok = c->copy_gbps > 0 && c->matrix_tflops > 0;
         if (!ok)
             snprintf(why, len, "no DRAM or compute roof in it");
@@ -288,6 +290,10 @@ static void write_meta(rl_ctx *ctx, const rl_ceilings *c)
     rl_meta(ctx, "ceiling_tflops", "%.6g", c->matrix_tflops);
     rl_meta(ctx, "ceiling_tflops_source", "%s", c->matrix_source);
     rl_meta(ctx, "ceilings_how", "%s; %s", c->how, c->origin);
+    /* Where they came from and when, as data (the paper's "measured at its
+     * start" or "reused"): ceilings_how says the same in words. */
+    rl_meta(ctx, "ceilings_origin", "%s", c->origin_kind);
+    rl_meta(ctx, "ceilings_date_utc", "%s", c->measured_utc);
     /* One line per rung, "best worst probe_bytes": charts draw the ladder. */
     for (int l = 0; l < RL_LEVEL_COUNT; l++)
         for (int p = 0; p < RL_PATTERN_COUNT; p++) {
@@ -422,6 +428,8 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
     save(ctx, path, &c);
     rl_unlock(lock);
     snprintf(c.origin, sizeof c.origin, "measured now");
+    snprintf(c.origin_kind, sizeof c.origin_kind, "measured");
+    rl_utc_now(c.measured_utc, sizeof c.measured_utc);
     if (have_old)
         warn_if_below_cached(ctx, &c, &old);
     return publish(ctx, &c);

@@ -101,8 +101,10 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
     rl_cpu_describe(&host);
     describe_device(&host, buf, sizeof buf);
     rl_meta(ctx, "host_cpu", "%s", buf);
-    rl_git_describe(buf, sizeof buf);
+    const char *dirty;
+    rl_git_describe(buf, sizeof buf, &dirty);
     rl_meta(ctx, "git_commit", "%s", buf);
+    rl_meta(ctx, "git_dirty", "%s", dirty); /* git_commit's "(dirty)" as data */
     rl_utc_now(buf, sizeof buf);
     rl_meta(ctx, "date_utc", "%s", buf);
     size_t used = 0;

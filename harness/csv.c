@@ -213,29 +213,3 @@ void rl_csv_abort(rl_csv *c)
     rl_cleanup_unregister(c->tmp);
     csv_free(c);
 }
-
-bool rl_csv_read_meta(const char *path, const char *key, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    char line[4096];
-    size_t klen = strlen(key);
-    bool found = false;
-    while (fgets(line, sizeof line, f) && line[0] == '#') {
-        const char *p = line + 1;
-        while (*p == ' ')
-            p++;
-        if (strncmp(p, key, klen) == 0 && p[klen] == ':') {
-            p += klen + 1;
-            while (*p == ' ')
-                p++;
-            snprintf(buf, len, "%s", p);
-            buf[strcspn(buf, "\n")] = '\0';
-            found = true;
-            break;
-        }
-    }
-    fclose(f);
-    return found;
-}

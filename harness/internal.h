@@ -148,7 +148,10 @@ int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *p
 bool rl_have_gnuplot(void);
 
 /* sysinfo.c */
-void rl_git_describe(char *buf, size_t len); /* "abc1234" or "abc1234-dirty" */
+/* The commit the code ran from, in words ("abc1234", "abc1234 (dirty)",
+ * "unknown (not a git checkout)"), and *dirty as data: "yes" (uncommitted
+ * changes to the code), "no", or "unknown" (a copy, not a checkout). */
+void rl_git_describe(char *buf, size_t len, const char **dirty);
 void rl_utc_now(char *buf, size_t len);
 void rl_cpu_describe(rl_device_info *info);
 const char *rl_source_root(void);

@@ -7,7 +7,7 @@
  * device, backend, label, root (the source tree: published numbers are
  * read from results/published/); and for overlays runs and run_names
  * (every CSV and its name, the run drawn first) and runs_title (what is
- * compared).
+ * compared). Every run's metadata comes as meta_<i>_<key> (metadata_vars).
  * Charts are drawn into a temporary folder and moved into place only when
  * every format succeeded.
  */
@@ -203,6 +203,44 @@ static void add_words(char *buf, size_t len, const char *const *items, int n)
         used += (size_t)snprintf(buf + used, len - used, "%s\"%s\"", i ? " " : "", items[i]);
 }
 
+/* Every run's '# key: value' header as gnuplot variables, meta_<i>_<key>
+ * for run i (1: the run drawn) and meta_runs, the number of runs: style.gp's
+ * meta(key) and run_meta(i, key) read them, so that no script parses a
+ * header (table.c is its one reader). A key given twice is its first line,
+ * as for every reader. One malloc'd string, for gnuplot's second -e. */
+static char *metadata_vars(const char *const *csvs, int nruns)
+{
+    rl_table **tables = calloc((size_t)nruns, sizeof *tables);
+    if (!tables)
+        rl_die(RL_EXIT_FAILED, "out of memory");
+    /* Room for meta_runs, then per key its name, its value twice over (add_var
+     * doubles its quotes) and the quotes and separator around it. */
+    size_t len = 64;
+    for (int i = 0; i < nruns; i++) {
+        char why[256];
+        tables[i] = rl_table_read_meta(csvs[i], why, sizeof why);
+        for (int m = 0; tables[i] && m < tables[i]->nmeta; m++)
+            len += strlen(tables[i]->meta_keys[m]) + 2 * strlen(tables[i]->meta_values[m]) + 32;
+    }
+    char *vars = calloc(1, len), name[160], count[16];
+    if (!vars)
+        rl_die(RL_EXIT_FAILED, "out of memory");
+    snprintf(count, sizeof count, "%d", nruns);
+    add_var(vars, len, "meta_runs", count);
+    for (int i = 0; i < nruns; i++) {
+        const rl_table *t = tables[i];
+        for (int m = 0; t && m < t->nmeta; m++) {
+            if (rl_table_meta(t, t->meta_keys[m]) != t->meta_values[m])
+                continue; /* a later line of a key */
+            snprintf(name, sizeof name, "meta_%d_%s", i + 1, t->meta_keys[m]);
+            add_var(vars, len, name, t->meta_values[m]);
+        }
+        rl_table_free(tables[i]);
+    }
+    free(tables);
+    return vars;
+}
+
 int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
             const char *const *names, int nruns, const char *dir, const char *runs_title,
             const char *later)
@@ -231,6 +269,7 @@ int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
     rl_csv_read_meta(csvs[0], "label", label, sizeof label);
     snprintf(outbase, sizeof outbase, "%s/exp-%s", tmp, exp_id);
 
+    char *metadata = metadata_vars(csvs, nruns);
     int rc = 0;
     for (size_t i = 0; i < sizeof FORMATS / sizeof FORMATS[0] && rc == 0; i++) {
         char vars[16384] = "", runs[3072] = "", run_names[2048] = "";
@@ -247,9 +286,10 @@ int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
         add_var(vars, sizeof vars, "run_names", run_names);
         add_var(vars, sizeof vars, "runs_title", runs_title ? runs_title : "");
         add_verdicts(vars, sizeof vars, csvs[0], exp_slug, backend);
-        char *const argv[] = {"gnuplot", "-e", vars, style, script, NULL};
+        char *const argv[] = {"gnuplot", "-e", vars, "-e", metadata, style, script, NULL};
         rc = run_logged(argv, log);
     }
+    free(metadata);
     if (rc != 0) {
         fprintf(stderr, "rooflab: gnuplot failed on %s (exit %d):\n", script, rc);
         print_file(log);

@@ -248,8 +248,6 @@ bool rl_csv_has_column(const rl_csv *c, const char *column);
 const char *rl_csv_get(const rl_csv *c, const char *column); /* the row being built; "" if unset */
 int rl_csv_commit(rl_csv *c);  /* flush, fsync, rename; 0 on success */
 void rl_csv_abort(rl_csv *c);  /* removes the temporary file */
-/* Reads "# key: value" from a CSV's header into buf; false if absent. */
-bool rl_csv_read_meta(const char *path, const char *key, char *buf, size_t len);
 
 /* ------------------------------------------------------------------------
  * Reading results back (table.c): for comparisons, summaries, the paper.
@@ -263,6 +261,12 @@ typedef struct rl_table {
 
 /* NULL and a reason when the file is missing or malformed. */
 rl_table *rl_table_read(const char *path, char *why, size_t whylen);
+/* The '# key: value' header alone (no columns, no rows): NULL and a reason
+ * when the file cannot be read. */
+rl_table *rl_table_read_meta(const char *path, char *why, size_t whylen);
+/* One key of a CSV's header into buf; false when the file or the key is
+ * absent. */
+bool rl_csv_read_meta(const char *path, const char *key, char *buf, size_t len);
 void rl_table_free(rl_table *t);
 int rl_table_col(const rl_table *t, const char *name);              /* -1 if absent */
 const char *rl_table_get(const rl_table *t, int row, const char *column); /* "" if absent */

@@ -68,6 +68,10 @@ typedef struct rl_ceilings {
     double sheet_tflops;
     char how[256];         /* what was measured */
     char origin[160];      /* "measured now", "cached, measured <date>", "from <file>, ..." */
+    /* The origin as data, for the CSV's header (ceilings_origin and
+     * ceilings_date_utc): what reads a header never parses the words. */
+    char origin_kind[16];  /* "measured" (by this run), "cached" (reused), "file" (--ceilings) */
+    char measured_utc[32]; /* when the roofs were measured, ISO 8601; "" when unknown */
 } rl_ceilings;
 
 typedef struct rl_ctx rl_ctx;

@@ -126,9 +126,10 @@ static bool first_line_of(const char *cmd, char *buf, size_t len)
     return ok && status == 0;
 }
 
-void rl_git_describe(char *buf, size_t len)
+void rl_git_describe(char *buf, size_t len, const char **dirty)
 {
-    char cmd[1200], commit[64], dirty[8];
+    *dirty = "unknown";
+    char cmd[1200], commit[64], changes[8];
     /* A copy of the tree (a lent GPU machine gets one): the commit it was
      * copied from, when the caller says so. It wins over a .git that came
      * along: seen on an H200 lease, 2026-11-30, whose .git was older than
@@ -150,8 +151,9 @@ void rl_git_describe(char *buf, size_t len)
              "git -C '%s' status --porcelain --untracked-files=no -- . ':!results' ':!plots' "
              "2>/dev/null | head -c1 | wc -c",
              rl_source_root());
-    bool is_dirty = first_line_of(cmd, dirty, sizeof dirty) && atoi(dirty) > 0;
+    bool is_dirty = first_line_of(cmd, changes, sizeof changes) && atoi(changes) > 0;
     snprintf(buf, len, "%s%s", commit, is_dirty ? " (dirty)" : "");
+    *dirty = is_dirty ? "yes" : "no";
 }
 
 void rl_utc_now(char *buf, size_t len)

@@ -3,6 +3,10 @@
  * value' header, the column names, and the rows (quoted fields allowed).
  * Used to compare runs, summarise verdicts and generate the paper's
  * tables: everything downstream of an experiment reads its CSV only.
+ *
+ * This is the one reader of the header: the C code calls it, and charts
+ * and scripts get its answers through the harness (plot.c passes every
+ * key to gnuplot) or through `rooflab meta FILE KEY...`.
  */
 #include "internal.h"
 
@@ -19,13 +23,15 @@ static void *xrealloc(void *p, size_t bytes)
     return p;
 }
 
-static char *xstrdup(const char *s)
+static char *xstrndup(const char *s, size_t n)
 {
-    char *d = strdup(s);
+    char *d = strndup(s, n);
     if (!d)
         rl_die(RL_EXIT_FAILED, "out of memory reading a table");
     return d;
 }
+
+static char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
 
 /* Splits one line into fields; quoted fields may hold commas and "". */
 static char **split_fields(const char *line, int *count)
@@ -61,23 +67,53 @@ static char **split_fields(const char *line, int *count)
     return f;
 }
 
-static void add_meta(rl_table *t, const char *line)
+/* ---- the '# key: value' header: read here and nowhere else ---------------------
+ *
+ * A header line is '#', spaces, a key of letters, digits and underscores,
+ * ": " and the value to the end of the line. Any other '#' line is a
+ * comment for people ("# model_bpw is the whole-model bits per weight"),
+ * and holds no key. A key given twice means its first line. */
+
+static bool is_key_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Splits one '#' line into its key and value (pointers into line and
+ * lengths); false for a comment. */
+static bool split_meta_line(const char *line, const char **key, size_t *klen, const char **value,
+                            size_t *vlen)
 {
     const char *p = line + 1;
     while (*p == ' ')
         p++;
-    const char *colon = strstr(p, ": ");
-    if (!colon)
+    const char *k = p;
+    while (is_key_char(*p))
+        p++;
+    if (p == k || p[0] != ':' || p[1] != ' ')
+        return false;
+    *key = k, *klen = (size_t)(p - k);
+    *value = p + 2, *vlen = strcspn(p + 2, "\r\n");
+    return true;
+}
+
+static void add_meta(rl_table *t, const char *line)
+{
+    const char *key, *value;
+    size_t klen, vlen;
+    if (!split_meta_line(line, &key, &klen, &value, &vlen))
         return;
     t->meta_keys = xrealloc(t->meta_keys, sizeof(char *) * (size_t)(t->nmeta + 1));
     t->meta_values = xrealloc(t->meta_values, sizeof(char *) * (size_t)(t->nmeta + 1));
-    t->meta_keys[t->nmeta] = strndup(p, (size_t)(colon - p));
-    char *value = xstrdup(colon + 2);
-    value[strcspn(value, "\r\n")] = '\0';
-    t->meta_values[t->nmeta++] = value;
+    t->meta_keys[t->nmeta] = xstrndup(key, klen);
+    t->meta_values[t->nmeta++] = xstrndup(value, vlen);
 }
 
-rl_table *rl_table_read(const char *path, char *why, size_t whylen)
+/* ---- the whole file ----------------------------------------------------------- */
+
+/* Reads path into a table. header_only: stops at the column header, so that
+ * a reader of the metadata alone need not read every row. */
+static rl_table *read_table(const char *path, bool header_only, char *why, size_t whylen)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -85,6 +121,8 @@ rl_table *rl_table_read(const char *path, char *why, size_t whylen)
         return NULL;
     }
     rl_table *t = calloc(1, sizeof *t);
+    if (!t)
+        rl_die(RL_EXIT_FAILED, "out of memory reading a table");
     char *line = NULL;
     size_t cap = 0;
     while (getline(&line, &cap, f) > 0) {
@@ -94,6 +132,8 @@ rl_table *rl_table_read(const char *path, char *why, size_t whylen)
         }
         if (line[0] == '\n' || line[0] == '\r')
             continue;
+        if (header_only)
+            break;
         int n;
         char **fields = split_fields(line, &n);
         if (!t->cols) {
@@ -117,12 +157,33 @@ rl_table *rl_table_read(const char *path, char *why, size_t whylen)
     }
     free(line);
     fclose(f);
-    if (!t->cols) {
+    if (!header_only && !t->cols) {
         snprintf(why, whylen, "%s has no header line", path);
         rl_table_free(t);
         return NULL;
     }
     return t;
+}
+
+rl_table *rl_table_read(const char *path, char *why, size_t whylen)
+{
+    return read_table(path, false, why, whylen);
+}
+
+rl_table *rl_table_read_meta(const char *path, char *why, size_t whylen)
+{
+    return read_table(path, true, why, whylen);
+}
+
+bool rl_csv_read_meta(const char *path, const char *key, char *buf, size_t len)
+{
+    char why[64];
+    rl_table *t = rl_table_read_meta(path, why, sizeof why);
+    const char *value = t ? rl_table_meta(t, key) : NULL;
+    if (value)
+        snprintf(buf, len, "%s", value);
+    rl_table_free(t);
+    return value != NULL;
 }
 
 void rl_table_free(rl_table *t)

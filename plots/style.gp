@@ -2,8 +2,8 @@
 #
 # Loaded before each experiment's plot.gp, with these variables set by the
 # harness: csv (the data file), outbase (path without extension), fmt (png,
-# pdf or svg), device, backend, label, root (the source tree), and for
-# overlays runs / run_names.
+# pdf or svg), device, backend, label, root (the source tree), every run's
+# metadata (meta_<i>_<key>, below), and for overlays runs / run_names.
 #
 # Conventions: measurements are points joined by solid lines; models are
 # dashed lines and say "model" in their key entry.
@@ -31,8 +31,16 @@ small_font = sprintf(',%g', 0.8 * real(term_font[strstrt(term_font, ',') + 1:]))
 # Where a chart goes: chart('') is outbase.fmt, chart('-chain') outbase-chain.fmt.
 chart(suffix) = outbase . suffix . '.' . fmt
 
-# A metadata value of the CSV drawn ("# key: value" lines), '' when absent.
-meta(key) = system(sprintf("sed -n 's/^# %s: //p' '%s' | head -n 1", key, csv))
+# The CSVs' metadata ("# key: value" lines), read by the harness (its one
+# reader, harness/table.c) and passed as meta_<i>_<key> for run i, 1 being
+# the run drawn: run_meta(i, key) is a value, '' when absent, run_has(i, key)
+# whether run i has the key at all; meta(key) is the run drawn's.
+if (!exists('meta_runs')) {
+    exit error 'style.gp: no metadata variables (meta_<i>_<key>): charts are drawn by the harness (build/exp-NN --plot-only, build/rooflab compare), which passes them'
+}
+run_has(i, key) = exists(sprintf('meta_%d_%s', i, key))
+run_meta(i, key) = run_has(i, key) ? value(sprintf('meta_%d_%s', i, key)) : ''
+meta(key) = run_meta(1, key)
 
 # One subtitle for every chart: which run this is, or which runs are compared.
 run_title = sprintf('%s backend: %s (label %s)', backend, device, label)
@@ -144,7 +152,7 @@ band_color = '#dddddd'
 published(what, source) = sprintf('%s (published, another machine: %s)', what, source)
 published_color = '#7f3f98'
 # The seeds' numbers, from results/published/figures.csv (id,value,unit,
-# what,source): published_value('ridge_h100_sxm') is 295, published_what()
+# what,source,ref): published_value('ridge_h100_sxm') is 295, published_what()
 # and published_source() its text, for a label that names it.
 if (!exists('root')) root = '.'
 published_file = root . '/results/published/figures.csv'
@@ -153,8 +161,17 @@ published_file = root . '/results/published/figures.csv'
 if (system(sprintf("test -r '%s' && printf y", published_file)) ne 'y') {
     exit error sprintf('%s not found: the charts draw the published numbers from results/published/ (copy it with the tree)', published_file)
 }
-published_field(id, f) = system(sprintf("awk -F, -v id='%s' -v f=%d '/^#/ {next} $1 == id {s = $0; n = 0; out = \"\"; while (s != \"\") { if (substr(s, 1, 1) == \"\\\"\") { s = substr(s, 2); i = index(s, \"\\\"\"); v = substr(s, 1, i - 1); s = substr(s, i + 2) } else { i = index(s, \",\"); if (i == 0) { v = s; s = \"\" } else { v = substr(s, 1, i - 1); s = substr(s, i + 1) } } if (++n == f) { printf \"%%s\", v; exit } } }' '%s' 2>/dev/null", id, f, published_file))
+# Field f of the row whose first field is id in a CSV of results/published/
+# (a quoted field may hold commas, not doubled quotes); '' when the file or
+# the id is missing.
+published_row_field(file, id, f) = system(sprintf("awk -F, -v id='%s' -v f=%d '/^#/ {next} $1 == id {s = $0; n = 0; out = \"\"; while (s != \"\") { if (substr(s, 1, 1) == \"\\\"\") { s = substr(s, 2); i = index(s, \"\\\"\"); v = substr(s, 1, i - 1); s = substr(s, i + 2) } else { i = index(s, \",\"); if (i == 0) { v = s; s = \"\" } else { v = substr(s, 1, i - 1); s = substr(s, i + 1) } } if (++n == f) { printf \"%%s\", v; exit } } }' '%s' 2>/dev/null", id, f, file))
+published_field(id, f) = published_row_field(published_file, id, f)
 # NaN (nothing drawn) when the file or the id is missing.
 published_value(id) = published_field(id, 2) eq '' ? NaN : real(published_field(id, 2))
 published_what(id) = published_field(id, 4)
 published_source(id) = published_field(id, 5)
+# The works they come from, results/published/references.csv (id,
+# experiments,short,text: the paper's bibliography): reference_short(id) is
+# the name a chart's label gives one, '' when it has none.
+references_file = root . '/results/published/references.csv'
+reference_short(id) = published_row_field(references_file, id, 3)

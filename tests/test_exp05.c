@@ -108,15 +108,26 @@ Test(exp05, second_run_reuses_ceilings_and_replaces_its_verdicts)
     cr_assert_eq(run_experiment_measuring(EXP05, dir, args, out, sizeof out, err, sizeof err), 0,
                  "%s", err);
     cr_assert(strstr(out, "measured now"), "first run measures: %s", out);
-    char path[1024];
+    char path[1024], csv[1024], origin[64], when[64], cache_date[64];
+    snprintf(csv, sizeof csv, "%s/results/again/exp-05.csv", dir);
+    cr_assert(rl_csv_read_meta(csv, "ceilings_origin", origin, sizeof origin));
+    cr_assert_str_eq(origin, "measured", "the header says where its roofs came from, as data");
+    cr_assert(rl_csv_read_meta(csv, "ceilings_date_utc", when, sizeof when) && when[0]);
     snprintf(path, sizeof path, "%s/results/again/ceilings.csv", dir);
     char *roofs = read_file(path, NULL);
     cr_assert(roofs && strstr(roofs, "bandwidth,DRAM,read,") && strstr(roofs, "bandwidth,L1,triad,") &&
               strstr(roofs, "compute,-,fma,"), "the ladder and the compute roof are cached: %s", roofs);
     free(roofs);
+    /* The cache's date before the second run reads it (a roof that run
+     * measures again would be saved, and date the file anew). */
+    cr_assert(rl_csv_read_meta(path, "date_utc", cache_date, sizeof cache_date));
     cr_assert_eq(run_experiment_measuring(EXP05, dir, args, out, sizeof out, err, sizeof err), 0,
                  "%s", err);
     cr_assert(strstr(out, "cached"), "second run reuses the ceilings: %s", out);
+    cr_assert(rl_csv_read_meta(csv, "ceilings_origin", origin, sizeof origin));
+    cr_assert_str_eq(origin, "cached");
+    cr_assert(rl_csv_read_meta(csv, "ceilings_date_utc", when, sizeof when));
+    cr_assert_str_eq(when, cache_date, "when the reused roofs were measured: the cache's date");
 
     snprintf(path, sizeof path, "%s/results/again/verdicts.csv", dir);
     char *text = read_file(path, NULL);

@@ -83,6 +83,9 @@ Test(roofs_e2e, a_beaten_fixed_roof_flags_rows_and_verdicts)
     cr_assert_not_null(t, "%s", why);
     cr_assert(has_meta(t, "# ceiling_under_measured: ceiling under-measured"), "the header says so");
     cr_assert_null(rl_table_meta(t, "ceiling_remeasured"), "a --ceilings roof is never re-measured");
+    cr_assert_str_eq(rl_table_meta(t, "ceilings_origin"), "file", "where its roofs came from, as data");
+    cr_assert_str_eq(rl_table_meta(t, "ceilings_date_utc"), "2026-01-01T00:00:00Z",
+                     "when they were measured: the file's date");
     for (int r = 0; r < t->nrows; r++)
         cr_assert_str_eq(rl_table_get(t, r, "ceiling_flag"), "under-measured", "row %d", r);
     rl_table_free(t);
@@ -145,5 +148,15 @@ Test(roofs_e2e, a_beaten_cached_roof_is_measured_again)
     const char *again = rl_table_meta(t, "ceiling_remeasured");
     cr_assert_not_null(again, "a beaten roof is measured again");
     cr_assert(strstr(again, "GB/s after a point reached"), "%s", again);
+    /* The same as data: the rung measured again and the roof it has now,
+     * far above the lowered one. */
+    int rungs = 0;
+    for (int m = 0; m < t->nmeta; m++)
+        if (!strncmp(t->meta_keys[m], "remeasured_", 11) && strstr(t->meta_keys[m], "_gbps")) {
+            cr_assert_gt(atof(t->meta_values[m]), 1.0, "%s: %s", t->meta_keys[m], t->meta_values[m]);
+            rungs++;
+        }
+    cr_assert_gt(rungs, 0, "a remeasured_<level>_<pattern>_gbps line beside: %s", again);
+    cr_assert_str_eq(rl_table_meta(t, "ceilings_origin"), "cached");
     rl_table_free(t);
 }

@@ -179,7 +179,8 @@ Test(workflow, two_runs_compare_summary_and_paper)
 Test(table, readme_results_are_the_reference_runs)
 {
     char cmd[1024], rout[4096], rerr[8192];
-    snprintf(cmd, sizeof cmd, "'%s/harness/readme-tables.sh' --check", RL_SOURCE_ROOT);
+    snprintf(cmd, sizeof cmd, "ROOFLAB='%s/rooflab' '%s/harness/readme-tables.sh' --check", RL_BUILD_DIR,
+             RL_SOURCE_ROOT);
     int rc = run_capture(cmd, rout, sizeof rout, rerr, sizeof rerr);
     cr_assert_eq(rc, 0, "stale README results (run make readme-tables):\n%s", rerr);
 }

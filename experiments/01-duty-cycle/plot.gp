@@ -28,7 +28,7 @@ window_columns = 'util_window_min_pct util_window_max_pct units_busy_window_min_
 # Whether run i read its hold in windows: then its spread columns are required.
 array windowed[nruns]
 do for [i = 1:nruns] {
-    windowed[i] = system(sprintf("grep -c '^# hold_windows:' '%s'", run(i))) + 0 > 0
+    windowed[i] = run_has(i, 'hold_windows')
     if (windowed[i]) {
         m = missing_columns(run(i), window_columns)
         if (m ne '') { exit error sprintf('%s: no column %s(a chart draws its spread from the CSV: the hold''s windows; rerun the experiment to write them)', run(i), m) }

@@ -28,7 +28,7 @@ if (bw <= 0) { stats csv using (column('mbu') > 0 ? column('gbps') / column('mbu
 ridge = peak / bw                     # FLOP/B
 # The cache levels' roofs (0 where absent): the same slope, higher.
 ladder = 'L1 L2 LLC'
-# Read once each: a function calling meta() would run sed at every sample.
+# Read once each: a function calling roof_gbps() would look its key up at every sample.
 do for [l in ladder] { eval sprintf("ladder_bw_%s = %.17g", l, roof_gbps(l) / 1000.0) }
 ladder_bw(level) = value('ladder_bw_' . level)
 ladder_roof(ai, level) = ladder_bw(level) > 0 ? (ai * ladder_bw(level) < peak ? ai * ladder_bw(level) : peak) : NaN

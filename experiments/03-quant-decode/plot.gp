@@ -101,10 +101,11 @@ tokens_at(gbps, gib) = gbps * 1e9 / (gib * GIB)  # tokens/s: bandwidth / bytes p
 sheet_ceiling(gib) = sheet_bw * 1e9 / (gib * GIB)
 
 # ---- the published points -------------------------------------------------------
-# Their source, from the published table's header (its first clause).
+# Their source: the short name of their work in results/published/
+# references.csv (the table's "# ref:" line names that row).
 llama_file = system(sprintf("ls '%s'/results/published/llamacpp-*.csv 2>/dev/null | head -n 1", root))
-llama_source = llama_file eq '' ? 'llama.cpp' : \
-    system(sprintf("sed -n 's/^# source: \\([^,]*\\),.*/\\1/p' '%s' | head -n 1", llama_file))
+llama_source = reference_short('llamacpp_quantize')
+if (llama_file eq '' || llama_source eq '') { llama_source = 'llama.cpp' }
 pub_key = published('llama.cpp, Llama-3.1-8B, F16 scaled to ours', llama_source)
 # Drawn last and open, in their own colour: around the F16 anchor they
 # ring this run's point instead of hiding it.

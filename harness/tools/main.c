@@ -1,6 +1,7 @@
 /*
  * main.c -- `rooflab`, the command behind make compare, make all's summary
- * and make paper. It reads results/ and writes reports; it runs nothing.
+ * and make paper, and the reader of a CSV's header for scripts (meta). It
+ * reads results/ and writes reports; it runs nothing.
  */
 #include "tools.h"
 
@@ -18,9 +19,13 @@ static const char *USAGE =
     "                                    results/LABEL/summary.md\n"
     "  paper-tables --label LABEL --dest DIR\n"
     "                                    the writeup's generated LaTeX: figures, verdict\n"
-    "                                    tables, datasheet and tokens/s tables\n\n"
+    "                                    tables, datasheet and tokens/s tables\n"
+    "  meta [--default TEXT] FILE KEY...\n"
+    "                                    the values of a CSV's '# key: value' header, one\n"
+    "                                    line per key (exit 1: a key is absent), for scripts\n\n"
     "common options: --out DIR (results root, default results), --plots DIR (charts root,\n"
-    "default plots), --help. Exit codes: 0 done, 1 could not write, 2 bad usage or no results.\n";
+    "default plots), --help. Exit codes: 0 done, 1 could not write (meta: a key is absent),\n"
+    "2 bad usage or no results. rooflab COMMAND --help says more.\n";
 
 void sb_printf(strbuf *b, const char *fmt, ...)
 {
@@ -95,6 +100,8 @@ int main(int argc, char **argv)
         return tool_summary(argc - 1, argv + 1);
     if (!strcmp(argv[1], "paper-tables"))
         return tool_paper_tables(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "meta"))
+        return tool_meta(argc - 1, argv + 1);
     fprintf(stderr, "rooflab: unknown command '%s' (see rooflab --help)\n", argv[1]);
     return RL_EXIT_USAGE;
 }

@@ -1,10 +1,16 @@
 /*
- * paper.h -- what the parts of `rooflab paper-tables` share:
- *   paper.c         the run, each experiment's section, the datasheet and tokens tables
- *   paper_limits.c  the Limitations section and the appendix's ceilings table
- *   paper_refs.c    the references: the seeds' sources, from the CSVs
+ * paper.h -- what the parts of `rooflab paper-tables` share, one file of
+ * code per thing written:
+ *   paper.c           the command, the shared helpers, run.tex and glance.tex
+ *   paper_sections.c  each experiment's section (exp-NN.tex)
+ *   paper_limits.c    the Limitations section (limitations.tex)
+ *   paper_ceilings.c  the ceilings, in a section's words and the appendix's table
+ *   paper_refs.c      the references, from results/published/references.csv
+ *   paper_models.c    the datasheet and decode-ceiling models
  * Every file they write is LaTeX that paper/paper.tex inputs; the prose
- * around it is written there.
+ * around it is written there. They read the runs' CSVs through the
+ * harness's reader (table.c), and their metadata as data: a value is used
+ * as it is or as a plain number, never parsed out of a sentence.
  */
 #ifndef ROOFLAB_PAPER_H
 #define ROOFLAB_PAPER_H
@@ -31,6 +37,10 @@ typedef struct paper {
 
 /* qsort's comparator for an array of strings. */
 int cmp_strings(const void *a, const void *b);
+/* Sorted names in dir that start with prefix and end with suffix (an
+ * extension's '.' sorting first: exp-05.pdf before exp-05-chain.pdf);
+ * malloc'd, at most max. Returns how many. */
+int list_files(const char *dir, const char *prefix, const char *suffix, char **out, int max);
 
 /* LaTeX's special characters escaped, for running text. */
 void tex(strbuf *b, const char *s);
@@ -47,12 +57,18 @@ void tex_longtable_head(strbuf *b, const char *columns);
 /* Writes b to dest/name and frees it; 0 on success. */
 int paper_write(const char *dest, const char *name, strbuf *b);
 
+/* The bandwidth ladder's levels and access patterns, as the header's
+ * roof_<level>_<pattern>_gbps keys name them. */
+enum { PAPER_NLEVELS = 4, PAPER_NPATTERNS = 3 };
+extern const char *const PAPER_LEVELS[PAPER_NLEVELS];
+extern const char *const PAPER_PATTERNS[PAPER_NPATTERNS];
+
 /* A bandwidth ceiling that an experiment's rows were judged against
  * (their ceiling_gbps column), named after the roof it came from. */
 typedef struct used_ceiling {
     double gbps, worst; /* worst: the roof's worst trial; NaN when unknown */
     int rows;
-    char name[64]; /* "DRAM read", "DRAM read, remeasured during the run" */
+    char name[64]; /* "DRAM read", "DRAM read, measured again during the run" */
 } used_ceiling;
 
 /* The distinct ceilings of csv's rows, most rows first; when the CSV has
@@ -63,19 +79,24 @@ int used_ceilings(const rl_table *csv, used_ceiling *out, int max);
  * an experiment's section and in the appendix, so that they cannot differ. */
 void tex_used_ceilings(strbuf *b, const rl_table *csv);
 /* When csv's ceilings were measured: "measured at its start", or the date
- * of the cached measurement it reused (its ceilings_how says which). */
+ * of the measurement it reused or read (its ceilings_origin says which). */
 void tex_ceilings_when(strbuf *b, const rl_table *csv);
-/* A roof from the header: "# roof_<level>_<pattern>_gbps: best worst bytes". */
+/* A roof from the header: "# roof_<level>_<pattern>_gbps: best worst bytes";
+ * false when the CSV has none. */
 bool roof_band(const rl_table *csv, const char *level, const char *pattern, double *best,
                double *worst);
 
-int limitations_tex(const paper *p); /* limitations.tex */
-int ceilings_tex(const paper *p);    /* ceilings.tex */
-int references_tex(const paper *p);  /* cites.tex (macros) and references.tex */
+/* The verdicts of experiment e in verdicts.csv, of the backend its CSV ran on. */
+typedef struct tally {
+    int holds, fails, unmeasured;
+} tally;
+tally count_verdicts(const rl_table *verdicts, const paper_exp *e);
 
-/* The CSV of experiment id: this label's, else any under OUT/reference/
- * (so that a section without a run can still cite its sources). The
- * caller frees it; NULL when there is none. */
-rl_table *any_run_of(const paper *p, const char *id);
+int experiment_tex(const paper *p, const paper_exp *e); /* exp-NN.tex */
+int limitations_tex(const paper *p);                    /* limitations.tex */
+int ceilings_tex(const paper *p);                       /* ceilings.tex */
+int references_tex(const paper *p);                     /* cites.tex (macros) and references.tex */
+int datasheet_tex(const tool_opts *o);                  /* datasheet.tex */
+int tokens_tex(const paper *p);                         /* tokens.tex */
 
 #endif

@@ -1,18 +1,11 @@
 /*
- * paper_limits.c -- what the runs under a label can and cannot show,
- * generated from what exists, never typed:
- *
- *   limitations.tex  the backend the runs used and the GPU runs that exist
- *                    (results/reference/<label>/exp-NN.csv with "# backend:
- *                    cuda"), the noise each experiment measured, the
- *                    ceilings it judged against and how much they moved
- *                    between experiments, the commits the runs came from
- *   ceilings.tex     the appendix's table: per experiment, the bandwidth its
- *                    rows were judged against and its DRAM roofs' trials
- *
- * Each experiment measures its ceilings at its own start, so there is no
- * single "the bandwidth" of a label: the paper quotes each experiment's
- * own, in its section and here, with the same words (tex_used_ceilings).
+ * paper_limits.c -- limitations.tex: what the runs under a label can and
+ * cannot show, generated from what exists, never typed: the backend the
+ * runs used and the GPU runs that exist (results/reference/<label>/
+ * exp-NN.csv with "# backend: cuda"), the noise each experiment measured,
+ * what the harness recorded about the host, how much the ceilings moved
+ * between experiments (each quotes its own: paper_ceilings.c), and the
+ * commits the runs came from.
  */
 #include "paper.h"
 
@@ -22,127 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *LEVELS[] = {"L1", "L2", "LLC", "DRAM"};
-static const char *PATTERNS[] = {"read", "copy", "triad"};
-enum { NLEVELS = 4, NPATTERNS = 3 };
-
 /* ------------------------------------------------------------------------
- * Ceilings
+ * Ceilings across the experiments
  * ---------------------------------------------------------------------- */
 
-bool roof_band(const rl_table *csv, const char *level, const char *pattern, double *best,
-               double *worst)
-{
-    char key[64];
-    snprintf(key, sizeof key, "roof_%s_%s_gbps", level, pattern);
-    const char *v = rl_table_meta(csv, key);
-    return v && sscanf(v, "%lf %lf", best, worst) == 2;
-}
-
-static bool close_to(double a, double b, double rel)
-{
-    return fabs(a - b) <= rel * fabs(b);
-}
-
-/* Names a ceiling after the roof it equals: a roof's best trial in the
- * header, or a roof measured again during the run (the harness does so
- * when a point beats it: "# ceiling_remeasured: DRAM read: 44.25 GB/s
- * after a point reached 43.18"). */
-static void name_ceiling(const rl_table *csv, used_ceiling *u)
-{
-    double best, worst;
-    for (int l = 0; l < NLEVELS; l++)
-        for (int k = 0; k < NPATTERNS; k++)
-            if (roof_band(csv, LEVELS[l], PATTERNS[k], &best, &worst) &&
-                close_to(u->gbps, best, 1e-4)) {
-                snprintf(u->name, sizeof u->name, "%s %s", LEVELS[l], PATTERNS[k]);
-                u->worst = worst;
-                return;
-            }
-    for (int i = 0; i < csv->nmeta; i++) {
-        char level[16], pattern[16];
-        double x;
-        if (!strcmp(csv->meta_keys[i], "ceiling_remeasured") &&
-            sscanf(csv->meta_values[i], "%15s %15[^:]: %lf", level, pattern, &x) == 3 &&
-            close_to(u->gbps, x, 2e-3)) {
-            snprintf(u->name, sizeof u->name, "%s %s, measured again during the run", level,
-                     pattern);
-            return;
-        }
-    }
-    snprintf(u->name, sizeof u->name, "no roof of its header");
-}
-
-static int by_rows(const void *a, const void *b)
-{
-    return ((const used_ceiling *)b)->rows - ((const used_ceiling *)a)->rows;
-}
-
-int used_ceilings(const rl_table *csv, used_ceiling *out, int max)
-{
-    int n = 0;
-    if (rl_table_col(csv, "ceiling_gbps") < 0) {
-        const char *h = meta(csv, "ceiling_gbps");
-        if (!*h || max < 1)
-            return 0;
-        out[0] = (used_ceiling){.gbps = atof(h), .worst = NAN};
-        name_ceiling(csv, &out[0]);
-        return 1;
-    }
-    for (int r = 0; r < csv->nrows; r++) {
-        double g = rl_table_num(csv, r, "ceiling_gbps");
-        if (!(g > 0))
-            continue;
-        int i = 0;
-        while (i < n && !close_to(g, out[i].gbps, 1e-6))
-            i++;
-        if (i == n) {
-            if (n == max)
-                continue;
-            out[n++] = (used_ceiling){.gbps = g, .worst = NAN};
-            name_ceiling(csv, &out[i]);
-        }
-        out[i].rows++;
-    }
-    qsort(out, (size_t)n, sizeof *out, by_rows);
-    return n;
-}
-
-void tex_used_ceilings(strbuf *b, const rl_table *csv)
-{
-    used_ceiling u[PAPER_MAX_CEILINGS];
-    int n = used_ceilings(csv, u, PAPER_MAX_CEILINGS);
-    if (n == 0) {
-        sb_printf(b, "none recorded");
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        sb_printf(b, "%s%.1f~GB/s (", i ? ", " : "", u[i].gbps);
-        tex(b, u[i].name);
-        if (!isnan(u[i].worst))
-            sb_printf(b, "; worst trial %.1f", u[i].worst);
-        sb_printf(b, ")");
-        if (u[i].rows > 0)
-            sb_printf(b, " for %d row%s judged against it", u[i].rows, u[i].rows == 1 ? "" : "s");
-        else
-            sb_printf(b, ", the header's \\texttt{ceiling\\_gbps} (no row records a ceiling "
-                         "of its own)");
-    }
-}
-
-void tex_ceilings_when(strbuf *b, const rl_table *csv)
-{
-    const char *cached = strstr(meta(csv, "ceilings_how"), "cached, measured ");
-    if (cached) {
-        sb_printf(b, "measured ");
-        tex_date(b, cached + strlen("cached, measured "));
-        sb_printf(b, " and reused (cached for this device)");
-    } else {
-        sb_printf(b, "measured at its start");
-    }
-}
-
-/* The range of one DRAM roof's best trial over the label's experiments. */
 static bool roof_range(const paper *p, const char *pattern, double *lo, double *hi)
 {
     *lo = INFINITY, *hi = -INFINITY;
@@ -167,52 +43,6 @@ static bool meta_range(const paper *p, const char *key, double *lo, double *hi)
     return *lo <= *hi;
 }
 
-static void band_cell(strbuf *b, const rl_table *csv, const char *pattern)
-{
-    double best, worst;
-    if (roof_band(csv, "DRAM", pattern, &best, &worst))
-        sb_printf(b, " & %.1f / %.1f", best, worst);
-    else
-        sb_printf(b, " & --");
-}
-
-int ceilings_tex(const paper *p)
-{
-    strbuf b = {0};
-    sb_printf(&b, "\\begingroup\\footnotesize\n"
-                  "\\begin{longtable}{@{}l>{\\raggedright\\arraybackslash}p{0.36\\linewidth}"
-                  "rrrr@{}}\n"
-                  "\\caption{Each experiment's own ceilings: the bandwidth "
-                  "its rows (MBU, fractions of the roof) were judged against, and its DRAM roofs "
-                  "as best / worst of its trials, in GB/s; the matrix ceiling in TFLOP/s.}"
-                  "\\label{tab:ceilings}\\\\\n");
-    tex_longtable_head(&b, "exp. & judged against & DRAM read & DRAM copy & DRAM triad & TFLOP/s");
-    for (int i = 0; i < p->nexp; i++) {
-        const paper_exp *e = &p->exps[i];
-        if (!e->csv)
-            continue;
-        sb_printf(&b, "%s & ", e->id);
-        tex_used_ceilings(&b, e->csv);
-        sb_printf(&b, "; ");
-        tex_ceilings_when(&b, e->csv);
-        for (int k = 0; k < NPATTERNS; k++)
-            band_cell(&b, e->csv, PATTERNS[k]);
-        if (*meta(e->csv, "ceiling_tflops"))
-            sb_printf(&b, " & %.3g \\\\\n", atof(meta(e->csv, "ceiling_tflops")));
-        else
-            sb_printf(&b, " & -- \\\\\n");
-    }
-    sb_printf(&b, "\\end{longtable}\n\\endgroup\n");
-    const rl_table *any = NULL;
-    for (int i = 0; i < p->nexp && !any; i++)
-        any = p->exps[i].csv;
-    if (any) {
-        sb_printf(&b, "How they were measured (from the CSVs' headers): ");
-        tex(&b, meta(any, "ceilings_how"));
-        sb_printf(&b, ".\n");
-    }
-    return paper_write(p->o->dest, "ceilings.tex", &b);
-}
 
 /* ------------------------------------------------------------------------
  * Noise: each experiment's timed points
@@ -349,7 +179,7 @@ static void host_notes(strbuf *b, const paper *p)
  * mode, date)", separated by "; ". Returns how many. */
 static int gpu_runs(strbuf *b, const paper *p, const char *id)
 {
-    char dir[1200], path[1400], val[256];
+    char dir[1200], path[1400], why[1600];
     snprintf(dir, sizeof dir, "%s/reference", p->o->out);
     DIR *d = opendir(dir);
     if (!d)
@@ -363,20 +193,21 @@ static int gpu_runs(strbuf *b, const paper *p, const char *id)
     qsort(labels, (size_t)nl, sizeof *labels, cmp_strings);
     for (int i = 0; i < nl; i++) {
         snprintf(path, sizeof path, "%s/%s/exp-%s.csv", dir, labels[i], id);
-        if (rl_csv_read_meta(path, "backend", val, sizeof val) && !strcmp(val, "cuda")) {
+        rl_table *run = rl_table_read_meta(path, why, sizeof why);
+        if (run && !strcmp(meta(run, "backend"), "cuda")) {
             sb_printf(b, "%s\\texttt{reference/", n++ ? "; " : "");
             tex(b, labels[i]);
             sb_printf(b, "} (");
-            if (rl_csv_read_meta(path, "device", val, sizeof val))
-                tex(b, val);
-            if (rl_csv_read_meta(path, "mode", val, sizeof val))
-                sb_printf(b, ", %s mode", val);
-            if (rl_csv_read_meta(path, "date_utc", val, sizeof val)) {
+            tex(b, meta(run, "device"));
+            if (*meta(run, "mode"))
+                sb_printf(b, ", %s mode", meta(run, "mode"));
+            if (rl_table_meta(run, "date_utc")) {
                 sb_printf(b, ", ");
-                tex_date(b, val);
+                tex_date(b, meta(run, "date_utc"));
             }
             sb_printf(b, ")");
         }
+        rl_table_free(run);
         free(labels[i]);
     }
     return n;
@@ -443,10 +274,10 @@ static void ceilings_paragraph(strbuf *b, const paper *p)
                  "quotes its own. Across the experiments of this label, the best trial "
                  "of the DRAM roofs ranged");
     int n = 0;
-    for (int k = 0; k < NPATTERNS; k++) {
+    for (int k = 0; k < PAPER_NPATTERNS; k++) {
         double lo, hi;
-        if (roof_range(p, PATTERNS[k], &lo, &hi))
-            sb_printf(b, "%s %s %.1f--%.1f~GB/s", n++ ? "," : "", PATTERNS[k], lo, hi);
+        if (roof_range(p, PAPER_PATTERNS[k], &lo, &hi))
+            sb_printf(b, "%s %s %.1f--%.1f~GB/s", n++ ? "," : "", PAPER_PATTERNS[k], lo, hi);
     }
     double lo, hi;
     if (meta_range(p, "ceiling_tflops", &lo, &hi))
@@ -456,12 +287,12 @@ static void ceilings_paragraph(strbuf *b, const paper *p)
     double widest = 0, best_w = 0, worst_w = 0;
     const char *where = NULL, *pattern = NULL;
     for (int i = 0; i < p->nexp; i++)
-        for (int k = 0; k < NPATTERNS && p->exps[i].csv; k++) {
+        for (int k = 0; k < PAPER_NPATTERNS && p->exps[i].csv; k++) {
             double best, worst;
-            if (roof_band(p->exps[i].csv, "DRAM", PATTERNS[k], &best, &worst) && best > 0 &&
+            if (roof_band(p->exps[i].csv, "DRAM", PAPER_PATTERNS[k], &best, &worst) && best > 0 &&
                 (best - worst) / best > widest)
                 widest = (best - worst) / best, best_w = best, worst_w = worst,
-                where = p->exps[i].id, pattern = PATTERNS[k];
+                where = p->exps[i].id, pattern = PAPER_PATTERNS[k];
         }
     if (where)
         sb_printf(b, "Within one experiment the trials differed by up to %.0f\\,\\%% (experiment "
@@ -499,21 +330,47 @@ static void tex_distinct(strbuf *b, const paper *p, const char *key, bool code)
     }
 }
 
-static void provenance_paragraph(strbuf *b, const paper *p)
+/* How many experiments' CSVs say git_dirty: value ("" counts the CSVs
+ * without the key, written before it existed). */
+static int count_git_dirty(const paper *p, const char *value)
 {
-    int dirty = 0, quick = 0;
-    for (int i = 0; i < p->nexp; i++) {
-        dirty += strstr(meta(p->exps[i].csv, "git_commit"), "dirty") != NULL;
-        quick += !strcmp(meta(p->exps[i].csv, "quick"), "yes");
-    }
-    sb_printf(b, "\\paragraph{Provenance.} The experiments ran at these commits: ");
-    tex_distinct(b, p, "git_commit", true);
-    sb_printf(b, ".");
+    int n = 0;
+    for (int i = 0; i < p->nexp; i++)
+        n += p->exps[i].csv && !strcmp(meta(p->exps[i].csv, "git_dirty"), value);
+    return n;
+}
+
+/* Whether the code that ran was the commit: git_dirty, as data. */
+static void dirty_sentences(strbuf *b, const paper *p)
+{
+    int dirty = count_git_dirty(p, "yes"), unknown = count_git_dirty(p, "unknown"),
+        unrecorded = count_git_dirty(p, "");
     if (dirty)
         sb_printf(b, " %d of them ran from a working tree with uncommitted changes "
                      "(\\emph{dirty}): the code that ran is that commit plus changes not "
                      "recorded here.",
                   dirty);
+    if (unknown)
+        sb_printf(b, " %d of them ran from a copy of the tree, not a checkout: whether it held "
+                     "uncommitted changes is not known.",
+                  unknown);
+    if (unrecorded)
+        sb_printf(b, " %d of them %s older than the \\texttt{git\\_dirty} key and %s not "
+                     "record whether %s working tree had uncommitted changes (the commit above "
+                     "would then say \\emph{dirty}).",
+                  unrecorded, unrecorded == 1 ? "is" : "are", unrecorded == 1 ? "does" : "do",
+                  unrecorded == 1 ? "its" : "their");
+}
+
+static void provenance_paragraph(strbuf *b, const paper *p)
+{
+    int quick = 0;
+    for (int i = 0; i < p->nexp; i++)
+        quick += !strcmp(meta(p->exps[i].csv, "quick"), "yes");
+    sb_printf(b, "\\paragraph{Provenance.} The experiments ran at these commits: ");
+    tex_distinct(b, p, "git_commit", true);
+    sb_printf(b, ".");
+    dirty_sentences(b, p);
     if (quick)
         sb_printf(b, " %d %s quick run%s: short sweeps and a looser stop rule, for checking "
                      "the pipeline rather than for judging claims.",
@@ -540,3 +397,4 @@ int limitations_tex(const paper *p)
     provenance_paragraph(&b, p);
     return paper_write(p->o->dest, "limitations.tex", &b);
 }
+

@@ -1,122 +1,35 @@
 /*
  * paper_refs.c -- the references: where the seeds' claims and published
- * numbers come from, read from the data, never typed in the paper.
+ * numbers come from. They are data, one row per work in
+ * results/published/references.csv (id, experiments, short, text), and
+ * everything that cites a work names its id:
  *
+ *   an experiment   references.csv's experiments column ("05 06")
+ *   a number        figures.csv's ref column
+ *   a table         a published CSV's "# ref: id" line (llama.cpp's)
+ *
+ * From them, two files:
  *   cites.tex       macros the prose uses: \Sources{NN} cites experiment
- *                   NN's sources; \PubCite{id} and \Published{id} cite and
- *                   print a row of results/published/figures.csv
- *   references.tex  the bibliography: every experiment CSV's "# source:"
- *                   (split at its top-level "; "), every published file's
- *                   "# source:", and figures.csv's sources, each with what
- *                   cites it
+ *                   NN's works; \PubCite{id} and \Published{id} cite and
+ *                   print a row of figures.csv
+ *   references.tex  the bibliography: references.csv's rows, in its order,
+ *                   each with what cites it
  *
- * An experiment without a run under the label is cited from any reference
- * run of it, so that its section still names its sources.
+ * An experiment's CSV says its sources in words too ("# source:"): that is
+ * for people, and never split back into works here.
  */
 #include "paper.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { MAX_REFS = 64 };
-
-typedef struct ref {
-    char *text;    /* the source, as the CSV words it */
-    strbuf used;   /* what cites it, in words */
-} ref;
-
-typedef struct refs {
-    ref r[MAX_REFS];
-    int n;
-} refs;
-
-/* Whether every significant word of a (a lowercase run of three or more
- * letters and digits) is in b, a having at least three: the same work
- * named twice, once more briefly ("Horace He, Making Deep Learning Go
- * Brrrr (2022)" in figures.csv, the full title in a CSV's source). */
-static bool words_within(const char *a, const char *b)
-{
-    char lower[1024];
-    size_t n = 0;
-    for (const char *p = b; *p && n + 1 < sizeof lower; p++)
-        lower[n++] = (char)tolower((unsigned char)*p);
-    lower[n] = 0;
-    int words = 0;
-    for (const char *p = a; *p;) {
-        while (*p && !isalnum((unsigned char)*p))
-            p++;
-        char w[64];
-        size_t len = 0;
-        for (; isalnum((unsigned char)*p); p++)
-            if (len + 1 < sizeof w)
-                w[len++] = (char)tolower((unsigned char)*p);
-        w[len] = 0;
-        if (len < 3)
-            continue;
-        if (!strstr(lower, w))
-            return false;
-        words++;
-    }
-    return words >= 3;
-}
-
-/* The index of text in the list, added when new; a work already listed
- * under a shorter or longer name keeps one entry, under the longer. */
-static int ref_index(refs *l, const char *text)
-{
-    for (int i = 0; i < l->n; i++) {
-        if (!strcmp(l->r[i].text, text) || words_within(text, l->r[i].text))
-            return i;
-        if (words_within(l->r[i].text, text)) {
-            free(l->r[i].text);
-            l->r[i].text = strdup(text);
-            return i;
-        }
-    }
-    if (l->n == MAX_REFS)
-        return MAX_REFS - 1;
-    l->r[l->n].text = strdup(text);
-    return l->n++;
-}
-
-static void add_use(ref *r, const char *fmt, const char *what)
-{
-    if (r->used.s && strstr(r->used.s, what))
-        return;
-    sb_printf(&r->used, "%s", r->used.s ? "; " : "");
-    sb_printf(&r->used, fmt, what);
-}
-
-/* Splits a source line at "; " outside parentheses and quotes: one
- * reference per part. Returns the number of parts written to idx. */
-static int add_sources(refs *l, const char *line, int *idx, int max)
-{
-    int n = 0, depth = 0;
-    bool quoted = false;
-    const char *start = line;
-    for (const char *p = line;; p++) {
-        if (*p == '(')
-            depth++;
-        else if (*p == ')' && depth > 0)
-            depth--;
-        else if (*p == '"')
-            quoted = !quoted;
-        bool end = !*p || (*p == ';' && p[1] == ' ' && depth == 0 && !quoted);
-        if (end && p > start && n < max) {
-            char part[1024];
-            snprintf(part, sizeof part, "%.*s", (int)(p - start), start);
-            idx[n++] = ref_index(l, part);
-        }
-        if (!*p)
-            break;
-        if (end)
-            start = p + 2, p++;
-    }
-    return n;
-}
+/* The works and, per row of references.csv, what cites it in words. */
+typedef struct works {
+    rl_table *t; /* references.csv; NULL when it is missing */
+    strbuf *cited_for;
+} works;
 
 /* results/published/ under --out, else the source tree's (the seeds'
  * numbers are checked in with the code, not produced by a run). */
@@ -131,48 +44,95 @@ static void published_dir(const paper *p, char *dir, size_t len)
     snprintf(dir, len, "%s/results/published", rl_source_root());
 }
 
-static void cite_list(strbuf *b, const int *idx, int n)
+static works read_works(const char *dir)
 {
-    sb_printf(b, "\\cite{");
-    for (int i = 0; i < n; i++)
-        sb_printf(b, "%ssrc%d", i ? "," : "", idx[i] + 1);
-    sb_printf(b, "}");
+    char path[1400], why[1600];
+    snprintf(path, sizeof path, "%s/references.csv", dir);
+    works w = {.t = rl_table_read(path, why, sizeof why)};
+    if (!w.t) {
+        fprintf(stderr, "rooflab paper-tables: %s: the paper cites nothing\n", why);
+        return w;
+    }
+    w.cited_for = calloc((size_t)w.t->nrows + 1, sizeof *w.cited_for);
+    if (!w.cited_for)
+        rl_die(RL_EXIT_FAILED, "out of memory");
+    return w;
 }
 
-static void experiment_sources(refs *l, strbuf *cites, const paper *p)
+/* The row of the work with this id, or -1 (said on stderr, naming who
+ * cites it, so that a typo in an id is found). */
+static int work_row(const works *w, const char *id, const char *cited_by)
 {
-    for (int i = 0; i < p->nexp; i++) {
-        rl_table *t = any_run_of(p, p->exps[i].id);
-        const char *source = meta(t, "source");
-        int idx[8], n = *source ? add_sources(l, source, idx, 8) : 0;
-        char what[80];
-        snprintf(what, sizeof what, "%s", p->exps[i].slug);
-        for (int k = 0; k < n; k++)
-            add_use(&l->r[idx[k]], "the claim of experiment %s", what);
-        if (n) {
-            sb_printf(cites, "\\expandafter\\def\\csname src@%s\\endcsname{", p->exps[i].id);
-            cite_list(cites, idx, n);
-            sb_printf(cites, "}\n");
+    int r = w->t ? rl_table_find(w->t, "id", id) : -1;
+    if (r < 0 && w->t)
+        fprintf(stderr, "rooflab paper-tables: %s cites '%s', not a row of references.csv\n",
+                cited_by, id);
+    return r;
+}
+
+static void add_use(works *w, int row, const char *what)
+{
+    strbuf *b = &w->cited_for[row];
+    sb_printf(b, "%s%s", b->s ? "; " : "", what);
+}
+
+/* Whether the space-separated list holds word. */
+static bool has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; *p; p += strspn(p, " ")) {
+        size_t len = strcspn(p, " ");
+        if (len == n && !strncmp(p, word, n))
+            return true;
+        p += len;
+    }
+    return false;
+}
+
+/* \Sources{NN}: the works whose experiments column names NN, in the
+ * table's order. */
+static void experiment_sources(works *w, strbuf *cites, const paper *p)
+{
+    for (int i = 0; i < p->nexp && w->t; i++) {
+        const paper_exp *e = &p->exps[i];
+        char what[120];
+        snprintf(what, sizeof what, "the claim of experiment %s", e->slug);
+        int n = 0;
+        for (int r = 0; r < w->t->nrows; r++) {
+            if (!has_word(rl_table_get(w->t, r, "experiments"), e->id))
+                continue;
+            if (n++ == 0)
+                sb_printf(cites, "\\expandafter\\def\\csname src@%s\\endcsname{\\cite{", e->id);
+            else
+                sb_printf(cites, ",");
+            sb_printf(cites, "src%d", r + 1);
+            add_use(w, r, what);
         }
-        rl_table_free(t);
+        if (n)
+            sb_printf(cites, "}}\n");
     }
 }
 
-/* figures.csv: one row per published number; its source column. */
-static void published_figures(refs *l, strbuf *cites, const char *dir)
+/* figures.csv: one row per published number, its work in the ref column. */
+static void published_figures(works *w, strbuf *cites, const char *dir)
 {
     char path[1400], why[1600];
     snprintf(path, sizeof path, "%s/figures.csv", dir);
     rl_table *t = rl_table_read(path, why, sizeof why);
     for (int r = 0; t && r < t->nrows; r++) {
         const char *id = rl_table_get(t, r, "id");
-        int i = ref_index(l, rl_table_get(t, r, "source"));
-        strbuf use = {0};
-        sb_printf(&use, "%s (%s %s)", rl_table_get(t, r, "what"), rl_table_get(t, r, "value"),
-                  rl_table_get(t, r, "unit"));
-        add_use(&l->r[i], "%s", use.s);
-        sb_free(&use);
-        sb_printf(cites, "\\expandafter\\def\\csname pub@%s\\endcsname{\\cite{src%d}}\n", id, i + 1);
+        char who[200];
+        snprintf(who, sizeof who, "figures.csv's row %s", id);
+        int row = work_row(w, rl_table_get(t, r, "ref"), who);
+        if (row >= 0) {
+            strbuf use = {0};
+            sb_printf(&use, "%s (%s %s)", rl_table_get(t, r, "what"), rl_table_get(t, r, "value"),
+                      rl_table_get(t, r, "unit"));
+            add_use(w, row, use.s);
+            sb_free(&use);
+            sb_printf(cites, "\\expandafter\\def\\csname pub@%s\\endcsname{\\cite{src%d}}\n", id,
+                      row + 1);
+        }
         sb_printf(cites, "\\expandafter\\def\\csname pubval@%s\\endcsname{", id);
         tex(cites, rl_table_get(t, r, "value"));
         sb_printf(cites, "~");
@@ -182,58 +142,67 @@ static void published_figures(refs *l, strbuf *cites, const char *dir)
     rl_table_free(t);
 }
 
-/* The other published files (llama.cpp's table): their "# source:". */
-static void published_files(refs *l, const char *dir)
+/* One published table (llama.cpp's): its header's "# ref:" line names
+ * its work. */
+static void published_table(works *w, const char *dir, const char *name)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    char path[1400], ref[128], who[300], what[360];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(who, sizeof who, "results/published/%s", name);
+    if (!rl_csv_read_meta(path, "ref", ref, sizeof ref)) {
+        fprintf(stderr, "rooflab paper-tables: %s has no '# ref:' line: its source is not cited\n",
+                who);
         return;
-    char *names[32];
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) && n < 32;) {
-        size_t len = strlen(e->d_name);
-        if (len > 4 && !strcmp(e->d_name + len - 4, ".csv") && strcmp(e->d_name, "figures.csv"))
-            names[n++] = strdup(e->d_name);
     }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_strings);
+    int row = work_row(w, ref, who);
+    snprintf(what, sizeof what, "the published points in %s", who);
+    if (row >= 0)
+        add_use(w, row, what);
+}
+
+/* Every CSV of results/published/ but the two tables of this file's own. */
+static void published_tables(works *w, const char *dir)
+{
+    char *names[32];
+    int n = list_files(dir, "", ".csv", names, 32);
     for (int i = 0; i < n; i++) {
-        char path[1400], source[1024];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        if (rl_csv_read_meta(path, "source", source, sizeof source)) {
-            char what[300];
-            snprintf(what, sizeof what, "the published points in results/published/%s", names[i]);
-            add_use(&l->r[ref_index(l, source)], "%s", what);
-        }
+        if (strcmp(names[i], "figures.csv") && strcmp(names[i], "references.csv"))
+            published_table(w, dir, names[i]);
         free(names[i]);
     }
 }
 
+static void bibliography(strbuf *bib, works *w)
+{
+    int n = w->t ? w->t->nrows : 0;
+    sb_printf(bib, "\\begin{thebibliography}{%d}\n", n < 10 ? 9 : 99);
+    for (int r = 0; r < n; r++) {
+        sb_printf(bib, "\\bibitem{src%d} ", r + 1);
+        tex(bib, rl_table_get(w->t, r, "text"));
+        sb_printf(bib, ".\\\\\n{\\footnotesize Cited for: ");
+        tex(bib, w->cited_for[r].s ? w->cited_for[r].s : "nothing in this paper");
+        sb_printf(bib, ".}\n");
+        sb_free(&w->cited_for[r]);
+    }
+    if (n == 0)
+        sb_printf(bib, "\\item[] No sources: results/published/references.csv is missing.\n");
+    sb_printf(bib, "\\end{thebibliography}\n");
+}
+
 int references_tex(const paper *p)
 {
-    refs l = {0};
     strbuf cites = {0}, bib = {0};
     char dir[1200];
+    published_dir(p, dir, sizeof dir);
+    works w = read_works(dir);
     sb_printf(&cites, "%% generated by rooflab paper-tables: \\Sources{NN}, \\PubCite{id}, "
                       "\\Published{id}\n");
-    experiment_sources(&l, &cites, p);
-    published_dir(p, dir, sizeof dir);
-    published_figures(&l, &cites, dir);
-    published_files(&l, dir);
-
-    sb_printf(&bib, "\\begin{thebibliography}{%d}\n", l.n < 10 ? 9 : 99);
-    for (int i = 0; i < l.n; i++) {
-        sb_printf(&bib, "\\bibitem{src%d} ", i + 1);
-        tex(&bib, l.r[i].text);
-        sb_printf(&bib, ".\\\\\n{\\footnotesize Cited for: ");
-        tex(&bib, l.r[i].used.s ? l.r[i].used.s : "");
-        sb_printf(&bib, ".}\n");
-        free(l.r[i].text);
-        sb_free(&l.r[i].used);
-    }
-    if (l.n == 0)
-        sb_printf(&bib, "\\item[] No sources recorded in the CSVs.\n");
-    sb_printf(&bib, "\\end{thebibliography}\n");
+    experiment_sources(&w, &cites, p);
+    published_figures(&w, &cites, dir);
+    published_tables(&w, dir);
+    bibliography(&bib, &w);
+    free(w.cited_for);
+    rl_table_free(w.t);
     int rc = paper_write(p->o->dest, "cites.tex", &cites);
     rc |= paper_write(p->o->dest, "references.tex", &bib);
     return rc;

@@ -1,6 +1,6 @@
 /*
  * tools.h -- the `rooflab` command's subcommands (compare, summary,
- * paper-tables) and what they share. They read results only.
+ * paper-tables, meta) and what they share. They read results only.
  */
 #ifndef ROOFLAB_TOOLS_H
 #define ROOFLAB_TOOLS_H
@@ -12,6 +12,7 @@
 int tool_compare(int argc, char **argv);
 int tool_summary(int argc, char **argv);
 int tool_paper_tables(int argc, char **argv);
+int tool_meta(int argc, char **argv);
 
 /* A growing string, for files written whole (markdown, LaTeX). */
 typedef struct strbuf {
