@@ -27,7 +27,7 @@ CPU_ARCH ?= -march=native
 
 # ---- bundle/: packages for a machine that cannot install them ----------------
 # When bundle/ holds .deb files (make bundle) and something the build needs
-# is missing, harness/deps.sh unpacks them into $(B)/bundle-root (dpkg -x,
+# is missing, harness/ops/deps.sh unpacks them into $(B)/bundle-root (dpkg -x,
 # nothing installed) and says so in one line; its folders then come after
 # the system's: headers by -idirafter, libraries by -L and an rpath
 # (DT_RPATH, which also serves the libraries' own dependencies), commands
@@ -37,7 +37,7 @@ NO_BUNDLE_GOALS := clean help bundle print-% check-gpu gpu-day slurm test-slurm
 ifneq ($(wildcard bundle/*.deb),)
   ifeq ($(MAKELEVEL),0)
     ifneq ($(or $(filter-out $(NO_BUNDLE_GOALS),$(MAKECMDGOALS)),$(if $(MAKECMDGOALS),,default)),)
-      $(shell B='$(B)' harness/deps.sh bundle >&2)
+      $(shell B='$(B)' harness/ops/deps.sh bundle >&2)
     endif
   endif
 endif
@@ -69,7 +69,12 @@ CPPFLAGS := -D_GNU_SOURCE -Iharness -Ikernels -DRL_SOURCE_ROOT='"$(CURDIR)"' $(O
 CFLAGS := -std=c11 -O3 -g $(CPU_ARCH) -fopenmp -Wall -Wextra -Wno-psabi $(WERROR) -MMD -MP $(BUNDLE_CPPFLAGS)
 LDLIBS := $(BUNDLE_LDFLAGS) $(OPENBLAS_LIBS) -lm -ldl -lpthread
 
-HARNESS_C := $(wildcard harness/*.c)
+# The layers, each a library (README, Layout): the measurement core
+# (harness/, with the probes of harness/probes/), the report layer that
+# reads results back (harness/report/: charts; its tools/ the rooflab
+# command), the kernels. Nothing in the core calls the report layer.
+HARNESS_C := $(wildcard harness/*.c harness/probes/*.c)
+REPORT_C := $(wildcard harness/report/*.c)
 KERNELS_C := $(wildcard kernels/*.c kernels/cpu/*.c kernels/ref/*.c)
 
 ifneq ($(NVCC),)
@@ -93,6 +98,7 @@ endif
 obj = $(patsubst %,$(B)/obj/%.o,$(1))
 
 HARNESS_LIB := $(B)/librooflab.a
+REPORT_LIB := $(B)/libreport.a
 KERNELS_LIB := $(B)/libkernels.a
 EXPERIMENTS := $(patsubst experiments/%/main.c,%,$(wildcard experiments/*/main.c))
 exp_id = $(firstword $(subst -, ,$(1)))
@@ -131,28 +137,32 @@ $(HARNESS_LIB): $(call obj,$(HARNESS_C) $(HARNESS_CU))
 	@rm -f $@
 	ar rcs $@ $^
 
+$(REPORT_LIB): $(call obj,$(REPORT_C))
+	@rm -f $@
+	ar rcs $@ $^
+
 $(KERNELS_LIB): $(call obj,$(KERNELS_C) $(KERNELS_CU))
 	@rm -f $@
 	ar rcs $@ $^
 
 define experiment_rules
-$(B)/exp-$(call exp_id,$(1)): $(call obj,$(wildcard experiments/$(1)/*.c)) $(KERNELS_LIB) $(HARNESS_LIB)
+$(B)/exp-$(call exp_id,$(1)): $(call obj,$(wildcard experiments/$(1)/*.c)) $(KERNELS_LIB) $(REPORT_LIB) $(HARNESS_LIB)
 	$$(CC) $$(CFLAGS) $$^ -o $$@ $$(LDLIBS)
 endef
 $(foreach e,$(EXPERIMENTS),$(eval $(call experiment_rules,$(e))))
 
-$(TOOL_BIN): $(call obj,$(wildcard harness/tools/*.c)) $(HARNESS_LIB)
+$(TOOL_BIN): $(call obj,$(wildcard harness/report/tools/*.c)) $(REPORT_LIB) $(HARNESS_LIB)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 # The probe check-gpu runs before building: C only (no nvcc), libcuda and
 # NVML through dlopen, the diagnosis of harness/diagnose.c.
 PROBE_BIN := $(B)/cuda-probe
-PROBE_SRC := harness/probe/cuda_probe.c harness/diagnose.c harness/gpu_facts.c harness/nvml.c
-$(PROBE_BIN): $(PROBE_SRC) harness/internal.h $(wildcard harness/*.h)
+PROBE_SRC := harness/ops/cuda_probe.c harness/diagnose.c harness/gpu_facts.c harness/probes/nvml.c
+$(PROBE_BIN): $(PROBE_SRC) harness/internal.h $(wildcard harness/*.h harness/probes/*.h)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -Iharness -Ikernels $(PROBE_SRC) -o $@ -ldl
 
-$(TEST_BIN): $(call obj,$(wildcard tests/*.c)) $(KERNELS_LIB) $(HARNESS_LIB)
+$(TEST_BIN): $(call obj,$(wildcard tests/*.c)) $(KERNELS_LIB) $(REPORT_LIB) $(HARNESS_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(CRITERION_LIBS) $(LDLIBS)
 
@@ -173,13 +183,13 @@ build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN)
 build-tests: build $(TEST_BIN)
 
 deps:
-	@B='$(B)' harness/deps.sh all
+	@B='$(B)' harness/ops/deps.sh all
 
 # Each experiment: check the packages, build what is stale, run, draw.
 define run_rules
 .PHONY: exp-$(call exp_id,$(1)) plot-$(call exp_id,$(1))
 exp-$(call exp_id,$(1)):
-	@B='$(B)' harness/deps.sh run
+	@B='$(B)' harness/ops/deps.sh run
 	@$$(MAKE) --no-print-directory $(B)/exp-$(call exp_id,$(1))
 	$(B)/exp-$(call exp_id,$(1)) $$(RUNFLAGS)
 
@@ -192,7 +202,7 @@ $(foreach e,$(EXPERIMENTS),$(eval $(call run_rules,$(e))))
 # Every experiment under one label, then the summary of their verdicts. A
 # failed experiment does not stop the others; make reports it at the end.
 all:
-	@B='$(B)' harness/deps.sh run
+	@B='$(B)' harness/ops/deps.sh run
 	@$(MAKE) --no-print-directory build
 	@label=$(SHELL_LABEL) || exit $$?; failed=0; \
 	for bin in $(EXP_BINS); do \
@@ -211,7 +221,7 @@ compare:
 reference:
 	@[ -z "$(QUICK_FLAG)" ] || { echo 'make reference runs the full sweeps: drop QUICK'; exit 2; }
 	@[ -z "$(LABEL)" ] || { echo 'make reference chooses its label (reference/<device>): drop LABEL'; exit 2; }
-	@B='$(B)' harness/deps.sh run
+	@B='$(B)' harness/ops/deps.sh run
 	@$(MAKE) --no-print-directory build
 	@slug=$$($(firstword $(EXP_BINS)) --print-label --backend $(BACKEND)) || exit $$?; \
 	$(MAKE) --no-print-directory all LABEL="reference/$$slug" REFERENCE=none FULL=1
@@ -219,7 +229,7 @@ reference:
 # The paper reads results only: with LABEL given, only the rooflab tool is
 # built (without it, an experiment binary names this machine's label).
 paper:
-	@B='$(B)' harness/deps.sh paper
+	@B='$(B)' harness/ops/deps.sh paper
 	@$(MAKE) --no-print-directory $(if $(LABEL),$(TOOL_BIN),build)
 	@label=$(SHELL_LABEL) || exit $$?; \
 	ROOFLAB=$(TOOL_BIN) paper/build.sh "$$label" results plots $(B)/paper && \
@@ -227,7 +237,7 @@ paper:
 
 # The build on every core: nvcc's fat binary is most of a fresh clone's test time.
 test:
-	@B='$(B)' harness/deps.sh test
+	@B='$(B)' harness/ops/deps.sh test
 	@$(MAKE) --no-print-directory -j$(NPROC) build-tests
 	$(TEST_BIN) $(TESTFLAGS)
 
@@ -240,12 +250,12 @@ gpu-day:
 	@[ -n "$(OUT)" ] || { echo 'usage: make gpu-day OUT=folder (where the tarball goes)'; exit 2; }
 	@MAKE="$(MAKE)" NVCC="$(NVCC)" OUT="$(OUT)" tests/gpu-day.sh
 
-# The .deb files a GPU machine without package access needs (see harness/bundle.sh).
+# The .deb files a GPU machine without package access needs (see harness/ops/bundle.sh).
 bundle:
-	@harness/bundle.sh download bundle
+	@harness/ops/bundle.sh download bundle
 
 # On a Slurm cluster: a job array per partition, a task per experiment,
-# then the summary and the comparison across the GPUs (harness/slurm/).
+# then the summary and the comparison across the GPUs (harness/ops/slurm/).
 # SMS and B count as given only when the user gave them.
 given = $(if $(filter command environment,$(origin $(1))),$($(1)))
 slurm:
@@ -254,14 +264,14 @@ slurm:
 	PREFIX='$(PREFIX)' SMS='$(call given,SMS)' SMS_DEFAULT='$(SMS)' B='$(call given,B)' \
 	NVCC='$(NVCC)' MAKE='$(MAKE)' SBATCH_ARGS='$(SBATCH_ARGS)' GRES='$(GRES)' \
 	TIME_LIMIT='$(TIME_LIMIT)' CPUS='$(CPUS)' FINISH_PARTITION='$(FINISH_PARTITION)' \
-	REFERENCE='$(REFERENCE)' ARGS='$(ARGS)' SKIP_BUILD='$(SKIP_BUILD)' harness/slurm/submit.sh
+	REFERENCE='$(REFERENCE)' ARGS='$(ARGS)' SKIP_BUILD='$(SKIP_BUILD)' harness/ops/slurm/submit.sh
 
 # Each experiment README's Results section and its lab sheet's run times,
 # from the reference runs' summary.md and CSV headers (a test checks they
 # agree).
 readme-tables:
 	@$(MAKE) --no-print-directory $(TOOL_BIN)
-	@ROOFLAB=$(TOOL_BIN) harness/readme-tables.sh $(if $(LABEL),$(LABEL))
+	@ROOFLAB=$(TOOL_BIN) harness/report/readme-tables.sh $(if $(LABEL),$(LABEL))
 
 # The machine code of the CUDA kernels matching KERNEL, for SM (default
 # 90), from the build's objects: registers and each loop's instructions
@@ -269,7 +279,7 @@ readme-tables:
 SM ?= 90
 sass: build
 	@[ -n "$(KERNEL)" ] || { echo 'usage: make sass KERNEL=pattern [SM=90]  (e.g. KERNEL=gemv_dp4a)'; exit 2; }
-	@B='$(B)' NVCC='$(NVCC)' harness/sass.sh '$(KERNEL)' '$(SM)'
+	@B='$(B)' NVCC='$(NVCC)' harness/ops/sass.sh '$(KERNEL)' '$(SM)'
 
 # The README's "Adding a kernel variant", done in a scratch copy: a row is
 # validated, timed, written and drawn (a CPU build of its own: a minute).
@@ -342,7 +352,7 @@ help:
 	@echo '  PREFIX=name        for make slurm: labels PREFIX/<gpu> (default reference, or'
 	@echo '                     cluster for QUICK=1)'
 	@echo '  SBATCH_ARGS="..."  for make slurm: added to every sbatch (--account=..., --qos=...)'
-	@echo '  TIME_LIMIT=min     for make slurm: every array'"'"'s limit (default: harness/slurm/time-limits.tsv)'
+	@echo '  TIME_LIMIT=min     for make slurm: every array'"'"'s limit (default: harness/ops/slurm/time-limits.tsv)'
 	@echo '  GRES, CPUS         for make slurm: a GPU task asks --gres=GRES (default gpu:1; none)'
 	@echo '                     and --cpus-per-task=CPUS (default 4)'
 	@echo '  NVCC=path          the CUDA compiler (empty: build the CPU backend only)'

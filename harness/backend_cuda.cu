@@ -9,7 +9,7 @@
  */
 #include "check.h"
 #include "internal.h"
-#include "rl_probes.h"
+#include "probes/rl_probes.h"
 
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>

@@ -190,19 +190,21 @@ static int draw(const rl_ctx *ctx)
     if (have_ref)
         printf("reference   %s, overlaid dashed (--reference none, or REFERENCE=none, leaves "
                "it out)\n", ref_csv);
-    return rl_draw_charts(ctx->exp, ctx->csv_path, ctx->args.plots_dir, ctx->label,
-                          have_ref ? ref_csv : NULL, have_ref ? ref_name : NULL, later);
+    return ctx->priv->charts->draw(ctx->exp, ctx->csv_path, ctx->args.plots_dir, ctx->label,
+                                   have_ref ? ref_csv : NULL, have_ref ? ref_name : NULL, later);
 }
 
 /* ---- begin and end ------------------------------------------------------ */
 
-rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
+rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts)
 {
     rl_ctx *ctx = calloc(1, sizeof *ctx);
-    ctx->priv = calloc(1, sizeof *ctx->priv);
+    if (ctx)
+        ctx->priv = calloc(1, sizeof *ctx->priv);
     if (!ctx || !ctx->priv)
         rl_die(RL_EXIT_FAILED, "out of memory");
     ctx->exp = exp;
+    ctx->priv->charts = charts;
 
     int rc = rl_parse_args(argc, argv, exp->options, &ctx->args);
     if (rc)
@@ -235,7 +237,9 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv)
             rl_die(RL_EXIT_USAGE, "exp-%s --plot-only: no results at %s (run the experiment first)",
                    exp->id, ctx->csv_path);
         fclose(f);
-        if (!rl_have_gnuplot())
+        if (!charts)
+            rl_die(RL_EXIT_FAILED, "exp-%s --plot-only: this program draws no charts", exp->id);
+        if (!charts->available())
             rl_die(RL_EXIT_FAILED, "exp-%s --plot-only: gnuplot not found (apt-get install "
                    "gnuplot-nox, or unpack a bundle: see README)", exp->id);
         exit(draw(ctx) ? RL_EXIT_FAILED : RL_EXIT_OK);
@@ -282,7 +286,7 @@ int rl_end(rl_ctx *ctx)
     rl_verdicts_print(ctx);
     if (written)
         printf("\nwrote       %s\n", ctx->csv_path);
-    if (written && !ctx->args.no_plot && draw(ctx) != 0)
+    if (written && !ctx->args.no_plot && ctx->priv->charts && draw(ctx) != 0)
         code = RL_EXIT_FAILED;
     if (ctx->failures)
         printf("\n%d kernel(s) FAILED validation: their rows say so and they were not timed.\n",

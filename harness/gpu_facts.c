@@ -5,8 +5,8 @@
  * these facts into words; this file only gathers them, and never fails.
  */
 #include "internal.h"
-#include "rl_probes.h"
-#include "nvml_abi.h"
+#include "probes/rl_probes.h"
+#include "probes/nvml_abi.h"
 
 #include <ctype.h>
 #include <stdio.h>

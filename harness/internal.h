@@ -64,6 +64,8 @@ struct rl_backend {
 };
 
 /* The private part of a context. */
+typedef struct rl_charts rl_charts;
+
 struct rl_ctx_private {
     rl_csv *csv;
     bool row_open;
@@ -90,6 +92,7 @@ struct rl_ctx_private {
     struct rl_declared_part *parts;
     int nparts, cap_parts;
     bool declared, discard;
+    const rl_charts *charts;     /* NULL: no charts drawn */
     void **kept;
     int nkept, cap_kept;
 };
@@ -132,20 +135,34 @@ void rl_verdicts_print(rl_ctx *ctx);
 int rl_verdicts_write(rl_ctx *ctx); /* results/<label>/verdicts.csv */
 void rl_verdicts_free(rl_ctx *ctx);
 
-/* plot.c: draws an experiment's charts from one or more runs' CSVs (the
- * run drawn first) into dir; runs_title says what is compared, or "".
- * Without gnuplot it draws nothing, says so once per process with later
- * (the command that draws them on a machine with gnuplot), and returns 0:
- * the CSVs are the result. -1 when gnuplot failed. */
-int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
-            const char *const *names, int nruns, const char *dir, const char *runs_title,
-            const char *later);
-/* A run's charts into plots_dir/label/, overlaying a reference run when
- * reference_csv is not NULL. */
-int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *plots_dir,
-                   const char *label, const char *reference_csv, const char *reference_name,
-                   const char *later);
-bool rl_have_gnuplot(void);
+/* How a run's charts are drawn, for the core that never calls the report
+ * layer itself: rl_main (harness/report/experiment_main.c) hands the plot
+ * driver (harness/report/plot.c) to rl_run. NULL: this program draws no
+ * charts (a test's toy experiment). */
+struct rl_charts {
+    bool (*available)(void); /* gnuplot is there */
+    /* A run's charts into plots_dir/label/, overlaying a reference run
+     * when reference_csv is not NULL; later: the command that draws them
+     * on another machine. 0 when drawn (or gnuplot is absent), -1 if not. */
+    int (*draw)(const rl_experiment *exp, const char *csv_path, const char *plots_dir,
+                const char *label, const char *reference_csv, const char *reference_name,
+                const char *later);
+};
+
+/* run.c: rl_main's work, with the charts' driver. */
+int rl_run(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts);
+
+/* context.c: the life of one run. rl_begin parses the command line, opens
+ * the backend (saying so when it falls back to the CPU), prints the
+ * claim; on --help, bad usage, --print-label, --plot-only or "no GPU"
+ * with --backend cuda it exits the process itself with the documented
+ * code. rl_end commits the CSV, rewrites this experiment's rows of
+ * verdicts.csv, draws the charts and prints the verdict table, and
+ * returns the exit code; rl_end_discard ends a run that writes no
+ * results (exp-03's --matrix). */
+rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts);
+int rl_end(rl_ctx *ctx);
+int rl_end_discard(rl_ctx *ctx);
 
 /* sysinfo.c */
 /* The commit the code ran from, in words ("abc1234", "abc1234 (dirty)",

@@ -190,21 +190,6 @@ struct rl_ctx {
     rl_ctx_private *priv;
 };
 
-/* Parses the command line, opens the backend (saying so when it falls back
- * to the CPU), prints the claim. On --help, bad usage, --print-label,
- * --plot-only or "no GPU" with --backend cuda it exits the process itself
- * with the documented code. */
-rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv);
-
-/* Commits the CSV, rewrites this experiment's rows of verdicts.csv, draws
- * the charts and prints the verdict table. Returns the exit code. */
-int rl_end(rl_ctx *ctx);
-
-/* Ends a run that writes no results (a side benchmark, such as exp-03's
- * --matrix): removes the temporary CSV and returns the exit code
- * (RL_EXIT_FAILED when a kernel failed validation). */
-int rl_end_discard(rl_ctx *ctx);
-
 /* The largest working set a point may have: --max-bytes, or the mode's
  * default (quick 256 MiB, lab 3 GiB, full 8 GiB), at most a quarter of the
  * device's memory. Sweeps stop below it; a claim about device memory that

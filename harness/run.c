@@ -135,9 +135,9 @@ static void run_part(rl_ctx *ctx, int i)
         part->done(ctx, &pts, part->state);
 }
 
-int rl_main(const rl_experiment *exp, int argc, char **argv)
+int rl_run(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts)
 {
-    rl_ctx *ctx = rl_begin(exp, argc, argv);
+    rl_ctx *ctx = rl_begin(exp, argc, argv, charts);
     if (ctx->args.list) /* a family-less experiment: nothing to list */
         return rl_end(ctx);
     if (exp->read_options) /* a usage error exits before anything is measured */

@@ -5,7 +5,7 @@
 #   1. the driver against nvcc: build/smNN/cuda-probe says, before any
 #      compiling, whether the driver can run a build of this nvcc (and why
 #      not: driver too old, fabric manager, module mismatch, MIG, busy GPU)
-#   2. the packages: harness/deps.sh, from bundle/ when there is one
+#   2. the packages: harness/ops/deps.sh, from bundle/ when there is one
 #   3. the build for the GPU present (its own SM only, on every core)
 #   4. every CUDA kernel against its CPU reference (the cuda_ suites)
 #   5. every experiment with --quick --backend cuda

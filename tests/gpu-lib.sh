@@ -206,7 +206,7 @@ probe_driver() {
 }
 
 packages() {
-    harness/deps.sh bundle && harness/deps.sh test
+    harness/ops/deps.sh bundle && harness/ops/deps.sh test
 }
 export -f probe_driver packages
 

@@ -139,7 +139,7 @@ Test(build, the_dp4a_decode_loop_stays_within_its_instruction_budget, .timeout =
         {"q8", 1.6}, {"q4", 2.2}, {"q5", 3.4}, {"q6", 5.2}, {"q2", 5.4}};
     static char sass[1 << 16];
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "cd '%s' && B='%s' harness/sass.sh 'gemv_dp4aI8q[0-9]_blockLi1ELb0' 90",
+    snprintf(cmd, sizeof cmd, "cd '%s' && B='%s' harness/ops/sass.sh 'gemv_dp4aI8q[0-9]_blockLi1ELb0' 90",
              RL_SOURCE_ROOT, RL_BUILD_DIR);
     int rc = run_capture(cmd, sass, sizeof sass, err, sizeof err);
     if (rc == 77)
@@ -166,4 +166,22 @@ Test(build, the_dp4a_decode_loop_stays_within_its_instruction_budget, .timeout =
         cr_assert_leq(n / 64.0, BUDGET[i].most, "%s: %.2f instructions per weight and lane (budget %.1f)",
                       BUDGET[i].format, n / 64.0, BUDGET[i].most);
     }
+}
+
+/* The layers (README, Layout): the measurement core (harness/, its files) includes
+ * nothing of the report or ops layers and calls none of the plot driver's
+ * functions; only harness/report/experiment_main.c hands the driver to it. */
+Test(build, the_core_includes_and_calls_nothing_of_the_report_or_ops_layers)
+{
+    char cmd[2048], out[4096], err[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && grep -nE '#include \"(\\.\\./)?(report|ops)/|rl_draw|rl_have_gnuplot|"
+             "rl_gnuplot_charts' harness/*.c harness/*.h harness/*.cu harness/probes/*",
+             RL_SOURCE_ROOT);
+    int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, 1, "the core reaches into the report or ops layer:\n%s%s", out, err);
+    /* ... and the check itself finds such a line where there is one */
+    snprintf(cmd, sizeof cmd, "cd '%s' && grep -cE 'rl_draw|rl_gnuplot_charts' "
+             "harness/report/experiment_main.c harness/report/plot.h", RL_SOURCE_ROOT);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0);
 }

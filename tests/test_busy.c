@@ -6,7 +6,7 @@
  */
 #include "busy.h"
 #include "helpers.h"
-#include "rl_probes.h"
+#include "probes/rl_probes.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

@@ -3,7 +3,7 @@
  * every value below is a sum of powers of two), and the operating
  * system's busy-time readers.
  */
-#include "rl_probes.h"
+#include "probes/rl_probes.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

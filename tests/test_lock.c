@@ -64,7 +64,7 @@ static void writer(int i, int gate)
                     "--out", results, "--plots", plots, NULL};
     if (!freopen("/dev/null", "w", stdout))
         _exit(3);
-    rl_ctx *ctx = rl_begin(&e, 11, argv);
+    rl_ctx *ctx = rl_begin(&e, 11, argv, NULL);
     rl_verdict(ctx, "v", "claim", "predicted", "measured", RL_HOLDS, NULL);
     char c;
     if (read(gate, &c, 1) != 0)

@@ -4,7 +4,7 @@
  * real GPU is checked in test_busy.c's cuda suite.)
  */
 #include "internal.h"
-#include "rl_probes.h"
+#include "probes/rl_probes.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -1,11 +1,12 @@
 /*
- * test_run.c -- rl_main, the one path every experiment takes, on a toy
+ * test_run.c -- rl_run (rl_main without charts), the one path every experiment takes, on a toy
  * experiment of two parts: the experiment's code runs once (declare), the
  * plan counts every declared point before any part opens, each part is
  * opened, validated, timed, measured, written and closed in turn, a point
  * that fails validation is never timed, and judge sees every point.
  */
 #include "helpers.h"
+#include "internal.h"
 
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
@@ -131,7 +132,7 @@ static int run_toy(const rl_experiment *exp, char *dir, size_t len)
     events[0] = '\0';
     timed_seen = failed_seen = 0;
     measure_lock();
-    int code = rl_main(exp, (int)(sizeof argv / sizeof argv[0]) - 1, argv);
+    int code = rl_run(exp, (int)(sizeof argv / sizeof argv[0]) - 1, argv, NULL);
     measure_unlock();
     return code;
 }

@@ -1,5 +1,5 @@
 /*
- * test_slurm.c -- make slurm's scripts (harness/slurm/) against stand-ins
+ * test_slurm.c -- make slurm's scripts (harness/ops/slurm/) against stand-ins
  * for Slurm's commands (tests/fake/slurm/: sbatch records, scontrol
  * release runs the recorded jobs one after another, sinfo answers from
  * FAKE_SINFO_GRES), so that the whole path -- submitting, a task per
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SUBMIT RL_SOURCE_ROOT "/harness/slurm/submit.sh"
+#define SUBMIT RL_SOURCE_ROOT "/harness/ops/slurm/submit.sh"
 #define FAKES RL_SOURCE_ROOT "/tests/fake/slurm"
 
 static char dir[512];
@@ -168,13 +168,13 @@ Test(slurm, one_task_fails_the_other_runs_and_the_summary_says_which)
     char *log = fake_log();
     assert_line_has(log, "--partition=cpu", (const char *const[]){
         "--hold", "--array=5 ", "--time=10 ", "--exclusive", "--account=lab --qos=short",
-        "/slurm/%A/cpu/exp-%2a.out", "harness/slurm/task.sh", "--backend auto", NULL});
+        "/slurm/%A/cpu/exp-%2a.out", "harness/ops/slurm/task.sh", "--backend auto", NULL});
     assert_line_has(log, "--partition=gpu", (const char *const[]){
         "--hold", "--gres=gpu:1", "--cpus-per-task=4", "/slurm/101/gpu/exp-%2a.err",
         "--backend cuda", "--run 101", NULL});
     assert_line_has(log, "--job-name=rooflab-summary", (const char *const[]){
         "--dependency=afterany:101:102", "--partition=cpu", "/slurm/101/summary.out",
-        "harness/slurm/finish.sh", NULL});
+        "harness/ops/slurm/finish.sh", NULL});
     cr_assert(strstr(log, "scontrol release 101,102,103\n"), "%s", log);
     cr_assert(strstr(log, "ran 101_5: exit 0\n"), "%s", log);
     cr_assert(strstr(log, "ran 102_5: exit 77\n"), "%s", log);

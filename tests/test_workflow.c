@@ -179,7 +179,7 @@ Test(workflow, two_runs_compare_summary_and_paper)
 Test(table, readme_results_are_the_reference_runs)
 {
     char cmd[1024], rout[4096], rerr[8192];
-    snprintf(cmd, sizeof cmd, "ROOFLAB='%s/rooflab' '%s/harness/readme-tables.sh' --check", RL_BUILD_DIR,
+    snprintf(cmd, sizeof cmd, "ROOFLAB='%s/rooflab' '%s/harness/report/readme-tables.sh' --check", RL_BUILD_DIR,
              RL_SOURCE_ROOT);
     int rc = run_capture(cmd, rout, sizeof rout, rerr, sizeof rerr);
     cr_assert_eq(rc, 0, "stale README results (run make readme-tables):\n%s", rerr);
@@ -192,11 +192,11 @@ static int check_readme_copy(const char *spoil, char *rerr, size_t cap)
 {
     char cmd[4096], rout[4096];
     snprintf(cmd, sizeof cmd,
-             "set -e; cd '%s'; mkdir -p harness; cp '%s/harness/readme-tables.sh' harness/;"
+             "set -e; cd '%s'; mkdir -p harness/report; cp '%s/harness/report/readme-tables.sh' harness/report/;"
              " ln -sfn '%s/results' results; ln -sfn '%s' build;"
              " for d in '%s'/experiments/*/; do e=experiments/$(basename \"$d\");"
              " mkdir -p \"$e\"; cp \"$d/README.md\" \"$e/\"; done; %s;"
-             " set +e; harness/readme-tables.sh --check",
+             " set +e; harness/report/readme-tables.sh --check",
              dir, RL_SOURCE_ROOT, RL_SOURCE_ROOT, RL_BUILD_DIR, RL_SOURCE_ROOT, spoil);
     return run_capture(cmd, rout, sizeof rout, rerr, cap);
 }

@@ -6,7 +6,7 @@
 #define EXP01_H
 
 #include "busy.h"
-#include "rl_probes.h"
+#include "probes/rl_probes.h"
 #include "rooflab.h"
 
 /* The lowest and highest of a value over a point's windows (NaN, NaN:

@@ -7,7 +7,7 @@
 #define EXP06_H
 
 #include "launch.h"
-#include "rl_probes.h"
+#include "probes/rl_probes.h"
 #include "rooflab.h"
 
 struct chain_buffers;

@@ -47,7 +47,7 @@ has_gpus() { [[ ,$1 == *,gpu:* ]]; }
 time_limit() {
     awk -v e="$1" -v col="$([ "$2" = quick ] && echo 2 || echo 3)" \
         '!/^#/ && $1 == e { print $col; found = 1 } END { exit !found }' \
-        harness/slurm/time-limits.tsv
+        harness/ops/slurm/time-limits.tsv
 }
 
 # The experiments this tree has: 01 02 ...

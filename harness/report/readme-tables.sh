@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# harness/readme-tables.sh -- the "Results" section of each experiment's
+# harness/report/readme-tables.sh -- the "Results" section of each experiment's
 # README, generated from the checked-in reference run, so that no README
 # table can drift from the CSVs it reports.
 #
-# usage: harness/readme-tables.sh [--check] [RUN]
+# usage: harness/report/readme-tables.sh [--check] [RUN]
 #   RUN      a folder under results/ (default: reference/cpu-amd-epyc) that
 #            holds summary.md (written by `make reference`) and exp-NN.csv
 #   --check  write nothing; exit 1, naming each README that differs
@@ -26,7 +26,7 @@
 # CSV's "# duration_s:" line, so that no README promises a time nobody
 # measured.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 check=0
 if [ "${1:-}" = "--check" ]; then check=1; shift; fi
 run=${1:-reference/cpu-amd-epyc}

@@ -19,8 +19,8 @@
 # 1 otherwise (the table says what), 2 bad usage.
 set -uo pipefail
 case "${1:-}" in -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
-# shellcheck source=harness/slurm/lib.sh
-. harness/slurm/lib.sh || { echo "rooflab-slurm: not in the repository root ($PWD)" >&2; exit 2; }
+# shellcheck source=harness/ops/slurm/lib.sh
+. harness/ops/slurm/lib.sh || { echo "rooflab-slurm: not in the repository root ($PWD)" >&2; exit 2; }
 
 runs="" run=""
 while [ $# -gt 0 ]; do

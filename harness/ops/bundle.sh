@@ -3,23 +3,23 @@
 # machine that has nvcc and the driver but cannot install packages (a
 # container from NVIDIA's CUDA images, an air-gapped cluster node).
 #
-#   harness/bundle.sh download [DIR]      make bundle: on any Debian/Ubuntu
+#   harness/ops/bundle.sh download [DIR]      make bundle: on any Debian/Ubuntu
 #       machine with package access (no root needed), the .deb files of
 #       OpenBLAS, Criterion, gnuplot-nox, pkg-config and a font, with every
 #       library they depend on that a base image with build-essential
 #       lacks, into DIR (default bundle/). Make it on the GPU machine's
 #       distribution and release: the libraries are built for it.
-#   harness/bundle.sh unpack BUILD [DIR]  the packages of DIR this system
+#   harness/ops/bundle.sh unpack BUILD [DIR]  the packages of DIR this system
 #       lacks, unpacked with dpkg -x into BUILD/bundle-root (nothing is
 #       installed, nothing goes to /), plus what dpkg's scripts would have
 #       made (alternatives' symlinks, the gnuplot and pkg-config commands),
 #       and BUILD/bundle-root/env.sh and bundle.mk, which the scripts and
-#       the Makefile read. harness/deps.sh calls it when something is missing.
-#   harness/bundle.sh describe BUILD [DIR]  the one line saying what came from it
+#       the Makefile read. harness/ops/deps.sh calls it when something is missing.
+#   harness/ops/bundle.sh describe BUILD [DIR]  the one line saying what came from it
 #
 # Exit codes: 0 done, 1 failed (said why), 2 usage.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 # What the build (OpenBLAS), the tests (Criterion), the charts (gnuplot,
 # DejaVu Sans as plots/style.gp asks) and the Makefile (pkg-config) need.
@@ -91,7 +91,7 @@ download() {
     (cd "$tmp/debs" && apt-get download "${want[@]}" >"$tmp/log" 2>&1) ||
         { sed 's/^/  | /' "$tmp/log" >&2; die "apt-get download failed (run apt-get update?)"; }
     {
-        echo "# rooflab bundle, made by harness/bundle.sh download on $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+        echo "# rooflab bundle, made by harness/ops/bundle.sh download on $(date -u +%Y-%m-%dT%H:%M:%SZ)"
         echo "origin: $(origin)"
         echo "roots: ${ROOTS[*]}"
         for deb in "$tmp"/debs/*.deb; do
@@ -151,7 +151,7 @@ wrapper() { # tmp final name target
     mkdir -p "$1/bin"
     cat >"$1/bin/$3" <<EOF
 #!/bin/sh
-# $3 from bundle/, unpacked by harness/bundle.sh (not installed)
+# $3 from bundle/, unpacked by harness/ops/bundle.sh (not installed)
 root='$2'
 LD_LIBRARY_PATH="\$root/usr/lib/$MA\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 FONTCONFIG_FILE="\$root/etc/fonts/rooflab-fonts.conf"
@@ -178,7 +178,7 @@ EOF
 
 write_env() { # tmp final
     cat >"$1/env.sh" <<EOF
-# Packages from bundle/, unpacked (not installed) by harness/bundle.sh:
+# Packages from bundle/, unpacked (not installed) by harness/ops/bundle.sh:
 # source this to build or run with them. Binaries find the libraries
 # through their rpath; the bundle's commands (bin/) through wrappers that
 # set LD_LIBRARY_PATH for themselves only.
@@ -190,7 +190,7 @@ case ":\${PKG_CONFIG_PATH:-}:" in *":$2/usr/lib/$MA/pkgconfig:"*) ;;
 export RL_BUNDLE_ROOT RL_BUNDLE_CPPFLAGS PATH PKG_CONFIG_PATH
 EOF
     cat >"$1/bundle.mk" <<EOF
-# Written by harness/bundle.sh unpack: the packages of bundle/ this system
+# Written by harness/ops/bundle.sh unpack: the packages of bundle/ this system
 # lacked, unpacked (not installed) here. The Makefile adds their include
 # and library folders after the system's; delete this folder to redo it.
 RL_BUNDLE_ROOT := $2

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# task.sh -- one task of make slurm's job arrays (harness/slurm/submit.sh):
+# task.sh -- one task of make slurm's job arrays (harness/ops/slurm/submit.sh):
 # the experiment whose number is this task's array index, on the device
 # this node gives it, under the label PREFIX/<device slug>.
 #
@@ -17,8 +17,8 @@
 # GPU, ...), 2 bad usage, 143 stopped by Slurm (time limit, scancel).
 set -uo pipefail
 case "${1:-}" in -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
-# shellcheck source=harness/slurm/lib.sh
-. harness/slurm/lib.sh || { echo "rooflab-slurm: not in the repository root ($PWD)" >&2; exit 2; }
+# shellcheck source=harness/ops/slurm/lib.sh
+. harness/ops/slurm/lib.sh || { echo "rooflab-slurm: not in the repository root ($PWD)" >&2; exit 2; }
 
 runs="" backend="" limit="" run=""
 while [ $# -gt 0 ]; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# harness/sass.sh -- the machine code (SASS) of the CUDA kernels, without a
+# harness/ops/sass.sh -- the machine code (SASS) of the CUDA kernels, without a
 # GPU: `make sass KERNEL=gemv_dp4a [SM=90]`. What nvcc built for the SM is
 # read back from the build's objects with cuobjdump; for each kernel whose
 # name matches KERNEL (a grep pattern, on the mangled name): its registers,
@@ -13,10 +13,10 @@
 # wheels into build/tools/ (pip download, unzipped there: nothing is
 # installed system-wide).
 #
-# Usage: harness/sass.sh KERNEL [SM]. Exit codes: 0 printed, 2 bad usage or
+# Usage: harness/ops/sass.sh KERNEL [SM]. Exit codes: 0 printed, 2 bad usage or
 # nothing matched, 77 no cuobjdump to be had.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 case "${1:-}" in ''|-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;; esac
 pattern=$1 sm=${2:-90} B=${B:-build}
 

@@ -6,11 +6,11 @@
 # without it the experiments still run and write their CSVs, and say how
 # to draw the charts later; only a warning says so here.
 #
-#   harness/deps.sh run     what the experiments need (compiler, OpenBLAS, gnuplot)
-#   harness/deps.sh test    that, plus Criterion for the tests
-#   harness/deps.sh paper   what make paper needs (pdflatex, LaTeX packages, lmodern)
-#   harness/deps.sh all     everything
-#   harness/deps.sh bundle  only the bundle: unpack it when something run or
+#   harness/ops/deps.sh run     what the experiments need (compiler, OpenBLAS, gnuplot)
+#   harness/ops/deps.sh test    that, plus Criterion for the tests
+#   harness/ops/deps.sh paper   what make paper needs (pdflatex, LaTeX packages, lmodern)
+#   harness/ops/deps.sh all     everything
+#   harness/ops/deps.sh bundle  only the bundle: unpack it when something run or
 #                           test needs is missing, and say in one line what
 #                           came from it (the Makefile runs this; it never fails)
 #
@@ -18,7 +18,7 @@
 # it lists what is missing and installs nothing. Exit codes: 0 all there
 # (gnuplot perhaps not), 1 something else missing, 2 usage.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 what=${1:-all}
 case "$what" in run|test|paper|all|bundle) ;; *) echo "usage: $0 run|test|paper|all|bundle" >&2; exit 2 ;; esac
 B=${B:-build}
@@ -113,15 +113,15 @@ check "$([ "$what" = bundle ] && echo test || echo "$what")"
 # unpacked copy (a fresh make bundle), then the checks again with it.
 if [ ${#from_bundle[@]} -gt 0 ] && have_bundle; then
     if unpack_helps; then
-        harness/bundle.sh unpack "$B" "$BUNDLE" >&2 || { [ "$what" = bundle ] && exit 0; exit 1; }
+        harness/ops/bundle.sh unpack "$B" "$BUNDLE" >&2 || { [ "$what" = bundle ] && exit 0; exit 1; }
         # shellcheck disable=SC1090
         . "$env_sh"
         check "$([ "$what" = bundle ] && echo test || echo "$what")"
     elif [ "$what" = bundle ]; then
-        harness/bundle.sh describe "$B" "$BUNDLE" >&2
+        harness/ops/bundle.sh describe "$B" "$BUNDLE" >&2
     fi
 elif [ "$what" = bundle ] && [ -f "$env_sh" ]; then
-    harness/bundle.sh describe "$B" "$BUNDLE" >&2
+    harness/ops/bundle.sh describe "$B" "$BUNDLE" >&2
 fi
 [ "$what" = bundle ] && exit 0
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -28,7 +28,7 @@
 #                     full sweeps (as make reference), cluster for quick runs
 #   SMS, SMS_DEFAULT  the SMs to build for (SMS given wins over the
 #                     partitions' GPUs; SMS_DEFAULT when a GPU type is unknown)
-#   TIME_LIMIT        minutes for every array (default: harness/slurm/time-limits.tsv)
+#   TIME_LIMIT        minutes for every array (default: harness/ops/slurm/time-limits.tsv)
 #   GRES              what a GPU task asks for (default gpu:1; none: no --gres)
 #   CPUS              CPUs per GPU task (default 4: the CPU references)
 #   SBATCH_ARGS       added to every sbatch (--account=..., --qos=...)
@@ -41,10 +41,10 @@
 # Exit codes: 0 submitted; 1 the build or a submission failed (nothing
 # stays submitted); 2 bad usage, or no sbatch here.
 set -uo pipefail
-cd "${0%/*}/../.." || exit 2 # no dirname: without sbatch, PATH may hold nothing
+cd "${0%/*}/../../.." || exit 2 # no dirname: without sbatch, PATH may hold nothing
 case "${1:-}" in -h | --help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
-# shellcheck source=harness/slurm/lib.sh
-. harness/slurm/lib.sh
+# shellcheck source=harness/ops/slurm/lib.sh
+. harness/ops/slurm/lib.sh
 
 usage_error() { echo "make slurm: $*" >&2; exit 2; }
 say() { echo "slurm: $*"; }
@@ -139,7 +139,7 @@ else
     say "build $B: the CPU backend only ($([ "$BACKEND" = cpu ] && echo BACKEND=cpu || echo "no nvcc"))"
 fi
 if [ -z "${SKIP_BUILD:-}" ]; then
-    B="$B" harness/deps.sh run || { echo "make slurm: packages missing (above): nothing submitted" >&2; exit 1; }
+    B="$B" harness/ops/deps.sh run || { echo "make slurm: packages missing (above): nothing submitted" >&2; exit 1; }
     "$MAKE" --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" B="$B" SMS="$build_sms" \
         NVCC="$nvcc" build || { echo "make slurm: the build failed (above): nothing submitted" >&2; exit 1; }
 fi
@@ -151,7 +151,7 @@ done
 # ---- time limits -------------------------------------------------------------------
 limit=0
 for e in "${exps[@]}"; do
-    m=$(time_limit "$e" "$mode") || usage_error "no time limit for exp-$e in harness/slurm/time-limits.tsv"
+    m=$(time_limit "$e" "$mode") || usage_error "no time limit for exp-$e in harness/ops/slurm/time-limits.tsv"
     [ "$m" -gt "$limit" ] && limit=$m
 done
 [ -n "${TIME_LIMIT:-}" ] && limit=$TIME_LIMIT
@@ -194,7 +194,7 @@ for i in "${!partitions[@]}"; do
     folder=${run:-%A}
     task_args=(--runs "$RUNS" --backend "$backend" --limit "$limit" ${run:+--run "$run"})
     submit "${opts[@]}" --output="$RUNS/$folder/$p/exp-%2a.out" --error="$RUNS/$folder/$p/exp-%2a.err" \
-        "${sbatch_extra[@]}" harness/slurm/task.sh "${task_args[@]}"
+        "${sbatch_extra[@]}" harness/ops/slurm/task.sh "${task_args[@]}"
     if [ -z "$run" ]; then
         run=${ids[0]}
         for q in "${partitions[@]}"; do mkdir -p "$RUNS/$run/$q" || fail "cannot create $RUNS/$run/$q"; done
@@ -204,7 +204,7 @@ finish_partition=${FINISH_PARTITION:-${partitions[0]}}
 dependency=afterany:$(IFS=:; echo "${ids[*]}")
 submit --job-name=rooflab-summary --partition="$finish_partition" --dependency="$dependency" \
     --time=30 --chdir="$PWD" --output="$RUNS/$run/summary.out" --error="$RUNS/$run/summary.err" \
-    "${sbatch_extra[@]}" harness/slurm/finish.sh --runs "$RUNS" --run "$run"
+    "${sbatch_extra[@]}" harness/ops/slurm/finish.sh --runs "$RUNS" --run "$run"
 finish_job=${ids[-1]}
 
 # What the tasks and the summary job read: this run's settings.

@@ -11,7 +11,7 @@
  * Charts are drawn into a temporary folder and moved into place only when
  * every format succeeded.
  */
-#include "internal.h"
+#include "plot.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -313,3 +313,5 @@ int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *p
         snprintf(title, sizeof title, "%s, with the checked-in %s dashed", label, reference_name);
     return rl_draw(exp->id, exp->slug, csvs, names, n, dir, title, later);
 }
+
+const rl_charts rl_gnuplot_charts = {rl_have_gnuplot, rl_draw_charts};

@@ -5,7 +5,7 @@
 #ifndef ROOFLAB_TOOLS_H
 #define ROOFLAB_TOOLS_H
 
-#include "../internal.h"
+#include "../plot.h"
 
 #include <stddef.h>
 

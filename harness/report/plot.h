@@ -1,0 +1,29 @@
+/*
+ * plot.h -- the plot driver (plot.c): an experiment's charts drawn with
+ * gnuplot from CSV files only, for a run (rl_main, through rl_charts) and
+ * for the comparison of runs (rooflab compare).
+ */
+#ifndef ROOFLAB_REPORT_PLOT_H
+#define ROOFLAB_REPORT_PLOT_H
+
+#include "internal.h"
+
+/* Draws an experiment's charts from one or more runs' CSVs (the run drawn
+ * first) into dir; runs_title says what is compared, or "". Without
+ * gnuplot it draws nothing, says so once per process with later (the
+ * command that draws them on a machine with gnuplot), and returns 0: the
+ * CSVs are the result. -1 when gnuplot failed. */
+int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
+            const char *const *names, int nruns, const char *dir, const char *runs_title,
+            const char *later);
+/* A run's charts into plots_dir/label/, overlaying a reference run when
+ * reference_csv is not NULL. */
+int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *plots_dir,
+                   const char *label, const char *reference_csv, const char *reference_name,
+                   const char *later);
+bool rl_have_gnuplot(void);
+
+/* The two as the core's rl_charts, for rl_run. */
+extern const rl_charts rl_gnuplot_charts;
+
+#endif
