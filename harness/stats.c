@@ -94,7 +94,7 @@ void rl_sampler_init(rl_sampler *s, const rl_stop_rule *rule, double *buf, int c
     s->cap = cap;
 }
 
-double rl_sampler_noise(const rl_sampler *s)
+static double rl_sampler_noise(const rl_sampler *s)
 {
     if (s->n < 2 || s->mean == 0)
         return INFINITY;
