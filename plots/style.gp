@@ -32,6 +32,9 @@ small_font = sprintf(',%g', 0.8 * real(term_font[strstrt(term_font, ',') + 1:]))
 chart(suffix) = outbase . suffix . '.' . fmt
 
 # A metadata value of the CSV drawn ("# key: value" lines), '' when absent.
+# Each call runs a shell pipeline: read it into a variable once, never in
+# an expression a plot evaluates per sample or per row (nor roof_best()
+# and the others built on it below).
 meta(key) = system(sprintf("sed -n 's/^# %s: //p' '%s' | head -n 1", key, csv))
 
 # One subtitle for every chart: which run this is, or which runs are compared.
