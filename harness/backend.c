@@ -50,13 +50,6 @@ void rl_backend_close(rl_backend *be)
     free(be);
 }
 
-bool rl_gpu_available(int device, char *why, size_t whylen)
-{
-    rl_backend *be = rl_backend_open(RL_CUDA, device, why, whylen);
-    rl_backend_close(be);
-    return be != NULL;
-}
-
 const rl_device_info *rl_device(const rl_backend *be) { return &be->info; }
 rl_backend_kind rl_kind(const rl_backend *be) { return be->info.kind; }
 void *rl_alloc(rl_backend *be, size_t bytes) { return be->ops->alloc(bytes); }

@@ -176,7 +176,7 @@ __global__ void read_all(const uint4 *__restrict__ p, size_t n, unsigned *sink)
 /* Writing a buffer twice the L2 evicts the measured data from it; the
  * value changes so no write is redundant. That leaves the L2 full of dirty
  * lines, which the timed kernel would then write back as it evicts them
- * (about 12 us on an H100: 40 % of a 27 us GEMV). Reading the buffer next
+ * (a large share of a short kernel's time, a GEMV's). Reading the buffer next
  * writes them back now, before the start event, and leaves clean lines.
  * The buffer is allocated once, with 16 bytes more for the reader's sink. */
 static void cuda_flush_cache(void)

@@ -44,7 +44,8 @@ const char *rl_pattern_name(rl_pattern p)
     return p < RL_PATTERN_COUNT ? names[p] : "?";
 }
 
-int rl_ceiling_trials(const rl_ctx *ctx) { return ctx->args.mode == RL_MODE_FULL ? 5 : 3; }
+/* The trials each ceiling gets: at least three. */
+static int rl_ceiling_trials(const rl_ctx *ctx) { return ctx->args.mode == RL_MODE_FULL ? 5 : 3; }
 
 /* ---- what to measure -------------------------------------------------------- */
 

@@ -21,7 +21,7 @@ static void value_text(const rl_claim *c, double v, char *buf, size_t len)
 
 /* "1.7x to 2.3x", ">= 2.5x", "< 5 %", "within +-15 %"-style texts come
  * from the range; a claim may name its own (predicted_text). */
-void rl_claim_predicted(const rl_claim *c, double lo, double hi, char *buf, size_t len)
+static void rl_claim_predicted(const rl_claim *c, double lo, double hi, char *buf, size_t len)
 {
     char a[48], b[48];
     if (c->predicted_text) {

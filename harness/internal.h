@@ -105,10 +105,9 @@ void rl_run_release(rl_ctx *ctx);
 rl_band rl_measure_trials(rl_ctx *ctx, const char *name, void (*fn)(void *), void *arg,
                           double units_per_call, int trials);
 
-/* ceilings.c: the trials each ceiling gets (at least three); measuring one
- * rung or the compute roof again (roofs.c, when a point beats it); saving
- * the context's ceilings to results/<label>/ceilings.csv. */
-int rl_ceiling_trials(const rl_ctx *ctx);
+/* ceilings.c: measuring one rung or the compute roof again (roofs.c, when
+ * a point beats it); saving the context's ceilings to
+ * results/<label>/ceilings.csv. */
 rl_band rl_ceilings_remeasure_rung(rl_ctx *ctx, rl_level l, rl_pattern p);
 void rl_ceilings_remeasure_compute(rl_ctx *ctx, rl_ceilings *c);
 void rl_ceilings_save(rl_ctx *ctx);

@@ -33,8 +33,9 @@ enum { DLANES = VEC_BYTES / 8, ACC = 8 }; /* independent sums: hide the add late
 static volatile double sink; /* results go here, so no pass is optimized away */
 
 /* Software prefetch 4 KiB ahead of every stream: the decode kernels do it
- * (it lifted them from 13 to 18-23 GB/s on a two-core EPYC), and a ceiling
- * must be at least as good as the kernels it judges. */
+ * (it lifts them above what the hardware prefetchers reach alone:
+ * kernels/cpu/quant_dot_avx2.c), and a ceiling must be at least as good as
+ * the kernels it judges. */
 enum { AHEAD = 4096 / sizeof(double) };
 #define PREFETCH_READ(p) __builtin_prefetch((p) + AHEAD, 0)
 #define PREFETCH_WRITE(p) __builtin_prefetch((p) + AHEAD, 1)

@@ -106,8 +106,9 @@ void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *
     measure_group_as(ctx, works, n, ctx->args.cache, out);
 }
 
-rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(void *), void *arg,
-                             rl_cache_state cache)
+/* One work alone, in the given cache state: a group of one. */
+static rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(void *), void *arg,
+                                    rl_cache_state cache)
 {
     rl_work w = {name, work, arg};
     rl_measurement m;

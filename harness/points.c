@@ -112,13 +112,6 @@ void rl_point_validate(rl_ctx *ctx, rl_point *p)
     report_failure(ctx, p);
 }
 
-void rl_point_fail(rl_ctx *ctx, rl_point *p, const char *why)
-{
-    p->state = RL_POINT_FAILED;
-    snprintf(p->why, sizeof p->why, "%s", why);
-    report_failure(ctx, p);
-}
-
 /* ---- 2. time, group by group ------------------------------------------------------- */
 
 static bool seen_before(const rl_points *s, int i)

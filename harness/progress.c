@@ -22,7 +22,7 @@ static bool enabled(void)
     return tty;
 }
 
-void rl_progress_total(rl_ctx *ctx, int total)
+static void rl_progress_total(rl_ctx *ctx, int total)
 {
     ctx->priv->progress_total = total;
     ctx->priv->progress_done = 0;

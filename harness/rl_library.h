@@ -72,7 +72,6 @@ typedef struct rl_sampler {
 
 void rl_sampler_init(rl_sampler *s, const rl_stop_rule *rule, double *buf, int cap);
 void rl_sampler_add(rl_sampler *s, double seconds);
-double rl_sampler_noise(const rl_sampler *s);
 rl_stop_reason rl_sampler_done(const rl_sampler *s, double elapsed_wall_s);
 
 /* ------------------------------------------------------------------------
@@ -118,7 +117,6 @@ typedef enum rl_open_status { RL_OPENED, RL_ABSENT, RL_UNUSABLE } rl_open_status
 rl_backend *rl_backend_open_status(rl_backend_kind kind, int device, rl_open_status *status,
                                    char *why, size_t whylen);
 void rl_backend_close(rl_backend *be);
-bool rl_gpu_available(int device, char *why, size_t whylen);
 
 const rl_device_info *rl_device(const rl_backend *be);
 rl_backend_kind rl_kind(const rl_backend *be);

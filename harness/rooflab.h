@@ -258,13 +258,13 @@ int rl_copies_beyond_cache(const rl_ctx *ctx, double buffer_bytes);
  * was under-measured (a busy machine, or a kernel faster than the
  * benchmark): it is measured again once; if the point still beats it, the
  * CSV says so (metadata, and ceiling_flag in the row when the experiment
- * has that column) and rl_ceiling_suspect() turns true. */
+ * has that column) and rl_ceiling_suspect_note() returns its note. */
 double rl_mbu(rl_ctx *ctx, double gbps, const rl_roof *roof);
 double rl_mfu(rl_ctx *ctx, double tflops);
-/* True once a ceiling stayed under-measured: verdicts built on MBU or MFU
- * must then say so instead of judging (rl_verdict_on_ceiling). */
-bool rl_ceiling_suspect(const rl_ctx *ctx);
-const char *rl_ceiling_suspect_note(const rl_ctx *ctx); /* NULL when none */
+/* Once a ceiling stayed under-measured, what happened (NULL while none
+ * did): verdicts built on MBU or MFU must then say so instead of judging
+ * (rl_verdict_on_ceiling). */
+const char *rl_ceiling_suspect_note(const rl_ctx *ctx);
 /* The columns of a memory-bound row: mem_level, ceiling_gbps, ceiling_flag.
  * rl_set_roof() fills them for the roof a row was judged against. */
 #define RL_ROOF_COLUMNS "mem_level", "ceiling_gbps", "ceiling_flag"
@@ -281,15 +281,6 @@ typedef struct rl_measurement {
     double wall_s;
 } rl_measurement;
 
-/* One work alone, in the given cache state (rl_measure_group with one
- * member). Warms up, then samples work(arg) until the stop rule says so. On CUDA,
- * work() must only enqueue on rl_stream(); it is timed with events. Cold
- * samples flush the L2 (GPU) or read a buffer twice the LLC (CPU) before
- * each call; hot samples run calls back to back. name labels the NVTX range
- * around each sample. */
-rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(void *), void *arg,
-                             rl_cache_state cache);
-
 /* The host's time to issue work(arg) without waiting for it (launches on
  * rl_stream()): the median of 8 calls (32 outside a quick run), the device
  * synchronized after each, off the clock. */
@@ -298,7 +289,11 @@ double rl_issue_s(rl_ctx *ctx, void (*work)(void *), void *arg);
 /* Works that will be compared with each other: measured in rounds, one
  * sample of each per round, so that a machine's drift falls on all alike.
  * Each gets its own statistics; the group stops when every member has met
- * the stop rule, or after the sum of their timeouts. */
+ * the stop rule, or after the sum of their timeouts. Each work warms up,
+ * then is sampled. On CUDA, fn() must only enqueue on rl_stream(); it is
+ * timed with events. Cold samples flush the L2 (GPU) or read a buffer
+ * twice the LLC (CPU) before each call; hot samples run calls back to
+ * back. name labels the NVTX range around each sample. */
 typedef struct rl_work {
     const char *name;
     void (*fn)(void *);
@@ -409,7 +404,6 @@ void rl_point_observed(rl_point *p);
 void rl_points_observe(rl_ctx *ctx, rl_points *s, void (*observe)(void *arg, rl_point *p),
                        void *arg);
 void rl_point_validate(rl_ctx *ctx, rl_point *p);
-void rl_point_fail(rl_ctx *ctx, rl_point *p, const char *why);
 /* One CSV row per point, and the console table (the experiment's, or the
  * one given; its header is printed when it differs from the last one). */
 void rl_points_report(rl_ctx *ctx, const rl_points *s);
@@ -609,9 +603,7 @@ void rl_input_free(rl_ctx *ctx, rl_input *in);
 int rl_family_size(const kernel_family *f);
 /* This run's backend as the variant tables name it: KERNEL_CPU or KERNEL_CUDA. */
 int rl_kernel_backend(const rl_ctx *ctx);
-/* The row has this run's backend. */
-bool rl_variant_here(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v);
-/* ... and --variant selects it. */
+/* The row has this run's backend and --variant selects it. */
 bool rl_runs(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v);
 /* The row's launcher (or ops) on this run's backend: row->cuda or row->cpu. */
 #define RL_LAUNCHER(ctx, row) ((ctx)->kind == RL_CUDA ? (row)->cuda : (row)->cpu)
@@ -620,13 +612,11 @@ bool rl_runs(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v)
     ((ctx)->args.mode == RL_MODE_QUICK ? (quick) : (ctx)->args.mode == RL_MODE_LAB ? (lab) : (full))
 /* The first row with this role that runs here, or NULL. */
 const kernel_variant *rl_variant_by_role(const rl_ctx *ctx, const kernel_family *f, const char *role);
-const kernel_variant *rl_variant_by_number(const kernel_family *f, int number);
 
 /* ------------------------------------------------------------------------
  * Verdicts (verdict.c)
  * ---------------------------------------------------------------------- */
 typedef enum rl_verdict_status { RL_HOLDS, RL_DOES_NOT_HOLD, RL_NOT_MEASURED } rl_verdict_status;
-const char *rl_verdict_name(rl_verdict_status s);
 
 /* id: short and stable ("fused_speedup_cos"); note: why, in a few words. */
 void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
@@ -644,15 +634,12 @@ void rl_judge_within(rl_ctx *ctx, const rl_claim *c, const char *scope, double v
                      double hi, const char *note);
 void rl_judge_status(rl_ctx *ctx, const rl_claim *c, const char *scope, const char *measured,
                      rl_verdict_status status, const char *note);
-/* "1.7x to 2.3x", ">= 2.5x", "<= 1.25x": the predicted text of a range. */
-void rl_claim_predicted(const rl_claim *c, double lo, double hi, char *buf, size_t len);
 /* RL_HOLDS when lo <= x <= hi; RL_NOT_MEASURED when x is NaN. */
 rl_verdict_status rl_within(double x, double lo, double hi);
 
 /* ------------------------------------------------------------------------
  * Progress line (progress.c): on stderr, only when stderr is a terminal.
  * ---------------------------------------------------------------------- */
-void rl_progress_total(rl_ctx *ctx, int total);
 void rl_progress_step(rl_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rl_progress_clear(void);
 /* A message on the progress line that is not a step ("encoding L0.q"). */

@@ -155,8 +155,6 @@ double rl_mfu(rl_ctx *ctx, double tflops)
     return u;
 }
 
-bool rl_ceiling_suspect(const rl_ctx *ctx) { return ctx->priv->suspect; }
-
 const char *rl_ceiling_suspect_note(const rl_ctx *ctx)
 {
     return ctx->priv->suspect ? ctx->priv->suspect_note : NULL;

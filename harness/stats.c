@@ -20,8 +20,9 @@
 
 /* The full rule's timeout: points that never get quiet (most on a shared
  * VM) run to it, so it sets the length of a reference run. 2.5 s is still
- * hundreds of batched samples a point, enough to pin the median; 6 s made a
- * reference run 52 minutes on two cores, for medians no different. */
+ * hundreds of batched samples a point, enough to pin the median; a longer
+ * timeout made a two-core reference run far longer, for medians no
+ * different. */
 const rl_stop_rule RL_STOP_FULL = {.min_samples = 10, .min_time_s = 0.5, .max_noise = 0.005, .timeout_s = 2.5};
 const rl_stop_rule RL_STOP_LAB = {.min_samples = 5, .min_time_s = 0.15, .max_noise = 0.01, .timeout_s = 1.0};
 const rl_stop_rule RL_STOP_QUICK = {.min_samples = 3, .min_time_s = 0.03, .max_noise = 0.05, .timeout_s = 0.3};
@@ -94,7 +95,7 @@ void rl_sampler_init(rl_sampler *s, const rl_stop_rule *rule, double *buf, int c
     s->cap = cap;
 }
 
-double rl_sampler_noise(const rl_sampler *s)
+static double rl_sampler_noise(const rl_sampler *s)
 {
     if (s->n < 2 || s->mean == 0)
         return INFINITY;

@@ -20,7 +20,8 @@ int rl_family_size(const kernel_family *f)
     return n;
 }
 
-bool rl_variant_here(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v)
+/* The row has this run's backend. */
+static bool rl_variant_here(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v)
 {
     return f->has(v, rl_kernel_backend(ctx));
 }
@@ -37,14 +38,6 @@ const kernel_variant *rl_variant_by_role(const rl_ctx *ctx, const kernel_family 
         if (v->role && !strcmp(v->role, role) && rl_runs(ctx, f, v))
             return v;
     }
-    return NULL;
-}
-
-const kernel_variant *rl_variant_by_number(const kernel_family *f, int number)
-{
-    for (int i = 0; kernel_row(f, i)->name; i++)
-        if (kernel_row(f, i)->number == number)
-            return kernel_row(f, i);
     return NULL;
 }
 

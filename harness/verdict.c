@@ -19,7 +19,7 @@ static const char *const VERDICT_COLUMNS[] = {"experiment", "id", "backend", "de
                                               "quick", "claim", "predicted", "measured",
                                               "verdict", "note", "date_utc", NULL};
 
-const char *rl_verdict_name(rl_verdict_status s)
+static const char *rl_verdict_name(rl_verdict_status s)
 {
     switch (s) {
     case RL_HOLDS: return "holds";

@@ -19,8 +19,8 @@ template <fusion_op OP> __device__ __forceinline__ float op(float x) { return fu
  * t, t + BLOCK, ... (each load coalesced across the warp) and issues its
  * ILP loads before any op waits on one. One 4-byte load per thread kept
  * too few bytes in flight for HBM (Little's law: bandwidth x latency): on
- * an H200 such a pass moved 0.63 of the DRAM bandwidth, where the 16-byte
- * variant 4 moved 0.89. */
+ * an H200 such a pass moved clearly less of the DRAM bandwidth than the
+ * 16-byte variant 4 (results/reference/h200-quick/exp-05.csv). */
 template <fusion_op OP>
 __global__ void chain(float *__restrict__ out, const float *__restrict__ in, size_t n, int k)
 {

@@ -10,10 +10,11 @@
  * dp4a (four byte products and a sum in one instruction) does the dot
  * product: about one instruction per weight, where dequantizing to floats
  * costs five or six (quant_decode8: shift, mask, convert, scale, multiply-
- * add), which on an H200 is more than the memory can feed (measured:
- * gemv_dequant at MBU 0.3 for q4). The nibble formats split a lane's
- * weights into even and odd ones (low and high nibbles of the same bytes);
- * x's bytes are permuted to match (a byte permute, prmt).
+ * add), which on an H200 is more than the memory can feed (gemv_dequant's
+ * mbu on the packed formats, results/reference/h200/exp-03.csv). The
+ * nibble formats split a lane's weights into even and odd ones (low and
+ * high nibbles of the same bytes); x's bytes are permuted to match (a byte
+ * permute, prmt).
  *
  * Everything here is RL_HD: on the device dp4a and prmt are the hardware
  * instructions, on the host loops with the same results, so the CPU tests

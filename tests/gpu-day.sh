@@ -22,9 +22,9 @@
 # What runs: GPU_DAY_EXPS, the experiments' numbers in the order their
 # sweeps run (default all, in order: put first what matters most when
 # time runs short); GPU_DAY_MODE full (default: make reference's sweeps)
-# or lab (the lab stop rule: on an H200, 2026-11-30, the full sweeps
-# planned 3.4 to 4.6 min for exp-01 alone and every full run measures the
-# ceilings afresh, about 35 s; a lab run reuses them); GPU_DAY_QUICK=0
+# or lab (the lab stop rule: on an H200 the full sweeps plan minutes for
+# exp-01 alone, and every full run measures the ceilings afresh, where a
+# lab run reuses them); GPU_DAY_QUICK=0
 # leaves the --quick runs out of the checks (a second lease, once they
 # passed on a first).
 #

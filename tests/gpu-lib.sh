@@ -21,7 +21,7 @@ CAP_PROBE_S=${CAP_PROBE_S:-30}
 CAP_DEPS_S=${CAP_DEPS_S:-120}
 CAP_BUILD_S=${CAP_BUILD_S:-150}
 CAP_CUDA_TESTS_S=${CAP_CUDA_TESTS_S:-60}
-CAP_EXP_QUICK_S=${CAP_EXP_QUICK_S:-45} # exp-01 --quick takes ~30 s on an H100 (its README)
+CAP_EXP_QUICK_S=${CAP_EXP_QUICK_S:-45} # above exp-01 --quick's time on an H200 (its README)
 SANITIZER_S=${SANITIZER_S:-60}
 
 # The experiments' backend: cuda. cpu only for a dry run of these scripts

@@ -3,9 +3,9 @@
  *
  * On the GPU the ranges are the claim's. On the CPU the same claims are
  * judged against the CPU's own ceilings: its ridge point R (compute roof
- * over DRAM read bandwidth, ~10 FLOP/B on a two-core server slice, ~200 on
- * a data-centre GPU) decides which n is still "nearly free" and which is
- * compute-bound. README.md, "Tolerances", derives each rule.
+ * over DRAM read bandwidth: a few FLOP/B on a two-core server slice, near
+ * 200 on a data-centre GPU) decides which n is still "nearly free" and
+ * which is compute-bound. README.md, "Tolerances", derives each rule.
  */
 #include "exp02.h"
 

@@ -122,7 +122,7 @@ static const rl_experiment EXP02 = {
 /* ---- the sweep -------------------------------------------------------------- */
 
 /* Token counts: powers of two in a full run, fewer on the CPU (a 14336 x
- * 4096 x 512 SGEMM takes half a second there); a lab run keeps every point
+ * 4096 x 512 SGEMM is slow there); a lab run keeps every point
  * a verdict needs and enough between them to draw the curves; a quick run
  * only what the verdicts need. */
 static const int GPU_FULL[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 0};

@@ -104,8 +104,8 @@ set format y '%g'
 set key outside right top vertical
 # The ridges as vertical lines, each named along its line: this machine's
 # (measured, named on its left) and the published GPU ones (another
-# machine's datasheet, named on their right), so that close ridges (an
-# H200's measured 144 and the A100's 153) keep their names apart.
+# machine's datasheet, named on their right), so that close ridges (a
+# GPU's measured one and a published one) keep their names apart.
 set arrow 1 from ridge, graph 0 to ridge, graph 1 nohead dt 3 lw 1.5 lc rgb model_color
 set label 1 sprintf('ridge %.1f FLOP/B: this machine, measured', ridge) at first ridge, graph 0.03 \
     left rotate by 90 offset -1.4, 0 tc rgb model_color font ',8'

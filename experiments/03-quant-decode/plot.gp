@@ -83,8 +83,16 @@ do for [lv in decode_levels] {
     }
 }
 # Without roof metadata (an old CSV), the ceiling is the CSV's one number.
-roof_hi(lv) = roof_best(lv, 'read') == roof_best(lv, 'read') ? roof_best(lv, 'read') : csv_ceiling
-roof_lo(lv) = roof_worst(lv, 'read') == roof_worst(lv, 'read') ? roof_worst(lv, 'read') : csv_ceiling
+# Read once per level: the band and the line call these at every sample,
+# and a function calling meta() would run sed each time.
+do for [lv in decode_levels] {
+    eval sprintf("roof_hi_%s = %.17g", lv, \
+        roof_best(lv, 'read') == roof_best(lv, 'read') ? roof_best(lv, 'read') : csv_ceiling)
+    eval sprintf("roof_lo_%s = %.17g", lv, \
+        roof_worst(lv, 'read') == roof_worst(lv, 'read') ? roof_worst(lv, 'read') : csv_ceiling)
+}
+roof_hi(lv) = value('roof_hi_' . lv)
+roof_lo(lv) = value('roof_lo_' . lv)
 bw = csv_ceiling                   # GB/s, the best of the rung
 stats csv using (measured('decode', 'mbu_datasheet') > 0 ? column('gbps') / column('mbu_datasheet') : 0) nooutput
 sheet_bw = STATS_max

@@ -42,8 +42,8 @@ static bool is_of(const rl_point *p, const void *key)
 }
 
 /* A point's rate over the F16 point of its own group, timed with it: the
- * machine's drift between groups cancels (on a shared 2-core VM, the memory
- * bandwidth moved by a third between the groups of one reference run). */
+ * machine's drift between groups cancels (on a shared VM the memory
+ * bandwidth can move a lot between the groups of one run). */
 static double vs_f16(const rl_point *p) { return p ? col_rel_tokens_per_s(NULL, p) : NAN; }
 
 /* Its bytes per second over F16's: size x decode rate, relative. */

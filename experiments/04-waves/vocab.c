@@ -29,7 +29,7 @@ typedef struct layer {
  * 50303 and 50305, and GPT-2's 50257 and 50304 (step 0: only these two):
  * the pair alone in a quick CPU run, every 16th V in a lab run, every 4th
  * (GPU) or 8th (CPU) in a full one (most CPU points run to their time
- * limit: every 4th alone took 8 of a reference run's 30 minutes). */
+ * limit: every 4th alone took a large part of a CPU reference run). */
 static layer layer_on(const rl_ctx *ctx)
 {
     bool gpu = ctx->kind == RL_CUDA, quick = ctx->args.mode == RL_MODE_QUICK;

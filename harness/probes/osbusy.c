@@ -142,7 +142,9 @@ double rl_host_busy_cpus(double window_s)
     return (double)(b1 - b0) / (double)(t1 - t0) * (double)sysconf(_SC_NPROCESSORS_ONLN);
 }
 
-double rl_record_host_load(rl_ctx *ctx, double load_start)
+/* The host_load header line. Returns the larger reading when it exceeded
+ * the logical CPUs -- other processes competed for them -- and 0 otherwise. */
+static double rl_record_host_load(rl_ctx *ctx, double load_start)
 {
     double load_end = rl_load_average();
     int cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);

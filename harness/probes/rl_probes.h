@@ -58,12 +58,9 @@ double rl_process_rss_bytes(void); /* VmRSS: resident memory of this process */
 /* Sleeps until rl_now_s() reaches t (absolute, on CLOCK_MONOTONIC). */
 void rl_sleep_until(double t);
 /* Records the load average at the start and end of a run in the CSV header
- * (key host_load). Returns the larger reading when it exceeded the logical
- * CPUs -- other processes competed for them -- and 0 otherwise. */
-double rl_record_host_load(rl_ctx *ctx, double load_start);
-/* The same, and on the CPU backend, when other processes competed for the
- * CPUs, a console line: prefix, "load average L on N CPUs: ", then what
- * that did to the measurement (effect). */
+ * (key host_load); on the CPU backend, when other processes competed for
+ * the CPUs, a console line: prefix, "load average L on N CPUs: ", then
+ * what that did to the measurement (effect). */
 void rl_note_host_load(rl_ctx *ctx, double load_start, const char *prefix, const char *effect);
 
 /* ---- NVML (nvml.c, nvml_sampler.c) -------------------------------------- */

@@ -47,8 +47,8 @@ static inline __attribute__((always_inline)) void apply_n(float *o, const float 
  * are all in the polynomial's range (experiment 05's always are, and every
  * cos after the first is within [-1, 1]) runs vm_cos_reduced alone. With
  * the C library's fallback inlined in the loop, even never taken, the
- * compiler kept the constants in memory: 0.45-0.55 ns per cos and thread
- * instead of 0.25 (Zen 4, 16 lanes). */
+ * compiler kept the constants in memory, which made every cos markedly
+ * slower. */
 enum { PREFETCH_FLOATS = 1024, CHAINS = 4 };
 
 static inline __attribute__((always_inline)) size_t cos_chain_in_range(float *o, const float *x,
@@ -118,7 +118,8 @@ static inline __attribute__((always_inline)) v4sf load4(const float *p)
 
 /* The 16-byte pieces side by side as one vector for the cos, and back, in
  * registers: through memory (a memcpy), four 16-byte stores and one
- * 64-byte load defeat store forwarding, 2-3x slower. */
+ * 64-byte load defeat store forwarding (the load waits until the stores
+ * have reached the cache). */
 typedef float v8sf __attribute__((vector_size(32)));
 
 static inline __attribute__((always_inline)) vf join_parts(const v4sf *p)

@@ -49,9 +49,9 @@ void gemv_scalar_cpu(const gemv_args *a)
 /* ROWS x NT vector accumulators stay in registers when ROWS * NT is at most
  * GEMV_ACC: 8 of AVX2's 16 vector registers, 16 of AVX-512's 32. More rows
  * per step for fewer tokens, so each thread always streams several rows at
- * once (a CPU keeps more bytes in flight that way): on a 2-core Zen 4, 4
- * rows for two tokens took 1.27x the time of 8 rows for one, 8 rows for two
- * 1.06-1.18x (4096 x 14336, DRAM, five runs). */
+ * once (a CPU keeps more bytes in flight that way): 4 rows for two tokens
+ * took clearly longer than 8 rows for one, 8 rows for two nearly the same
+ * (a DRAM-sized matrix). */
 #if defined(__AVX512F__)
 #define GEMV_ACC 16
 #else

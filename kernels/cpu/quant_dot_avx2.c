@@ -35,9 +35,9 @@
 
 /* Each block's bytes are asked for 4 KiB ahead (every 64-byte line). The
  * hardware prefetchers follow one stream per thread, but a loop this busy
- * issues its own loads too late to keep DRAM busy: on the 2-core Zen 3 the
- * prefetch took q8..q4 on 4096 x 14336 from 13-14 GB/s to 18-23 (1 KiB:
- * 16-18, 16 KiB: no better, noisier). */
+ * issues its own loads too late to keep DRAM busy. Asking 4 KiB ahead
+ * raised q8..q4's bandwidth on a DRAM-sized matrix; 1 KiB ahead gained
+ * less, 16 KiB no more (time it with exp-03 --matrix). */
 #ifndef QDOT_PREFETCH
 #define QDOT_PREFETCH 4096
 #endif
@@ -297,17 +297,14 @@ static inline __attribute__((always_inline)) void rows_simd(quant_format f, floa
 }
 
 /* One function per format, so that the switches above fold away: ROWS
- * rows at a time, the rest one by one (at most 4: acc[] above). Measured on
- * the 2-core Zen 3, AVX2 (4096 x 14336, hot, --matrix, three interleaved
- * rounds, speed over the same run's F16): q8 1.45x with 1 row, 1.44x with
- * 2, 1.71x with 4; every other format fastest with 1 (q4 3.10x, 2.33x,
- * 2.71x), where more rows spill registers. q8's blocks hold the most bytes
- * per weight: more misses in flight pay. With VNNI the q8 block is a
- * quarter of the instructions, and one row is best again: on a 2-core Zen
- * 4 (AVX-512 VNNI), q8 1.59-1.91x with 1 row, 1.12-1.49x with 2, 1.40-1.68x
- * with 4 (four interleaved rounds). There, a 2 KiB prefetch gained 2-5 %
- * on q8, q6 and q5 over 4 KiB (three rounds): within the machine's drift,
- * so the distance stays. */
+ * rows at a time, the rest one by one (at most 4: acc[] above). Timed with
+ * AVX2 (exp-03 --matrix, interleaved rounds, speed over the same run's
+ * F16): q8 is fastest with 4 rows, every other format with 1, where more
+ * rows spill registers. q8's blocks hold the most bytes per weight: more
+ * misses in flight pay. With VNNI the q8 block is a quarter of the
+ * instructions, and one row is best again (AVX-512 VNNI). There a 2 KiB
+ * prefetch did not beat 4 KiB by more than the machine's drift, so the
+ * distance stays. */
 #ifndef QDOT_ROWS
 #define QDOT_ROWS 1
 #endif

@@ -8,10 +8,10 @@
  * float with |x| <= RL_COS_RANGE (measured exhaustively, both signs; the
  * worst is x = 3697.69775), and tests/test_vmath.c holds it to 2 ulp on a
  * dense sweep, near every multiple of pi/2 and on random inputs, with 16
- * lanes and with 8. About 20 vector instructions per vector: on a Zen 4
- * core at 3.6 GHz, 0.28 ns per value with 16 lanes (the 16-lane
- * instructions run as two halves there, but half as many of them fit the
- * out-of-order window's work).
+ * lanes and with 8. About 20 vector instructions per vector, little more
+ * than one per value: cheap enough that a pass stays bound by memory. 16
+ * lanes pay even on a core that runs them as two halves (Zen 4): half as
+ * many instructions fit the out-of-order window's work.
  *
  * Method:
  *
@@ -34,7 +34,7 @@
  *
  * (Until 2026-12 this file reduced to [-pi/4, pi/4] and evaluated both a
  * sine and a cosine polynomial per lane, keeping one: 1.70 ulp, but about
- * 30 instructions per vector and 16 % slower.)
+ * 30 instructions per vector, and slower.)
  */
 #ifndef KERNELS_CPU_VMATH_H
 #define KERNELS_CPU_VMATH_H
