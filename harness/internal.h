@@ -248,6 +248,102 @@ void rl_unlock(int fd);
  * name): variants.c's rl_runs() asks it. */
 bool rl_variant_selected(const rl_ctx *ctx, int number, const char *name);
 
+const char *rl_level_name(rl_backend_kind kind, rl_level l); /* "L1" ... "DRAM" */
+const char *rl_pattern_name(rl_pattern p);                   /* "read", "copy", "triad" */
+
+/* ------------------------------------------------------------------------
+ * The point pipeline's own parts, which rl_run calls (experiments go
+ * through rl_main and rooflab.h only; tests of the pipeline call these).
+ * ---------------------------------------------------------------------- */
+/* Its rule alone: the first level whose capacity (0: absent) exceeds a
+ * quarter of the footprint; mixed when the footprint exceeds half of it. */
+rl_level rl_level_for(const double capacity[RL_LEVEL_COUNT], double footprint_bytes, bool *mixed);
+
+/* Utilization against a roof: achieved / ceiling. Above 1.05 the ceiling
+ * was under-measured (a busy machine, or a kernel faster than the
+ * benchmark): it is measured again once; if the point still beats it, the
+ * CSV says so (metadata, and ceiling_flag in the row when the experiment
+ * has that column) and rl_ceiling_suspect_note() returns its note. */
+double rl_mbu(rl_ctx *ctx, double gbps, const rl_roof *roof);
+double rl_mfu(rl_ctx *ctx, double tflops);
+/* Once a ceiling stayed under-measured, what happened (NULL while none
+ * did): verdicts built on MBU or MFU must then say so instead of judging
+ * (rl_verdict_on_ceiling). */
+const char *rl_ceiling_suspect_note(const rl_ctx *ctx);
+/* The columns of a memory-bound row: mem_level, ceiling_gbps, ceiling_flag.
+ * rl_set_roof() fills them for the roof a row was judged against. */
+#define RL_ROOF_COLUMNS "mem_level", "ceiling_gbps", "ceiling_flag"
+void rl_set_roof(rl_ctx *ctx, const rl_roof *roof);
+
+/* Works that will be compared with each other: measured in rounds, one
+ * sample of each per round, so that a machine's drift falls on all alike.
+ * Each gets its own statistics; the group stops when every member has met
+ * the stop rule, or after the sum of their timeouts. Each work warms up,
+ * then is sampled. On CUDA, fn() must only enqueue on rl_stream(); it is
+ * timed with events. Cold samples flush the L2 (GPU) or read a buffer
+ * twice the LLC (CPU) before each call; hot samples run calls back to
+ * back. name labels the NVTX range around each sample. */
+typedef struct rl_work {
+    const char *name;
+    void (*fn)(void *);
+    void *arg;
+} rl_work;
+
+void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out);
+
+/* The columns rl_set_measurement() fills, for an experiment's column list. */
+#define RL_MEASUREMENT_COLUMNS                                                              \
+    "cache", "samples", "stop_reason", "time_us_median", "time_us_q1", "time_us_q3",       \
+        "time_us_min", "time_us_mean", "rel_stddev"
+
+void rl_set_measurement(rl_ctx *ctx, const rl_measurement *m);
+
+/* Adds a copy of p; the pointer stays valid until the next add. */
+rl_point *rl_points_add(rl_points *s, const rl_point *p);
+int rl_points_new_group(rl_points *s); /* a fresh group number */
+void rl_points_clear(rl_points *s);
+void rl_points_free(rl_points *s);
+/* The plan: each group at the roofline's time of its points. */
+void rl_points_plan(rl_ctx *ctx, const rl_points *s);
+
+/* Validates every point, then times each group of valid points. */
+void rl_points_measure(rl_ctx *ctx, rl_points *s);
+/* Only validates (an observed experiment measures the valid points itself,
+ * then marks each one observed). */
+void rl_points_validate(rl_ctx *ctx, rl_points *s);
+void rl_point_observed(rl_point *p);
+
+void rl_point_validate(rl_ctx *ctx, rl_point *p);
+/* One CSV row per point, and the console table (the experiment's, or the
+ * one given; its header is printed when it differs from the last one). */
+void rl_points_report(rl_ctx *ctx, const rl_points *s);
+void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table);
+
+/* "op=cos variant=cos_cos_fused k=2 n=65536": the values of the
+ * experiment's compare keys, for messages. */
+void rl_point_key(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
+
+int rl_family_size(const kernel_family *f);
+
+/* id: short and stable ("fused_speedup_cos"); note: why, in a few words. */
+void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
+                const char *measured, rl_verdict_status status, const char *note);
+
+/* The same for a claim judged on MBU or MFU: when a ceiling stayed
+ * under-measured, the verdict is "not measured" with the reason instead. */
+void rl_verdict_on_ceiling(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
+                           const char *measured, rl_verdict_status status, const char *note);
+
+/* The plan (progress.c): rl_run declares each group it will time (its
+ * members and the expected time of one call, from rl_estimate_call_s), the
+ * experiment any fixed work (rl_plan_fixed), then rl_run prints the plan:
+ * how long the run should take. That also sets the progress line's total
+ * (one step per group); rl_end prints what it took. */
+double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_pattern pattern,
+                          double flops);
+void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call);
+void rl_plan_print(rl_ctx *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -169,18 +169,6 @@ void rl_point_observed(rl_point *p)
         p->state = RL_POINT_TIMED;
 }
 
-void rl_points_observe(rl_ctx *ctx, rl_points *s, void (*observe)(void *arg, rl_point *p),
-                       void *arg)
-{
-    rl_points_validate(ctx, s);
-    for (int i = 0; i < s->n; i++)
-        if (s->v[i].state == RL_POINT_VALID) {
-            observe(arg, &s->v[i]);
-            rl_point_observed(&s->v[i]);
-        }
-    rl_progress_clear();
-}
-
 void rl_points_measure(rl_ctx *ctx, rl_points *s)
 {
     rl_points_validate(ctx, s);
@@ -316,24 +304,4 @@ void rl_points_plan(rl_ctx *ctx, const rl_points *s)
         }
         rl_plan_group(ctx, members, call_s);
     }
-}
-
-void rl_points_sweep(rl_ctx *ctx, int parts, rl_declare_part declare, rl_part_done done,
-                     void *arg)
-{
-    rl_points pts = {0};
-    for (int i = 0; i < parts; i++) {
-        rl_points_clear(&pts);
-        declare(ctx, &pts, i, false, arg);
-        rl_points_plan(ctx, &pts);
-    }
-    rl_plan_print(ctx);
-    for (int i = 0; i < parts; i++) {
-        rl_points_clear(&pts);
-        declare(ctx, &pts, i, true, arg);
-        rl_points_measure(ctx, &pts);
-        rl_points_report(ctx, &pts);
-        done(ctx, &pts, i, arg);
-    }
-    rl_points_free(&pts);
 }

@@ -168,14 +168,6 @@ void rl_plan_print(rl_ctx *ctx)
     rl_progress_total(ctx, p->plan_groups);
 }
 
-void rl_plan_observed(rl_ctx *ctx, int n, double seconds_each)
-{
-    for (int i = 0; i < n; i++)
-        rl_plan_group(ctx, 1, 0);
-    rl_plan_fixed(ctx, n * seconds_each);
-    rl_plan_print(ctx);
-}
-
 void rl_print_duration(rl_ctx *ctx)
 {
     rl_ctx_private *p = ctx->priv;

@@ -1,22 +1,24 @@
 /*
  * rooflab.h -- what an experiment includes: the experiment API.
  *
- * An experiment is a short C program that declares, and the harness does:
- *   1. rl_begin() with its description (claim, columns, claims, the kernel
- *      families it compares, options): --help, --list and --variant come free;
- *   2. it adds its points (rl_points_add: what runs, the bytes and FLOPs it
- *      moves, how to validate it, its group of compared variants);
- *   3. rl_points_measure() validates every point against a CPU reference on
- *      fresh random inputs, then times each group interleaved;
- *   4. rl_points_report() writes the CSV rows and the console table from the
- *      declared columns, with GB/s, MBU and MFU against the measured roofs;
- *   5. rl_judge*() states the verdicts of the declared claims;
- *   6. rl_end() commits the CSV, draws the charts and prints the verdicts.
+ * An experiment declares, and the harness does. Its program is an
+ * rl_experiment (claim, columns, claims, the kernel families it compares,
+ * options: --help, --list and --variant come free) with a declare and a
+ * judge function, and one line of main: rl_main (run.c, "One way in"
+ * below) parses the command line, calls declare once (the parts and
+ * points: what runs, the bytes and FLOPs it moves, how to validate it,
+ * its group of compared variants), prints the plan, validates every point
+ * against a CPU reference on fresh random inputs, times each group
+ * interleaved, writes the CSV rows and the console table from the
+ * declared columns (GB/s, MBU and MFU against the measured roofs), calls
+ * judge (rl_judge*: the verdicts of the declared claims), and ends: the
+ * CSV committed, the charts drawn, the verdicts printed.
  *
  * The harness knows nothing of any experiment; kernels know nothing of the
  * harness. Other audiences: rl_library.h (statistics, CSV, CLI, validation:
- * tools and tests), rl_models.h (roofline and wave models), rl_probes.h
- * (duty cycles, OS busy time, NVML). Plain C11, usable from .c and .cu files.
+ * tools and tests), rl_models.h (roofline and wave models), internal.h
+ * (the harness's own files, and tests of them), probes/rl_probes.h (duty
+ * cycles, OS busy time, NVML). Plain C11, usable from .c and .cu files.
  */
 #ifndef ROOFLAB_H
 #define ROOFLAB_H
@@ -44,8 +46,6 @@ typedef enum rl_level { RL_L1 = 0, RL_L2, RL_LLC, RL_DRAM, RL_LEVEL_COUNT } rl_l
  * for the ceilings and the kernels alike, so the two stay comparable. */
 typedef enum rl_pattern { RL_READ = 0, RL_COPY, RL_TRIAD, RL_PATTERN_COUNT } rl_pattern;
 
-const char *rl_level_name(rl_backend_kind kind, rl_level l); /* "L1" ... "DRAM" */
-const char *rl_pattern_name(rl_pattern p);                   /* "read", "copy", "triad" */
 
 /* One ceiling: the best of its trials (a ceiling is a maximum), and the
  * worst, so charts can draw it as a band. NaN when not measured. */
@@ -243,9 +243,6 @@ typedef struct rl_roof {
 } rl_roof;
 
 rl_roof rl_roof_for(rl_ctx *ctx, double footprint_bytes, rl_pattern pattern);
-/* Its rule alone: the first level whose capacity (0: absent) exceeds a
- * quarter of the footprint; mixed when the footprint exceeds half of it. */
-rl_level rl_level_for(const double capacity[RL_LEVEL_COUNT], double footprint_bytes, bool *mixed);
 /* Whether a working set is at least 4x the last-level cache: what a claim
  * about device memory needs (cache_resident is the opposite). */
 bool rl_beyond_cache(const rl_ctx *ctx, double footprint_bytes);
@@ -253,22 +250,6 @@ bool rl_beyond_cache(const rl_ctx *ctx, double footprint_bytes);
  * read from device memory: enough to span 4x the last-level cache, as many
  * as --max-bytes allows, at least one. */
 int rl_copies_beyond_cache(const rl_ctx *ctx, double buffer_bytes);
-
-/* Utilization against a roof: achieved / ceiling. Above 1.05 the ceiling
- * was under-measured (a busy machine, or a kernel faster than the
- * benchmark): it is measured again once; if the point still beats it, the
- * CSV says so (metadata, and ceiling_flag in the row when the experiment
- * has that column) and rl_ceiling_suspect_note() returns its note. */
-double rl_mbu(rl_ctx *ctx, double gbps, const rl_roof *roof);
-double rl_mfu(rl_ctx *ctx, double tflops);
-/* Once a ceiling stayed under-measured, what happened (NULL while none
- * did): verdicts built on MBU or MFU must then say so instead of judging
- * (rl_verdict_on_ceiling). */
-const char *rl_ceiling_suspect_note(const rl_ctx *ctx);
-/* The columns of a memory-bound row: mem_level, ceiling_gbps, ceiling_flag.
- * rl_set_roof() fills them for the roof a row was judged against. */
-#define RL_ROOF_COLUMNS "mem_level", "ceiling_gbps", "ceiling_flag"
-void rl_set_roof(rl_ctx *ctx, const rl_roof *roof);
 
 /* ------------------------------------------------------------------------
  * Measurement (measure.c)
@@ -286,32 +267,10 @@ typedef struct rl_measurement {
  * synchronized after each, off the clock. */
 double rl_issue_s(rl_ctx *ctx, void (*work)(void *), void *arg);
 
-/* Works that will be compared with each other: measured in rounds, one
- * sample of each per round, so that a machine's drift falls on all alike.
- * Each gets its own statistics; the group stops when every member has met
- * the stop rule, or after the sum of their timeouts. Each work warms up,
- * then is sampled. On CUDA, fn() must only enqueue on rl_stream(); it is
- * timed with events. Cold samples flush the L2 (GPU) or read a buffer
- * twice the LLC (CPU) before each call; hot samples run calls back to
- * back. name labels the NVTX range around each sample. */
-typedef struct rl_work {
-    const char *name;
-    void (*fn)(void *);
-    void *arg;
-} rl_work;
-
-void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out);
-
-/* The columns rl_set_measurement() fills, for an experiment's column list. */
-#define RL_MEASUREMENT_COLUMNS                                                              \
-    "cache", "samples", "stop_reason", "time_us_median", "time_us_q1", "time_us_q3",       \
-        "time_us_min", "time_us_mean", "rel_stddev"
-
 /* Rows of the experiment's CSV. */
 void rl_set_str(rl_ctx *ctx, const char *column, const char *value);
 void rl_set_num(rl_ctx *ctx, const char *column, double value);
 void rl_set_int(rl_ctx *ctx, const char *column, long long value);
-void rl_set_measurement(rl_ctx *ctx, const rl_measurement *m);
 void rl_end_row(rl_ctx *ctx);
 
 /* ------------------------------------------------------------------------
@@ -375,39 +334,6 @@ struct rl_points {
     int n, cap, last_group;
 };
 
-/* Adds a copy of p; the pointer stays valid until the next add. */
-rl_point *rl_points_add(rl_points *s, const rl_point *p);
-int rl_points_new_group(rl_points *s); /* a fresh group number */
-void rl_points_clear(rl_points *s);
-void rl_points_free(rl_points *s);
-/* The plan: each group at the roofline's time of its points. */
-void rl_points_plan(rl_ctx *ctx, const rl_points *s);
-/* A sweep measured part by part (a shape, a size), each part on buffers of
- * its own. declare(ctx, pts, part, live, arg) adds the points of part
- * (0 .. parts - 1). First every part is declared with live false, only
- * for the plan (nothing runs: its buffers may be absent), and the plan is
- * printed; then each part in turn with live true, on its buffers: the
- * harness measures and reports its points, then calls done(ctx, pts,
- * part, arg) (the part's verdicts; freeing its buffers). */
-typedef void (*rl_declare_part)(rl_ctx *ctx, rl_points *pts, int part, bool live, void *arg);
-typedef void (*rl_part_done)(rl_ctx *ctx, const rl_points *pts, int part, void *arg);
-void rl_points_sweep(rl_ctx *ctx, int parts, rl_declare_part declare, rl_part_done done,
-                     void *arg);
-/* Validates every point, then times each group of valid points. */
-void rl_points_measure(rl_ctx *ctx, rl_points *s);
-/* Only validates (an observed experiment measures the valid points itself,
- * then marks each one observed). */
-void rl_points_validate(rl_ctx *ctx, rl_points *s);
-void rl_point_observed(rl_point *p);
-/* The two together: validates every point, then calls observe(arg, p) on
- * each valid one, in order, and marks it observed. */
-void rl_points_observe(rl_ctx *ctx, rl_points *s, void (*observe)(void *arg, rl_point *p),
-                       void *arg);
-void rl_point_validate(rl_ctx *ctx, rl_point *p);
-/* One CSV row per point, and the console table (the experiment's, or the
- * one given; its header is printed when it differs from the last one). */
-void rl_points_report(rl_ctx *ctx, const rl_points *s);
-void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table);
 /* A row that is no measured point (a model's): the experiment's leading
  * columns, from p's data and FLOPs as rl_points_report writes them; the
  * caller sets the other cells (validated) and ends the row. */
@@ -447,9 +373,6 @@ double rl_point_mfu(rl_ctx *ctx, const rl_point *p);
 /* MBU against the slower level's rung where the working set spills from
  * one level to the next (a mixed roof): what a spill runs at. */
 double rl_point_mbu_spilled(rl_ctx *ctx, const rl_point *p);
-/* "op=cos variant=cos_cos_fused k=2 n=65536": the values of the
- * experiment's compare keys, for messages. */
-void rl_point_key(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
 
 /* A console table of rows that are not points (summaries, models), with
  * the header and the rows from one column list, so they cannot disagree:
@@ -486,11 +409,6 @@ typedef struct rl_ratio {
 rl_ratio rl_time_ratio(const rl_point *num, const rl_point *den);
 /* No ratio (yet): what a point's rl_ratio member starts as (NAN: <math.h>). */
 #define RL_RATIO_NONE ((rl_ratio){NAN, NAN, NAN})
-/* An rl_ratio member's three CSV columns: name, name_lo, name_hi. */
-#define RL_RATIO_COLUMNS(name, type, member)                \
-    RL_DOUBLE(name, NULL, NULL, type, member.median),       \
-    RL_DOUBLE(name "_lo", NULL, NULL, type, member.lo),     \
-    RL_DOUBLE(name "_hi", NULL, NULL, type, member.hi)
 double rl_col_bytes(rl_ctx *ctx, const rl_point *p);
 double rl_col_flops(rl_ctx *ctx, const rl_point *p);
 double rl_col_footprint(rl_ctx *ctx, const rl_point *p);
@@ -600,7 +518,6 @@ void rl_input_free(rl_ctx *ctx, rl_input *in);
  * Variants (variants.c): the families an experiment names in its
  * rl_experiment. --list and a bad --variant are handled by rl_begin.
  * ---------------------------------------------------------------------- */
-int rl_family_size(const kernel_family *f);
 /* This run's backend as the variant tables name it: KERNEL_CPU or KERNEL_CUDA. */
 int rl_kernel_backend(const rl_ctx *ctx);
 /* The row has this run's backend and --variant selects it. */
@@ -618,13 +535,6 @@ const kernel_variant *rl_variant_by_role(const rl_ctx *ctx, const kernel_family 
  * ---------------------------------------------------------------------- */
 typedef enum rl_verdict_status { RL_HOLDS, RL_DOES_NOT_HOLD, RL_NOT_MEASURED } rl_verdict_status;
 
-/* id: short and stable ("fused_speedup_cos"); note: why, in a few words. */
-void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
-                const char *measured, rl_verdict_status status, const char *note);
-/* The same for a claim judged on MBU or MFU: when a ceiling stayed
- * under-measured, the verdict is "not measured" with the reason instead. */
-void rl_verdict_on_ceiling(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
-                           const char *measured, rl_verdict_status status, const char *note);
 /* A declared claim judged on a value (NaN: not measured); scope, when
  * given, is added to its id ("_cos") and text (" (cos)"). _within: with
  * a range known only at run time; _status: a verdict decided by the
@@ -645,19 +555,9 @@ void rl_progress_clear(void);
 /* A message on the progress line that is not a step ("encoding L0.q"). */
 void rl_progress_note(rl_ctx *ctx, const char *msg);
 
-/* The plan (progress.c): an experiment declares each group it will time
- * (its members and the expected time of one call, from
- * rl_estimate_call_s) and any fixed work (building inputs), then prints
- * the plan: how long the run should take. That also sets the progress
- * line's total (one step per group); rl_end prints what it took. */
-double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_pattern pattern,
-                          double flops);
-void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call);
+/* Work outside the points that the plan should count (building inputs,
+ * encoding weights), in declare: its expected seconds. */
 void rl_plan_fixed(rl_ctx *ctx, double seconds);
-void rl_plan_print(rl_ctx *ctx);
-/* The plan of an observed experiment, printed: n points, each holding its
- * load for seconds_each whatever its variant (a progress step apiece). */
-void rl_plan_observed(rl_ctx *ctx, int n, double seconds_each);
 
 #ifdef __cplusplus
 }

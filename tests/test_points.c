@@ -6,6 +6,7 @@
  * console grid whose header and rows come from one column list.
  */
 #include "rl_library.h"
+#include "internal.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

@@ -4,6 +4,7 @@
  * rows and turn the verdicts that rest on the roof into "not measured".
  */
 #include "helpers.h"
+#include "internal.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
