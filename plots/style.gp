@@ -99,10 +99,39 @@ run_dt(i) = i == 1 ? 1 : i
 # NaN (gnuplot skips NaN points), for picking one series out of a tidy CSV.
 pick(key, val, c) = (strcol(key) eq val) ? column(c) : NaN
 
-# The distinct values of a column of a run's CSV, in the order they first
-# appear, space-separated: charts draw every variant a run measured, so a
-# new variant appears on them without editing a plot script.
-column_values(file, name) = system(sprintf("awk -F, '/^#/ {next} !c {for (i = 1; i <= NF; i++) if ($i == \"%s\") c = i; next} c && $c != \"\" && !seen[$c]++ {printf \"%%s \", $c}' '%s'", name, file))
+# The distinct values of a column in CSV files (a list of single-quoted
+# paths), in the order they first appear, space-separated: charts draw
+# every variant a run measured, so a new variant appears on them without
+# editing a plot script. Each file finds the column in its own header.
+# (Joined with '.', not sprintf: gnuplot 5.4's sprintf repeats part of a
+# format with two '%%' in it once an argument is long, as a list of paths
+# is: sprintf('%%s:%%s %s', long) gives '%s:%s:%s ...'.)
+values_in(files, name) = system("awk -F, 'FNR == 1 {c = 0} /^#/ {next} !c {for (i = 1; i <= NF; i++) if ($i == \"" . name . "\") c = i; next} c && $c != \"\" && !seen[$c]++ {printf \"%s \", $c}' " . files)
+column_values(file, name) = values_in(sprintf("'%s'", file), name)
+# Every run's CSV, single-quoted, for a command that reads them all.
+run_files = ''
+do for [rf_i = 1:nruns] { run_files = run_files . sprintf(" '%s'", run(rf_i)) }
+# The values of a column over every run: the first run's in its order,
+# then those only later runs have. An overlay draws this union, so that a
+# variant only one run measured (the student's new one) is drawn for it.
+union_values(name) = values_in(run_files, name)
+# `eval count_rows('var', 'expr')` sets var to the number of rows, over
+# every run, on which expr (of the row: strcol, column) is non-zero: a
+# series is drawn when any run has it.
+count_rows(var, expr) = sprintf("%s = 0; do for [cr_i = 1:nruns] { stats run(cr_i) using (%s) nooutput; %s = %s + STATS_sum }", var, expr, var, var)
+# Whether run i has a row whose column name holds val.
+run_has(i, name, val) = word_index(column_values(run(i), name), val) > 0
+# A key entry for run i's series of one value (a variant) of column name:
+# none for a run that did not measure it, so that a variant only one run
+# has is named for that run alone. (With one run there is nothing to
+# check: every value drawn is its own.)
+run_key(i, name, val, series) = nruns == 1 || run_has(i, name, val) ? key(i, series) : ''
+# text as enhanced text prints it, character for character (each of
+# _ ^ { } @ & ~ \ escaped): a variant's name in a key or a tick label
+# drawn as enhanced text, whose underscore would otherwise start a
+# subscript.
+literal(text) = strlen(text) == 0 ? '' : \
+    (strstrt('_^{}@&~\', text[1:1]) > 0 ? '\' : '') . text[1:1] . literal(text[2:])
 # The position of w in a space-separated list (0 when absent): a line type.
 word_index(list, w) = sum [i = 1:words(list)] (word(list, i) eq w ? i : 0)
 

@@ -3,7 +3,10 @@
 # script in a scratch copy of the tree: one function in kernels/cpu/fusion.c,
 # its declaration in kernels/fusion.h, one row in kernels/fusion.c; then
 # experiment 05 (CPU backend, quick) must validate it, time it, write its rows
-# and draw it on the speedup chart, with nothing else edited.
+# and draw it on the speedup chart, with nothing else edited. Then the
+# student's comparison: a second run, without the new variant, and
+# `make compare` of the two must name it in the ratio table (its row, "-"
+# for the run without it) and on the overlaid chart.
 #
 # usage: tests/add-variant.sh [SCRATCH]   (default: a temporary folder, removed)
 # Exit 0 when every check passes, 1 with the failing check otherwise.
@@ -51,23 +54,49 @@ echo "add-variant: building exp-05 in $tree" >&2
 make -C "$tree" --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" NVCC= B=build build/exp-05 \
     >"$scratch/build.log" 2>&1 || { tail -20 "$scratch/build.log"; fail "the scratch build"; }
 
-# 3. --list shows it; a quick run validates, times, writes and draws it.
+# 3. --list shows it; a quick run validates, times, writes and draws it. The
+# runs write into the tree's results/ and plots/, where make compare reads
+# and draws; one op keeps them short.
 "$tree/build/exp-05" --list --backend cpu | grep -q pair_fused_scalar || fail "--list does not show the new row"
 ceilings=()
 [ -f "$src/tests/fixtures/ceilings-cpu.csv" ] && ceilings=(--ceilings "$src/tests/fixtures/ceilings-cpu.csv")
-run=(--quick --backend cpu --max-bytes 64Mi --label add --out "$scratch/results" --plots "$scratch/plots"
-     --variant one_op,pair_unfused,pair_fused,pair_fused_scalar "${ceilings[@]}")
-"$tree/build/exp-05" "${run[@]}" >"$scratch/run.log" 2>&1 || { tail -30 "$scratch/run.log"; fail "the run"; }
-csv=$scratch/results/add/exp-05.csv
+run=(--quick --backend cpu --max-bytes 64Mi --op affine --out "$tree/results" --plots "$tree/plots" "${ceilings[@]}")
+"$tree/build/exp-05" "${run[@]}" --label add --variant one_op,pair_unfused,pair_fused,pair_fused_scalar \
+    >"$scratch/run.log" 2>&1 || { tail -30 "$scratch/run.log"; fail "the run"; }
+csv=$tree/results/add/exp-05.csv
 [ -f "$csv" ] || fail "no CSV at $csv"
 awk -F, '/^#/ {next} !h {for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next}
     $c["variant"] == "pair_fused_scalar" {n++; if ($c["validated"] != "yes" || $c["time_us_median"] == "" ||
         $c["speedup_vs_unfused"] == "") bad++}
     END {exit !(n > 0 && !bad)}' "$csv" || fail "the CSV lacks validated, timed rows of pair_fused_scalar with a speedup"
-if command -v gnuplot >/dev/null; then
-    grep -l pair_fused_scalar "$scratch"/plots/add/exp-05*.svg >/dev/null 2>&1 ||
+have_gnuplot=$(command -v gnuplot >/dev/null && echo yes || echo no)
+if [ "$have_gnuplot" = yes ]; then
+    grep -l pair_fused_scalar "$tree"/plots/add/exp-05*.svg >/dev/null 2>&1 ||
         fail "no chart of plots/add/ names pair_fused_scalar"
     echo "add-variant: pair_fused_scalar was validated, timed, written and drawn"
 else
     echo "add-variant: pair_fused_scalar was validated, timed and written (no gnuplot: the chart was not checked)"
+fi
+
+# 4. The student's comparison: a run without the new variant under a second
+# label, the base, and make compare of the two. The ratio table lists the
+# new variant's rows (keys op, variant, k, n; the base's time "-", the new
+# run's time, the ratio "-"), and the overlaid chart names it for the run
+# that has it only.
+"$tree/build/exp-05" "${run[@]}" --label before --variant one_op,pair_unfused,pair_fused \
+    >"$scratch/before.log" 2>&1 || { tail -30 "$scratch/before.log"; fail "the run without the variant"; }
+make -C "$tree" --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" NVCC= B=build compare EXP=05 RUNS="before add" \
+    >"$scratch/compare.log" 2>&1 || { tail -30 "$scratch/compare.log"; fail "make compare"; }
+grep -q '^  base  before ' "$scratch/compare.log" || fail "the ratio table does not name its base run: $scratch/compare.log"
+awk '$2 == "pair_fused_scalar" && NF == 7 && $5 == "-" && $6 + 0 > 0 && $7 == "-" {n++} END {exit !n}' \
+    "$scratch/compare.log" || { cat "$scratch/compare.log"; fail "the ratio table has no row of pair_fused_scalar, '-' for the base"; }
+if [ "$have_gnuplot" = yes ]; then
+    chart=$tree/plots/compare/before--add/exp-05.svg
+    grep -q 'add: affine, pair_fused_scalar' "$chart" ||
+        fail "the overlaid chart $chart does not name pair_fused_scalar for the run add"
+    ! grep -q 'before: affine, pair_fused_scalar' "$chart" ||
+        fail "the overlaid chart names pair_fused_scalar for the run without it"
+    echo "add-variant: make compare lists pair_fused_scalar in its ratio table and draws it on the overlay"
+else
+    echo "add-variant: make compare lists pair_fused_scalar in its ratio table (no gnuplot: the overlay was not checked)"
 fi

@@ -65,13 +65,15 @@ set errorbars lc rgb '#000000'
 
 # ---- chart 1: the reading beside the work, per variant and worker count ----------
 # One group of bars per row of sweep a, in the order the first run
-# measured them: the reading, the units-busy view, and what the row did:
-# the compute variant's work against the full device's, or a chase's
-# memory traffic against the DRAM read bandwidth.
+# measured them, then the rows only later runs have (an overlay draws
+# every run's variants): the reading, the units-busy view, and what the
+# row did: the compute variant's work against the full device's, or a
+# chase's memory traffic against the DRAM read bandwidth.
 set output chart('')
 set title verdict_title(sprintf('Does %s read busy however little of the device works?', reading), \
     'one_worker_reads_busy')
-row_keys = system(sprintf("awk -F, '/^#/ {next} !s {for (i = 1; i <= NF; i++) {if ($i == \"sweep\") s = i; if ($i == \"variant\") v = i; if ($i == \"workers\") w = i}; next} $s == \"a_occupancy\" {printf \"%%s:%%s \", $v, $w}' '%s'", run(1)))
+# (Joined with '.', not sprintf: see values_in in plots/style.gp.)
+row_keys = system("awk -F, 'FNR == 1 {s = 0} /^#/ {next} !s {for (i = 1; i <= NF; i++) {if ($i == \"sweep\") s = i; if ($i == \"variant\") v = i; if ($i == \"workers\") w = i}; next} $s == \"a_occupancy\" && !seen[$v \":\" $w]++ {printf \"%s:%s \", $v, $w}' " . run_files)
 nrows = words(row_keys)
 row_index(v, w) = word_index(row_keys, sprintf('%s:%d', v, w)) - 1
 slot_w = 0.8 / (3 * nruns)
@@ -80,13 +82,14 @@ slot_x(k, i) = row_index(strcol('variant'), column('workers')) - 0.4 + (k * nrun
 a_row(v) = strcol('sweep') eq 'a_occupancy' && row_index(strcol('variant'), column('workers')) >= 0 ? v : NaN
 set xrange [-0.6 : (nrows > 0 ? nrows : 1) - 0.4]
 set xtics () nomirror scale 0
-# Tick labels: the workers, after the variant's name on the first of its rows.
+# Tick labels: the workers, after the variant's name on the first of its
+# rows (the name as it is spelled: literal() keeps its underscores).
 do for [j = 1:nrows] {
     rk = word(row_keys, j)
     cut = strstrt(rk, ':')
     rv = rk[1:cut - 1]
     first = j == 1 ? 1 : strstrt(word(row_keys, j - 1), rv . ':') != 1
-    set xtics add (first ? sprintf('%s: %s', rv, rk[cut + 1:]) : rk[cut + 1:] j - 1)
+    set xtics add (literal(first ? sprintf('%s: %s', rv, rk[cut + 1:]) : rk[cut + 1:]) j - 1)
 }
 set xlabel sprintf('%ss running the variant (the device: %.0f %ss)', worker, units, unit)
 set ylabel 'percent'
@@ -151,14 +154,19 @@ plot \
 # ---- chart 3: memory held vs memory busy ------------------------------------
 set output chart('-memory')
 set title verdict_title('Is memory held the same as memory busy?', 'memory_held_is_not_traffic')
-# A pair of bars per point of sweep c, in the order measured: the idle
-# allocation (memory held, no kernel) and each variant run at full duty.
-memory_points = system(sprintf("awk -F, '/^#/ {next} !s {for (i = 1; i <= NF; i++) {if ($i == \"sweep\") s = i; if ($i == \"variant\") v = i}; next} $s == \"c_memory\" && !seen[$v]++ {printf \"%%s \", $v}' '%s'", csv))
+# A pair of bars per point of sweep c, in the order measured (every run's,
+# in an overlay): the idle allocation (memory held, no kernel: its duty
+# target is 0) and each variant run at full duty.
+memory_points = system("awk -F, 'FNR == 1 {s = 0} /^#/ {next} !s {for (i = 1; i <= NF; i++) {if ($i == \"sweep\") s = i; if ($i == \"variant\") v = i}; next} $s == \"c_memory\" && !seen[$v]++ {printf \"%s \", $v}' " . run_files)
 nmem = words(memory_points) > 0 ? words(memory_points) : 1
 set xrange [-0.7:nmem - 0.3]
-mem_label(v) = v eq 'idle_allocation' ? 'large idle allocation' : sprintf('%s at full duty', v)
+is_idle_row(v) = (strcol('sweep') eq 'c_memory' && strcol('variant') eq v && column('duty_target_pct') == 0) ? 1 : 0
 set xtics () nomirror scale 0
-do for [j=1:words(memory_points)] { set xtics add (mem_label(word(memory_points, j)) j - 1) }
+do for [j=1:words(memory_points)] {
+    mv = word(memory_points, j)
+    eval count_rows('idle_rows', 'is_idle_row(mv)')
+    set xtics add (literal(idle_rows > 0 ? 'large idle allocation' : sprintf('%s at full duty', mv)) j - 1)
+}
 set xlabel ''
 set ylabel 'percent'
 set yrange [0:130]  # room for the key above the bars

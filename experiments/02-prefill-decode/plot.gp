@@ -59,7 +59,8 @@ stats csv using (strcol('shape') eq '8192x8192' ? column('k') : 0) nooutput
 k_b = STATS_max
 
 shapes = (has_a ? '4096x14336 ' : '') . (has_b ? '8192x8192' : '')
-variants = column_values(csv, 'variant')
+# Every run's variants (an overlay draws a variant only one run measured).
+variants = union_values('variant')
 # The verdicts a chart states: those of the first shape drawn.
 shape1 = word(shapes, 1)
 # A colour per variant, a point type per shape.
@@ -129,7 +130,7 @@ plot \
     (cpu_library ? library_roof(x) : NaN) with lines dt 4 lc rgb '#009E73' \
         title (cpu_library ? "model: library path at >= 10 B/weight moved" : ''), \
     for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'ai':(sel(s, v, 'tflops')):(rate_lo(column('tflops'))):(rate_hi(column('tflops'))) \
-        with yerrorlines lt vlt(v) pt spt(s) dt run_dt(i) title key(i, label_of(s, v)) noenhanced, \
+        with yerrorlines lt vlt(v) pt spt(s) dt run_dt(i) title run_key(i, 'variant', v, label_of(s, v)) noenhanced, \
     NaN with lines lc rgb '#000000' title 'error bars: q1-q3 of the times'
 unset arrow 1
 unset label 1
@@ -171,7 +172,7 @@ set key inside bottom right
 plot \
     for [s in shapes] x / t_model(s, x) with lines dt model_dt(s) lw 1.5 lc rgb model_lc(s) notitle, \
     for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'tokens_per_s')):(rate_lo(column('tokens_per_s'))):(rate_hi(column('tokens_per_s'))) \
-        with yerrorlines lt vlt(v) pt spt(s) dt run_dt(i) title key(i, label_of(s, v)) noenhanced, \
+        with yerrorlines lt vlt(v) pt spt(s) dt run_dt(i) title run_key(i, 'variant', v, label_of(s, v)) noenhanced, \
     NaN with lines lc rgb '#000000' title 'error bars: q1-q3 of the times'
 unset multiplot
 
@@ -191,9 +192,9 @@ set arrow 3 from ridge, graph 0 to ridge, graph 1 nohead dt 3 lc rgb model_color
 set label 3 sprintf(' n = ridge (%.0f)', ridge) at ridge, graph 0.95 left tc rgb model_color
 plot \
     for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'mbu')):(rate_lo(column('mbu'))):(rate_hi(column('mbu'))) \
-        with yerrorlines lt vlt(v) pt spt(s) dt run_dt(i) title key(i, sprintf('MBU, %s, %s', s, v)) noenhanced, \
+        with yerrorlines lt vlt(v) pt spt(s) dt run_dt(i) title run_key(i, 'variant', v, sprintf('MBU, %s, %s', s, v)) noenhanced, \
     for [s in shapes] for [v in variants] for [i=1:nruns] run(i) using 'n':(sel(s, v, 'mfu')):(rate_lo(column('mfu'))):(rate_hi(column('mfu'))) \
-        with yerrorlines lt vlt(v) pt 4 dt 3 title key(i, sprintf('MFU, %s, %s', s, v)) noenhanced, \
+        with yerrorlines lt vlt(v) pt 4 dt 3 title run_key(i, 'variant', v, sprintf('MFU, %s, %s', s, v)) noenhanced, \
     NaN with lines lc rgb '#000000' title 'error bars: q1-q3 of the times'
 unset arrow 2
 unset arrow 3

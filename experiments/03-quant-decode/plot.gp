@@ -29,16 +29,17 @@ eval require_columns('time_us_q1 time_us_q3')
 measured(phase, c) = (strcol('source') eq 'measured' && strcol('phase') eq phase) ? column(c) : NaN
 # One series: the measured rows of one phase and one variant.
 sel(phase, v, c) = (strcol('source') eq 'measured' && strcol('phase') eq phase && strcol('variant') eq v) ? column(c) : NaN
-variants = column_values(csv, 'variant')
+# Every run's variants (an overlay draws a variant only one run measured).
+variants = union_values('variant')
 vlt(v) = word_index(variants, v)
-# The variants of each phase, in the order they first appear in the CSV.
+# The variants of each phase, in the order they first appear in the CSVs.
 decode_variants = ''
 prefill_variants = ''
 do for [v in variants] {
-    stats csv using (sel('decode', v, 'tokens_per_s') > 0 ? 1 : 0) nooutput
-    if (STATS_sum > 0) { decode_variants = decode_variants.v.' ' }
-    stats csv using (sel('prefill', v, 'tokens_per_s') > 0 ? 1 : 0) nooutput
-    if (STATS_sum > 0) { prefill_variants = prefill_variants.v.' ' }
+    eval count_rows('decode_rows', "sel('decode', v, 'tokens_per_s') > 0")
+    if (decode_rows > 0) { decode_variants = decode_variants.v.' ' }
+    eval count_rows('prefill_rows', "sel('prefill', v, 'tokens_per_s') > 0")
+    if (prefill_rows > 0) { prefill_variants = prefill_variants.v.' ' }
 }
 # llama.cpp's published rows of one phase.
 llama(phase, c) = (strcol('source') eq 'llama.cpp' && strcol('phase') eq phase) ? column(c) : NaN
@@ -152,7 +153,7 @@ plot \
         title (sheet_bw > 0 ? 'model: datasheet bandwidth / size' : ''), \
     for [v in decode_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('decode', v, 'tokens_per_s')): \
         (rate_lo(sel('decode', v, 'tokens_per_s'))):(rate_hi(sel('decode', v, 'tokens_per_s'))) \
-        with yerrorlines lt vlt(v) dt run_dt(i) title key(i, this_run.'decode, '.v.' (q1-q3)') noenhanced, \
+        with yerrorlines lt vlt(v) dt run_dt(i) title run_key(i, 'variant', v, this_run.'decode, '.v.' (q1-q3)') noenhanced, \
     for [v in decode_variants] csv using 'size_gib':(sel('decode', v, 'tokens_per_s')):(strcol('format')) \
         with labels offset 0, 1 tc lt vlt(v) notitle, \
     csv using (llama('decode', 'rel_size') * f16_gib):(llama('decode', 'rel_tokens_per_s') * f16_decode) \
@@ -179,7 +180,7 @@ plot \
         title (sheet_bw > 0 ? 'model: datasheet bandwidth' : ''), \
     for [v in decode_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('decode', v, 'gbps')): \
         (rate_lo(sel('decode', v, 'gbps'))):(rate_hi(sel('decode', v, 'gbps'))) \
-        with yerrorlines lt vlt(v) dt run_dt(i) title key(i, this_run.'decode, '.v.' (q1-q3)') noenhanced, \
+        with yerrorlines lt vlt(v) dt run_dt(i) title run_key(i, 'variant', v, this_run.'decode, '.v.' (q1-q3)') noenhanced, \
     for [v in decode_variants] csv using 'size_gib':(sel('decode', v, 'gbps')):(strcol('format')) \
         with labels offset 0, 1 tc lt vlt(v) notitle, \
     csv using (llama('decode', 'rel_size') * f16_gib):(llama('decode', 'rel_size') * column('rel_tokens_per_s') * f16_gbps) \
@@ -199,7 +200,7 @@ plot \
     roof with lines dt 2 lw 2 lc rgb model_color title 'model: measured matrix rate / (2 FLOPs x weights)', \
     for [v in prefill_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('prefill', v, 'tokens_per_s')): \
         (rate_lo(sel('prefill', v, 'tokens_per_s'))):(rate_hi(sel('prefill', v, 'tokens_per_s'))) \
-        with yerrorlines lt vlt(v) dt run_dt(i) title key(i, this_run.'prefill, '.v.' (q1-q3)') noenhanced, \
+        with yerrorlines lt vlt(v) dt run_dt(i) title run_key(i, 'variant', v, this_run.'prefill, '.v.' (q1-q3)') noenhanced, \
     for [v in prefill_variants] csv using 'size_gib':(sel('prefill', v, 'tokens_per_s')):(strcol('format')) \
         with labels offset 0, 1 tc lt vlt(v) notitle, \
     csv using (llama('prefill', 'rel_size') * f16_gib):(llama('prefill', 'rel_tokens_per_s') * f16_prefill) \

@@ -21,10 +21,11 @@ eval require_columns('time_us_q1 time_us_q3')
 on(part, c) = strcol('part') eq part ? column(c) : NaN
 # The model's rows for one SM count.
 model(sms, c) = (strcol('part') eq 'model' && column('units') == sms) ? column(c) : NaN
-# The variants one part measured, in the order they appear (column_values
+# The variants one part measured, in the order they appear (union_values
 # of plots/style.gp, for the rows of one part): every variant of the
-# family is drawn, a new one without editing this script.
-part_variants(file, part) = system(sprintf("awk -F, '/^#/ {next} !v {for (i = 1; i <= NF; i++) { if ($i == \"variant\") v = i; if ($i == \"part\") p = i }; next} $p == \"%s\" && !seen[$v]++ {printf \"%%s \", $v}' '%s'", part, file))
+# family is drawn, a new one without editing this script, and in an
+# overlay every run's (files: single-quoted paths, style.gp's run_files).
+part_variants(files, part) = system("awk -F, 'FNR == 1 {v = 0} /^#/ {next} !v {for (i = 1; i <= NF; i++) { if ($i == \"variant\") v = i; if ($i == \"part\") p = i }; next} $p == \"" . part . "\" && !seen[$v]++ {printf \"%s \", $v}' " . files)
 
 stats csv using (strcol('part') eq 'staircase' ? 1 : 0) nooutput
 has_stairs = STATS_sum > 0
@@ -60,7 +61,7 @@ if (has_library) {
     l_n_hi = STATS_max
 }
 if (has_vocab) {
-    vocab_variants = part_variants(csv, 'vocab')
+    vocab_variants = part_variants(run_files, 'vocab')
     stats csv using (on('vocab', 'm')) nooutput
     tokens = STATS_min
     # The speedups' spread, per run: runs from before rl_time_ratio's
@@ -68,7 +69,7 @@ if (has_vocab) {
     eval optional_columns('vocab_spread', 'speedup_vs_v50257_lo speedup_vs_v50257_hi')
     speedup_lo(i) = in_run(vocab_spread_in, i) ? 'speedup_vs_v50257_lo' : 'speedup_vs_v50257'
     speedup_hi(i) = in_run(vocab_spread_in, i) ? 'speedup_vs_v50257_hi' : 'speedup_vs_v50257'
-    spread_key(i, v) = key(i, v . (in_run(vocab_spread_in, i) ? ' (q1-q3)' : ' (no spread in this CSV)'))
+    spread_key(i, v) = run_key(i, 'variant', v, v . (in_run(vocab_spread_in, i) ? ' (q1-q3)' : ' (no spread in this CSV)'))
     stats csv using (on('vocab', speedup_hi(1))) nooutput
     pair_hi = STATS_max > 1 ? STATS_max : 1
     # The verdict's noise bar: a speedup inside 1 +- (bar - 1) is noise.

@@ -23,16 +23,18 @@ has_speedup_spread(i) = in_run(speedup_spread_in, i)
 speedup_lo(i) = has_speedup_spread(i) ? ratio_lo('speedup_vs_unfused') : column('speedup_vs_unfused')
 speedup_hi(i) = has_speedup_spread(i) ? ratio_hi('speedup_vs_unfused') : column('speedup_vs_unfused')
 
-# Every variant with a speedup at k = 2 (a fused pair beside its unfused
-# twin) is a series, whatever its name: a new row of kernels/fusion.c
-# appears here without editing this file.
-variants = column_values(csv, 'variant')
+# The series are found in the rows, never by name: a new row of
+# kernels/fusion.c appears on these charts without editing this file, and
+# in an overlay every variant of every run is drawn (a variant only one
+# run measured, for that run).
+variants = union_values('variant')
+# Fused pairs: variants with a speedup at k = 2 (beside an unfused twin).
 has_pair_speedup(v) = (strcol('variant') eq v && column('k') == 2 && \
                        column('speedup_vs_unfused') == column('speedup_vs_unfused')) ? 1 : 0
 fused_pairs = ''
 do for [v in variants] {
-    stats csv using (has_pair_speedup(v)) nooutput
-    if (STATS_sum > 0) { fused_pairs = fused_pairs . v . ' ' }
+    eval count_rows('pair_rows', 'has_pair_speedup(v)')
+    if (pair_rows > 0) { fused_pairs = fused_pairs . v . ' ' }
 }
 
 # Which ops are in this file (a run may measure one or both).
@@ -92,7 +94,7 @@ plot \
         using (mib(column('n'))):(column('k') == 2 ? sel(op, v, 'speedup_vs_unfused') : NaN) \
             :(speedup_lo(i)):(speedup_hi(i)) \
         with yerrorlines lt word_index(variants, v) pt (op eq 'cos' ? 7 : 6) dt run_dt(i) \
-        title key(i, op . ', ' . v) noenhanced
+        title run_key(i, 'variant', v, op . ', ' . v) noenhanced
 unset arrow 1
 unset label 1
 unset arrow 2
@@ -101,12 +103,31 @@ unset label 3
 unset label 4
 
 # ---- chart 2: time vs chain length at the largest size ----------------------
-# One panel per op (their times differ by orders of magnitude). One pass's
-# time, chain_fused at k = 1, anchors the model lines.
-stats csv using (sel('cos', 'chain_fused', 'k') == 1 ? column('time_us_median') : 0) nooutput
+# One panel per op (their times differ by orders of magnitude). Chains are
+# the variants measured past a pair (k > 2); a fused chain is one with a
+# speedup over its unfused twin. One pass's time, the first fused chain's
+# at k = 1, anchors the model lines.
+is_chain_row(v) = (strcol('variant') eq v && column('k') > 2) ? 1 : 0
+has_speedup(v) = (strcol('variant') eq v && \
+                  column('speedup_vs_unfused') == column('speedup_vs_unfused')) ? 1 : 0
+chain_variants = ''
+fused_chains = ''
+do for [v in variants] {
+    eval count_rows('chain_rows', 'is_chain_row(v)')
+    eval count_rows('speedup_rows', 'has_speedup(v)')
+    if (chain_rows > 0) { chain_variants = chain_variants . v . ' ' }
+    if (chain_rows > 0 && speedup_rows > 0) { fused_chains = fused_chains . v . ' ' }
+}
+is_fused_chain(v) = word_index(fused_chains, v) > 0
+anchor = word(fused_chains, 1)
+stats csv using (sel('cos', anchor, 'k') == 1 ? column('time_us_median') : 0) nooutput
 t1_cos = STATS_max / 1000.0
-stats csv using (sel('affine', 'chain_fused', 'k') == 1 ? column('time_us_median') : 0) nooutput
+stats csv using (sel('affine', anchor, 'k') == 1 ? column('time_us_median') : 0) nooutput
 t1_affine = STATS_max / 1000.0
+# A chain's key names it without the 'chain_' every chain shares; fused
+# chains are drawn with open points, unfused ones filled.
+chain_name(v) = v[1:6] eq 'chain_' ? v[7:] : v
+chain_pt(v) = is_fused_chain(v) ? 6 : 7
 
 # Chain variants run only at a run's largest size, whatever that size is;
 # each point with its q1-q3 bar.
@@ -133,12 +154,10 @@ do for [op in 'cos affine'] {
         plot \
             x * t1 with lines dt 2 lc rgb model_color title 'model: k trips', \
             t1 with lines dt 3 lc rgb model_color title 'model: one trip', \
-            for [i=1:nruns] run(i) using 'k':(chain_ms(op, 'chain_unfused')) \
-                :(time_lo(chain_ms(op, 'chain_unfused'))):(time_hi(chain_ms(op, 'chain_unfused'))) \
-                with yerrorlines lt 1 dt run_dt(i) title key(i, 'unfused'), \
-            for [i=1:nruns] run(i) using 'k':(chain_ms(op, 'chain_fused')) \
-                :(time_lo(chain_ms(op, 'chain_fused'))):(time_hi(chain_ms(op, 'chain_fused'))) \
-                with yerrorlines lt 2 dt run_dt(i) pt 6 title key(i, 'fused')
+            for [v in chain_variants] for [i=1:nruns] run(i) using 'k':(chain_ms(op, v)) \
+                :(time_lo(chain_ms(op, v))):(time_hi(chain_ms(op, v))) \
+                with yerrorlines lt word_index(chain_variants, v) dt run_dt(i) pt chain_pt(v) \
+                title literal(run_key(i, 'variant', v, chain_name(v)))
     }
 }
 unset multiplot

@@ -16,12 +16,13 @@
 # doubling_ratio_lo / _hi (a run written before those existed draws
 # without bars and says so).
 
-# The variants of the chain tests and of the step, in the order the run
-# measured them. Runs written before the column was named 'variant' call
-# it 'way' (results/README.md, migration notes).
-variants_of(steps) = system(sprintf("awk -F, '/^#/ {next} !t {for (i = 1; i <= NF; i++) {if ($i == \"test\") t = i; if ($i == \"variant\" || $i == \"way\") v = i}; next} ($t == \"doubling\") == %d && !seen[$v]++ {printf \"%%s \", $v}' '%s'", steps, csv))
-chain_variants = variants_of(0)
-step_variants = variants_of(1)
+# The variants of the chain tests and of the step, in the order the first
+# run measured them, then those only later runs have: an overlay draws
+# every run's. Runs written before the column was named 'variant' call it
+# 'way' (results/README.md, migration notes).
+variants_of(steps) = system("awk -F, 'FNR == 1 {t = 0} /^#/ {next} !t {for (i = 1; i <= NF; i++) {if ($i == \"test\") t = i; if ($i == \"variant\" || $i == \"way\") v = i}; next} ($t == \"doubling\") == " . steps . " && !seen[$v]++ {printf \"%s \", $v}' " . run_files)
+chain_variants = variants_of('0')
+step_variants = variants_of('1')
 vcols = ''
 do for [i=1:nruns] { vcols = vcols . (has_columns(run(i), 'variant') ? 'variant ' : 'way ') }
 vcol(i) = word(vcols, i)
@@ -65,10 +66,15 @@ name_with(v, cpu, cuda) = cuda eq '' ? v : \
 chain_name(v) = name_with(v, cpu_name(v), cuda_name(v))
 step_name(v) = name_with(v, step_cpu_name(v), step_cuda_name(v))
 
-# The chain charts' keys have no room for every run's entries: the first
-# run's name the series, and the runs overlaid dashed are named by the
-# title's run line (runs_title).
-first_run_only(i, series) = i == 1 ? series : ''
+# The chain charts' keys have no room for every run's entries: a variant
+# is named once, by the first run that measured it (the runs overlaid
+# dashed are named by the title's run line, runs_title). The first run's
+# entries are the series alone; a variant the first run lacks is named
+# with the run that has it, in that run's dashes.
+measured(i, v) = run_has(i, vcol(i), v)
+first_to_measure(i, v) = measured(i, v) && (sum [j = 1:i - 1] (measured(j, v) ? 1 : 0)) == 0
+named_once(i, v, series) = nruns == 1 ? series : !first_to_measure(i, v) ? '' : \
+    i == 1 ? series : key(i, series)
 
 # A colour per variant, the floor black.
 lt_of(v) = v eq floor_variant ? 7 : word_index(chain_variants, v)
@@ -140,7 +146,7 @@ do for [size in '1 256'] {
             using 'k':(sel(i, 'chain', v, s, 'us_per_kernel')) \
                 :(time_lo(sel(i, 'chain', v, s, 'us_per_kernel'))) \
                 :(time_hi(sel(i, 'chain', v, s, 'us_per_kernel'))) with yerrorlines \
-            lt lt_of(v) dt run_dt(i) title (s == 1 ? first_run_only(i, title_of(v)) : '') noenhanced, \
+            lt lt_of(v) dt run_dt(i) title (s == 1 ? named_once(i, v, title_of(v)) : '') noenhanced, \
             for [j=1:4] nv_level(j) with lines lc rgb published_color dt nv_dt(j) \
             title (s == 1 ? nv_title(j) : '') noenhanced
     } else {
@@ -168,7 +174,7 @@ if (has_size) {
     plot for [v in chain_variants] for [i=1:nruns] run(i) \
         using 'n':(seln(i, v, 'us_per_kernel')):(time_lo(seln(i, v, 'us_per_kernel'))) \
             :(time_hi(seln(i, v, 'us_per_kernel'))) with yerrorlines \
-        lt lt_of(v) dt run_dt(i) title first_run_only(i, title_of(v)) noenhanced
+        lt lt_of(v) dt run_dt(i) title named_once(i, v, title_of(v)) noenhanced
 } else {
     @empty
 }
@@ -203,7 +209,7 @@ if (has_doubling) {
         for [v in step_variants] for [i=1:nruns] run(i) using 'batch':(seld(i, v, 'doubling_ratio')) \
             :(ratio_end(i, v, 'doubling_ratio_lo')):(ratio_end(i, v, 'doubling_ratio_hi')) \
             with yerrorlines lt word_index(step_variants, v) dt run_dt(i) \
-            title key(i, step_name(v)) noenhanced
+            title run_key(i, vcol(i), v, step_name(v)) noenhanced
 } else {
     @empty
 }

@@ -1,11 +1,14 @@
 /*
  * compare.c -- `rooflab compare --exp NN LABEL LABEL...`: the experiment's
- * charts with every run overlaid, and a table of per-point ratios against
- * the first run. A student's loop: edit a kernel, `make exp-NN LABEL=mine`,
+ * charts with every run overlaid, and a table of every run's points with
+ * their ratios to the first run, the base. A student's loop: edit a kernel
+ * or add a variant, `make exp-NN LABEL=mine`,
  * `make compare EXP=NN RUNS="reference/<device> mine"`.
  *
  * Points are matched across runs by the experiment's compare_keys (from
- * the CSV header); the ratio is of its compare_value (or --value).
+ * the CSV header); the ratio is of its compare_value (or --value). The
+ * table lists the union of the runs' points, so that a variant only one
+ * run measured is listed too, with "-" where a run lacks the point.
  */
 #include "tools.h"
 
@@ -17,8 +20,9 @@
 static const char *USAGE =
     "usage: rooflab compare --exp NN [--value COLUMN] [--out DIR] [--plots DIR] LABEL LABEL...\n\n"
     "Overlays experiment NN's charts for every run (results/LABEL/exp-NN.csv), the first\n"
-    "solid and the others dashed, into plots/compare/<labels>/, and prints each point's\n"
-    "ratio to the first run (for times: above 1 is slower than the first run).\n";
+    "solid and the others dashed, into plots/compare/<labels>/, and prints every point of\n"
+    "every run with its ratio to the first run, the base (for times: above 1 is slower\n"
+    "than the base); \"-\" where a run lacks the point.\n";
 
 enum { MAX_RUNS = 8, MAX_KEYS = 8 };
 
@@ -94,11 +98,73 @@ static bool has_columns(const run *runs, int n, const char **keys, int nkeys, co
     return true;
 }
 
+/* ---- the table: the union of the runs' rows ------------------------------ */
+
+/* A row of the table, read from the first run that has its keys (the base
+ * run's rows first, then those only later runs have). */
+typedef struct table_row {
+    int run, row;
+} table_row;
+
+/* What a run's column of ratios came to, for the summary under the table. */
 typedef struct ratio_stats {
-    int matched;
+    int matched, only_here, only_base;
     double log_sum, min, max;
-    int min_row, max_row;
+    int min_at, max_at; /* indices into the table's rows */
 } ratio_stats;
+
+/* Whether a run before run i has a row with the keys of run i's row r. */
+static bool listed_before(const run *runs, int i, int r, const char **keys, int nkeys)
+{
+    for (int j = 0; j < i; j++)
+        if (rl_table_match(runs[j].t, runs[i].t, r, keys, nkeys) >= 0)
+            return true;
+    return false;
+}
+
+/* Run i's value on the table row tr: "" when run i has no row with its
+ * keys, or left the value empty (a point it skipped). */
+static const char *value_at(const run *runs, int i, table_row tr, const char **keys, int nkeys,
+                            const char *value)
+{
+    const rl_table *from = runs[tr.run].t;
+    int m = i == tr.run ? tr.row : rl_table_match(runs[i].t, from, tr.row, keys, nkeys);
+    return m >= 0 ? rl_table_get(runs[i].t, m, value) : "";
+}
+
+/* The union of the runs' rows by compare_keys, each key once: every row of
+ * the base run, then each later run's rows that no run before it has (a
+ * variant only the student's run measured). Rows no run has a value for (a
+ * model row, a point every run skipped) are left out. Returns the count. */
+static int union_rows(const run *runs, int n, const char **keys, int nkeys, const char *value,
+                      table_row *rows)
+{
+    int count = 0;
+    for (int i = 0; i < n; i++)
+        for (int r = 0; r < runs[i].t->nrows; r++) {
+            table_row tr = {i, r};
+            if (listed_before(runs, i, r, keys, nkeys))
+                continue;
+            bool has_value = false;
+            for (int j = 0; j < n && !has_value; j++)
+                has_value = *value_at(runs, j, tr, keys, nkeys, value) != '\0';
+            if (has_value)
+                rows[count++] = tr;
+        }
+    return count;
+}
+
+/* A column is as wide as its heading, and at least 14 characters. */
+static int width_of(const char *heading)
+{
+    int w = (int)strlen(heading);
+    return w > 14 ? w : 14;
+}
+
+static void ratio_heading(const run *r, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/base", r->label);
+}
 
 static void print_key(const rl_table *t, int row, const char **keys, int nkeys)
 {
@@ -106,58 +172,99 @@ static void print_key(const rl_table *t, int row, const char **keys, int nkeys)
         printf("%-*s ", k == nkeys - 1 ? 10 : 18, rl_table_get(t, row, keys[k]));
 }
 
-static void print_ratios(run *runs, int n, const char **keys, int nkeys, const char *value,
-                         ratio_stats *st)
+/* The headings: the keys, each run's value, each later run's ratio. */
+static void print_headings(const run *runs, int n, const char **keys, int nkeys)
 {
+    char heading[400];
     for (int k = 0; k < nkeys; k++)
         printf("%-*s ", k == nkeys - 1 ? 10 : 18, keys[k]);
-    printf("%14s", runs[0].label);
-    for (int i = 1; i < n; i++)
-        printf(" %14.14s", runs[i].label);
-    printf("\n");
-    const rl_table *base = runs[0].t;
-    for (int r = 0; r < base->nrows; r++) {
-        const char *b = rl_table_get(base, r, value);
-        if (!*b)
-            continue;
-        print_key(base, r, keys, nkeys);
-        printf("%14s", b);
-        for (int i = 1; i < n; i++) {
-            int m = rl_table_match(runs[i].t, base, r, keys, nkeys);
-            const char *v = m >= 0 ? rl_table_get(runs[i].t, m, value) : "";
-            if (!*v || atof(b) == 0) {
-                printf(" %14s", "-");
-                continue;
-            }
-            double ratio = atof(v) / atof(b);
-            printf(" %13.3fx", ratio);
-            ratio_stats *s = &st[i];
-            if (s->matched == 0 || ratio < s->min)
-                s->min = ratio, s->min_row = r;
-            if (s->matched == 0 || ratio > s->max)
-                s->max = ratio, s->max_row = r;
-            s->matched++;
-            s->log_sum += log(ratio);
-        }
-        printf("\n");
+    for (int i = 0; i < n; i++)
+        printf("%s%*s", i ? " " : "", width_of(runs[i].label), runs[i].label);
+    for (int i = 1; i < n; i++) {
+        ratio_heading(&runs[i], heading, sizeof heading);
+        printf(" %*s", width_of(heading), heading);
     }
+    printf("\n");
 }
 
-static void print_summary(const run *runs, int n, const char **keys, int nkeys, const ratio_stats *st)
+static void add_ratio(ratio_stats *s, double ratio, int at)
+{
+    if (s->matched == 0 || ratio < s->min)
+        s->min = ratio, s->min_at = at;
+    if (s->matched == 0 || ratio > s->max)
+        s->max = ratio, s->max_at = at;
+    s->matched++;
+    s->log_sum += log(ratio);
+}
+
+/* One row: its keys, each run's value ("-" where the run lacks it), and
+ * each later run's ratio to the base ("-" where either lacks it). */
+static void print_row(const run *runs, int n, const table_row *rows, int at, const char **keys,
+                      int nkeys, const char *value, ratio_stats *st)
+{
+    const char *v[MAX_RUNS];
+    char heading[400];
+    print_key(runs[rows[at].run].t, rows[at].row, keys, nkeys);
+    for (int i = 0; i < n; i++) {
+        v[i] = value_at(runs, i, rows[at], keys, nkeys, value);
+        printf("%s%*s", i ? " " : "", width_of(runs[i].label), *v[i] ? v[i] : "-");
+    }
+    for (int i = 1; i < n; i++) {
+        ratio_heading(&runs[i], heading, sizeof heading);
+        int w = width_of(heading);
+        st[i].only_here += *v[i] && !*v[0];
+        st[i].only_base += !*v[i] && *v[0];
+        if (!*v[i] || !*v[0] || atof(v[0]) == 0) {
+            printf(" %*s", w, "-");
+            continue;
+        }
+        double ratio = atof(v[i]) / atof(v[0]);
+        printf(" %*.3fx", w - 1, ratio);
+        add_ratio(&st[i], ratio, at);
+    }
+    printf("\n");
+}
+
+/* Prints the table; returns its rows (malloc'd, *count of them) for the
+ * summary, NULL when out of memory. */
+static table_row *print_table(const run *runs, int n, const char **keys, int nkeys,
+                              const char *value, ratio_stats *st, int *count)
+{
+    int total = 0;
+    for (int i = 0; i < n; i++)
+        total += runs[i].t->nrows;
+    table_row *rows = malloc(((size_t)total + 1) * sizeof *rows);
+    if (!rows)
+        return NULL;
+    *count = union_rows(runs, n, keys, nkeys, value, rows);
+    print_headings(runs, n, keys, nkeys);
+    for (int at = 0; at < *count; at++)
+        print_row(runs, n, rows, at, keys, nkeys, value, st);
+    return rows;
+}
+
+/* Per later run: how its ratios came out, and the points only one of the
+ * two has (no ratio: a variant one of them did not measure). */
+static void print_summary(const run *runs, int n, const table_row *rows, const char **keys,
+                          int nkeys, const ratio_stats *st)
 {
     printf("\n");
     for (int i = 1; i < n; i++) {
-        if (st[i].matched == 0) {
-            printf("%s: no point in common with %s\n", runs[i].label, runs[0].label);
-            continue;
+        const ratio_stats *s = &st[i];
+        if (s->matched == 0) {
+            printf("%s: no point in common with the base run, %s\n", runs[i].label, runs[0].label);
+        } else {
+            printf("%s vs %s: %d points matched, geometric mean ratio %.3f; lowest %.3f at ",
+                   runs[i].label, runs[0].label, s->matched, exp(s->log_sum / s->matched), s->min);
+            print_key(runs[rows[s->min_at].run].t, rows[s->min_at].row, keys, nkeys);
+            printf("\n%*shighest %.3f at ", (int)strlen(runs[i].label) + 4, "", s->max);
+            print_key(runs[rows[s->max_at].run].t, rows[s->max_at].row, keys, nkeys);
+            printf("\n");
         }
-        printf("%s vs %s: %d points matched, geometric mean ratio %.3f; lowest %.3f at ",
-               runs[i].label, runs[0].label, st[i].matched, exp(st[i].log_sum / st[i].matched),
-               st[i].min);
-        print_key(runs[0].t, st[i].min_row, keys, nkeys);
-        printf("\n%*shighest %.3f at ", (int)strlen(runs[i].label) + 4, "", st[i].max);
-        print_key(runs[0].t, st[i].max_row, keys, nkeys);
-        printf("\n");
+        if (s->only_here || s->only_base)
+            printf("%*s%d point%s only in %s, %d only in %s (no ratio: \"-\")\n",
+                   (int)strlen(runs[i].label) + 4, "", s->only_here, s->only_here == 1 ? "" : "s",
+                   runs[i].label, s->only_base, runs[0].label);
     }
 }
 
@@ -214,8 +321,9 @@ int tool_compare(int argc, char **argv)
     bool mixed = name_runs(runs, n);
     printf("== compare exp-%s (%s): %s, as a ratio to %s ==\n", o.exp,
            meta_or(runs[0].t, "experiment", "?"), value, runs[0].label);
+    /* The first run is the base: every ratio is to it. */
     for (int i = 0; i < n; i++)
-        printf("  %d  %-28s %s backend, %s, %s%s\n", i + 1, runs[i].label,
+        printf("  %-4s  %-28s %s backend, %s, %s%s\n", i == 0 ? "base" : "", runs[i].label,
                meta_or(runs[i].t, "backend", "?"), meta_or(runs[i].t, "device", "?"),
                meta_or(runs[i].t, "date_utc", "?"),
                !strcmp(meta_or(runs[i].t, "quick", "no"), "yes") ? ", quick" : "");
@@ -223,8 +331,15 @@ int tool_compare(int argc, char **argv)
         printf("  note: different devices or backends: ratios compare machines, not only code\n");
     printf("\n");
     ratio_stats st[MAX_RUNS] = {0};
-    print_ratios(runs, n, keys, nkeys, value, st);
-    print_summary(runs, n, keys, nkeys, st);
+    int nrows = 0;
+    table_row *rows = print_table(runs, n, keys, nkeys, value, st, &nrows);
+    if (!rows) {
+        fprintf(stderr, "rooflab compare: out of memory\n");
+        rc = RL_EXIT_FAILED;
+        goto out;
+    }
+    print_summary(runs, n, rows, keys, nkeys, st);
+    free(rows);
     rc = draw(&o, runs, n, mixed) == 0 ? RL_EXIT_OK : RL_EXIT_FAILED;
 out:
     for (int i = 0; i < n && i < MAX_RUNS; i++)
