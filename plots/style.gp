@@ -120,12 +120,12 @@ union_values(name) = values_in(run_files, name)
 # series is drawn when any run has it.
 count_rows(var, expr) = sprintf("%s = 0; do for [cr_i = 1:nruns] { stats run(cr_i) using (%s) nooutput; %s = %s + STATS_sum }", var, expr, var, var)
 # Whether run i has a row whose column name holds val.
-run_has(i, name, val) = word_index(column_values(run(i), name), val) > 0
+run_has_value(i, name, val) = word_index(column_values(run(i), name), val) > 0
 # A key entry for run i's series of one value (a variant) of column name:
 # none for a run that did not measure it, so that a variant only one run
 # has is named for that run alone. (With one run there is nothing to
 # check: every value drawn is its own.)
-run_key(i, name, val, series) = nruns == 1 || run_has(i, name, val) ? key(i, series) : ''
+run_key(i, name, val, series) = nruns == 1 || run_has_value(i, name, val) ? key(i, series) : ''
 # text as enhanced text prints it, character for character (each of
 # _ ^ { } @ & ~ \ escaped): a variant's name in a key or a tick label
 # drawn as enhanced text, whose underscore would otherwise start a

@@ -71,7 +71,7 @@ step_name(v) = name_with(v, step_cpu_name(v), step_cuda_name(v))
 # dashed are named by the title's run line, runs_title). The first run's
 # entries are the series alone; a variant the first run lacks is named
 # with the run that has it, in that run's dashes.
-measured(i, v) = run_has(i, vcol(i), v)
+measured(i, v) = run_has_value(i, vcol(i), v)
 first_to_measure(i, v) = measured(i, v) && (sum [j = 1:i - 1] (measured(j, v) ? 1 : 0)) == 0
 named_once(i, v, series) = nruns == 1 ? series : !first_to_measure(i, v) ? '' : \
     i == 1 ? series : key(i, series)
