@@ -237,11 +237,6 @@ void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table
     fflush(stdout);
 }
 
-void rl_points_report(rl_ctx *ctx, const rl_points *s)
-{
-    rl_points_report_as(ctx, s, ctx->exp->table);
-}
-
 /* "op=cos variant=cos_cos_fused k=2 n=65536": the compare keys' values. */
 void rl_point_key(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)
 {

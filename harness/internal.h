@@ -301,7 +301,6 @@ void rl_set_measurement(rl_ctx *ctx, const rl_measurement *m);
 /* Adds a copy of p; the pointer stays valid until the next add. */
 rl_point *rl_points_add(rl_points *s, const rl_point *p);
 int rl_points_new_group(rl_points *s); /* a fresh group number */
-void rl_points_clear(rl_points *s);
 void rl_points_free(rl_points *s);
 /* The plan: each group at the roofline's time of its points. */
 void rl_points_plan(rl_ctx *ctx, const rl_points *s);
@@ -316,14 +315,12 @@ void rl_point_observed(rl_point *p);
 void rl_point_validate(rl_ctx *ctx, rl_point *p);
 /* One CSV row per point, and the console table (the experiment's, or the
  * one given; its header is printed when it differs from the last one). */
-void rl_points_report(rl_ctx *ctx, const rl_points *s);
 void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table);
 
 /* "op=cos variant=cos_cos_fused k=2 n=65536": the values of the
  * experiment's compare keys, for messages. */
 void rl_point_key(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
 
-int rl_family_size(const kernel_family *f);
 
 /* id: short and stable ("fused_speedup_cos"); note: why, in a few words. */
 void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,

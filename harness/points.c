@@ -34,8 +34,6 @@ rl_point *rl_points_add(rl_points *s, const rl_point *p)
     return q;
 }
 
-void rl_points_clear(rl_points *s) { s->n = 0; }
-
 void rl_points_free(rl_points *s)
 {
     free(s->v);

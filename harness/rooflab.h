@@ -335,7 +335,7 @@ struct rl_points {
 };
 
 /* A row that is no measured point (a model's): the experiment's leading
- * columns, from p's data and FLOPs as rl_points_report writes them; the
+ * columns, from p's data and FLOPs as a point's row has them; the
  * caller sets the other cells (validated) and ends the row. */
 void rl_set_point_columns(rl_ctx *ctx, const rl_point *p);
 

@@ -12,14 +12,6 @@
 
 int rl_kernel_backend(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU; }
 
-int rl_family_size(const kernel_family *f)
-{
-    int n = 0;
-    while (kernel_row(f, n)->name)
-        n++;
-    return n;
-}
-
 /* The row has this run's backend. */
 static bool rl_variant_here(const rl_ctx *ctx, const kernel_family *f, const kernel_variant *v)
 {

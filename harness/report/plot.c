@@ -45,7 +45,7 @@ static int run_logged(char *const argv[], const char *log_path)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-bool rl_have_gnuplot(void)
+static bool have_gnuplot(void)
 {
     char *const argv[] = {"gnuplot", "--version", NULL};
     return run_logged(argv, "/dev/null") == 0;
@@ -245,7 +245,7 @@ int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
             const char *const *names, int nruns, const char *dir, const char *runs_title,
             const char *later)
 {
-    if (!rl_have_gnuplot()) {
+    if (!have_gnuplot()) {
         say_not_drawn(later);
         return 0;
     }
@@ -300,7 +300,7 @@ int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
     return rc;
 }
 
-int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *plots_dir,
+static int draw_run_charts(const rl_experiment *exp, const char *csv_path, const char *plots_dir,
                    const char *label, const char *reference_csv, const char *reference_name,
                    const char *later)
 {
@@ -314,4 +314,4 @@ int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *p
     return rl_draw(exp->id, exp->slug, csvs, names, n, dir, title, later);
 }
 
-const rl_charts rl_gnuplot_charts = {rl_have_gnuplot, rl_draw_charts};
+const rl_charts rl_gnuplot_charts = {have_gnuplot, draw_run_charts};

@@ -16,14 +16,9 @@
 int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
             const char *const *names, int nruns, const char *dir, const char *runs_title,
             const char *later);
-/* A run's charts into plots_dir/label/, overlaying a reference run when
- * reference_csv is not NULL. */
-int rl_draw_charts(const rl_experiment *exp, const char *csv_path, const char *plots_dir,
-                   const char *label, const char *reference_csv, const char *reference_name,
-                   const char *later);
-bool rl_have_gnuplot(void);
 
-/* The two as the core's rl_charts, for rl_run. */
+/* A run's charts, as the core's rl_charts, for rl_run: its CSV drawn into
+ * plots_dir/label/, a reference run overlaid when there is one. */
 extern const rl_charts rl_gnuplot_charts;
 
 #endif
