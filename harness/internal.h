@@ -97,6 +97,11 @@ struct rl_ctx_private {
     int nkept, cap_kept;
 };
 
+/* util.c: room for one more element in a growing array of n elements
+ * of elem bytes (capacity *cap, doubled from first when full); dies
+ * naming what when memory runs out. Returns the array, maybe moved. */
+void *rl_grow(void *v, int n, int *cap, int first, size_t elem, const char *what);
+
 /* run.c: frees what rl_main declared (rl_end's release). */
 void rl_run_release(rl_ctx *ctx);
 

@@ -21,12 +21,7 @@
 
 rl_point *rl_points_add(rl_points *s, const rl_point *p)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        s->v = realloc(s->v, sizeof *s->v * (size_t)s->cap);
-        if (!s->v)
-            rl_die(RL_EXIT_FAILED, "out of memory for points");
-    }
+    s->v = rl_grow(s->v, s->n, &s->cap, 64, sizeof *s->v, "points");
     rl_point *q = &s->v[s->n++];
     *q = *p;
     q->state = RL_POINT_DECLARED;

@@ -30,12 +30,7 @@ static rl_ctx_private *declaring(rl_ctx *ctx, const char *what)
 void rl_part_add(rl_ctx *ctx, const rl_part *part)
 {
     rl_ctx_private *p = declaring(ctx, "a part added");
-    if (p->nparts == p->cap_parts) {
-        p->cap_parts = p->cap_parts ? 2 * p->cap_parts : 16;
-        p->parts = realloc(p->parts, sizeof *p->parts * (size_t)p->cap_parts);
-        if (!p->parts)
-            rl_die(RL_EXIT_FAILED, "out of memory for parts");
-    }
+    p->parts = rl_grow(p->parts, p->nparts, &p->cap_parts, 16, sizeof *p->parts, "parts");
     p->parts[p->nparts++] = (struct rl_declared_part){*part, p->points.n, 0};
 }
 
@@ -59,11 +54,8 @@ void rl_discard_results(rl_ctx *ctx) { declaring(ctx, "rl_discard_results")->dis
 void *rl_keep(rl_ctx *ctx, size_t bytes)
 {
     rl_ctx_private *p = ctx->priv;
-    if (p->nkept == p->cap_kept) {
-        p->cap_kept = p->cap_kept ? 2 * p->cap_kept : 64;
-        p->kept = realloc(p->kept, sizeof *p->kept * (size_t)p->cap_kept);
-    }
-    void *m = p->kept ? calloc(1, bytes ? bytes : 1) : NULL;
+    p->kept = rl_grow(p->kept, p->nkept, &p->cap_kept, 64, sizeof *p->kept, "points' data");
+    void *m = calloc(1, bytes ? bytes : 1);
     if (!m)
         rl_die(RL_EXIT_FAILED, "out of memory for a point's data");
     return p->kept[p->nkept++] = m;
@@ -150,6 +142,5 @@ int rl_run(const rl_experiment *exp, int argc, char **argv, const rl_charts *cha
         run_part(ctx, i);
     if (exp->judge && !ctx->priv->discard)
         exp->judge(ctx, &ctx->priv->points);
-    int code = ctx->priv->discard ? rl_end_discard(ctx) : rl_end(ctx);
-    return code;
+    return ctx->priv->discard ? rl_end_discard(ctx) : rl_end(ctx);
 }

@@ -188,3 +188,15 @@ int rl_write_file_atomic(const char *path, const char *content)
     rl_cleanup_unregister(tmp);
     return rc;
 }
+
+void *rl_grow(void *v, int n, int *cap, int first, size_t elem, const char *what)
+{
+    if (n < *cap)
+        return v;
+    int more = *cap ? 2 * *cap : first;
+    void *w = realloc(v, elem * (size_t)more);
+    if (!w)
+        rl_die(RL_EXIT_FAILED, "out of memory for %s", what);
+    *cap = more;
+    return w;
+}

@@ -39,12 +39,8 @@ void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *pred
                 const char *measured, rl_verdict_status status, const char *note)
 {
     rl_ctx_private *p = ctx->priv;
-    if (p->n_verdicts == p->cap_verdicts) {
-        p->cap_verdicts = p->cap_verdicts ? 2 * p->cap_verdicts : 8;
-        p->verdicts = realloc(p->verdicts, sizeof(rl_verdict_row) * (size_t)p->cap_verdicts);
-        if (!p->verdicts)
-            rl_die(RL_EXIT_FAILED, "out of memory");
-    }
+    p->verdicts = rl_grow(p->verdicts, p->n_verdicts, &p->cap_verdicts, 8,
+                          sizeof(rl_verdict_row), "verdicts");
     rl_verdict_row *v = &p->verdicts[p->n_verdicts++];
     snprintf(v->id, sizeof v->id, "%s", id);
     snprintf(v->claim, sizeof v->claim, "%s", claim);

@@ -81,6 +81,15 @@ static void verdict_list(strbuf *b, const rl_table *v, const paper_exp *e, verdi
     }
 }
 
+/* A heading and the verdicts of one kind as an itemized list. */
+static void verdict_items(strbuf *b, const char *heading, const rl_table *v, const paper_exp *e,
+                          verdict_kind kind)
+{
+    sb_printf(b, "\n%s:\n\\begin{itemize}\n", heading);
+    verdict_list(b, v, e, kind);
+    sb_printf(b, "\\end{itemize}\n");
+}
+
 /* "On this run": where and when it ran, the ceiling it was judged
  * against, and its verdicts in words. The GPU's claims are the section's
  * prose; this paragraph is what this run found. */
@@ -124,16 +133,10 @@ static void on_this_run(strbuf *b, const paper *p, const paper_exp *e, int nchar
         sb_printf(b, ".");
     }
     sb_printf(b, "\n");
-    if (t.fails) {
-        sb_printf(b, "\nDid not hold on this run:\n\\begin{itemize}\n");
-        verdict_list(b, p->verdicts, e, FAILS);
-        sb_printf(b, "\\end{itemize}\n");
-    }
-    if (t.unmeasured) {
-        sb_printf(b, "\nNot measured on this run:\n\\begin{itemize}\n");
-        verdict_list(b, p->verdicts, e, UNMEASURED);
-        sb_printf(b, "\\end{itemize}\n");
-    }
+    if (t.fails)
+        verdict_items(b, "Did not hold on this run", p->verdicts, e, FAILS);
+    if (t.unmeasured)
+        verdict_items(b, "Not measured on this run", p->verdicts, e, UNMEASURED);
     sb_printf(b, "\n");
 }
 
