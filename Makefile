@@ -68,6 +68,10 @@ CPPFLAGS := -D_GNU_SOURCE -Iharness -Ikernels -DRL_SOURCE_ROOT='"$(CURDIR)"' $(O
 # a portable build (CPU_ARCH=-march=x86-64) must build under -Werror too.
 CFLAGS := -std=c11 -O3 -g $(CPU_ARCH) -fopenmp -Wall -Wextra -Wno-psabi $(WERROR) -MMD -MP $(BUNDLE_CPPFLAGS)
 LDLIBS := $(BUNDLE_LDFLAGS) $(OPENBLAS_LIBS) -lm -ldl -lpthread
+# The rooflab command reads results and runs nothing: it links neither
+# OpenBLAS nor CUDA, whose libraries (cuBLAS: hundreds of MB) would cost
+# every one of its calls a tenth of a second to load; scripts call it often.
+TOOL_LDLIBS := $(BUNDLE_LDFLAGS) -lm -ldl -lpthread
 
 # The layers, each a library (README, Layout): the measurement core
 # (harness/, with the probes of harness/probes/), the report layer that
@@ -152,7 +156,7 @@ endef
 $(foreach e,$(EXPERIMENTS),$(eval $(call experiment_rules,$(e))))
 
 $(TOOL_BIN): $(call obj,$(wildcard harness/report/tools/*.c)) $(REPORT_LIB) $(HARNESS_LIB)
-	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) $^ -o $@ $(TOOL_LDLIBS)
 
 # The probe check-gpu runs before building: C only (no nvcc), libcuda and
 # NVML through dlopen, the diagnosis of harness/diagnose.c.

@@ -345,6 +345,8 @@ double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_patter
                           double flops);
 void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call);
 void rl_plan_print(rl_ctx *ctx);
+/* progress.c: the progress line's total, one step per group (the plan sets it). */
+void rl_progress_total(rl_ctx *ctx, int total);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,129 @@
+/*
+ * plan.c -- the plan: how long a run should take, said before it starts
+ * (each group at the roofline's time of its points, the experiment's fixed
+ * work, the last run of this mode here), and what it took, said at its end.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the plan: what a run will measure, and how long that should take ----
+ * The stop rule bounds each member of a group: at least min_samples
+ * samples and min_time_s of measured time, at most timeout_s. A hot sample
+ * is a batch of at least a millisecond; a cold one is one call after the
+ * cache flush (a read of twice the LLC). The call's own time comes from the
+ * roofline: the larger of its bytes over its roof and its FLOPs over the
+ * compute roof. A model, and printed as one, next to what the run took. */
+
+double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_pattern pattern,
+                          double flops)
+{
+    const rl_ceilings *c = rl_ceilings_get(ctx);
+    rl_roof roof = rl_roof_for(ctx, footprint, pattern);
+    double t_bytes = bytes > 0 && roof.gbps > 0 ? bytes / (roof.gbps * 1e9) : 0;
+    double t_flops = flops > 0 && c->matrix_tflops > 0 ? flops / (c->matrix_tflops * 1e12) : 0;
+    return t_bytes > t_flops ? t_bytes : t_flops;
+}
+
+static double member_seconds(rl_ctx *ctx, double call_s)
+{
+    const rl_stop_rule *r = &ctx->rule;
+    double t;
+    if (ctx->args.cache == RL_COLD) {
+        const rl_ceilings *c = rl_ceilings_get(ctx);
+        double flush_s = 2 * ctx->dev->llc_bytes / (c->bw[RL_DRAM][RL_READ].best * 1e9);
+        double samples = fmax(r->min_samples, r->min_time_s / fmax(call_s, 1e-9));
+        t = samples * (call_s + (flush_s > 0 ? flush_s : 0));
+    } else {
+        double batch = fmax(1e-3, r->min_time_s / r->min_samples / 5);
+        t = fmax(r->min_time_s, r->min_samples * fmax(call_s, batch));
+    }
+    return fmin(t, r->timeout_s) + 3 * call_s; /* warm-up and validation */
+}
+
+void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call)
+{
+    rl_ctx_private *p = ctx->priv;
+    p->plan_groups++;
+    p->plan_points += members;
+    p->plan_s += members * member_seconds(ctx, seconds_per_call);
+    p->plan_max_s += members * (ctx->rule.timeout_s + 3 * seconds_per_call);
+}
+
+void rl_plan_fixed(rl_ctx *ctx, double seconds)
+{
+    ctx->priv->plan_s += seconds;
+    ctx->priv->plan_max_s += seconds;
+}
+
+static void format_duration(double s, char *buf, size_t len)
+{
+    if (s < 90)
+        snprintf(buf, len, "%.0f s", s);
+    else
+        snprintf(buf, len, "%.0f min %02.0f s", floor(s / 60), fmod(s, 60));
+}
+
+/* What the last run of this experiment under this label took, when it ran
+ * in the same mode with the same cap on working sets (its CSV says); NaN
+ * otherwise. The model above leaves out the inputs and the references;
+ * the last run's time includes everything. */
+static double last_run_s(const rl_ctx *ctx)
+{
+    char why[256], cap[64];
+    double s = NAN;
+    rl_table *t = rl_table_read(ctx->csv_path, why, sizeof why);
+    if (!t)
+        return s;
+    const char *mode = rl_table_meta(t, "mode"), *took = rl_table_meta(t, "duration_s"),
+               *max_bytes = rl_table_meta(t, "max_bytes");
+    snprintf(cap, sizeof cap, "%.0f ", rl_max_bytes(ctx));
+    if (mode && took && max_bytes && !strcmp(mode, rl_mode_name(ctx->args.mode)) &&
+        !strncmp(max_bytes, cap, strlen(cap)))
+        s = atof(took);
+    rl_table_free(t);
+    return s;
+}
+
+void rl_plan_print(rl_ctx *ctx)
+{
+    rl_ctx_private *p = ctx->priv;
+    char t[32], most[32], last[96] = "";
+    double so_far = rl_now_s() - p->started; /* the ceilings, the inputs */
+    p->plan_s += so_far;
+    p->plan_max_s += so_far;
+    format_duration(p->plan_s, t, sizeof t);
+    format_duration(p->plan_max_s, most, sizeof most);
+    double before = last_run_s(ctx);
+    if (before > 0) {
+        char b[32];
+        format_duration(before, b, sizeof b);
+        snprintf(last, sizeof last, "\n            the last %s run here took %s", rl_mode_name(ctx->args.mode), b);
+    }
+    printf("plan        %d group(s) of %d point(s); expected %s to %s, %.0f s of it so far\n"
+           "            (model: every point stops between its stop rule's minimum and its time\n"
+           "            limit, at the roofline's time per call; inputs and references come on top)%s\n",
+           p->plan_groups, p->plan_points, t, most, so_far, last);
+    rl_meta(ctx, "plan", "%d groups, %d points, expected %.0f s", p->plan_groups, p->plan_points,
+            p->plan_s);
+    fflush(stdout);
+    rl_progress_total(ctx, p->plan_groups);
+}
+
+void rl_print_duration(rl_ctx *ctx)
+{
+    rl_ctx_private *p = ctx->priv;
+    double took = rl_now_s() - p->started;
+    char a[32], b[32], c[32];
+    format_duration(took, a, sizeof a);
+    format_duration(p->plan_s, b, sizeof b);
+    format_duration(p->plan_max_s, c, sizeof c);
+    if (p->plan_s > 0)
+        printf("took        %s (the plan expected %s to %s)\n", a, b, c);
+    else
+        printf("took        %s\n", a);
+    rl_meta(ctx, "duration_s", "%.1f", took);
+}
