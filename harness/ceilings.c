@@ -130,11 +130,12 @@ static int measure_compute(rl_ctx *ctx, rl_ceilings *c)
 
 static void measure_all(rl_ctx *ctx, rl_ceilings *c)
 {
+    c->trials = rl_ceiling_trials(ctx);
     measure_ladder(ctx, c);
     int largest = measure_compute(ctx, c);
     snprintf(c->how, sizeof c->how,
              "best of %d trials: bandwidth ladder (read, copy, triad; bytes read + written) at "
-             "each level; compute: %s up to %d^3%s", rl_ceiling_trials(ctx),
+             "each level; compute: %s up to %d^3%s", c->trials,
              ctx->be->ops->gemm_name, largest,
              ctx->be->ops->fma_peak ? " and an FMA microbenchmark" : "");
 }
@@ -184,6 +185,7 @@ static void save(const rl_ctx *ctx, const char *path, const rl_ceilings *c)
     rl_csv_meta(f, "matrix_tflops", "%.6g", c->matrix_tflops);
     rl_csv_meta(f, "matrix_source", "%s", c->matrix_source);
     rl_csv_meta(f, "how", "%s", c->how);
+    rl_csv_meta(f, "trials", "%d", c->trials);
     rl_csv_meta(f, "date_utc", "%s", date);
     rl_csv_meta(f, "epoch_s", "%lld", (long long)time(NULL));
     for (int l = 0; l < RL_LEVEL_COUNT; l++) {
@@ -269,6 +271,7 @@ static bool load(const rl_ctx *ctx, const char *path, bool check, rl_ceilings *c
         c->matrix_tflops = fmax(c->gemm_tflops, isnan(c->fma_tflops) ? 0 : c->fma_tflops);
         snprintf(c->matrix_source, sizeof c->matrix_source, "%s", src ? src : "?");
         snprintf(c->how, sizeof c->how, "%s", rl_table_meta(t, "how") ? rl_table_meta(t, "how") : "?");
+        c->trials = rl_table_meta(t, "trials") ? atoi(rl_table_meta(t, "trials")) : 0;
         if (check)
             snprintf(c->origin, sizeof c->origin, "cached, measured %s", date ? date : "?");
         else
@@ -295,6 +298,8 @@ static void write_meta(rl_ctx *ctx, const rl_ceilings *c)
      * start" or "reused"): ceilings_how says the same in words. */
     rl_meta(ctx, "ceilings_origin", "%s", c->origin_kind);
     rl_meta(ctx, "ceilings_date_utc", "%s", c->measured_utc);
+    if (c->trials > 0) /* a file written before it was kept says it in words only */
+        rl_meta(ctx, "ceilings_trials", "%d", c->trials);
     /* One line per rung, "best worst probe_bytes": charts draw the ladder. */
     for (int l = 0; l < RL_LEVEL_COUNT; l++)
         for (int p = 0; p < RL_PATTERN_COUNT; p++) {

@@ -131,6 +131,7 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
         rl_meta(ctx, "compare_keys", "%s", e->compare_keys);
     if (e->compare_value)
         rl_meta(ctx, "compare_value", "%s", e->compare_value);
+    rl_families_meta(ctx);
 }
 
 static void print_story(const rl_ctx *ctx)

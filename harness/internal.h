@@ -122,6 +122,7 @@ const char **rl_csv_columns_of(const rl_experiment *e);
 /* variants.c: --list, and the --variant check (false: a usage error, said). */
 void rl_families_list(const rl_ctx *ctx);
 bool rl_families_check(const rl_ctx *ctx);
+void rl_families_meta(rl_ctx *ctx);
 /* claims.c: the prediction text, from the free text and every claim. */
 void rl_claims_prediction(const rl_experiment *e, char *buf, size_t len);
 

@@ -67,6 +67,7 @@ typedef struct rl_ceilings {
     double sheet_gbps;     /* datasheet, NaN when the device is not in the table */
     double sheet_tflops;
     char how[256];         /* what was measured */
+    int trials;            /* each ceiling the best of so many; 0 when unknown */
     char origin[160];      /* "measured now", "cached, measured <date>", "from <file>, ..." */
     /* The origin as data, for the CSV's header (ceilings_origin and
      * ceilings_date_utc): what reads a header never parses the words. */

@@ -1,8 +1,9 @@
 /*
  * variants.c -- what the harness does with a kernel family's one table
  * (kernels/common.h): --list, the --variant check, which rows run on this
- * backend, and lookups by number or role. An experiment never writes these
- * loops; it names its families in its rl_experiment.
+ * backend, lookups by role, and what the charts learn of the rows from the
+ * CSV's header. An experiment never writes these loops; it names its
+ * families in its rl_experiment.
  */
 #include "internal.h"
 
@@ -103,4 +104,30 @@ bool rl_families_check(const rl_ctx *ctx)
         p += len + (p[len] == ',');
     }
     return true;
+}
+
+/* What a chart needs of a family's rows, as header keys, so that no
+ * plot.gp names a variant: which row has a role (role_<family>_<role>:
+ * name, for the rows this backend has) and the words a key gives a row
+ * (key_cpu_<family>_<name> and key_cuda_...: a CPU chart gives the CUDA
+ * words beside its own). */
+void rl_families_meta(rl_ctx *ctx)
+{
+    for (const kernel_family *const *f = ctx->exp->families; f && *f; f++)
+        for (int i = 0; kernel_row(*f, i)->name; i++) {
+            const kernel_variant *v = kernel_row(*f, i);
+            if (!rl_variant_here(ctx, *f, v))
+                continue;
+            char key[160];
+            if (v->role) { /* one row per role (tests/test_families.c) */
+                snprintf(key, sizeof key, "role_%s_%s", (*f)->name, v->role);
+                rl_meta(ctx, key, "%s", v->name);
+            }
+            static const char *const backend[2] = {[KERNEL_CPU] = "cpu", [KERNEL_CUDA] = "cuda"};
+            for (int b = 0; b < 2; b++)
+                if (v->key[b]) {
+                    snprintf(key, sizeof key, "key_%s_%s_%s", backend[b], (*f)->name, v->name);
+                    rl_meta(ctx, key, "%s", v->key[b]);
+                }
+        }
 }

@@ -62,12 +62,17 @@ typedef struct kernel_call {
  * launcher of each backend, .cpu and .cuda, NULL where a backend lacks the
  * variant; what the family needs to count or run it). Rows are written
  * with designated initializers; a row whose name is NULL ends the table.
- * Experiments find a variant by its role, never by its number. */
+ * Experiments find a variant by its role, never by its number; charts
+ * find it by its role and name it by its key, both read from the CSV's
+ * header (role_<family>_<role>, key_<backend>_<family>_<name>). */
 #define KERNEL_VARIANT_HEAD                                                          \
     int number;        /* stable: CSVs, --variant and --list use it */               \
     const char *name;  /* says what it does, for every op it runs */                 \
-    const char *what;  /* one line for --list */                                    \
-    const char *role /* what an experiment looks it up by ("fused"); NULL: none */
+    const char *what;  /* one line for --list */                                     \
+    const char *role;  /* what an experiment looks it up by ("fused"); NULL: none */ \
+    /* Its words in a chart key, [KERNEL_CPU] and [KERNEL_CUDA]; NULL: its           \
+     * name alone. A run writes them and the role into its CSV's header. */          \
+    const char *key[2]
 
 typedef struct kernel_variant {
     KERNEL_VARIANT_HEAD;

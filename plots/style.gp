@@ -41,6 +41,10 @@ if (!exists('meta_runs')) {
 run_has(i, key) = exists(sprintf('meta_%d_%s', i, key))
 run_meta(i, key) = run_has(i, key) ? value(sprintf('meta_%d_%s', i, key)) : ''
 meta(key) = run_meta(1, key)
+# The first run's value that has the key, '' when none has: what a run
+# says of a variant (its role_ and key_ lines) where only a later run has it.
+meta_from(i, key) = i > nruns ? '' : run_has(i, key) ? run_meta(i, key) : meta_from(i + 1, key)
+any_meta(key) = meta_from(1, key)
 
 # One subtitle for every chart: which run this is, or which runs are compared.
 run_title = sprintf('%s backend: %s (label %s)', backend, device, label)

@@ -1,10 +1,12 @@
 /*
  * test_families.c -- every kernel family's one table is well formed: the
  * numbers and names that CSVs, --variant and --list use are unique, every
- * row says what it does and runs on at least one backend, and each role an
- * experiment looks a variant up by names one row.
+ * row says what it does and runs on at least one backend, each role an
+ * experiment or a chart looks a variant up by names one row, and no chart
+ * names a variant (it reads roles and key words from the CSV's header).
  */
 #include "busy.h"
+#include "helpers.h"
 #include "fusion.h"
 #include "gemm.h"
 #include "gemv.h"
@@ -12,6 +14,9 @@
 #include "quant.h"
 
 #include <criterion/criterion.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Every family; a new one is added here. */
@@ -56,6 +61,7 @@ static const struct {
     {&launch_family, "floor"}, {&launch_family, "serial"}, /* experiment 06 */
     {&step_family, "op_by_op"}, {&step_family, "graph"},
     {&busy_family, "compute"}, {&busy_family, "latency"}, {&busy_family, "bandwidth"}, /* 01 */
+    {&gemv_family, "library"}, /* experiment 02's chart (role_gemv_library) */
 };
 
 Test(families, the_roles_experiments_use_name_a_row)
@@ -67,6 +73,36 @@ Test(families, the_roles_experiments_use_name_a_row)
             found += kernel_row(f, r)->role && !strcmp(kernel_row(f, r)->role, USED_ROLES[i].role);
         cr_assert_eq(found, 1, "%s: role %s names one row", f->name, USED_ROLES[i].role);
     }
+}
+
+/* A chart that names a variant never draws the one a student adds beside
+ * it (issue 24): plot.gp finds rows by role and names them by the words
+ * the run wrote into the CSV's header. So no variant's name appears
+ * quoted in any chart script. */
+Test(families, no_chart_names_a_variant)
+{
+    char pattern[512];
+    snprintf(pattern, sizeof pattern, "%s/experiments/*/plot.gp", RL_SOURCE_ROOT);
+    glob_t g;
+    cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "no chart scripts under %s", pattern);
+    char style[512];
+    snprintf(style, sizeof style, "%s/plots/style.gp", RL_SOURCE_ROOT);
+    for (size_t s = 0; s <= g.gl_pathc; s++) {
+        const char *path = s < g.gl_pathc ? g.gl_pathv[s] : style;
+        char *text = read_file(path, NULL);
+        cr_assert_not_null(text, "cannot read %s", path);
+        for (const kernel_family *const *f = FAMILIES; *f; f++)
+            for (int i = 0; kernel_row(*f, i)->name; i++) {
+                char single[96], dbl[96];
+                snprintf(single, sizeof single, "'%s'", kernel_row(*f, i)->name);
+                snprintf(dbl, sizeof dbl, "\"%s\"", kernel_row(*f, i)->name);
+                cr_expect(!strstr(text, single) && !strstr(text, dbl),
+                          "%s names the %s variant %s", path, (*f)->name, kernel_row(*f, i)->name);
+            }
+        free(text);
+    }
+    cr_assert_geq(g.gl_pathc, 6, "every experiment's chart script was read");
+    globfree(&g);
 }
 
 #ifdef RL_HAVE_CUDA

@@ -139,7 +139,8 @@ Test(points, a_want_the_point_frees_is_gone_after_the_check)
 
 /* ---- lookups ------------------------------------------------------------------- */
 
-static const kernel_variant FAST = {1, "fast", "", "fast_role"}, SLOW = {2, "slow", "", NULL};
+static const kernel_variant FAST = {.number = 1, .name = "fast", .what = "", .role = "fast_role"},
+                            SLOW = {.number = 2, .name = "slow", .what = ""};
 
 static bool even_group(const rl_point *p, const void *key)
 {

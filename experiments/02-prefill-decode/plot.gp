@@ -91,7 +91,8 @@ pub_short(j) = sprintf('%s %.0f', j == 1 ? 'H100' : 'A100', pub_ridge[j])
 # scratch before SGEMM: it moves at least 10 B per weight (2 read, 4
 # written, 4 read again) while "bytes" counts 2, so at small n it sits at
 # least 5x below the DRAM roof. Its roof at the bytes it moves:
-cpu_library = backend eq 'cpu' && word_index(variants, 'gemm_library') > 0
+library_variant = any_meta('role_gemv_library')
+cpu_library = backend eq 'cpu' && library_variant ne '' && word_index(variants, library_variant) > 0
 library_roof(ai) = ai * bw * 2 / 10 < peak ? ai * bw * 2 / 10 : peak
 set output chart('')
 set title verdict_title(sprintf('Is decode memory-bound? (ridge %.0f FLOP/B)', ridge), 'mbu_decode_' . shape1)

@@ -67,8 +67,8 @@ do for [lv in 'L1 L2 LLC DRAM'] {
         roof_level(strcol('mem_level')) eq lv ? 1 : 0) nooutput
     if (STATS_sum > 0) { decode_levels = decode_levels.lv.' ' }
 }
-# The trials behind each rung ("best of 5 trials: ..."), for the key.
-trials = word(meta('ceilings_how'), 3)
+# The trials behind each rung, for the key.
+trials = meta('ceilings_trials')
 trials_text = trials eq '' ? 'its trials' : trials.' trials'
 # The key entry of one level's band: which rung, and that it is a band.
 rung_key(lv, what) = sprintf('%s read rung%s: worst-best of %s', lv, what, trials_text)

@@ -8,9 +8,9 @@
 #                    variant of the step, with the 1.1 line
 #
 # Every variant the run measured is drawn (kernels/launch.c's tables): a
-# new one appears without editing this file. The floor is the variant the
-# CSV header's 'floor' line names; it is a measurement like the others
-# (points, solid, q1-q3 bars), set apart by its colour. Every measured
+# new one appears without editing this file. The floor is the variant whose
+# role is 'floor' (the CSV header's role_chain_floor); it is a measurement
+# like the others (points, solid, q1-q3 bars), set apart by its colour. Every measured
 # point has its q1-q3 bar: times from time_us_q1 / q3 (a CSV without them
 # stops the charts, naming the column), doubling ratios from
 # doubling_ratio_lo / _hi (a run written before those existed draws
@@ -27,8 +27,8 @@ vcols = ''
 do for [i=1:nruns] { vcols = vcols . (has_columns(run(i), 'variant') ? 'variant ' : 'way ') }
 vcol(i) = word(vcols, i)
 
-floor_line = meta('floor')
-floor_variant = strstrt(floor_line, ':') > 1 ? floor_line[1:strstrt(floor_line, ':') - 1] : ''
+# The floor: the chain family's row whose role is 'floor'.
+floor_variant = any_meta('role_chain_floor')
 
 # ---- spread -------------------------------------------------------------------
 # Times' bars from the rows' q1-q3 (required); the doubling ratios' from
@@ -42,29 +42,16 @@ has_ratio_spread(i) = in_run(ratio_spread_in, i)
 # Each variant is a way to launch the chain (kernels/launch.c). On a GPU it
 # is named by what CUDA does; on the CPU a launch is an OpenMP parallel
 # region, and the key gives the CPU's analogue with the CUDA name beside
-# it, so that the chart reads against NVIDIA's figures. A variant not
-# listed here is drawn under its name alone.
-cuda_name(v) = \
-    v eq 'sync_each' ? 'sync after each launch' : \
-    v eq 'async' ? 'K launches, one sync' : \
-    v eq 'graph' ? 'a CUDA graph, cudaGraphLaunch' : \
-    v eq 'one_kernel' ? 'one kernel, K passes' : \
-    v eq 'serial' ? 'one thread of one block' : \
-    v eq 'launches' ? 'four launches, one sync' : ''
-cpu_name(v) = \
-    v eq 'sync_each' ? 'fork/join per kernel' : \
-    v eq 'async' ? 'a barrier per kernel' : \
-    v eq 'graph' ? 'no barriers' : \
-    v eq 'one_kernel' ? 'one region' : \
-    v eq 'serial' ? 'one thread' : \
-    v eq 'launches' ? 'four parallel regions' : ''
-# The step's graph holds its four ops, not a chain of K.
-step_cuda_name(v) = v eq 'graph' ? 'the four launches as a CUDA graph' : cuda_name(v)
-step_cpu_name(v) = v eq 'graph' ? 'one region, barriers between ops' : cpu_name(v)
+# it, so that the chart reads against NVIDIA's figures. The words are the
+# kernel table's (.key), which the run writes into its CSV's header as
+# key_<backend>_<family>_<variant>; a variant without them is drawn under
+# its name alone.
+cuda_name(family, v) = any_meta(sprintf('key_cuda_%s_%s', family, v))
+cpu_name(family, v) = any_meta(sprintf('key_cpu_%s_%s', family, v))
 name_with(v, cpu, cuda) = cuda eq '' ? v : \
     backend eq 'cuda' ? sprintf('%s: %s', v, cuda) : sprintf('%s: %s (CUDA: %s)', v, cpu, cuda)
-chain_name(v) = name_with(v, cpu_name(v), cuda_name(v))
-step_name(v) = name_with(v, step_cpu_name(v), step_cuda_name(v))
+chain_name(v) = name_with(v, cpu_name('chain', v), cuda_name('chain', v))
+step_name(v) = name_with(v, cpu_name('step', v), cuda_name('step', v))
 
 # The chain charts' keys have no room for every run's entries: a variant
 # is named once, by the first run that measured it (the runs overlaid
