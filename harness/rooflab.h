@@ -534,7 +534,13 @@ const kernel_variant *rl_variant_by_role(const rl_ctx *ctx, const kernel_family 
 /* ------------------------------------------------------------------------
  * Verdicts (verdict.c)
  * ---------------------------------------------------------------------- */
-typedef enum rl_verdict_status { RL_HOLDS, RL_DOES_NOT_HOLD, RL_NOT_MEASURED } rl_verdict_status;
+/* RL_PREMISE_NOT_MET: the points were measured, but not under the claim's
+ * premise (a memory-bound claim whose points are far below their roof, a
+ * baseline slower than its bytes allow): the claim is not judged, and the
+ * note names the point and what it measured. Counted apart everywhere. */
+typedef enum rl_verdict_status {
+    RL_HOLDS, RL_DOES_NOT_HOLD, RL_NOT_MEASURED, RL_PREMISE_NOT_MET
+} rl_verdict_status;
 
 /* A declared claim judged on a value (NaN: not measured); scope, when
  * given, is added to its id ("_cos") and text (" (cos)"). _within: with
