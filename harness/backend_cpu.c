@@ -116,6 +116,9 @@ const rl_backend_ops rl_cpu_ops = {
     .bandwidth = rl_cpu_bandwidth,
     .gemm = cpu_gemm,
     .fma_peak = rl_cpu_fma_peak,
+    .bandwidth_probe = rl_cpu_bandwidth_probe,
+    .compute_probe = rl_cpu_compute_probe,
+    .probe_release = rl_cpu_probe_release,
     .gemm_sizes = CPU_GEMM_SIZES,
     .gemm_name = "OpenBLAS SGEMM",
 };

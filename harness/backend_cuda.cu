@@ -228,6 +228,9 @@ extern "C" const rl_backend_ops rl_cuda_ops = {
     rl_cuda_bandwidth,
     rl_cuda_gemm,
     NULL, /* no FMA roof: the matrix units set the GPU's */
+    rl_cuda_bandwidth_probe,
+    rl_cuda_compute_probe,
+    rl_cuda_probe_release,
     rl_cuda_gemm_sizes,
     "cuBLAS FP16 GEMM (FP32 out)",
 };

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void value_text(const rl_claim *c, double v, char *buf, size_t len)
@@ -40,6 +41,47 @@ static void rl_claim_predicted(const rl_claim *c, double lo, double hi, char *bu
         snprintf(buf, len, "%s to %s", a, b);
 }
 
+/* A timing judged while other processes took the CPUs is theirs as much
+ * as the kernel's, and a roof measured then is low: on a 2-core machine,
+ * one core spinning elsewhere halves what an OpenMP kernel gets, and it
+ * may get it at another minute than its roof did. So a claim on timings
+ * is judged only when other processes kept, on average since the run
+ * began, at most BUSY_CPUS busy; otherwise it is "not measured (busy
+ * host)", never the opposite verdict. ROOFLAB_HOST_BUSY=ignore judges
+ * regardless (the tests, which run beside each other by design). */
+static const double BUSY_CPUS = 0.25;
+
+static bool busy_host(rl_ctx *ctx, const rl_claim *c, char *why, size_t len)
+{
+    const char *env = getenv("ROOFLAB_HOST_BUSY");
+    if (c->counted || (env && !strcmp(env, "ignore")))
+        return false;
+    double others = rl_others_busy_cpus_since(&ctx->priv->busy_mark);
+    if (!(others > BUSY_CPUS))
+        return false;
+    snprintf(why, len, "busy host: other processes kept %.2f CPUs busy on average during the "
+             "run (at most %.2f judges)", others, BUSY_CPUS);
+    return true;
+}
+
+/* The verdict of one claim, through the gates every claim passes: a busy
+ * host, then an under-measured ceiling for a utilization. */
+static void verdict_of(rl_ctx *ctx, const rl_claim *c, const char *id, const char *text,
+                       const char *predicted, const char *measured, rl_verdict_status st,
+                       const char *note)
+{
+    char why[400];
+    if (st != RL_NOT_MEASURED && busy_host(ctx, c, why, sizeof why)) {
+        char both[1400];
+        snprintf(both, sizeof both, "%s%s%s", why, note && *note ? "; " : "", note ? note : "");
+        rl_verdict(ctx, id, text, predicted, measured, RL_NOT_MEASURED_BUSY, both);
+    } else if (c->on_ceiling) {
+        rl_verdict_on_ceiling(ctx, id, text, predicted, measured, st, note);
+    } else {
+        rl_verdict(ctx, id, text, predicted, measured, st, note);
+    }
+}
+
 /* "fused_speedup" + "cos" -> "fused_speedup_cos"; the text gets " (cos)". */
 static void scoped(const rl_claim *c, const char *scope, char *id, size_t idlen, char *text,
                    size_t textlen)
@@ -57,11 +99,7 @@ void rl_judge_within(rl_ctx *ctx, const rl_claim *c, const char *scope, double v
     rl_claim_predicted(c, lo, hi, predicted, sizeof predicted);
     if (!isnan(value))
         value_text(c, value, measured, sizeof measured);
-    rl_verdict_status st = rl_within(value, lo, hi);
-    if (c->on_ceiling)
-        rl_verdict_on_ceiling(ctx, id, text, predicted, measured, st, note);
-    else
-        rl_verdict(ctx, id, text, predicted, measured, st, note);
+    verdict_of(ctx, c, id, text, predicted, measured, rl_within(value, lo, hi), note);
 }
 
 void rl_judge(rl_ctx *ctx, const rl_claim *c, const char *scope, double value, const char *note)
@@ -75,10 +113,38 @@ void rl_judge_status(rl_ctx *ctx, const rl_claim *c, const char *scope, const ch
     char id[96], text[256], predicted[128];
     scoped(c, scope, id, sizeof id, text, sizeof text);
     rl_claim_predicted(c, c->lo, c->hi, predicted, sizeof predicted);
-    if (c->on_ceiling)
-        rl_verdict_on_ceiling(ctx, id, text, predicted, measured, status, note);
-    else
-        rl_verdict(ctx, id, text, predicted, measured, status, note);
+    verdict_of(ctx, c, id, text, predicted, measured, status, note);
+}
+
+/* A premise not met turns a measured verdict into "premise not met", its
+ * reason first in the note; the busy-host gate still comes first. */
+static void judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, const char *measured,
+                        rl_verdict_status st, const rl_premise *pr, const char *note)
+{
+    char id[96], text[256], predicted[128], both[800];
+    scoped(c, scope, id, sizeof id, text, sizeof text);
+    rl_claim_predicted(c, c->lo, c->hi, predicted, sizeof predicted);
+    if (pr && !pr->met && st != RL_NOT_MEASURED) {
+        snprintf(both, sizeof both, "%s%s%s", pr->why, note && *note ? "; " : "", note ? note : "");
+        st = RL_PREMISE_NOT_MET;
+        note = both;
+    }
+    verdict_of(ctx, c, id, text, predicted, measured, st, note);
+}
+
+void rl_judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, double value,
+                    const rl_premise *pr, const char *note)
+{
+    char measured[64] = "-";
+    if (!isnan(value))
+        value_text(c, value, measured, sizeof measured);
+    judge_given(ctx, c, scope, measured, rl_within(value, c->lo, c->hi), pr, note);
+}
+
+void rl_judge_status_given(rl_ctx *ctx, const rl_claim *c, const char *scope, const char *measured,
+                           rl_verdict_status status, const rl_premise *pr, const char *note)
+{
+    judge_given(ctx, c, scope, measured, status, pr, note);
 }
 
 /* The prediction in the CSV header and the story: every claim and its range. */
@@ -90,5 +156,8 @@ void rl_claims_prediction(const rl_experiment *e, char *buf, size_t len)
         rl_claim_predicted(c, c->lo, c->hi, predicted, sizeof predicted);
         used += (size_t)snprintf(buf + used, len - used, "%s%s: %s", used ? "; " : "", c->text,
                                  predicted);
+        if (c->premise_mbu > 0 && used < len)
+            used += (size_t)snprintf(buf + used, len - used, " (judged where its points read "
+                                     "at least %.2f of their roof)", c->premise_mbu);
     }
 }

@@ -28,6 +28,8 @@ static const char *COMMON_HELP =
     "  --device N               CUDA device index (default 0)\n"
     "  --seed N                 seed of the random inputs (default 1)\n"
     "  --cache cold|hot         flush the cache before each sample, or run back to back\n"
+    "  --roofs group|start      judge MBU and MFU against roofs timed with each group (default)\n"
+    "                           or against the ladder measured at the run's start only\n"
     "  --no-plot                write the CSV but draw no charts\n"
     "  --reference auto|none    overlay the checked-in reference run of this device\n"
     "                           (results/reference/<device>/), if there is one (default auto)\n"
@@ -153,6 +155,10 @@ static int parse_common(const char *prog, const char *name, const char *value, r
         else if (!strcmp(value, "cpu")) a->backend = RL_BACKEND_CPU;
         else if (!strcmp(value, "auto")) a->backend = RL_BACKEND_AUTO;
         else return usage_error(prog, "--backend must be cuda, cpu or auto, not '%s'", value);
+    } else if (!strcmp(name, "roofs")) {
+        if (!strcmp(value, "group")) a->start_roofs = false;
+        else if (!strcmp(value, "start")) a->start_roofs = true;
+        else return usage_error(prog, "--roofs must be group or start, not '%s'", value);
     } else if (!strcmp(name, "cache")) {
         if (!strcmp(value, "cold")) a->cache = RL_COLD;
         else if (!strcmp(value, "hot")) a->cache = RL_HOT;
@@ -211,7 +217,7 @@ static bool common_takes_value(const char *name)
 {
     static const char *with_value[] = {"backend", "cache",    "out",  "plots",    "label",
                                        "variant", "device",   "seed", "reference", "ceilings",
-                                       "max-bytes"};
+                                       "max-bytes", "roofs"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (!strcmp(name, with_value[i]))
             return true;

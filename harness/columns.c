@@ -21,6 +21,12 @@
 static const char *const MEASUREMENT[] = {RL_MEASUREMENT_COLUMNS, NULL};
 static const char *const BANDWIDTH[] = {"gbps", "mbu", RL_ROOF_COLUMNS, "mbu_datasheet", NULL};
 static const char *const COMPUTE[] = {"tflops", "mfu", "mfu_datasheet", NULL};
+/* The group's probes (group_roof.c): the roofs mbu and mfu are taken
+ * against, from their median times, and the q1-q3 band of their rates. */
+static const char *const GROUP_BANDWIDTH[] = {"group_roof_gbps", "group_roof_gbps_q1",
+                                              "group_roof_gbps_q3", "group_roof_bytes", NULL};
+static const char *const GROUP_COMPUTE[] = {"group_roof_tflops", "group_roof_tflops_q1",
+                                            "group_roof_tflops_q3", NULL};
 
 static void add_name(const char ***names, int *n, int *cap, const char *name)
 {
@@ -56,8 +62,12 @@ const char **rl_csv_columns_of(const rl_experiment *e)
         add_list(&names, &n, &cap, MEASUREMENT);
     if (e->rates & RL_RATES_BANDWIDTH)
         add_list(&names, &n, &cap, BANDWIDTH);
+    if ((e->rates & RL_RATES_BANDWIDTH) && (e->probes & RL_PROBE_BANDWIDTH))
+        add_list(&names, &n, &cap, GROUP_BANDWIDTH);
     if (e->rates & RL_RATES_COMPUTE)
         add_list(&names, &n, &cap, COMPUTE);
+    if ((e->rates & RL_RATES_COMPUTE) && (e->probes & RL_PROBE_COMPUTE))
+        add_list(&names, &n, &cap, GROUP_COMPUTE);
     add_columns(&names, &n, &cap, e->derived);
     add_name(&names, &n, &cap, "validated");
     if (!e->observed) /* an observed point's check compares no floats */
@@ -141,11 +151,22 @@ static void set_rates(rl_ctx *ctx, const rl_point *p)
         rl_set_num(ctx, "mbu", rl_point_mbu(ctx, p));
         rl_set_roof(ctx, &roof);
         rl_set_num(ctx, "mbu_datasheet", rl_point_gbps(p) / ceil->sheet_gbps);
+        if (ctx->exp->probes & RL_PROBE_BANDWIDTH) {
+            rl_set_num(ctx, "group_roof_gbps", p->roof.gbps);
+            rl_set_num(ctx, "group_roof_gbps_q1", p->roof.gbps_q1);
+            rl_set_num(ctx, "group_roof_gbps_q3", p->roof.gbps_q3);
+            rl_set_num(ctx, "group_roof_bytes", p->roof.probe_bytes);
+        }
     }
     if (ctx->exp->rates & RL_RATES_COMPUTE) {
         rl_set_num(ctx, "tflops", rl_point_tflops(p));
         rl_set_num(ctx, "mfu", rl_point_mfu(ctx, p));
         rl_set_num(ctx, "mfu_datasheet", rl_point_tflops(p) / ceil->sheet_tflops);
+        if (ctx->exp->probes & RL_PROBE_COMPUTE) {
+            rl_set_num(ctx, "group_roof_tflops", p->roof.tflops);
+            rl_set_num(ctx, "group_roof_tflops_q1", p->roof.tflops_q1);
+            rl_set_num(ctx, "group_roof_tflops_q3", p->roof.tflops_q3);
+        }
     }
 }
 
@@ -359,11 +380,12 @@ double rl_col_ai(rl_ctx *ctx, const rl_point *p)
     return rl_arith_intensity(p->flops, p->bytes);
 }
 
+/* Under the group's probes where it had them, as its MBU and MFU. */
 double rl_col_attainable(rl_ctx *ctx, const rl_point *p)
 {
-    rl_roof roof = rl_point_roof(ctx, p);
-    return rl_attainable(rl_arith_intensity(p->flops, p->bytes),
-                         rl_ceilings_get(ctx)->matrix_tflops * 1e12, roof.gbps * 1e9) / 1e12;
+    double gbps = isfinite(p->roof.gbps) ? p->roof.gbps : rl_point_roof(ctx, p).gbps;
+    double tflops = isfinite(p->roof.tflops) ? p->roof.tflops : rl_ceilings_get(ctx)->matrix_tflops;
+    return rl_attainable(rl_arith_intensity(p->flops, p->bytes), tflops * 1e12, gbps * 1e9) / 1e12;
 }
 
 /* ---- a console table of other rows: the same discipline ---------------------------- */

@@ -131,6 +131,11 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
         rl_meta(ctx, "compare_keys", "%s", e->compare_keys);
     if (e->compare_value)
         rl_meta(ctx, "compare_value", "%s", e->compare_value);
+    if (e->probes)
+        rl_meta(ctx, "roofs", "%s", ctx->args.start_roofs
+                ? "start: MBU and MFU against the ladder measured at the run's start (--roofs start)"
+                : "group: MBU and MFU against probes timed with each group (group_roof_* columns); "
+                  "the ladder (roof_* lines, ceiling_gbps) is the run's start");
     rl_families_meta(ctx);
 }
 
@@ -223,6 +228,7 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_chart
                 : ctx->args.mode == RL_MODE_FULL ? RL_STOP_FULL
                                                  : RL_STOP_LAB;
     ctx->priv->started = rl_now_s();
+    ctx->priv->busy_mark = rl_busy_mark_now();
 
     open_backend(ctx);
     snprintf(ctx->label, sizeof ctx->label, "%s", ctx->args.label ? ctx->args.label : ctx->dev->slug);

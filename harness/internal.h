@@ -15,6 +15,15 @@
 extern "C" {
 #endif
 
+/* A roof probe: a work the harness times, and what one call moves (bytes
+ * or FLOPs); state is the backend's (its buffers). */
+typedef struct rl_probe {
+    const char *name;
+    void (*run)(void *state);
+    void *state;
+    double per_call;
+} rl_probe;
+
 typedef struct rl_backend_ops {
     const char *name;
     /* Opens device; fills info. Returns RL_OPENED, or why not (see
@@ -43,6 +52,17 @@ typedef struct rl_backend_ops {
     rl_band (*bandwidth)(rl_ctx *ctx, rl_pattern p, double probe_bytes, int trials);
     rl_band (*gemm)(rl_ctx *ctx, int n, int trials);
     rl_band (*fma_peak)(rl_ctx *ctx, int trials);
+    /* Roof probes for a group (group_roof.c): the same loops as the
+     * ladder, as a work the group times beside its points. bandwidth_probe:
+     * one pattern over `bytes`, one pass per call when one_pass (a cold
+     * cache: each call must start from memory), else enough passes that a
+     * call is long against its launch or fork. compute_probe: the compute
+     * roof's work (the FMA peak on the CPU, the library GEMM at a size
+     * that reaches its peak on the GPU). Both fill out and return false
+     * when the backend has none; probe_release frees what they made. */
+    bool (*bandwidth_probe)(rl_ctx *ctx, rl_pattern p, double bytes, bool one_pass, rl_probe *out);
+    bool (*compute_probe)(rl_ctx *ctx, rl_probe *out);
+    void (*probe_release)(rl_ctx *ctx, rl_probe *probe);
     const int *gemm_sizes; /* 0-terminated: the library GEMM's n for the compute roof */
     const char *gemm_name; /* "OpenBLAS SGEMM", "cuBLAS FP16 GEMM (FP32 out)" */
 } rl_backend_ops;
@@ -52,10 +72,16 @@ extern const rl_backend_ops rl_cpu_ops;
 rl_band rl_cpu_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials);
 rl_band rl_cpu_fma_peak(rl_ctx *ctx, int trials);
 void rl_cpu_ladder_release(void); /* frees the working-set buffer */
+bool rl_cpu_bandwidth_probe(rl_ctx *ctx, rl_pattern p, double bytes, bool one_pass, rl_probe *out);
+bool rl_cpu_compute_probe(rl_ctx *ctx, rl_probe *out);
+void rl_cpu_probe_release(rl_ctx *ctx, rl_probe *probe);
 extern const rl_backend_ops rl_cuda_ops; /* backend_cuda.cu, or backend_nocuda.c */
 /* ladder_cuda.cu: the CUDA backend's ceilings. */
 rl_band rl_cuda_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials);
 rl_band rl_cuda_gemm(rl_ctx *ctx, int n, int trials);
+bool rl_cuda_bandwidth_probe(rl_ctx *ctx, rl_pattern p, double bytes, bool one_pass, rl_probe *out);
+bool rl_cuda_compute_probe(rl_ctx *ctx, rl_probe *out);
+void rl_cuda_probe_release(rl_ctx *ctx, rl_probe *probe);
 extern const int rl_cuda_gemm_sizes[];
 
 struct rl_backend {
@@ -80,6 +106,7 @@ struct rl_ctx_private {
     bool suspect;               /* a ceiling stayed under-measured */
     char suspect_note[320];
     double started;             /* rl_now_s() at rl_begin */
+    rl_busy_mark busy_mark;     /* at rl_begin: what other processes ran since */
     double plan_s;              /* the plan's expected seconds */
     double plan_max_s;          /* ... if every point ran to its time limit */
     int plan_groups, plan_points;
@@ -272,6 +299,11 @@ rl_level rl_level_for(const double capacity[RL_LEVEL_COUNT], double footprint_by
  * has that column) and rl_ceiling_suspect_note() returns its note. */
 double rl_mbu(rl_ctx *ctx, double gbps, const rl_roof *roof);
 double rl_mfu(rl_ctx *ctx, double tflops);
+/* achieved over a group probe's rate; above 1.05 the probe was beaten (a
+ * kernel that outruns the probe's loop, or a busy host): the run records
+ * it as an under-measured ceiling, as for the ladder. */
+double rl_utilization_of_probe(rl_ctx *ctx, double achieved, double probe, const char *what,
+                               const char *unit);
 /* Once a ceiling stayed under-measured, what happened (NULL while none
  * did): verdicts built on MBU or MFU must then say so instead of judging
  * (rl_verdict_on_ceiling). */
@@ -294,6 +326,27 @@ typedef struct rl_work {
     void (*fn)(void *);
     void *arg;
 } rl_work;
+
+/* A group's roof probes (group_roof.c): open decides which the group
+ * carries and writes their works (at most RL_GROUP_PROBES) for the
+ * group's rounds; close, given their measurements, fills each member's
+ * roof and frees the probes. */
+enum { RL_GROUP_PROBES = 8 };
+typedef struct rl_probe_spec {
+    int cls;            /* the level its points live in: 2 x level + mixed */
+    rl_pattern pattern;
+    double bytes;       /* the largest working set of those points */
+} rl_probe_spec;
+typedef struct rl_group_probes {
+    rl_probe probe[RL_GROUP_PROBES];
+    rl_probe_spec spec[RL_GROUP_PROBES]; /* of the bandwidth probes, the first ones */
+    int n, compute_at;                   /* index of the compute probe, or -1 */
+} rl_group_probes;
+int rl_group_probes_open(rl_ctx *ctx, rl_point *const *members, int n, rl_group_probes *gp,
+                         rl_work *works);
+void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measurement *m,
+                           rl_point *const *members, int n);
+rl_group_roof rl_group_roof_none(void);
 
 void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out);
 

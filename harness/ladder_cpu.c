@@ -163,22 +163,65 @@ void rl_cpu_ladder_release(void)
     probe_doubles = 0;
 }
 
-rl_band rl_cpu_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials)
+/* Doubles of a working set of `bytes`, a whole number of lines per array. */
+static size_t working_set_doubles(double bytes)
+{
+    size_t total = (size_t)(bytes / sizeof(double)) / (3 * 64) * (3 * 64);
+    return total < 3 * 4096 ? 3 * 4096 : total;
+}
+
+/* The arrays of one pattern cut from buf; passes enough to move ~64 MiB
+ * per call (fork and join become noise), or one. */
+static ladder_args ladder_over(double *buf, size_t total, rl_pattern pattern, bool one_pass)
 {
     int arrays = arrays_of(pattern);
-    size_t total = (size_t)(probe_bytes / sizeof(double)) / (3 * 64) * (3 * 64);
-    total = total < 3 * 4096 ? 3 * 4096 : total;
-    double *buf = probe_buffer(ctx, total);
     ladder_args x = {.n = total / (size_t)arrays, .pattern = pattern};
     x.a = buf;
     x.b = arrays > 1 ? buf + x.n : NULL;
     x.c = arrays > 2 ? buf + 2 * x.n : NULL;
-    /* Passes enough to move ~64 MiB per call: fork and join become noise. */
     double bytes_per_pass = (double)arrays * x.n * sizeof(double);
-    x.passes = (int)fmax(1, ceil(64.0 * 1048576 / bytes_per_pass));
+    x.passes = one_pass ? 1 : (int)fmax(1, ceil(64.0 * 1048576 / bytes_per_pass));
+    return x;
+}
+
+static double ladder_bytes(const ladder_args *x)
+{
+    return (double)arrays_of(x->pattern) * x->n * sizeof(double) * x->passes;
+}
+
+rl_band rl_cpu_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials)
+{
+    size_t total = working_set_doubles(probe_bytes);
+    ladder_args x = ladder_over(probe_buffer(ctx, total), total, pattern, false);
+    double bytes_per_pass = ladder_bytes(&x) / x.passes;
     char name[64];
     snprintf(name, sizeof name, "ceiling: %s over %zu doubles", rl_pattern_name(pattern), x.n);
     return rl_measure_trials(ctx, name, ladder_call, &x, bytes_per_pass * x.passes / 1e9, trials);
+}
+
+/* ---- probes: the same loops over a group's own working set --------------------
+ * Its own buffer, not the ladder's: a rung re-measured while a group runs
+ * must not move the probe's memory. */
+typedef struct cpu_probe {
+    ladder_args x;
+    double *buf;
+} cpu_probe;
+
+static void probe_call(void *state) { ladder_call(&((cpu_probe *)state)->x); }
+
+bool rl_cpu_bandwidth_probe(rl_ctx *ctx, rl_pattern pattern, double bytes, bool one_pass,
+                            rl_probe *out)
+{
+    size_t total = working_set_doubles(bytes);
+    cpu_probe *p = rl_host_alloc(sizeof *p);
+    p->buf = rl_alloc(ctx->be, total * sizeof(double));
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < total; i++) /* first touch by the threads that read it */
+        p->buf[i] = 1.0 + (double)(i % 1021) / 1021.0;
+    p->x = ladder_over(p->buf, total, pattern, one_pass);
+    *out = (rl_probe){.name = "roof probe", .run = probe_call, .state = p,
+                      .per_call = ladder_bytes(&p->x)};
+    return true;
 }
 
 /* ---- the FMA peak ------------------------------------------------------------
@@ -217,9 +260,30 @@ static void fma_call(void *arg)
     sink = total;
 }
 
+static double fma_flops_per_call(void)
+{
+    return 2.0 * CHAINS * (VEC_BYTES / sizeof(float)) * FMA_ITERS * omp_get_max_threads();
+}
+
 rl_band rl_cpu_fma_peak(rl_ctx *ctx, int trials)
 {
-    double lanes = VEC_BYTES / sizeof(float);
-    double flops = 2.0 * CHAINS * lanes * FMA_ITERS * omp_get_max_threads();
-    return rl_measure_trials(ctx, "ceiling: FMA peak", fma_call, NULL, flops / 1e12, trials);
+    return rl_measure_trials(ctx, "ceiling: FMA peak", fma_call, NULL, fma_flops_per_call() / 1e12,
+                             trials);
+}
+
+bool rl_cpu_compute_probe(rl_ctx *ctx, rl_probe *out)
+{
+    (void)ctx;
+    *out = (rl_probe){.name = "compute probe", .run = fma_call, .per_call = fma_flops_per_call()};
+    return true;
+}
+
+void rl_cpu_probe_release(rl_ctx *ctx, rl_probe *probe)
+{
+    if (probe->run == probe_call) {
+        cpu_probe *p = probe->state;
+        rl_free(ctx->be, p->buf);
+        rl_host_free(p);
+    }
+    *probe = (rl_probe){0};
 }

@@ -98,16 +98,21 @@ static float4 *random_array(rl_ctx *ctx, size_t n4)
     return p;
 }
 
-extern "C" rl_band rl_cuda_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes,
-                                     int trials)
+static int arrays_of(rl_pattern p) { return p == RL_READ ? 1 : p == RL_COPY ? 2 : 3; }
+
+/* The arrays of one pattern over a working set of probe_bytes (at most a
+ * quarter of the free memory), passes enough to move ~256 MiB per launch,
+ * or one. */
+static ladder_args ladder_over(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, bool one_pass)
 {
     size_t free_b, total_b;
     RL_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     probe_bytes = fmin(probe_bytes, free_b / 4.0);
-    int arrays = pattern == RL_READ ? 1 : pattern == RL_COPY ? 2 : 3;
+    int arrays = arrays_of(pattern);
     ladder_args x = {};
     x.pattern = pattern;
     x.n4 = (size_t)(probe_bytes / arrays / sizeof(float4)) / 256 * 256;
+    x.n4 = x.n4 < 256 ? 256 : x.n4;
     x.a = random_array(ctx, x.n4);
     x.b = arrays > 1 ? random_array(ctx, x.n4) : NULL;
     x.c = arrays > 2 ? random_array(ctx, x.n4) : NULL;
@@ -115,16 +120,34 @@ extern "C" rl_band rl_cuda_bandwidth(rl_ctx *ctx, rl_pattern pattern, double pro
     x.stream = rl_stream(ctx->be);
     x.blocks = ctx->dev->sm_count * 8;
     double bytes_per_pass = (double)arrays * x.n4 * sizeof(float4);
-    x.passes = (int)fmax(1, ceil(256.0 * 1048576 / bytes_per_pass));
+    x.passes = one_pass ? 1 : (int)fmax(1, ceil(256.0 * 1048576 / bytes_per_pass));
+    return x;
+}
+
+static double ladder_bytes(const ladder_args *x)
+{
+    return (double)arrays_of(x->pattern) * x->n4 * sizeof(float4) * x->passes;
+}
+
+static void ladder_release(rl_ctx *ctx, ladder_args *x)
+{
+    rl_free(ctx->be, x->a);
+    rl_free(ctx->be, x->b);
+    rl_free(ctx->be, x->c);
+    rl_free(ctx->be, x->sink);
+}
+
+extern "C" rl_band rl_cuda_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes,
+                                     int trials)
+{
+    ladder_args x = ladder_over(ctx, pattern, probe_bytes, false);
+    double bytes_per_pass = ladder_bytes(&x) / x.passes;
     char name[64];
     snprintf(name, sizeof name, "ceiling: %s over %.0f MiB", rl_pattern_name(pattern),
              bytes_per_pass / 1048576);
     rl_band band = rl_measure_trials(ctx, name, ladder_call, &x, bytes_per_pass * x.passes / 1e9,
                                      trials);
-    rl_free(ctx->be, x.a);
-    rl_free(ctx->be, x.b);
-    rl_free(ctx->be, x.c);
-    rl_free(ctx->be, x.sink);
+    ladder_release(ctx, &x);
     return band;
 }
 
@@ -172,3 +195,50 @@ extern "C" rl_band rl_cuda_gemm(rl_ctx *ctx, int n, int trials)
 }
 
 extern "C" const int rl_cuda_gemm_sizes[] = {2048, 4096, 8192, 0};
+
+/* ---- probes: the same kernels, timed beside a group's points ------------------- */
+
+extern "C" bool rl_cuda_bandwidth_probe(rl_ctx *ctx, rl_pattern pattern, double bytes,
+                                        bool one_pass, rl_probe *out)
+{
+    ladder_args *x = (ladder_args *)rl_host_alloc(sizeof *x);
+    *x = ladder_over(ctx, pattern, bytes, one_pass);
+    rl_sync(ctx->be); /* the random fill, before the first sample */
+    *out = rl_probe{"roof probe", ladder_call, x, ladder_bytes(x)};
+    return true;
+}
+
+/* The GEMM size of the compute probe: the largest of the ceiling's sizes,
+ * the one that reaches the matrix units' peak on a data-centre GPU. */
+enum { PROBE_GEMM_N = 8192 };
+
+extern "C" bool rl_cuda_compute_probe(rl_ctx *ctx, rl_probe *out)
+{
+    size_t elems = (size_t)PROBE_GEMM_N * PROBE_GEMM_N;
+    gemm_args *g = (gemm_args *)rl_host_alloc(sizeof *g);
+    g->n = PROBE_GEMM_N;
+    RL_CUBLAS_CHECK(cublasCreate(&g->h));
+    RL_CUBLAS_CHECK(cublasSetStream(g->h, rl_stream(ctx->be)));
+    g->c = (float *)rl_alloc(ctx->be, elems * sizeof(float));
+    g->a = random_halves(ctx, elems, g->c);
+    g->b = random_halves(ctx, elems, g->c);
+    rl_sync(ctx->be);
+    *out = rl_probe{"compute probe", fp16_gemm, g, rl_gemm_flops(g->n, g->n, g->n)};
+    return true;
+}
+
+extern "C" void rl_cuda_probe_release(rl_ctx *ctx, rl_probe *probe)
+{
+    if (probe->run == ladder_call) {
+        ladder_release(ctx, (ladder_args *)probe->state);
+    } else if (probe->run == fp16_gemm) {
+        gemm_args *g = (gemm_args *)probe->state;
+        rl_free(ctx->be, (void *)g->a);
+        rl_free(ctx->be, (void *)g->b);
+        rl_free(ctx->be, g->c);
+        RL_CUBLAS_CHECK(cublasDestroy(g->h));
+    }
+    if (probe->state)
+        rl_host_free(probe->state);
+    *probe = rl_probe{};
+}

@@ -126,4 +126,6 @@ void rl_print_duration(rl_ctx *ctx)
     else
         printf("took        %s\n", a);
     rl_meta(ctx, "duration_s", "%.1f", took);
+    /* What else ran meanwhile, as data: the busy-host gate's reading. */
+    rl_meta(ctx, "host_others_busy_cpus", "%.2f", rl_others_busy_cpus_since(&p->busy_mark));
 }

@@ -26,6 +26,7 @@ rl_point *rl_points_add(rl_points *s, const rl_point *p)
     *q = *p;
     q->state = RL_POINT_DECLARED;
     q->seconds = q->max_abs_err = NAN;
+    q->roof = rl_group_roof_none();
     return q;
 }
 
@@ -122,9 +123,9 @@ static void time_group(rl_ctx *ctx, rl_points *s, int first)
         n += (i == first || (g && s->v[i].group == g)) && s->v[i].state == RL_POINT_VALID;
     if (n == 0)
         return;
-    rl_work *works = calloc((size_t)n, sizeof *works);
+    rl_work *works = calloc((size_t)n + RL_GROUP_PROBES, sizeof *works);
     rl_point **members = calloc((size_t)n, sizeof *members);
-    rl_measurement *m = calloc((size_t)n, sizeof *m);
+    rl_measurement *m = calloc((size_t)n + RL_GROUP_PROBES, sizeof *m);
     if (!works || !members || !m)
         rl_die(RL_EXIT_FAILED, "out of memory for a group");
     n = 0;
@@ -139,7 +140,10 @@ static void time_group(rl_ctx *ctx, rl_points *s, int first)
     char key[256];
     rl_point_key(ctx, members[0], key, sizeof key);
     rl_progress_step(ctx, "%s%s", key, n > 1 ? " and its group" : "");
-    rl_measure_group(ctx, works, n, m);
+    rl_group_probes probes;
+    int extra = rl_group_probes_open(ctx, members, n, &probes, works + n);
+    rl_measure_group(ctx, works, n + extra, m);
+    rl_group_probes_close(ctx, &probes, m + n, members, n);
     for (int i = 0; i < n; i++) {
         members[i]->m = m[i];
         members[i]->seconds = m[i].stats.median;
@@ -257,15 +261,30 @@ rl_roof rl_point_roof(rl_ctx *ctx, const rl_point *p)
     return rl_roof_for(ctx, p->footprint, p->pattern);
 }
 
-double rl_point_mbu(rl_ctx *ctx, const rl_point *p)
+double rl_point_roof_gbps(rl_ctx *ctx, const rl_point *p)
 {
-    rl_roof roof = rl_point_roof(ctx, p);
-    double g = rl_point_gbps(p);
-    return isnan(g) ? NAN : rl_mbu(ctx, g, &roof);
+    return isfinite(p->roof.gbps) ? p->roof.gbps : rl_point_roof(ctx, p).gbps;
 }
 
+/* Against the group's probe where it had one (the roof of the same
+ * minute and footprint), else the run-start ladder's rung. */
+double rl_point_mbu(rl_ctx *ctx, const rl_point *p)
+{
+    double g = rl_point_gbps(p);
+    if (isnan(g))
+        return NAN;
+    if (isfinite(p->roof.gbps))
+        return rl_utilization_of_probe(ctx, g, p->roof.gbps, "bandwidth", "GB/s");
+    rl_roof roof = rl_point_roof(ctx, p);
+    return rl_mbu(ctx, g, &roof);
+}
+
+/* A group probe read the point's own working set, spill included: its
+ * MBU is the spilled one. */
 double rl_point_mbu_spilled(rl_ctx *ctx, const rl_point *p)
 {
+    if (isfinite(p->roof.gbps))
+        return rl_point_mbu(ctx, p);
     rl_roof roof = rl_point_roof(ctx, p);
     double g = rl_point_gbps(p);
     roof.level = roof.slower; /* rl_mbu judges against this level's rung */
@@ -275,7 +294,11 @@ double rl_point_mbu_spilled(rl_ctx *ctx, const rl_point *p)
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p)
 {
     double t = rl_point_tflops(p);
-    return isnan(t) ? NAN : rl_mfu(ctx, t);
+    if (isnan(t))
+        return NAN;
+    if (isfinite(p->roof.tflops))
+        return rl_utilization_of_probe(ctx, t, p->roof.tflops, "compute", "TFLOP/s");
+    return rl_mfu(ctx, t);
 }
 
 /* ---- 4. the plan -------------------------------------------------------------------- */

@@ -211,6 +211,7 @@ const char *rl_mode_name(rl_mode m); /* "lab", "quick", "full" */
 typedef struct rl_args {
     rl_backend_choice backend;
     bool quick, full, list, help, no_plot, plot_only, print_label, cache_given, no_reference;
+    bool start_roofs; /* --roofs start: judge against the run-start ladder, no group probes */
     rl_mode mode; /* from --quick / --full */
     const char *out_dir, *plots_dir, *label, *variants;
     const char *ceilings_file; /* --ceilings FILE: use these roofs, measure none */
@@ -293,6 +294,14 @@ bool rl_proc_stat_cpu(const char *line, unsigned long long *busy, unsigned long 
  * still remembers the last minute (an experiment that just ended). NaN
  * when /proc/stat is unreadable. */
 double rl_host_busy_cpus(double window_s);
+/* The CPUs other processes kept busy, on average, since a mark: the
+ * host's busy time (/proc/stat) less this process's own (its threads'
+ * user and system time), over the wall time. NaN when unreadable. */
+typedef struct rl_busy_mark {
+    double wall_s, self_s, host_busy_s;
+} rl_busy_mark;
+rl_busy_mark rl_busy_mark_now(void);
+double rl_others_busy_cpus_since(const rl_busy_mark *mark);
 void rl_slugify(const char *in, char *out, size_t len);
 /* "1.5 GiB", "256 KiB" */
 void rl_format_bytes(double bytes, char *buf, size_t len);

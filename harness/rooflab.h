@@ -133,10 +133,25 @@ typedef struct rl_claim {
     int digits;
     bool on_ceiling;
     const char *predicted_text; /* instead of the range's text, e.g. "within +-15 %" */
+    /* A count or a model, not a timing: judged even on a busy host (every
+     * other claim is "not measured (busy host)" there, claims.c). */
+    bool counted;
+    /* A claim about memory-bound points: judged only where each point it
+     * compares reads at least this fraction of its roof (0: no premise). */
+    double premise_mbu;
 } rl_claim;
 
 /* The standard rate columns a point's row gets. */
 enum { RL_RATES_BANDWIDTH = 1, RL_RATES_COMPUTE = 2 };
+
+/* Roofs measured beside the points they judge (group_roof.c): a group
+ * with a point that moves bytes gets a bandwidth probe over the group's
+ * footprint (a read stream, and the points' own pattern where they also
+ * write); a group with a point that may be compute-bound (arithmetic
+ * intensity at least a quarter of the ridge) gets a compute probe. Each
+ * probe is timed interleaved with the group's points, sample by sample,
+ * and MBU and MFU are taken against it. */
+enum { RL_PROBE_BANDWIDTH = 1, RL_PROBE_COMPUTE = 2 };
 
 typedef struct rl_experiment {
     const char *id;         /* "05" */
@@ -152,6 +167,7 @@ typedef struct rl_experiment {
      * validated, max_abs_err, skipped_reason. The console table, apart. */
     const rl_column *columns, *derived, *table;
     int rates;
+    int probes; /* RL_PROBE_*: the roofs its groups carry (0: the run-start ladder only) */
     /* Its points are observed by the experiment (a load held while a tool
      * is read), not timed by the harness: no measurement columns, no
      * max_abs_err; it calls rl_points_validate, then rl_point_observed. */
@@ -279,6 +295,16 @@ void rl_end_row(rl_ctx *ctx);
  * pipeline every point goes through: validate on fresh inputs, time each
  * group interleaved, derive the rates, write a row and a console line.
  * ---------------------------------------------------------------------- */
+/* The roofs a group's probes measured, as a point of the group sees them:
+ * the bandwidth probe of its own access pattern over the group's
+ * footprint, and the compute probe; rates from the probes' median, q1 and
+ * q3 times (the q1 rate is the slower one). NaN where none was measured. */
+typedef struct rl_group_roof {
+    double gbps, gbps_q1, gbps_q3;
+    double probe_bytes;            /* the probe's working set */
+    double tflops, tflops_q1, tflops_q3;
+} rl_group_roof;
+
 typedef enum rl_point_state {
     RL_POINT_DECLARED = 0, RL_POINT_VALID, RL_POINT_FAILED, RL_POINT_TIMED
 } rl_point_state;
@@ -328,6 +354,7 @@ struct rl_point {
     char why[256];                 /* why validation failed */
     double max_abs_err, seconds;   /* seconds: the median per call */
     rl_measurement m;
+    rl_group_roof roof;            /* measured beside it; NaN where its group had none */
 };
 
 struct rl_points {
@@ -369,6 +396,9 @@ const rl_point *rl_points_in_group(const rl_points *s, int group, const char *ro
 double rl_point_gbps(const rl_point *p);   /* NaN when not timed or no bytes */
 double rl_point_tflops(const rl_point *p); /* NaN when not timed or no FLOPs */
 rl_roof rl_point_roof(rl_ctx *ctx, const rl_point *p);
+/* The bandwidth roof the point is judged against, GB/s: its group's probe
+ * where it had one, else the run-start ladder's rung. */
+double rl_point_roof_gbps(rl_ctx *ctx, const rl_point *p);
 double rl_point_mbu(rl_ctx *ctx, const rl_point *p);
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p);
 /* MBU against the slower level's rung where the working set spills from
@@ -539,7 +569,8 @@ const kernel_variant *rl_variant_by_role(const rl_ctx *ctx, const kernel_family 
  * baseline slower than its bytes allow): the claim is not judged, and the
  * note names the point and what it measured. Counted apart everywhere. */
 typedef enum rl_verdict_status {
-    RL_HOLDS, RL_DOES_NOT_HOLD, RL_NOT_MEASURED, RL_PREMISE_NOT_MET
+    RL_HOLDS, RL_DOES_NOT_HOLD, RL_NOT_MEASURED, RL_PREMISE_NOT_MET,
+    RL_NOT_MEASURED_BUSY /* "not measured (busy host)": other processes took the CPUs */
 } rl_verdict_status;
 
 /* A declared claim judged on a value (NaN: not measured); scope, when
@@ -551,6 +582,26 @@ void rl_judge_within(rl_ctx *ctx, const rl_claim *c, const char *scope, double v
                      double hi, const char *note);
 void rl_judge_status(rl_ctx *ctx, const rl_claim *c, const char *scope, const char *measured,
                      rl_verdict_status status, const char *note);
+/* A claim's premise (premise.c), checked on the points it compares before
+ * it is judged: start, add each check, then judge _given it, which says
+ * "premise not met" with the first unmet check's reason, or judges. */
+typedef struct rl_premise {
+    bool met;
+    char why[320];
+} rl_premise;
+rl_premise rl_premise_start(void);
+/* p (what: its name in the note) reads at least c->premise_mbu of its roof. */
+void rl_premise_memory_bound(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
+                             const char *what);
+/* fast's speedup over baseline (their times' ratio) no larger than their
+ * bytes' ratio allows beyond its noise band (its lo-hi, at least 5 %): a
+ * larger one means the baseline, not the bytes, set it. */
+void rl_premise_within_bytes(rl_premise *pr, const rl_point *baseline, const rl_point *fast,
+                             const char *what);
+void rl_judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, double value,
+                    const rl_premise *pr, const char *note);
+void rl_judge_status_given(rl_ctx *ctx, const rl_claim *c, const char *scope, const char *measured,
+                           rl_verdict_status status, const rl_premise *pr, const char *note);
 /* RL_HOLDS when lo <= x <= hi; RL_NOT_MEASURED when x is NaN. */
 rl_verdict_status rl_within(double x, double lo, double hi);
 

@@ -127,6 +127,18 @@ double rl_mbu(rl_ctx *ctx, double gbps, const rl_roof *roof)
     return u;
 }
 
+double rl_utilization_of_probe(rl_ctx *ctx, double achieved, double probe, const char *what,
+                               const char *unit)
+{
+    double u = achieved / probe;
+    if (u > OVER) {
+        char name[64];
+        snprintf(name, sizeof name, "the group's %s probe", what);
+        record_suspect(ctx, name, probe, achieved, unit);
+    }
+    return u;
+}
+
 double rl_mfu(rl_ctx *ctx, double tflops)
 {
     rl_ctx_private *p = ctx->priv;

@@ -25,6 +25,7 @@ static const char *rl_verdict_name(rl_verdict_status s)
     case RL_HOLDS: return "holds";
     case RL_DOES_NOT_HOLD: return "does not hold";
     case RL_PREMISE_NOT_MET: return "premise not met";
+    case RL_NOT_MEASURED_BUSY: return "not measured (busy host)";
     default: return "not measured";
     }
 }

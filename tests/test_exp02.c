@@ -17,8 +17,9 @@
 static const char *const DOCUMENTED_COLUMNS =
     "shape,k,rows,n,variant,number,flops,bytes,ai,copies,footprint_bytes,cache_resident,"
     "validated_rows,cache,samples,stop_reason,time_us_median,time_us_q1,time_us_q3,time_us_min,"
-    "time_us_mean,rel_stddev,gbps,mbu,mem_level,ceiling_gbps,ceiling_flag,mbu_datasheet,tflops,mfu,"
-    "mfu_datasheet,attainable_tflops,time_per_token_us,tokens_per_s,validated,max_abs_err,"
+    "time_us_mean,rel_stddev,gbps,mbu,mem_level,ceiling_gbps,ceiling_flag,mbu_datasheet,"
+    "group_roof_gbps,group_roof_gbps_q1,group_roof_gbps_q3,group_roof_bytes,tflops,mfu,"
+    "mfu_datasheet,group_roof_tflops,group_roof_tflops_q1,group_roof_tflops_q3,attainable_tflops,time_per_token_us,tokens_per_s,validated,max_abs_err,"
     "skipped_reason";
 
 static char dir[512];

@@ -19,7 +19,8 @@ static const char *const DOCUMENTED_COLUMNS =
     "source,format,bits_per_weight,phase,variant,number,layers,params,size_bytes,size_gib,tokens,"
     "cache_resident,rel_size,cache,samples,stop_reason,time_us_median,time_us_q1,time_us_q3,"
     "time_us_min,time_us_mean,rel_stddev,gbps,mbu,mem_level,ceiling_gbps,ceiling_flag,mbu_datasheet,"
-    "tflops,mfu,mfu_datasheet,tokens_per_s,ceiling_tokens_per_s,rel_tokens_per_s,validated,"
+    "group_roof_gbps,group_roof_gbps_q1,group_roof_gbps_q3,group_roof_bytes,"
+    "tflops,mfu,mfu_datasheet,group_roof_tflops,group_roof_tflops_q1,group_roof_tflops_q3,tokens_per_s,ceiling_tokens_per_s,rel_tokens_per_s,validated,"
     "max_abs_err,skipped_reason";
 
 static const char *const FORMATS[] = {"f16", "q8", "q6", "q5", "q4", "q2"};

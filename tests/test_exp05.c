@@ -17,7 +17,8 @@
 static const char *const DOCUMENTED_COLUMNS =
     "variant,number,op,k,n,footprint_bytes,bytes,cache_resident,cache,samples,stop_reason,"
     "time_us_median,time_us_q1,time_us_q3,time_us_min,time_us_mean,rel_stddev,gbps,mbu,"
-    "mem_level,ceiling_gbps,ceiling_flag,mbu_datasheet,speedup_vs_unfused,speedup_vs_unfused_lo,"
+    "mem_level,ceiling_gbps,ceiling_flag,mbu_datasheet,group_roof_gbps,group_roof_gbps_q1,"
+    "group_roof_gbps_q3,group_roof_bytes,speedup_vs_unfused,speedup_vs_unfused_lo,"
     "speedup_vs_unfused_hi,validated,max_abs_err,skipped_reason";
 
 static char dir[512];

@@ -74,7 +74,7 @@ TestSuite(roofs_e2e, .init = setup, .fini = teardown, .timeout = 300);
 Test(roofs_e2e, a_beaten_fixed_roof_flags_rows_and_verdicts)
 {
     int rc = run_experiment_measuring(EXP02, dir, "--quick --backend cpu --max-bytes 64Mi --label tiny "
-                                      "--shape 8192x8192 --no-plot --ceilings " TINY,
+                                      "--shape 8192x8192 --no-plot --roofs start --ceilings " TINY,
                                       out, sizeof out, err, sizeof err);
     cr_assert_eq(rc, 0, "%s\n%s", out, err);
     cr_assert(strstr(out, "ceiling under-measured (busy machine?)"), "%s", out);
@@ -136,7 +136,7 @@ static void lower_the_roofs(const char *path)
 Test(roofs_e2e, a_beaten_cached_roof_is_measured_again)
 {
     const char *args = "--quick --backend cpu --max-bytes 64Mi --label again --op affine "
-                       "--variant 1 --no-plot";
+                       "--variant 1 --no-plot --roofs start";
     cr_assert_eq(run_experiment_measuring(EXP05, dir, args, out, sizeof out, err, sizeof err), 0, "%s", err);
     char path[1024], why[256];
     snprintf(path, sizeof path, "%s/results/again/ceilings.csv", dir);

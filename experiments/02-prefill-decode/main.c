@@ -109,6 +109,7 @@ static const rl_experiment EXP02 = {
     .families = FAMILIES,
     .columns = COLUMNS,
     .rates = RL_RATES_BANDWIDTH | RL_RATES_COMPUTE,
+    .probes = RL_PROBE_BANDWIDTH | RL_PROBE_COMPUTE,
     .derived = DERIVED,
     .table = TABLE,
     .options = OPTIONS,

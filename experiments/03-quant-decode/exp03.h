@@ -79,6 +79,7 @@ static inline double tps(const rl_point *p)
 void run_step(void *arg);  /* a GEMV per matrix (decode) or n tokens through each (prefill) */
 void run_check(void *arg); /* prefill's check: the step's call on the check rows */
 double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p); /* main.c: vs F16 of its group */
+const rl_point *f16_of(const rl_point *p); /* main.c: the F16 point of its group, or NULL */
 
 /* report.c: the published rows, the summary tables, the verdicts. */
 extern const rl_claim EXP03_CLAIMS[];

@@ -42,7 +42,7 @@ static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return t
 static double col_ceiling(rl_ctx *ctx, const rl_point *p)
 {
     return RL_DATA(step, p)->v->phase != QUANT_DECODE
-               ? NAN : rl_tokens_per_s_ceiling(rl_point_roof(ctx, p).gbps * 1e9, p->bytes);
+               ? NAN : rl_tokens_per_s_ceiling(rl_point_roof_gbps(ctx, p) * 1e9, p->bytes);
 }
 
 static bool f16_of_group(const rl_point *q, const void *p)
@@ -50,11 +50,16 @@ static bool f16_of_group(const rl_point *q, const void *p)
     return q->group == ((const rl_point *)p)->group && RL_DATA(step, q)->f == QF_F16;
 }
 
+const rl_point *f16_of(const rl_point *p)
+{
+    return p ? rl_points_find(RL_DATA(step, p)->all, NULL, f16_of_group, p) : NULL;
+}
+
 /* Against F16 in the same group (the same variant, timed with it). */
 double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p)
 {
     (void)ctx;
-    const rl_point *f16 = rl_points_find(RL_DATA(step, p)->all, NULL, f16_of_group, p);
+    const rl_point *f16 = f16_of(p);
     return f16 ? f16->seconds / p->seconds : NAN;
 }
 
@@ -119,6 +124,7 @@ static const rl_experiment EXP03 = {
     .families = FAMILIES,
     .columns = COLUMNS,
     .rates = RL_RATES_BANDWIDTH | RL_RATES_COMPUTE,
+    .probes = RL_PROBE_BANDWIDTH | RL_PROBE_COMPUTE,
     .derived = DERIVED,
     .table = TABLE,
     .options = OPTIONS,

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,6 +141,34 @@ double rl_host_busy_cpus(double window_s)
     if (!read_stat_cpu(&b1, &t1) || t1 <= t0)
         return NAN;
     return (double)(b1 - b0) / (double)(t1 - t0) * (double)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+static double cpu_seconds(const struct rusage *ru)
+{
+    return (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec * 1e-6 + (double)ru->ru_stime.tv_sec +
+           ru->ru_stime.tv_usec * 1e-6;
+}
+
+rl_busy_mark rl_busy_mark_now(void)
+{
+    rl_busy_mark m = {.wall_s = rl_now_s(), .self_s = NAN, .host_busy_s = NAN};
+    struct rusage self, children; /* children: what it ran and waited for (git) */
+    if (getrusage(RUSAGE_SELF, &self) == 0 && getrusage(RUSAGE_CHILDREN, &children) == 0)
+        m.self_s = cpu_seconds(&self) + cpu_seconds(&children);
+    unsigned long long busy, total;
+    if (read_stat_cpu(&busy, &total))
+        m.host_busy_s = (double)busy / (double)sysconf(_SC_CLK_TCK);
+    return m;
+}
+
+double rl_others_busy_cpus_since(const rl_busy_mark *mark)
+{
+    rl_busy_mark now = rl_busy_mark_now();
+    double wall = now.wall_s - mark->wall_s;
+    if (!(wall > 0))
+        return NAN;
+    double others = (now.host_busy_s - mark->host_busy_s) - (now.self_s - mark->self_s);
+    return fmax(0, others / wall);
 }
 
 /* The host_load header line. Returns the larger reading when it exceeded

@@ -1,0 +1,138 @@
+/*
+ * group_roof.c -- roofs measured beside the points they judge.
+ *
+ * A roof measured at the start of a run judges points timed minutes later,
+ * and a shared machine's bandwidth moves by 2x within that time (two
+ * reference runs of experiment 02, 25 minutes apart, read DRAM at 57 and
+ * at 110 GB/s). So a group of points that an experiment compares against
+ * a roof carries its own probes (rl_experiment.probes): they join the
+ * group's works and are timed with them, sample by sample in the same
+ * cache mode (measure.c), and each point's MBU and MFU are taken against
+ * the probes' medians. The run-start ladder stays in the CSV beside them
+ * (ceiling_gbps, the header's roof_* lines).
+ *
+ * A bandwidth probe reads the largest working set of the group's points
+ * that live in one level: a roof at the points' own footprint, whatever
+ * the caches really hold. A point that also writes gets a probe of its
+ * own pattern beside the read one. Working sets beyond PROBE_CAP_BYTES
+ * are probed at that size: far beyond every last-level cache known, where
+ * the rate no longer depends on the size, and a second copy of a
+ * multi-gigabyte working set would only cost memory.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const double PROBE_CAP_BYTES = 1024.0 * 1048576;
+
+/* A point with bytes to move and a working set: judged against bandwidth. */
+static bool moves_bytes(const rl_point *p) { return p->bytes > 0 && p->footprint > 0; }
+
+/* A point that may be compute-bound: its intensity at least a quarter of
+ * the ridge of the run-start roofs (below, the compute roof cannot bound
+ * it, and its MFU needs no roof of the same minute). */
+static bool may_be_compute_bound(rl_ctx *ctx, const rl_point *p)
+{
+    const rl_ceilings *c = rl_ceilings_get(ctx);
+    double ridge = rl_ridge_point(c->matrix_tflops * 1e12, c->bw[RL_DRAM][RL_READ].best * 1e9);
+    return p->flops > 0 && p->bytes > 0 && rl_arith_intensity(p->flops, p->bytes) >= ridge / 4;
+}
+
+/* The probe a point needs: its level's class (the level its working set
+ * lives in, mixed or not) and its pattern; -1 when none is made yet. */
+static int probe_for(const rl_group_probes *gp, int cls, rl_pattern pattern)
+{
+    for (int i = 0; i < gp->n; i++)
+        if (gp->spec[i].cls == cls && gp->spec[i].pattern == pattern)
+            return i;
+    return -1;
+}
+
+static int class_of(rl_ctx *ctx, const rl_point *p)
+{
+    rl_roof r = rl_roof_for(ctx, fmin(p->footprint, PROBE_CAP_BYTES), p->pattern);
+    return 2 * (int)r.level + r.mixed;
+}
+
+/* One bandwidth probe per level the group's points live in and pattern
+ * they use, plus a read probe of each level, over the largest working set
+ * of those points: a probe over the F16 weights would judge q4 weights
+ * that fit the cache against DRAM. */
+static void plan_bandwidth(rl_ctx *ctx, rl_point *const *members, int n, rl_group_probes *gp)
+{
+    for (int i = 0; i < n; i++) {
+        if (!moves_bytes(members[i]))
+            continue;
+        int cls = class_of(ctx, members[i]);
+        rl_pattern wants[2] = {RL_READ, members[i]->pattern};
+        for (int w = 0; w < 2; w++) {
+            int at = probe_for(gp, cls, wants[w]);
+            if (at < 0 && gp->n < RL_GROUP_PROBES - 1) {
+                at = gp->n++;
+                gp->spec[at] = (rl_probe_spec){.cls = cls, .pattern = wants[w]};
+            }
+            if (at >= 0)
+                gp->spec[at].bytes = fmax(gp->spec[at].bytes,
+                                          fmin(members[i]->footprint, PROBE_CAP_BYTES));
+        }
+    }
+}
+
+int rl_group_probes_open(rl_ctx *ctx, rl_point *const *members, int n, rl_group_probes *gp,
+                         rl_work *works)
+{
+    *gp = (rl_group_probes){.compute_at = -1};
+    if (ctx->args.start_roofs)
+        return 0;
+    const rl_backend_ops *ops = ctx->be->ops;
+    if ((ctx->exp->probes & RL_PROBE_BANDWIDTH) && ops->bandwidth_probe)
+        plan_bandwidth(ctx, members, n, gp);
+    bool cold = ctx->args.cache == RL_COLD;
+    for (int i = 0; i < gp->n; i++)
+        if (!ops->bandwidth_probe(ctx, gp->spec[i].pattern, gp->spec[i].bytes, cold, &gp->probe[i]))
+            rl_die(RL_EXIT_FAILED, "internal error: the backend made no bandwidth probe");
+    bool compute = false;
+    for (int i = 0; i < n; i++)
+        compute |= (ctx->exp->probes & RL_PROBE_COMPUTE) && may_be_compute_bound(ctx, members[i]);
+    if (compute && ops->compute_probe && ops->compute_probe(ctx, &gp->probe[gp->n]))
+        gp->compute_at = gp->n++;
+    for (int i = 0; i < gp->n; i++)
+        works[i] = (rl_work){gp->probe[i].name, gp->probe[i].run, gp->probe[i].state};
+    return gp->n;
+}
+
+/* A probe's rate at its median time, and at its q3 and q1 times. */
+static void rates_of(const rl_probe *probe, const rl_measurement *m, double unit, double *median,
+                     double *lo, double *hi)
+{
+    *median = probe->per_call / m->stats.median / unit;
+    *lo = probe->per_call / m->stats.q3 / unit;
+    *hi = probe->per_call / m->stats.q1 / unit;
+}
+
+void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measurement *m,
+                           rl_point *const *members, int n)
+{
+    for (int i = 0; i < n; i++) {
+        rl_group_roof *r = &members[i]->roof;
+        int at = moves_bytes(members[i])
+                     ? probe_for(gp, class_of(ctx, members[i]), members[i]->pattern) : -1;
+        if (at >= 0) {
+            rates_of(&gp->probe[at], &m[at], 1e9, &r->gbps, &r->gbps_q1, &r->gbps_q3);
+            r->probe_bytes = gp->spec[at].bytes;
+        }
+        if (gp->compute_at >= 0)
+            rates_of(&gp->probe[gp->compute_at], &m[gp->compute_at], 1e12, &r->tflops,
+                     &r->tflops_q1, &r->tflops_q3);
+    }
+    for (int i = 0; i < gp->n; i++)
+        ctx->be->ops->probe_release(ctx, &gp->probe[i]);
+    gp->n = 0;
+}
+
+rl_group_roof rl_group_roof_none(void)
+{
+    return (rl_group_roof){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+}

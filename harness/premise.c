@@ -1,0 +1,57 @@
+/*
+ * premise.c -- whether the points a claim compares meet the claim's
+ * premise, before the claim is judged on them.
+ *
+ * A claim about memory-bound kernels ("quantized weights decode faster in
+ * proportion to their bytes", "fusing two passes halves the time") says
+ * nothing about a kernel that is far below its roof: its time is set by
+ * its instructions, and the claim would hold or fail for that reason, not
+ * for the bytes. So such a claim is judged only where each point it
+ * compares reads at least rl_claim.premise_mbu of its roof of the same
+ * group (group_roof.c), and a speedup larger than its bytes allow beyond
+ * the noise says that the baseline, not the bytes, set it. Otherwise the
+ * verdict is "premise not met", and its note names the point.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The ratio's own band, at least this: two medians of a quiet machine. */
+static const double MIN_NOISE = 0.05;
+
+rl_premise rl_premise_start(void) { return (rl_premise){.met = true}; }
+
+void rl_premise_memory_bound(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
+                             const char *what)
+{
+    if (!pr->met || !p || !(c->premise_mbu > 0))
+        return; /* the first unmet premise tells the story */
+    double mbu = rl_point_mbu(ctx, p);
+    if (isnan(mbu) || mbu >= c->premise_mbu)
+        return;
+    pr->met = false;
+    snprintf(pr->why, sizeof pr->why, "%s at %.2f of its roof (%.1f GB/s against %s; the premise: "
+             "at least %.2f): the bytes do not set its time, so the claim is not judged on it",
+             what, mbu, rl_point_gbps(p), isfinite(p->roof.gbps) ? "the read probe of its group"
+             : "the run-start ladder", c->premise_mbu);
+}
+
+void rl_premise_within_bytes(rl_premise *pr, const rl_point *baseline, const rl_point *fast,
+                             const char *what)
+{
+    if (!pr->met || !baseline || !fast || !(fast->bytes > 0))
+        return;
+    rl_ratio speedup = rl_time_ratio(baseline, fast);
+    double model = baseline->bytes / fast->bytes;
+    if (isnan(speedup.median))
+        return;
+    double noise = fmax(MIN_NOISE, (speedup.hi - speedup.lo) / (2 * speedup.median));
+    if (speedup.median <= model * (1 + noise))
+        return;
+    pr->met = false;
+    snprintf(pr->why, sizeof pr->why, "%s: a speedup of %.2fx, beyond the %.2fx its bytes allow "
+             "by more than the noise (%.0f %%): the baseline was the slower reader, not the bytes",
+             what, speedup.median, model, 100 * noise);
+}
