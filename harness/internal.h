@@ -299,11 +299,12 @@ rl_level rl_level_for(const double capacity[RL_LEVEL_COUNT], double footprint_by
  * has that column) and rl_ceiling_suspect_note() returns its note. */
 double rl_mbu(rl_ctx *ctx, double gbps, const rl_roof *roof);
 double rl_mfu(rl_ctx *ctx, double tflops);
-/* achieved over a group probe's rate; above 1.05 the probe was beaten (a
- * kernel that outruns the probe's loop, or a busy host): the run records
- * it as an under-measured ceiling, as for the ladder. */
-double rl_utilization_of_probe(rl_ctx *ctx, double achieved, double probe, const char *what,
-                               const char *unit);
+/* achieved over a group probe's median rate. Above 1.05 times the
+ * probe's fastest quartile (probe_hi), the probe was beaten (a kernel
+ * that outruns the probe's loop): the run records it as an under-measured
+ * ceiling, as for the ladder. */
+double rl_utilization_of_probe(rl_ctx *ctx, double achieved, double probe, double probe_hi,
+                               const char *what, const char *unit);
 /* Once a ceiling stayed under-measured, what happened (NULL while none
  * did): verdicts built on MBU or MFU must then say so instead of judging
  * (rl_verdict_on_ceiling). */

@@ -274,7 +274,7 @@ double rl_point_mbu(rl_ctx *ctx, const rl_point *p)
     if (isnan(g))
         return NAN;
     if (isfinite(p->roof.gbps))
-        return rl_utilization_of_probe(ctx, g, p->roof.gbps, "bandwidth", "GB/s");
+        return rl_utilization_of_probe(ctx, g, p->roof.gbps, p->roof.gbps_q3, "bandwidth", "GB/s");
     rl_roof roof = rl_point_roof(ctx, p);
     return rl_mbu(ctx, g, &roof);
 }
@@ -297,7 +297,8 @@ double rl_point_mfu(rl_ctx *ctx, const rl_point *p)
     if (isnan(t))
         return NAN;
     if (isfinite(p->roof.tflops))
-        return rl_utilization_of_probe(ctx, t, p->roof.tflops, "compute", "TFLOP/s");
+        return rl_utilization_of_probe(ctx, t, p->roof.tflops, p->roof.tflops_q3, "compute",
+                                       "TFLOP/s");
     return rl_mfu(ctx, t);
 }
 

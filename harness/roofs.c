@@ -127,11 +127,11 @@ double rl_mbu(rl_ctx *ctx, double gbps, const rl_roof *roof)
     return u;
 }
 
-double rl_utilization_of_probe(rl_ctx *ctx, double achieved, double probe, const char *what,
-                               const char *unit)
+double rl_utilization_of_probe(rl_ctx *ctx, double achieved, double probe, double probe_hi,
+                               const char *what, const char *unit)
 {
     double u = achieved / probe;
-    if (u > OVER) {
+    if (achieved > OVER * fmax(probe, probe_hi)) { /* beyond the probe's own spread */
         char name[64];
         snprintf(name, sizeof name, "the group's %s probe", what);
         record_suspect(ctx, name, probe, achieved, unit);

@@ -7,9 +7,10 @@
 #
 # The spread drawn, all from the CSV: every measured point's q1-q3 of its
 # samples' times (time_us_q1/q3; a rate at the time's q3 and q1); the
-# DRAM read roof as a band from its worst to its best trial ("# roof_DRAM_
-# read_gbps: best worst bytes"); the compute roof from the library GEMM to
-# the FMA peak where the run measured both ("# roof_compute_*_tflops").
+# DRAM read roof as a band: from the groups' probes (group_roof_gbps_q1 to
+# _q3) where the run has them, else from the run-start rung's worst to its
+# best trial ("# roof_DRAM_read_gbps: best worst bytes"); the compute roof
+# from the library GEMM to the FMA peak where the run measured both.
 
 eval require_columns('time_us_median time_us_q1 time_us_q3')
 
@@ -37,6 +38,31 @@ sheet_peak = STATS_max
 stats csv using (column('mbu_datasheet') > 0 ? column('gbps') / column('mbu_datasheet') : 0) nooutput
 sheet_bw = STATS_max / 1000.0
 have_sheet = sheet_peak > 0 && sheet_bw > 0
+
+# A run with group roofs (group_roof_* columns: probes timed with each
+# group's points) draws those instead of the run-start ladder's DRAM rung:
+# the band from the slowest DRAM-level probe's q1 to the fastest's q3, the
+# roof at the fastest's median; the compute roof from its compute probes.
+group_roofs = has_columns(csv, 'group_roof_gbps group_roof_gbps_q1 group_roof_gbps_q3')
+in_dram(c) = strcol('mem_level') eq 'DRAM' && column(c) > 0 ? column(c) : NaN
+if (group_roofs) {
+    stats csv using (in_dram('group_roof_gbps')) nooutput
+    group_rows = STATS_records
+}
+if (group_roofs && group_rows > 0) {
+    stats csv using (in_dram('group_roof_gbps')) nooutput
+    bw = STATS_max / 1000.0
+    stats csv using (in_dram('group_roof_gbps_q1')) nooutput
+    group_bw_lo = STATS_min / 1000.0
+    stats csv using (in_dram('group_roof_gbps_q3')) nooutput
+    group_bw_hi = STATS_max / 1000.0
+}
+group_roofs = group_roofs && group_rows > 0
+if (group_roofs && has_columns(csv, 'group_roof_tflops')) {
+    stats csv using (column('group_roof_tflops') > 0 ? column('group_roof_tflops') : NaN) nooutput
+    if (STATS_records > 0) { peak = STATS_max }
+}
+ridge = peak / bw
 
 roof(ai) = ai * bw < peak ? ai * bw : peak
 sheet_roof(ai) = ai * sheet_bw < sheet_peak ? ai * sheet_bw : sheet_peak
@@ -72,8 +98,10 @@ label_of(s, v) = sprintf('%s, %s', s, v)
 # The DRAM read rung as a band, worst to best trial; the compute roof as a
 # band from the library GEMM's best to the FMA peak where both were
 # measured (ceiling_tflops, the larger, is what MFU is against).
-bw_worst = roof_worst('DRAM', 'read') / 1000.0   # TB/s; the best is bw
+bw_worst = group_roofs ? group_bw_lo : roof_worst('DRAM', 'read') / 1000.0   # TB/s
 if (bw_worst != bw_worst) { bw_worst = bw }
+bw_top = group_roofs ? group_bw_hi : bw
+roof_hi(ai) = ai * bw_top < peak ? ai * bw_top : peak
 gemm_meta = meta('roof_compute_gemm_tflops')
 peak_gemm = gemm_meta eq '' ? NaN : real(gemm_meta)
 peak_lo = (peak_gemm == peak_gemm && peak_gemm < peak) ? peak_gemm : peak
@@ -122,9 +150,12 @@ do for [j = 1:2] {
 set label 2 compute_what at graph 0.02, first peak * 1.35 left tc rgb model_color font ',9' noenhanced
 set samples 400
 plot \
-    '+' using 1:(roof_lo($1)):(roof($1)) with filledcurves fc rgb band_color fs solid 1.0 noborder \
-        title sprintf('model: roof band, DRAM read %.0f-%.0f GB/s', 1000 * bw_worst, 1000 * bw), \
-    roof(x) with lines dt 2 lw 2 lc rgb model_color title 'model: roofline at the best trials', \
+    '+' using 1:(roof_lo($1)):(roof_hi($1)) with filledcurves fc rgb band_color fs solid 1.0 noborder \
+        title (group_roofs ? sprintf('model: roof band, the groups'' DRAM read probes %.0f-%.0f GB/s', \
+            1000 * bw_worst, 1000 * bw_top) : sprintf('model: roof band, DRAM read %.0f-%.0f GB/s', \
+            1000 * bw_worst, 1000 * bw)), \
+    roof(x) with lines dt 2 lw 2 lc rgb model_color \
+        title (group_roofs ? 'model: roofline at the fastest group''s probes' : 'model: roofline at the best trials'), \
     for [l in ladder] ladder_roof(x, l) with lines dt 3 lw 1 lc rgb '#aaaaaa' \
         title (ladder_bw(l) > 0 ? sprintf('model: %s read roof, %.0f GB/s', l, 1000 * ladder_bw(l)) : ''), \
     (have_sheet ? sheet_roof(x) : NaN) with lines dt 3 lc rgb '#999999' title (have_sheet ? 'model: datasheet roofline' : ''), \
