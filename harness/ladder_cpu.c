@@ -241,16 +241,17 @@ static inline vfloat fma_vec(vfloat x, vfloat m, vfloat a)
 #endif
 }
 
+/* arg: the iterations, or NULL for FMA_ITERS. */
 static void fma_call(void *arg)
 {
-    (void)arg;
+    long iters = arg ? *(const long *)arg : FMA_ITERS;
     double total = 0;
 #pragma omp parallel reduction(+ : total)
     {
         vfloat acc[CHAINS], m = (vfloat){0} + 0.999999f, a = (vfloat){0} + 1e-3f;
         for (int j = 0; j < CHAINS; j++)
             acc[j] = (vfloat){0} + (float)j;
-        for (int it = 0; it < FMA_ITERS; it++) {
+        for (long it = 0; it < iters; it++) {
             for (int j = 0; j < CHAINS; j++)
                 acc[j] = fma_vec(acc[j], m, a);
         }
@@ -260,21 +261,27 @@ static void fma_call(void *arg)
     sink = total;
 }
 
-static double fma_flops_per_call(void)
+static double fma_flops_per_call(long iters)
 {
-    return 2.0 * CHAINS * (VEC_BYTES / sizeof(float)) * FMA_ITERS * omp_get_max_threads();
+    return 2.0 * CHAINS * (VEC_BYTES / sizeof(float)) * (double)iters * omp_get_max_threads();
 }
 
 rl_band rl_cpu_fma_peak(rl_ctx *ctx, int trials)
 {
-    return rl_measure_trials(ctx, "ceiling: FMA peak", fma_call, NULL, fma_flops_per_call() / 1e12,
-                             trials);
+    return rl_measure_trials(ctx, "ceiling: FMA peak", fma_call, NULL,
+                             fma_flops_per_call(FMA_ITERS) / 1e12, trials);
 }
+
+/* A probe's call runs ~1 ms, as long as the GEMM calls it judges: a 12 us
+ * region would pay a fork and a join per 12 us, and wait out a thread
+ * that the scheduler set aside for a quantum. */
+static const long PROBE_FMA_ITERS = 64L * FMA_ITERS;
 
 bool rl_cpu_compute_probe(rl_ctx *ctx, rl_probe *out)
 {
     (void)ctx;
-    *out = (rl_probe){.name = "compute probe", .run = fma_call, .per_call = fma_flops_per_call()};
+    *out = (rl_probe){.name = "compute probe", .run = fma_call, .state = (void *)&PROBE_FMA_ITERS,
+                      .per_call = fma_flops_per_call(PROBE_FMA_ITERS)};
     return true;
 }
 

@@ -92,9 +92,28 @@ do for [lv in decode_levels] {
     eval sprintf("roof_lo_%s = %.17g", lv, \
         roof_worst(lv, 'read') == roof_worst(lv, 'read') ? roof_worst(lv, 'read') : csv_ceiling)
 }
+bw = csv_ceiling                   # GB/s, the best of the rung
+# A run with group roofs (group_roof_* columns: the read probe timed with
+# each group) draws those: each level's band from its decode rows' slowest
+# probe quartile to their fastest, the line at the fastest F16 group's
+# median probe; the ladder's rungs are the run's start.
+group_roofs = has_columns(csv, 'group_roof_gbps group_roof_gbps_q1 group_roof_gbps_q3')
+in_level(lv, c) = strcol('source') eq 'measured' && strcol('phase') eq 'decode' && \
+    roof_level(strcol('mem_level')) eq lv && column(c) > 0 ? column(c) : NaN
+if (group_roofs) {
+    do for [lv in decode_levels] {
+        stats csv using (in_level(lv, 'group_roof_gbps_q3')) nooutput
+        eval sprintf("roof_hi_%s = %.17g", lv, STATS_max)
+        stats csv using (in_level(lv, 'group_roof_gbps_q1')) nooutput
+        eval sprintf("roof_lo_%s = %.17g", lv, STATS_min)
+    }
+    stats csv using (is_f16('decode') && column('group_roof_gbps') > 0 ? column('group_roof_gbps') : NaN) nooutput
+    bw = STATS_max
+    rung_key(lv, what) = sprintf('%s read probes%s: q1-q3, each timed with its group', lv, what)
+    best_key(lv, what) = sprintf('model: %s read probe%s, the fastest F16 group''s', lv, what)
+}
 roof_hi(lv) = value('roof_hi_' . lv)
 roof_lo(lv) = value('roof_lo_' . lv)
-bw = csv_ceiling                   # GB/s, the best of the rung
 stats csv using (measured('decode', 'mbu_datasheet') > 0 ? column('gbps') / column('mbu_datasheet') : 0) nooutput
 sheet_bw = STATS_max
 stats csv using (measured('prefill', 'mfu') > 0 ? column('tflops') / column('mfu') : 0) nooutput
