@@ -162,6 +162,14 @@ void rl_print_duration(rl_ctx *ctx); /* "took ... (the plan expected ...)" */
 /* csv.c: the file under construction, header written, for raw rows. */
 FILE *rl_csv_stream(rl_csv *c);
 
+/* verdict_kind.c */
+/* A verdict's name as verdicts.csv writes it: "holds", "does not hold",
+ * "premise not met", "not measured", "not measured (busy host)". */
+const char *rl_verdict_name(rl_verdict_status s);
+/* A verdicts.csv cell read back as one of the four kinds every reader
+ * counts (RL_HOLDS .. RL_PREMISE_NOT_MET): RL_NOT_MEASURED for "not
+ * measured (busy host)" and for anything else (a cell of an unknown kind). */
+rl_verdict_status rl_verdict_kind(const char *verdict);
 /* verdict.c */
 void rl_verdicts_print(rl_ctx *ctx);
 int rl_verdicts_write(rl_ctx *ctx); /* results/<label>/verdicts.csv */

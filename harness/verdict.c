@@ -19,17 +19,6 @@ static const char *const VERDICT_COLUMNS[] = {"experiment", "id", "backend", "de
                                               "quick", "claim", "predicted", "measured",
                                               "verdict", "note", "date_utc", NULL};
 
-static const char *rl_verdict_name(rl_verdict_status s)
-{
-    switch (s) {
-    case RL_HOLDS: return "holds";
-    case RL_DOES_NOT_HOLD: return "does not hold";
-    case RL_PREMISE_NOT_MET: return "premise not met";
-    case RL_NOT_MEASURED_BUSY: return "not measured (busy host)";
-    default: return "not measured";
-    }
-}
-
 rl_verdict_status rl_within(double x, double lo, double hi)
 {
     if (isnan(x))
