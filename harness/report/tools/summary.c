@@ -21,16 +21,6 @@ static void md_cell(strbuf *b, const char *s)
         sb_printf(b, "%c", *p == '|' ? '/' : *p == '\n' ? ' ' : *p);
 }
 
-static void count(const char *verdict, int *holds, int *fails, int *unmeasured)
-{
-    if (!strcmp(verdict, "holds"))
-        (*holds)++;
-    else if (!strcmp(verdict, "does not hold"))
-        (*fails)++;
-    else
-        (*unmeasured)++;
-}
-
 int tool_summary(int argc, char **argv)
 {
     tool_opts o = {0};
@@ -56,7 +46,8 @@ int tool_summary(int argc, char **argv)
                    "so. A quick run's verdicts come from short sweeps.\n",
               o.label, path, date);
     printf("== rooflab summary: %s ==\n", o.label);
-    int holds = 0, fails = 0, unmeasured = 0;
+    /* Per kind (rl_verdict_kind): "premise not met" apart from the others. */
+    int n[RL_PREMISE_NOT_MET + 1] = {0};
     const char *last = "";
     for (int r = 0; r < t->nrows; r++) {
         const char *exp = rl_table_get(t, r, "experiment");
@@ -79,11 +70,16 @@ int tool_summary(int argc, char **argv)
             sb_printf(&md, " |");
         }
         sb_printf(&md, "\n");
-        count(rl_table_get(t, r, "verdict"), &holds, &fails, &unmeasured);
+        n[rl_verdict_kind(rl_table_get(t, r, "verdict"))]++;
     }
-    printf("\n%d hold, %d do not hold, %d not measured (notes in the summary file)\n", holds, fails,
-           unmeasured);
-    sb_printf(&md, "\n%d hold, %d do not hold, %d not measured.\n", holds, fails, unmeasured);
+    /* The line starts "N hold, " for scripts (harness/ops/slurm/finish.sh);
+     * the fourth kind comes last, after the three that older summaries
+     * counted, so that their words keep their places. */
+    char counts[160];
+    snprintf(counts, sizeof counts, "%d hold, %d do not hold, %d not measured, %d premise not met",
+             n[RL_HOLDS], n[RL_DOES_NOT_HOLD], n[RL_NOT_MEASURED], n[RL_PREMISE_NOT_MET]);
+    printf("\n%s (notes in the summary file)\n", counts);
+    sb_printf(&md, "\n%s.\n", counts);
 
     snprintf(path, sizeof path, "%s/%s/summary.md", o.out, o.label);
     int rc = rl_write_file_atomic(path, md.s ? md.s : "");
