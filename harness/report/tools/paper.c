@@ -182,15 +182,26 @@ static int run_macros(const paper *p)
 
 static int glance_table(const paper *p)
 {
+    /* "premise not met" gets a column of its own where any experiment of
+     * the label has one (the last two headings on two lines each, so that
+     * the first column keeps its width); a label without one reads as
+     * before the fourth kind existed. */
+    bool premise = false;
+    for (int i = 0; i < p->nexp; i++)
+        premise |= p->exps[i].csv && count_verdicts(p->verdicts, &p->exps[i]).premise > 0;
     strbuf b = {0};
     sb_printf(&b, "\\begin{tabularx}{\\linewidth}{@{}>{\\raggedright\\arraybackslash}X l l l "
-                  "r r r@{}}\n\\toprule\nexperiment & device (backend) & run & commit & "
-                  "held & did not & not measured \\\\\n\\midrule\n");
+                  "r r r%s@{}}\n\\toprule\nexperiment & device (backend) & run & commit & "
+                  "held & did not & %s \\\\\n\\midrule\n",
+              premise ? " r" : "",
+              premise ? "\\shortstack[r]{not\\\\measured} & \\shortstack[r]{premise\\\\not met}"
+                      : "not measured");
     for (int i = 0; i < p->nexp; i++) {
         const paper_exp *e = &p->exps[i];
         tex(&b, e->slug);
         if (!e->csv) {
-            sb_printf(&b, " & \\multicolumn{6}{l}{\\emph{no run under this label}} \\\\\n");
+            sb_printf(&b, " & \\multicolumn{%d}{l}{\\emph{no run under this label}} \\\\\n",
+                      premise ? 7 : 6);
             continue;
         }
         sb_printf(&b, " & ");
@@ -200,7 +211,10 @@ static int glance_table(const paper *p)
         sb_printf(&b, " & \\texttt{%.12s}%s", meta(e->csv, "git_commit"),
                   !strcmp(meta(e->csv, "git_dirty"), "yes") ? "*" : "");
         tally t = count_verdicts(p->verdicts, e);
-        sb_printf(&b, " & %d & %d & %d \\\\\n", t.holds, t.fails, t.unmeasured);
+        sb_printf(&b, " & %d & %d & %d", t.holds, t.fails, t.unmeasured);
+        if (premise)
+            sb_printf(&b, " & %d", t.premise);
+        sb_printf(&b, " \\\\\n");
     }
     sb_printf(&b, "\\bottomrule\n\\end{tabularx}\n");
     return paper_write(p->o->dest, "glance.tex", &b);

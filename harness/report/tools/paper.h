@@ -88,9 +88,10 @@ bool roof_band(const rl_table *csv, const char *level, const char *pattern, doub
 
 /* The verdicts of experiment e in verdicts.csv, of the backend its CSV ran on. */
 typedef struct tally {
-    int holds, fails, unmeasured;
+    int holds, fails, unmeasured, premise; /* premise: "premise not met" */
 } tally;
 tally count_verdicts(const rl_table *verdicts, const paper_exp *e);
+static inline int tally_total(tally t) { return t.holds + t.fails + t.unmeasured + t.premise; }
 
 int experiment_tex(const paper *p, const paper_exp *e); /* exp-NN.tex */
 int limitations_tex(const paper *p);                    /* limitations.tex */

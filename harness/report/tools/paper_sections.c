@@ -15,13 +15,17 @@
  * Verdicts
  * ---------------------------------------------------------------------- */
 
-/* A verdict's kind: anything but "holds" and "does not hold" is "not measured". */
-typedef enum { HOLDS, FAILS, UNMEASURED } verdict_kind;
+/* A verdict's kind, as every reader of verdicts.csv counts it
+ * (rl_verdict_kind): "premise not met" apart, and any other cell than the
+ * four names ("not measured (busy host)") as not measured. */
+typedef enum {
+    HOLDS = RL_HOLDS,
+    FAILS = RL_DOES_NOT_HOLD,
+    UNMEASURED = RL_NOT_MEASURED,
+    PREMISE = RL_PREMISE_NOT_MET
+} verdict_kind;
 
-static verdict_kind kind_of(const char *verdict)
-{
-    return !strcmp(verdict, "holds") ? HOLDS : !strcmp(verdict, "does not hold") ? FAILS : UNMEASURED;
-}
+static verdict_kind kind_of(const char *verdict) { return (verdict_kind)rl_verdict_kind(verdict); }
 
 /* A verdict row of this experiment, from the backend its CSV ran on (a
  * label may hold verdicts of another backend whose charts are not here). */
@@ -42,6 +46,7 @@ tally count_verdicts(const rl_table *v, const paper_exp *e)
         case HOLDS: t.holds++; break;
         case FAILS: t.fails++; break;
         case UNMEASURED: t.unmeasured++; break;
+        case PREMISE: t.premise++; break;
         }
     }
     return t;
@@ -117,11 +122,18 @@ static void on_this_run(strbuf *b, const paper *p, const paper_exp *e, int nchar
         tex(b, meta(c, "ceiling_tflops_source"));
         sb_printf(b, ")");
     }
-    int n = t.holds + t.fails + t.unmeasured;
-    sb_printf(b, ". Of its %d verdict%s, %d held, %d did not hold and %d %s not measured "
-                 "(Table~\\ref{tab:exp-%s}",
-              n, n == 1 ? "" : "s", t.holds, t.fails, t.unmeasured,
-              t.unmeasured == 1 ? "was" : "were", e->id);
+    int n = tally_total(t);
+    sb_printf(b, ". Of its %d verdict%s, %d held, %d did not hold", n, n == 1 ? "" : "s", t.holds,
+              t.fails);
+    /* The fourth kind only where it occurs: a run without one reads as it
+     * did before there were four. */
+    if (t.premise)
+        sb_printf(b, ", %d %s not measured and %d %s measured with the claim's premise not met",
+                  t.unmeasured, t.unmeasured == 1 ? "was" : "were", t.premise,
+                  t.premise == 1 ? "was" : "were");
+    else
+        sb_printf(b, " and %d %s not measured", t.unmeasured, t.unmeasured == 1 ? "was" : "were");
+    sb_printf(b, " (Table~\\ref{tab:exp-%s}", e->id);
     if (ncharts == 1)
         sb_printf(b, "; Figure~\\ref{fig:exp-%s-first}", e->id);
     else if (ncharts > 1)
@@ -135,6 +147,9 @@ static void on_this_run(strbuf *b, const paper *p, const paper_exp *e, int nchar
     sb_printf(b, "\n");
     if (t.fails)
         verdict_items(b, "Did not hold on this run", p->verdicts, e, FAILS);
+    if (t.premise)
+        verdict_items(b, "Premise not met on this run (measured, not judged)", p->verdicts, e,
+                      PREMISE);
     if (t.unmeasured)
         verdict_items(b, "Not measured on this run", p->verdicts, e, UNMEASURED);
     sb_printf(b, "\n");
@@ -305,7 +320,6 @@ int experiment_tex(const paper *p, const paper_exp *e)
         sb_printf(&b, "\\emph{This experiment draws no charts.}\n\n");
     snprintf(name, sizeof name, "exp-%s.tex", e->id);
     tally t = count_verdicts(p->verdicts, e);
-    printf("  %s: On this run, %d verdicts, %d of %d charts\n", name,
-           t.holds + t.fails + t.unmeasured, drawn, n);
+    printf("  %s: On this run, %d verdicts, %d of %d charts\n", name, tally_total(t), drawn, n);
     return paper_write(p->o->dest, name, &b);
 }
