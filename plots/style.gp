@@ -51,15 +51,22 @@ run_title = sprintf('%s backend: %s (label %s)', backend, device, label)
 if (exists('runs_title') && runs_title ne '') run_title = runs_title
 
 # What this run found about the claim a chart draws, from its verdicts (the
-# harness passes claim_<id>, verdict_<id> and reason_<id> for every verdict
-# in verdicts.csv beside the CSV): claim_line(id) states the claim under
-# test and its predicted range, run_line(id) the verdict and what was
-# measured, reason_line(id) the note's first clause. A chart without them
-# says so.
+# harness passes claim_<id>, verdict_<id>, reason_<id> and kind_<id> for
+# every verdict in verdicts.csv beside the CSV): claim_line(id) states the
+# claim under test and its predicted range, run_line(id) the verdict and
+# what was measured, reason_line(id) the note's first clause. A chart
+# without them says so.
 has_verdict(id) = exists('verdict_' . id)
+# The verdict's kind, classified by the harness: 'holds', 'does not hold',
+# 'premise not met' or 'not measured' ('' without a verdict). A chart that
+# tests a verdict tests this, never the verdict's words.
+verdict_kind(id) = exists('kind_' . id) ? value('kind_' . id) : ''
 # (The id is not printed: its underscores would read as subscripts.)
 claim_line(id) = has_verdict(id) ? 'claim: ' . value('claim_' . id) : 'claim: not judged in this CSV'
-run_line(id) = has_verdict(id) ? 'this run: ' . value('verdict_' . id) : \
+# A premise not met was measured, but the claim was not judged: said so,
+# apart from a claim that does not hold.
+run_line(id) = has_verdict(id) ? 'this run: ' . value('verdict_' . id) . \
+    (verdict_kind(id) eq 'premise not met' ? ', claim not judged' : '') : \
     'this run: no verdict (none in a verdicts.csv beside the CSV)'
 reason_line(id) = has_verdict(id) ? value('reason_' . id) : ''
 # A title: the claim under test as a question, then claim, verdict, reason

@@ -159,9 +159,10 @@ static void enhanced_literal(const char *text, char *buf, size_t len)
 /* This run's verdicts, from verdicts.csv beside the CSV drawn (the latest
  * run of this experiment, backend and label: the one whose CSV this is),
  * as gnuplot variables per verdict id: claim_<id> (the claim and its
- * predicted range), verdict_<id> ("holds", with what was measured) and
- * reason_<id> (the note's first clause). style.gp's this_run(id) reads
- * them. None when the file is absent: the charts then say so. */
+ * predicted range), verdict_<id> ("holds", with what was measured),
+ * reason_<id> (the note's first clause) and kind_<id> (one of the four
+ * kinds, rl_verdict_kind). style.gp's run_line(id) and verdict_kind(id)
+ * read them. None when the file is absent: the charts then say so. */
 static void add_verdicts(char *vars, size_t len, const char *csv, const char *slug,
                          const char *backend)
 {
@@ -190,6 +191,11 @@ static void add_verdicts(char *vars, size_t len, const char *csv, const char *sl
             enhanced_literal(text, literal, sizeof literal);
             add_var(vars, len, name, literal);
         }
+        /* The verdict's kind, classified here so that no chart compares
+         * the words of a verdict ("not measured (busy host)" is not
+         * measured): style.gp's verdict_kind(id). */
+        snprintf(name, sizeof name, "kind_%s", id);
+        add_var(vars, len, name, rl_verdict_name(rl_verdict_kind(rl_table_get(t, r, "verdict"))));
     }
     rl_table_free(t);
 }
