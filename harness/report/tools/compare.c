@@ -24,22 +24,13 @@ static const char *USAGE =
     "every run with its ratio to the first run, the base (for times: above 1 is slower\n"
     "than the base); \"-\" where a run lacks the point.\n";
 
-enum { MAX_RUNS = 8, MAX_KEYS = 8 };
+enum { MAX_RUNS = 8 };
 
 typedef struct run {
     const char *label;
     char csv[1024], name[320];
     rl_table *t;
 } run;
-
-/* Splits "op,variant,k,n" into keys (pointers into buf). */
-static int split_keys(char *buf, const char **keys)
-{
-    int n = 0;
-    for (char *tok = strtok(buf, ","); tok && n < MAX_KEYS; tok = strtok(NULL, ","))
-        keys[n++] = tok;
-    return n;
-}
 
 static bool load_runs(const tool_opts *o, char **labels, int n, run *runs)
 {
@@ -100,12 +91,6 @@ static bool has_columns(const run *runs, int n, const char **keys, int nkeys, co
 
 /* ---- the table: the union of the runs' rows ------------------------------ */
 
-/* A row of the table, read from the first run that has its keys (the base
- * run's rows first, then those only later runs have). */
-typedef struct table_row {
-    int run, row;
-} table_row;
-
 /* What a run's column of ratios came to, for the summary under the table. */
 typedef struct ratio_stats {
     int matched, only_here, only_base;
@@ -113,44 +98,29 @@ typedef struct ratio_stats {
     int min_at, max_at; /* indices into the table's rows */
 } ratio_stats;
 
-/* Whether a run before run i has a row with the keys of run i's row r. */
-static bool listed_before(const run *runs, int i, int r, const char **keys, int nkeys)
-{
-    for (int j = 0; j < i; j++)
-        if (rl_table_match(runs[j].t, runs[i].t, r, keys, nkeys) >= 0)
-            return true;
-    return false;
-}
-
 /* Run i's value on the table row tr: "" when run i has no row with its
  * keys, or left the value empty (a point it skipped). */
-static const char *value_at(const run *runs, int i, table_row tr, const char **keys, int nkeys,
+static const char *value_at(rl_table *const *t, int i, tool_row tr, const char **keys, int nkeys,
                             const char *value)
 {
-    const rl_table *from = runs[tr.run].t;
-    int m = i == tr.run ? tr.row : rl_table_match(runs[i].t, from, tr.row, keys, nkeys);
-    return m >= 0 ? rl_table_get(runs[i].t, m, value) : "";
+    int m = tool_row_in(t, i, tr, keys, nkeys);
+    return m >= 0 ? rl_table_get(t[i], m, value) : "";
 }
 
-/* The union of the runs' rows by compare_keys, each key once: every row of
- * the base run, then each later run's rows that no run before it has (a
- * variant only the student's run measured). Rows no run has a value for (a
- * model row, a point every run skipped) are left out. Returns the count. */
-static int union_rows(const run *runs, int n, const char **keys, int nkeys, const char *value,
-                      table_row *rows)
+/* The union of the runs' rows by compare_keys (rows.c: the base run's
+ * rows, then those only later runs have), less the rows no run has a
+ * value for (a model row, a point every run skipped). Returns the count. */
+static int union_rows(rl_table *const *t, int n, const char **keys, int nkeys, const char *value,
+                      tool_row *rows)
 {
-    int count = 0;
-    for (int i = 0; i < n; i++)
-        for (int r = 0; r < runs[i].t->nrows; r++) {
-            table_row tr = {i, r};
-            if (listed_before(runs, i, r, keys, nkeys))
-                continue;
-            bool has_value = false;
-            for (int j = 0; j < n && !has_value; j++)
-                has_value = *value_at(runs, j, tr, keys, nkeys, value) != '\0';
-            if (has_value)
-                rows[count++] = tr;
-        }
+    int all = tool_union_rows(t, n, keys, nkeys, rows), count = 0;
+    for (int at = 0; at < all; at++) {
+        bool has_value = false;
+        for (int j = 0; j < n && !has_value; j++)
+            has_value = *value_at(t, j, rows[at], keys, nkeys, value) != '\0';
+        if (has_value)
+            rows[count++] = rows[at];
+    }
     return count;
 }
 
@@ -199,14 +169,14 @@ static void add_ratio(ratio_stats *s, double ratio, int at)
 
 /* One row: its keys, each run's value ("-" where the run lacks it), and
  * each later run's ratio to the base ("-" where either lacks it). */
-static void print_row(const run *runs, int n, const table_row *rows, int at, const char **keys,
-                      int nkeys, const char *value, ratio_stats *st)
+static void print_row(const run *runs, rl_table *const *t, int n, const tool_row *rows, int at,
+                      const char **keys, int nkeys, const char *value, ratio_stats *st)
 {
     const char *v[MAX_RUNS];
     char heading[400];
     print_key(runs[rows[at].run].t, rows[at].row, keys, nkeys);
     for (int i = 0; i < n; i++) {
-        v[i] = value_at(runs, i, rows[at], keys, nkeys, value);
+        v[i] = value_at(t, i, rows[at], keys, nkeys, value);
         printf("%s%*s", i ? " " : "", width_of(runs[i].label), *v[i] ? v[i] : "-");
     }
     for (int i = 1; i < n; i++) {
@@ -227,25 +197,26 @@ static void print_row(const run *runs, int n, const table_row *rows, int at, con
 
 /* Prints the table; returns its rows (malloc'd, *count of them) for the
  * summary, NULL when out of memory. */
-static table_row *print_table(const run *runs, int n, const char **keys, int nkeys,
-                              const char *value, ratio_stats *st, int *count)
+static tool_row *print_table(const run *runs, int n, const char **keys, int nkeys,
+                             const char *value, ratio_stats *st, int *count)
 {
+    rl_table *t[MAX_RUNS];
     int total = 0;
     for (int i = 0; i < n; i++)
-        total += runs[i].t->nrows;
-    table_row *rows = malloc(((size_t)total + 1) * sizeof *rows);
+        t[i] = runs[i].t, total += runs[i].t->nrows;
+    tool_row *rows = malloc(((size_t)total + 1) * sizeof *rows);
     if (!rows)
         return NULL;
-    *count = union_rows(runs, n, keys, nkeys, value, rows);
+    *count = union_rows(t, n, keys, nkeys, value, rows);
     print_headings(runs, n, keys, nkeys);
     for (int at = 0; at < *count; at++)
-        print_row(runs, n, rows, at, keys, nkeys, value, st);
+        print_row(runs, t, n, rows, at, keys, nkeys, value, st);
     return rows;
 }
 
 /* Per later run: how its ratios came out, and the points only one of the
  * two has (no ratio: a variant one of them did not measure). */
-static void print_summary(const run *runs, int n, const table_row *rows, const char **keys,
+static void print_summary(const run *runs, int n, const tool_row *rows, const char **keys,
                           int nkeys, const ratio_stats *st)
 {
     printf("\n");
@@ -305,11 +276,11 @@ int tool_compare(int argc, char **argv)
     run runs[MAX_RUNS] = {0};
     int rc = RL_EXIT_USAGE;
     char keybuf[256];
-    const char *keys[MAX_KEYS];
+    const char *keys[TOOL_MAX_KEYS];
     if (!load_runs(&o, argv + first, n, runs))
         goto out;
     snprintf(keybuf, sizeof keybuf, "%s", meta_or(runs[0].t, "compare_keys", ""));
-    int nkeys = split_keys(keybuf, keys);
+    int nkeys = tool_split_keys(keybuf, keys);
     const char *value = o.value ? o.value : meta_or(runs[0].t, "compare_value", "time_us_median");
     if (nkeys == 0) {
         fprintf(stderr, "rooflab compare: %s names no compare_keys in its header\n", runs[0].csv);
@@ -332,7 +303,7 @@ int tool_compare(int argc, char **argv)
     printf("\n");
     ratio_stats st[MAX_RUNS] = {0};
     int nrows = 0;
-    table_row *rows = print_table(runs, n, keys, nkeys, value, st, &nrows);
+    tool_row *rows = print_table(runs, n, keys, nkeys, value, st, &nrows);
     if (!rows) {
         fprintf(stderr, "rooflab compare: out of memory\n");
         rc = RL_EXIT_FAILED;
