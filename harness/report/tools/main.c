@@ -1,7 +1,7 @@
 /*
- * main.c -- `rooflab`, the command behind make compare, make all's summary
- * and make paper, and the reader of a CSV's header for scripts (meta). It
- * reads results/ and writes reports; it runs nothing.
+ * main.c -- `rooflab`, the command behind make compare, make all's summary,
+ * make paper and make stability, and the reader of a CSV's header for
+ * scripts (meta). It reads results/ and writes reports; it runs nothing.
  */
 #include "tools.h"
 
@@ -20,12 +20,16 @@ static const char *USAGE =
     "  paper-tables --label LABEL --dest DIR\n"
     "                                    the writeup's generated LaTeX: figures, verdict\n"
     "                                    tables, datasheet and tokens/s tables\n"
+    "  stability --exp NN LABEL LABEL... repeated runs side by side: each verdict in every\n"
+    "                                    run (same in k of N), each point's spread; also\n"
+    "                                    written to results/PREFIX/stability.md\n"
     "  meta [--default TEXT] FILE KEY...\n"
     "                                    the values of a CSV's '# key: value' header, one\n"
     "                                    line per key (exit 1: a key is absent), for scripts\n\n"
     "common options: --out DIR (results root, default results), --plots DIR (charts root,\n"
-    "default plots), --help. Exit codes: 0 done, 1 could not write (meta: a key is absent),\n"
-    "2 bad usage or no results. rooflab COMMAND --help says more.\n";
+    "default plots), --help. Exit codes: 0 done, 1 could not write (meta: a key is absent;\n"
+    "stability: a run's file is missing), 2 bad usage or no results. rooflab COMMAND\n"
+    "--help says more.\n";
 
 void sb_printf(strbuf *b, const char *fmt, ...)
 {
@@ -66,6 +70,7 @@ int tool_parse(int argc, char **argv, tool_opts *o, const char *usage)
                             : !strcmp(a, "--value") ? &o->value
                             : !strcmp(a, "--label") ? &o->label
                             : !strcmp(a, "--dest")  ? &o->dest
+                            : !strcmp(a, "--prefix") ? &o->prefix
                                                     : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("%s", usage);
@@ -102,6 +107,8 @@ int main(int argc, char **argv)
         return tool_paper_tables(argc - 1, argv + 1);
     if (!strcmp(argv[1], "meta"))
         return tool_meta(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "stability"))
+        return tool_stability(argc - 1, argv + 1);
     fprintf(stderr, "rooflab: unknown command '%s' (see rooflab --help)\n", argv[1]);
     return RL_EXIT_USAGE;
 }

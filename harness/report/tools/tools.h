@@ -1,6 +1,6 @@
 /*
  * tools.h -- the `rooflab` command's subcommands (compare, summary,
- * paper-tables, meta) and what they share. They read results only.
+ * paper-tables, meta, stability) and what they share. They read results only.
  */
 #ifndef ROOFLAB_TOOLS_H
 #define ROOFLAB_TOOLS_H
@@ -13,6 +13,7 @@ int tool_compare(int argc, char **argv);
 int tool_summary(int argc, char **argv);
 int tool_paper_tables(int argc, char **argv);
 int tool_meta(int argc, char **argv);
+int tool_stability(int argc, char **argv);
 
 /* A growing string, for files written whole (markdown, LaTeX). */
 typedef struct strbuf {
@@ -27,7 +28,7 @@ void sb_free(strbuf *b);
  * value option of the subcommand's own. Returns the index of the first
  * positional argument, or -1 after printing an error. */
 typedef struct tool_opts {
-    const char *out, *plots, *exp, *value, *label, *dest;
+    const char *out, *plots, *exp, *value, *label, *dest, *prefix;
 } tool_opts;
 
 int tool_parse(int argc, char **argv, tool_opts *o, const char *usage);
