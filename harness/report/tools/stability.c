@@ -118,6 +118,16 @@ static void heading(strbuf *b, const srun *runs, int n, const char *exp)
         sb_printf(b, "  run %-2d %-28s %s, %s, %s s, commit %.*s\n", i + 1, runs[i].label,
                   meta_or(t, "date_utc", "no date"), meta_or(t, "mode", "?"),
                   meta_or(t, "duration_s", "?"), (int)(hash < 12 ? hash : 12), commit);
+        /* MBU and MFU are fractions of each run's own ceilings: a ceiling
+         * measured lower moves them with no kernel faster. */
+        if (rl_table_meta(t, "ceiling_gbps"))
+            sb_printf(b, "         ceilings %.4g GB/s, %.4g TFLOP/s\n",
+                      atof(meta_or(t, "ceiling_gbps", "")), atof(meta_or(t, "ceiling_tflops", "nan")));
+        /* A run that found the host busy (make stability SPIN=1, another
+         * job) says so: its first clause, the CPUs taken. */
+        const char *busy = rl_table_meta(t, "host_busy_warning");
+        if (busy)
+            sb_printf(b, "         %.*s\n", (int)strcspn(busy, ":"), busy);
     }
 }
 
@@ -310,7 +320,7 @@ static void spread_row(strbuf *b, rl_table *const *t, int n, tool_row p, const c
         char rel[32] = "";
         double relative = s.min > 0 ? range / s.min : NAN;
         if (!is_utilization(cols[c]) && !isnan(relative))
-            snprintf(rel, sizeof rel, "%.1f %%", 100 * relative);
+            snprintf(rel, sizeof rel, relative < 1 ? "%.1f %%" : "%.0f %%", 100 * relative);
         const char *flag = flag_of(cols[c], range);
         char runs[16] = "";
         if (s.count < n) /* a point some runs lack, or left empty */
