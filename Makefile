@@ -112,6 +112,8 @@ TEST_BIN := $(B)/tests/rooflab-tests
 REFERENCE ?=
 EXP ?=
 RUNS ?=
+MODE ?=
+SPIN ?=
 TOOL_BIN := $(B)/rooflab
 
 QUICK_FLAG := $(if $(filter-out 0 no false,$(QUICK)),--quick)
@@ -179,7 +181,7 @@ $(call obj,tests/test_vmath_8_lanes.c): CFLAGS += -mno-avx512f
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare reference paper clean help FORCE
+.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN)
@@ -220,6 +222,19 @@ compare:
 	    { echo 'usage: make compare EXP=NN RUNS="label label ..." (the first is the baseline)'; exit 2; }
 	@$(MAKE) --no-print-directory $(TOOL_BIN)
 	$(TOOL_BIN) compare --exp $(EXP) $(RUNS)
+
+# One experiment RUNS times back to back (harness/ops/stability.sh), then
+# rooflab stability on the runs: does a verdict stay the same a minute
+# later? RUNS here is a count (for compare it is labels); LABEL the runs'
+# prefix (labels LABEL/1 .. LABEL/N).
+EXP_IDS := $(foreach e,$(EXPERIMENTS),$(call exp_id,$(e)))
+stability:
+	@[ -n "$(filter $(EXP),$(EXP_IDS))" ] || \
+	    { echo 'usage: make stability EXP=NN [RUNS=3] [MODE=lab|quick] [LABEL=prefix] [SPIN=1] (NN: $(EXP_IDS))'; exit 2; }
+	@B='$(B)' harness/ops/deps.sh run
+	@$(MAKE) --no-print-directory $(B)/exp-$(EXP) $(TOOL_BIN)
+	@B='$(B)' EXP='$(EXP)' RUNS='$(RUNS)' MODE='$(MODE)' PREFIX='$(LABEL)' SPIN='$(SPIN)' \
+	BACKEND='$(BACKEND)' ARGS='$(ARGS)' harness/ops/stability.sh
 
 # Full sweeps of every experiment into results/reference/<device-slug>/.
 reference:
@@ -315,6 +330,11 @@ help:
 	@echo '  make compare EXP=NN RUNS="reference/<device> mine"'
 	@echo '                     overlay the runs'"'"' charts (plots/compare/...) and print'
 	@echo '                     per-point ratios against the first run'
+	@echo '  make stability EXP=NN [RUNS=3] [MODE=lab|quick] [LABEL=prefix] [SPIN=1]'
+	@echo '                     run experiment NN RUNS times back to back (labels prefix/1..N,'
+	@echo '                     default stability/exp-NN), then print each verdict in every run'
+	@echo '                     (same in k of N) and each point'"'"'s spread (results/<prefix>/stability.md);'
+	@echo '                     SPIN=1 keeps one core busy meanwhile'
 	@echo '  make reference     full sweeps of every experiment into results/reference/<device>/'
 	@echo '  make paper         build paper/paper.pdf from results/<label>/ and plots/<label>/'
 	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
@@ -350,6 +370,8 @@ help:
 	@echo '  ARGS="..."         more options for the experiment binary (see build/exp-NN --help)'
 	@echo '  REFERENCE=none     do not overlay the checked-in reference run of this device'
 	@echo '  EXP=NN RUNS="..."  for make compare: the experiment and the labels to compare'
+	@echo '  EXP=NN RUNS=N      for make stability: the experiment and how many runs (default 3);'
+	@echo '  MODE=lab|quick     its mode (default lab), SPIN=1 a busy loop on one core meanwhile'
 	@echo '  SMS="75 80 ..."    CUDA architectures (default: $(SMS), plus PTX of the newest)'
 	@echo '  OUT=dir            for make gpu-day: where the tarball goes'
 	@echo '  PARTITIONS, EXPS   for make slurm: the partitions, the experiments (default all)'

@@ -4,14 +4,18 @@
  * their CSVs headed like real ones (compare_keys, compare_value), in
  * which one verdict flips and one point's MBU and MFU move past the
  * thresholds; then the errors: a missing file is named, bad usage is 2.
+ * make stability's driver script runs against stand-ins for the
+ * experiment and the tool.
  */
 #include "helpers.h"
 #include "internal.h" /* rl_mkdirs */
 
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define TOOL RL_BUILD_DIR "/rooflab"
 
@@ -192,4 +196,78 @@ Test(stability, bad_usage_exits_2)
     snprintf(cmd, sizeof cmd, TOOL " stability --help");
     cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0);
     cr_assert(strstr(out, "usage: rooflab stability"), "%s", out);
+}
+
+/* ---- make stability's driver, harness/ops/stability.sh -------------------------- */
+
+/* A build folder whose exp-05 and rooflab are stand-ins that note their
+ * arguments in DIR/calls (exp-05 fails on the label ending in
+ * FAKE_FAIL_RUN): the driver is tested without running an experiment. */
+static void fake_build(void)
+{
+    static const char *const exp =
+        "#!/bin/sh\necho \"exp-05 $*\" >> \"$FAKE_DIR/calls\"\n"
+        "case \" $* \" in *\"/${FAKE_FAIL_RUN:-none} \"*) exit 1 ;; esac\n";
+    static const char *const tool = "#!/bin/sh\necho \"rooflab $*\" >> \"$FAKE_DIR/calls\"\n";
+    const char *const files[][2] = {{"exp-05", exp}, {"rooflab", tool}};
+    for (int i = 0; i < 2; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/fakeb", dir);
+        cr_assert_eq(rl_mkdirs(path), 0);
+        snprintf(path, sizeof path, "%s/fakeb/%s", dir, files[i][0]);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f, "%s", path);
+        fputs(files[i][1], f);
+        fclose(f);
+        cr_assert_eq(chmod(path, 0755), 0, "%s", path);
+    }
+}
+
+static int driver(const char *env)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "env B='%s/fakeb' FAKE_DIR='%s' EXP=05 %s " RL_SOURCE_ROOT
+             "/harness/ops/stability.sh", dir, dir, env);
+    return run_capture(cmd, out, sizeof out, err, sizeof err);
+}
+
+Test(stability, driver_runs_n_labels_then_the_report)
+{
+    fake_build();
+    cr_assert_eq(driver("RUNS=2"), 0, "%s\n%s", out, err);
+    cr_assert(strstr(out, "run 1/2 of exp-05 (lab mode)") && strstr(out, "run 2/2 of exp-05"), "%s",
+              out);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/calls", dir);
+    char *calls = read_file(path, NULL);
+    cr_assert_not_null(calls);
+    cr_assert_str_eq(calls,
+                     "exp-05 --backend auto --reference none --no-plot --label stability/exp-05/1\n"
+                     "exp-05 --backend auto --reference none --no-plot --label stability/exp-05/2\n"
+                     "rooflab stability --exp 05 --prefix stability/exp-05 stability/exp-05/1 "
+                     "stability/exp-05/2\n");
+    free(calls);
+    cr_assert_eq(driver("RUNS=1"), 2, "one run is no series");
+    cr_assert_eq(driver("RUNS=2 MODE=full"), 2, "lab or quick");
+}
+
+Test(stability, driver_stops_the_spinner_when_a_run_fails)
+{
+    fake_build();
+    int rc = driver("RUNS=3 MODE=quick PREFIX=mine SPIN=1 FAKE_FAIL_RUN=2");
+    cr_assert_eq(rc, 1, "the failed run's exit code:\n%s\n%s", out, err);
+    const char *at = strstr(out, "a busy loop (pid ");
+    cr_assert_not_null(at, "%s", out);
+    pid_t pid = (pid_t)atoi(at + strlen("a busy loop (pid "));
+    cr_assert_gt(pid, 1);
+    cr_assert_neq(kill(pid, 0), 0, "the spinner %d still runs", (int)pid);
+    cr_assert(strstr(err, "run 2/3 failed (exit 1)"), "%s", err);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/calls", dir);
+    char *calls = read_file(path, NULL);
+    cr_assert(calls && strstr(calls, "--quick --reference none --no-plot --label mine/2\n"), "%s",
+              calls);
+    cr_assert_null(strstr(calls, "mine/3"), "the series stops at the failed run:\n%s", calls);
+    cr_assert_null(strstr(calls, "rooflab"), "no report of an incomplete series:\n%s", calls);
+    free(calls);
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# harness/ops/stability.sh -- make stability: one experiment run N times back
+# to back, then `rooflab stability` on the runs, so that a verdict that
+# flips with the minute shows before anyone believes it (issue 25).
+#
+#   EXP=NN      the experiment (required)
+#   RUNS=N      how many runs (default 3, at least 2)
+#   MODE=lab    lab (the default: no --quick or --full) or quick (--quick)
+#   PREFIX=p    the runs' labels are p/1 .. p/N (default stability/exp-NN);
+#               the report goes to results/p/stability.md
+#   SPIN=1      keep one core busy with a plain busy loop for the whole
+#               series, to see what a loaded host does to the verdicts; the
+#               loop is killed at the end, also on a failure or Ctrl-C
+#   BACKEND, ARGS  passed to every run, as make exp-NN does; B the build folder
+#
+# Every run has --reference none (no overlay of a checked-in run) and
+# --no-plot (the charts are not what is compared, and drawing them costs
+# time between the runs). A failed run stops the series with its exit code
+# (77: no GPU, as the experiments say); the runs so far stay under
+# results/p/. Exit codes: those of rooflab stability, 2 bad usage.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+B=${B:-build}
+exp=${EXP:-}
+runs=${RUNS:-3}
+mode=${MODE:-lab}
+prefix=${PREFIX:-stability/exp-$exp}
+backend=${BACKEND:-auto}
+usage='usage: make stability EXP=NN [RUNS=3] [MODE=lab|quick] [LABEL=prefix] [SPIN=1]'
+
+[ -n "$exp" ] || { echo "$usage" >&2; exit 2; }
+case $runs in '' | *[!0-9]*) echo "stability: RUNS must be a number, not '$runs'; $usage" >&2; exit 2 ;; esac
+[ "$runs" -ge 2 ] && [ "$runs" -le 16 ] || { echo "stability: RUNS=$runs: 2 to 16 runs" >&2; exit 2; }
+case $mode in
+    lab) mode_flag=() ;;
+    quick) mode_flag=(--quick) ;;
+    *) echo "stability: MODE must be lab or quick, not '$mode'" >&2; exit 2 ;;
+esac
+bin=$B/exp-$exp tool=$B/rooflab
+[ -x "$bin" ] && [ -x "$tool" ] || { echo "stability: no $bin or $tool (make build B=$B)" >&2; exit 2; }
+
+# The spinner: a shell loop that never sleeps, one core's worth of load.
+# Killed by the EXIT trap, which INT and TERM reach through their exits (a
+# background job of a script ignores Ctrl-C itself, so it must be killed).
+spin_pid=
+stop_spinner() {
+    if [ -n "$spin_pid" ]; then
+        kill "$spin_pid" 2>/dev/null
+        wait "$spin_pid" 2>/dev/null
+        echo "stability: spinner (pid $spin_pid) stopped"
+        spin_pid=
+    fi
+}
+trap stop_spinner EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
+if [ "${SPIN:-}" = 1 ]; then
+    sh -c 'while :; do :; done' &
+    spin_pid=$!
+    echo "stability: SPIN=1: a busy loop (pid $spin_pid) keeps one core busy through every run"
+fi
+
+labels=()
+start=$SECONDS
+for i in $(seq 1 "$runs"); do
+    label=$prefix/$i
+    labels+=("$label")
+    echo "stability: run $i/$runs of exp-$exp ($mode mode) under label $label"
+    t0=$SECONDS
+    # ARGS unquoted: several options, as make exp-NN passes them.
+    # shellcheck disable=SC2086
+    "$bin" --backend "$backend" "${mode_flag[@]}" --reference none --no-plot --label "$label" ${ARGS:-}
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "stability: run $i/$runs failed (exit $rc): series stopped; runs so far under results/$prefix/" >&2
+        exit $rc
+    fi
+    echo "stability: run $i/$runs done in $((SECONDS - t0)) s"
+    echo
+done
+stop_spinner
+echo "stability: $runs runs in $((SECONDS - start)) s"
+echo
+"$tool" stability --exp "$exp" --prefix "$prefix" "${labels[@]}"
