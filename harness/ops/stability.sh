@@ -19,7 +19,7 @@
 # (77: no GPU, as the experiments say); the runs so far stay under
 # results/p/. Exit codes: those of rooflab stability, 2 bad usage.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 
 B=${B:-build}
 exp=${EXP:-}
@@ -31,14 +31,14 @@ usage='usage: make stability EXP=NN [RUNS=3] [MODE=lab|quick] [LABEL=prefix] [SP
 
 [ -n "$exp" ] || { echo "$usage" >&2; exit 2; }
 case $runs in '' | *[!0-9]*) echo "stability: RUNS must be a number, not '$runs'; $usage" >&2; exit 2 ;; esac
-[ "$runs" -ge 2 ] && [ "$runs" -le 16 ] || { echo "stability: RUNS=$runs: 2 to 16 runs" >&2; exit 2; }
+if [ "$runs" -lt 2 ] || [ "$runs" -gt 16 ]; then echo "stability: RUNS=$runs: 2 to 16 runs" >&2; exit 2; fi
 case $mode in
     lab) mode_flag=() ;;
     quick) mode_flag=(--quick) ;;
     *) echo "stability: MODE must be lab or quick, not '$mode'" >&2; exit 2 ;;
 esac
 bin=$B/exp-$exp tool=$B/rooflab
-[ -x "$bin" ] && [ -x "$tool" ] || { echo "stability: no $bin or $tool (make build B=$B)" >&2; exit 2; }
+if [ ! -x "$bin" ] || [ ! -x "$tool" ]; then echo "stability: no $bin or $tool (make build B=$B)" >&2; exit 2; fi
 
 # The spinner: a shell loop that never sleeps, one core's worth of load.
 # Killed by the EXIT trap, which INT and TERM reach through their exits (a
