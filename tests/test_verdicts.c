@@ -102,6 +102,8 @@ Test(verdicts, a_cell_reads_back_as_one_of_four_kinds)
     cr_assert_eq(rl_verdict_kind("premise not met"), RL_PREMISE_NOT_MET);
     cr_assert_eq(rl_verdict_kind("not measured"), RL_NOT_MEASURED);
     cr_assert_eq(rl_verdict_kind("not measured (busy host)"), RL_NOT_MEASURED);
+    cr_assert_eq(rl_verdict_kind(rl_verdict_name(RL_NOT_MEASURED_BUSY)), RL_NOT_MEASURED,
+                 "the busy host's name is counted as not measured");
     cr_assert_eq(rl_verdict_kind(""), RL_NOT_MEASURED, "an empty cell was not judged");
     for (rl_verdict_status s = RL_HOLDS; s <= RL_PREMISE_NOT_MET; s++)
         cr_assert_eq(rl_verdict_kind(rl_verdict_name(s)), s, "%s", rl_verdict_name(s));
