@@ -166,8 +166,12 @@ void rl_cpu_ladder_release(void)
 rl_band rl_cpu_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials)
 {
     int arrays = arrays_of(pattern);
-    size_t total = (size_t)(probe_bytes / sizeof(double)) / (3 * 64) * (3 * 64);
-    total = total < 3 * 4096 ? 3 * 4096 : total;
+    /* A whole number of cache lines per array, whichever the pattern, so
+     * that the three share one buffer; at least 4 KiB per array, so that a
+     * footprint well inside an L1 is measured inside it (the bandwidth
+     * curve starts at 16 KiB). */
+    size_t total = (size_t)(probe_bytes / sizeof(double)) / (3 * 8) * (3 * 8);
+    total = total < 3 * 512 ? 3 * 512 : total;
     double *buf = probe_buffer(ctx, total);
     ladder_args x = {.n = total / (size_t)arrays, .pattern = pattern};
     x.a = buf;
