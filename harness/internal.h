@@ -116,6 +116,17 @@ rl_band rl_measure_trials(rl_ctx *ctx, const char *name, void (*fn)(void *), voi
 rl_band rl_ceilings_remeasure_rung(rl_ctx *ctx, rl_level l, rl_pattern p);
 void rl_ceilings_remeasure_compute(rl_ctx *ctx, rl_ceilings *c);
 void rl_ceilings_save(rl_ctx *ctx);
+/* ceilings.c: the sizes the device reports, for the whole device: per-core
+ * caches times the cores, the shared LLC once, the memory; 0: no such level. */
+void rl_levels_reported(const rl_device_info *d, double cap[RL_LEVEL_COUNT]);
+/* ceilings_file.c: the cache, results/<label>/ceilings.csv. Reading:
+ * check asks for this device's roofs, fit for reuse (for a lab run no
+ * older than half an hour, from a lab or full run); why says what was
+ * wrong. */
+void rl_ceilings_path(const rl_ctx *ctx, char *buf, size_t len);
+void rl_ceilings_write(const rl_ctx *ctx, const char *path, const rl_ceilings *c);
+bool rl_ceilings_read(const rl_ctx *ctx, const char *path, bool check, rl_ceilings *c,
+                      char *why, size_t len);
 
 /* columns.c: the CSV header of an experiment's points (malloc'd, NULL-ended). */
 const char **rl_csv_columns_of(const rl_experiment *e);
