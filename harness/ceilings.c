@@ -6,7 +6,9 @@
  *   - a bandwidth ladder: every level of the memory hierarchy (CPU: L1, L2,
  *     the LLC, DRAM; GPU: L2 and device memory), each with three access
  *     patterns (read, copy, triad), measured over a working set that fits
- *     the level comfortably;
+ *     the level comfortably. The levels' sizes come from a read-bandwidth
+ *     curve over footprints measured first (curve.c), not from the sizes
+ *     the machine reports, which may not be what a read sees;
  *   - a compute roof: the best of the library GEMM at a few sizes and, on
  *     the CPU, an FMA-throughput microbenchmark.
  * Each ceiling is the best of at least three trials (a ceiling is a
@@ -15,8 +17,9 @@
  * A full run measures afresh at its start: a machine's bandwidth drifts
  * (neighbours, clocks), and utilization is only meaningful against a roof
  * taken in the same run. Every measurement is kept in
- * results/<label>/ceilings.csv (ceilings_file.c); a lab run reuses one from the last half
- * hour, a quick run any of the same device; --ceilings FILE uses a given
+ * results/<label>/ceilings.csv (ceilings_file.c), the curve with the
+ * ladder; a lab run reuses one from the last half hour, a quick run any
+ * of the same device (with a curve); --ceilings FILE uses a given
  * file and measures nothing (the end-to-end tests do, so that no test
  * measures a roof beside another test's run). roofs.c judges points
  * against these roofs.
@@ -47,52 +50,37 @@ static int rl_ceiling_trials(const rl_ctx *ctx) { return ctx->args.mode == RL_MO
 
 /* ---- what to measure -------------------------------------------------------- */
 
-/* Capacities of the levels, for the whole device: per-core caches times
- * the cores, the shared LLC once; 0 where the device has no such level. */
-void rl_levels_reported(const rl_device_info *d, double cap[RL_LEVEL_COUNT])
-{
-    if (d->kind == RL_CUDA) {
-        cap[RL_L1] = cap[RL_L2] = 0;
-        cap[RL_LLC] = d->llc_bytes;
-        cap[RL_DRAM] = d->mem_bytes;
-        return;
-    }
-    int cores = d->cores > 0 ? d->cores : 1;
-    cap[RL_L1] = d->l1d_bytes * cores;
-    cap[RL_L2] = d->l3_bytes > 0 ? d->l2_bytes * cores : 0; /* with no L3, the L2 is the LLC */
-    cap[RL_LLC] = d->llc_bytes;
-    cap[RL_DRAM] = rl_host_ram_bytes();
-}
-
-/* A cache level is measured at half its capacity: well inside it, with
- * room for whatever else lives there. DRAM at 4x the LLC (8x the L2 on a
- * GPU), at least 64 MiB, at most an eighth of the memory. */
-static double probe_bytes(const rl_device_info *d, rl_level l, const double cap[RL_LEVEL_COUNT])
+/* A cache level is measured at half its capacity (as the curve found it,
+ * or as reported): well inside its plateau, with room for whatever else
+ * lives there. DRAM at 4x the LLC (8x the L2 on a GPU), at least 64 MiB,
+ * at most an eighth of the memory. */
+static double probe_bytes(const rl_device_info *d, rl_level l, const rl_ceilings *c)
 {
     if (l != RL_DRAM)
-        return cap[l] / 2;
-    double want = fmax((d->kind == RL_CUDA ? 8 : 4) * d->llc_bytes, 64.0 * 1048576);
-    return fmin(want, cap[RL_DRAM] / 8);
+        return c->level_bytes[l] / 2;
+    double want = fmax((d->kind == RL_CUDA ? 8 : 4) * c->level_bytes[RL_LLC], 64.0 * 1048576);
+    return fmin(want, c->level_reported[RL_DRAM] / 8);
 }
 
-static rl_band measure_rung(rl_ctx *ctx, rl_level l, rl_pattern p)
+static rl_band measure_rung(rl_ctx *ctx, const rl_ceilings *c, rl_level l, rl_pattern p)
 {
-    double cap[RL_LEVEL_COUNT];
-    rl_levels_reported(ctx->dev, cap);
-    if (!(cap[l] > 0))
+    if (!(c->level_bytes[l] > 0))
         return (rl_band){NAN, NAN, NAN};
-    double probe = probe_bytes(ctx->dev, l, cap);
+    double probe = probe_bytes(ctx->dev, l, c);
     rl_band b = ctx->be->ops->bandwidth(ctx, p, probe, rl_ceiling_trials(ctx));
     b.probe_bytes = probe;
     return b;
 }
 
+/* The curve first: the rungs are probed inside the plateaus it finds. */
 static void measure_ladder(rl_ctx *ctx, rl_ceilings *c)
 {
-    rl_levels_reported(ctx->dev, c->level_bytes);
+    rl_levels_reported(ctx->dev, c->level_reported);
+    rl_curve_measure(ctx, c, rl_ceiling_trials(ctx));
+    rl_curve_apply(c, ctx->kind);
     for (int l = 0; l < RL_LEVEL_COUNT; l++)
         for (int p = 0; p < RL_PATTERN_COUNT; p++)
-            c->bw[l][p] = measure_rung(ctx, (rl_level)l, (rl_pattern)p);
+            c->bw[l][p] = measure_rung(ctx, c, (rl_level)l, (rl_pattern)p);
     c->copy_gbps = c->bw[RL_DRAM][ctx->kind == RL_CUDA ? RL_COPY : RL_TRIAD].best;
 }
 
@@ -129,9 +117,12 @@ static void measure_all(rl_ctx *ctx, rl_ceilings *c)
     c->trials = rl_ceiling_trials(ctx);
     measure_ladder(ctx, c);
     int largest = measure_compute(ctx, c);
+    char end[32];
+    rl_format_bytes(c->curve_n ? c->curve[c->curve_n - 1].probe_bytes : 0, end, sizeof end);
     snprintf(c->how, sizeof c->how,
-             "best of %d trials: bandwidth ladder (read, copy, triad; bytes read + written) at "
-             "each level; compute: %s up to %d^3%s", c->trials,
+             "best of %d trials: read bandwidth at %d footprints (16 KiB to %s), then the "
+             "bandwidth ladder (read, copy, triad; bytes read + written) inside each level it "
+             "shows; compute: %s up to %d^3%s", c->trials, c->curve_n, end,
              ctx->be->ops->gemm_name, largest,
              ctx->be->ops->fma_peak ? " and an FMA microbenchmark" : "");
 }
@@ -150,6 +141,11 @@ static void write_meta(rl_ctx *ctx, const rl_ceilings *c)
     rl_meta(ctx, "ceilings_date_utc", "%s", c->measured_utc);
     if (c->trials > 0) /* a file written before it was kept says it in words only */
         rl_meta(ctx, "ceilings_trials", "%d", c->trials);
+    /* The curve and the levels' sizes, found and reported (curve.c). */
+    rl_meta_line lines[RL_CURVE_META_MAX];
+    int n = rl_curve_meta(c, ctx->kind, lines, RL_CURVE_META_MAX);
+    for (int i = 0; i < n; i++)
+        rl_meta(ctx, lines[i].key, "%s", lines[i].value);
     /* One line per rung, "best worst probe_bytes": charts draw the ladder. */
     for (int l = 0; l < RL_LEVEL_COUNT; l++)
         for (int p = 0; p < RL_PATTERN_COUNT; p++) {
@@ -174,6 +170,9 @@ static void print_ladder(const rl_ctx *ctx, const rl_ceilings *c)
            ctx->kind == RL_CUDA ? "copy" : "triad", c->copy_gbps, mx, c->matrix_tflops,
            c->matrix_source, c->origin);
     printf("            %s\n", c->how);
+    char levels[256];
+    rl_curve_describe(c, ctx->kind, levels, sizeof levels);
+    printf("            levels %s (%s)\n", levels, c->levels_source);
     printf("            GB/s       read     copy    triad   working set\n");
     for (int l = 0; l < RL_LEVEL_COUNT; l++) {
         if (isnan(c->bw[l][RL_READ].best) && isnan(c->bw[l][RL_TRIAD].best))
@@ -224,7 +223,7 @@ static void warn(rl_ctx *ctx, const char *msg)
  * CPUs they keep busy now, over a quarter of a second, rather than the load
  * average, which still counts the experiment that ran before this one in a
  * make all for a minute after it ended. */
-static void warn_if_loaded(rl_ctx *ctx)
+static bool warn_if_loaded(rl_ctx *ctx)
 {
     double busy = rl_host_busy_cpus(0.25), load = rl_load_average();
     int cpus = ctx->dev->kind == RL_CPU ? ctx->dev->threads : 0;
@@ -240,6 +239,7 @@ static void warn_if_loaded(rl_ctx *ctx)
                  "inflated; rerun on a quiet machine", busy, cpus, load);
         warn(ctx, msg);
     }
+    return busy > cpus / 2.0;
 }
 
 /* After measuring: a roof far below this device's last one says the same. */
@@ -269,7 +269,7 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
         ctx->priv->ceilings_fixed = true;
         return publish(ctx, &c);
     }
-    warn_if_loaded(ctx); /* cached roofs or not, the run's own times suffer */
+    bool busy = warn_if_loaded(ctx); /* cached roofs or not, the run's own times suffer */
     rl_ceilings_path(ctx, path, sizeof path);
     /* Two runs of one label at once (a Slurm array's tasks) measure one
      * at a time: the second waits here, then reuses what the first saved. */
@@ -280,6 +280,9 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
     }
     bool have_old = rl_ceilings_read(ctx, path, false, &old, why, sizeof why);
     rl_progress_note(ctx, "measuring the ceilings");
+    /* Other processes on the CPUs make knees of their own: the CPU's
+     * curve is kept, its levels are not trusted. */
+    c.curve_busy = busy && ctx->kind == RL_CPU;
     measure_all(ctx, &c);
     rl_ceilings_write(ctx, path, &c);
     rl_unlock(lock);
@@ -294,7 +297,7 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
 /* roofs.c re-measures one rung, or the compute roof, when a point beats it. */
 rl_band rl_ceilings_remeasure_rung(rl_ctx *ctx, rl_level l, rl_pattern p)
 {
-    return measure_rung(ctx, l, p);
+    return measure_rung(ctx, &ctx->priv->ceilings, l, p);
 }
 
 void rl_ceilings_remeasure_compute(rl_ctx *ctx, rl_ceilings *c) { (void)measure_compute(ctx, c); }

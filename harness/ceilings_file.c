@@ -1,8 +1,12 @@
 /*
  * ceilings_file.c -- the measured roofs' cache, results/<label>/ceilings.csv
- * (ceilings.c decides when it is read and written): one row per rung of
- * the ladder and per compute roof, the device and how they were measured
- * in the '# key: value' header.
+ * (ceilings.c decides when it is read and written).
+ *
+ * One row per rung of the ladder, one per compute roof and one per point
+ * of the read-bandwidth curve, with the curve's levels and the device in
+ * the '# key: value' header. On reading, the levels are found on the
+ * curve again (curve.c): a file without a curve (a fixture, or one
+ * written before curves) gives the reported sizes.
  */
 #include "internal.h"
 
@@ -43,6 +47,26 @@ static void save_row(rl_csv *f, const char *roof, const char *level, const char 
     rl_csv_end_row(f);
 }
 
+/* The curve's rows (roof "curve"), each with the level its footprint
+ * falls on: one file with the rungs, since the rungs were probed where the
+ * curve put the levels, and a file that kept one without the other would
+ * judge points on sizes its rungs were not measured at. */
+static void save_curve(const rl_ctx *ctx, rl_csv *f, const rl_ceilings *c)
+{
+    rl_meta_line lines[RL_CURVE_META_MAX];
+    int n = rl_curve_meta(c, ctx->kind, lines, RL_CURVE_META_MAX);
+    for (int i = 0; i < n; i++)
+        rl_csv_meta(f, lines[i].key, "%s", lines[i].value);
+    if (c->curve_busy) /* its levels stay the reported sizes when read back */
+        rl_csv_meta(f, "curve_host_busy", "yes");
+    for (int i = 0; i < c->curve_n; i++) {
+        bool mixed;
+        rl_level l = rl_level_on(c->level_bytes, c->level_spill, c->curve[i].probe_bytes, &mixed);
+        save_row(f, "curve", rl_level_name(ctx->kind, l), "read", c->curve[i].probe_bytes,
+                 c->curve[i].best, c->curve[i].worst, "GB/s");
+    }
+}
+
 void rl_ceilings_write(const rl_ctx *ctx, const char *path, const rl_ceilings *c)
 {
     char id[320], date[64];
@@ -51,6 +75,10 @@ void rl_ceilings_write(const rl_ctx *ctx, const char *path, const rl_ceilings *c
     rl_csv *f = rl_csv_open(path, CACHE_COLUMNS);
     rl_csv_meta(f, "about", "rooflab's measured ceilings for this label; delete to measure again");
     rl_csv_meta(f, "identity", "%s", id);
+    /* what a chart of this file (make mountain) is titled with */
+    rl_csv_meta(f, "device", "%s", ctx->dev->name);
+    rl_csv_meta(f, "backend", "%s", rl_backend_name(ctx->kind));
+    rl_csv_meta(f, "label", "%s", ctx->label);
     rl_csv_meta(f, "quick", "%s", ctx->args.quick ? "yes" : "no");
     rl_csv_meta(f, "mode", "%s", rl_mode_name(ctx->args.mode));
     rl_csv_meta(f, "copy_gbps", "%.6g", c->copy_gbps);
@@ -63,7 +91,7 @@ void rl_ceilings_write(const rl_ctx *ctx, const char *path, const rl_ceilings *c
     for (int l = 0; l < RL_LEVEL_COUNT; l++) {
         char key[32];
         snprintf(key, sizeof key, "capacity_%d", l);
-        rl_csv_meta(f, key, "%.0f", c->level_bytes[l]);
+        rl_csv_meta(f, key, "%.0f", c->level_reported[l]);
         for (int p = 0; p < RL_PATTERN_COUNT; p++)
             if (!isnan(c->bw[l][p].best))
                 save_row(f, "bandwidth", rl_level_name(ctx->kind, (rl_level)l),
@@ -72,6 +100,7 @@ void rl_ceilings_write(const rl_ctx *ctx, const char *path, const rl_ceilings *c
     }
     save_row(f, "compute", "-", "gemm", NAN, c->gemm_tflops, NAN, "TFLOP/s");
     save_row(f, "compute", "-", "fma", NAN, c->fma_tflops, NAN, "TFLOP/s");
+    save_curve(ctx, f, c);
     rl_csv_commit(f);
 }
 
@@ -96,6 +125,13 @@ static void load_rows(const rl_ctx *ctx, const rl_table *t, rl_ceilings *c)
     for (int r = 0; r < t->nrows; r++) {
         const char *roof = rl_table_get(t, r, "roof"), *pat = rl_table_get(t, r, "pattern");
         double best = atof(rl_table_get(t, r, "best"));
+        const char *worst = rl_table_get(t, r, "worst");
+        double probe = atof(rl_table_get(t, r, "probe_bytes"));
+        if (!strcmp(roof, "curve")) { /* written in ascending footprints */
+            if (best > 0 && probe > 0 && c->curve_n < RL_CURVE_MAX)
+                c->curve[c->curve_n++] = (rl_band){best, *worst ? atof(worst) : best, probe};
+            continue;
+        }
         if (!strcmp(roof, "compute")) {
             if (!strcmp(pat, "gemm")) c->gemm_tflops = best > 0 ? best : NAN;
             if (!strcmp(pat, "fma")) c->fma_tflops = best > 0 ? best : NAN;
@@ -104,9 +140,7 @@ static void load_rows(const rl_ctx *ctx, const rl_table *t, rl_ceilings *c)
         int l = level_by_name(ctx->kind, rl_table_get(t, r, "level")), p = pattern_by_name(pat);
         if (l < 0 || p < 0 || !(best > 0))
             continue;
-        const char *worst = rl_table_get(t, r, "worst");
-        c->bw[l][p] = (rl_band){best, *worst ? atof(worst) : best,
-                                atof(rl_table_get(t, r, "probe_bytes"))};
+        c->bw[l][p] = (rl_band){best, *worst ? atof(worst) : best, probe};
     }
 }
 
@@ -134,8 +168,12 @@ bool rl_ceilings_read(const rl_ctx *ctx, const char *path, bool check, rl_ceilin
         for (int l = 0; l < RL_LEVEL_COUNT; l++)
             for (int p = 0; p < RL_PATTERN_COUNT; p++)
                 c->bw[l][p] = (rl_band){NAN, NAN, NAN};
-        rl_levels_reported(ctx->dev, c->level_bytes);
+        rl_levels_reported(ctx->dev, c->level_reported);
+        c->curve_n = 0;
         load_rows(ctx, t, c);
+        const char *busy = rl_table_meta(t, "curve_host_busy");
+        c->curve_busy = busy && !strcmp(busy, "yes");
+        rl_curve_apply(c, ctx->kind);
         const char *src = rl_table_meta(t, "matrix_source");
         c->copy_gbps = c->bw[RL_DRAM][ctx->kind == RL_CUDA ? RL_COPY : RL_TRIAD].best;
         c->matrix_tflops = fmax(c->gemm_tflops, isnan(c->fma_tflops) ? 0 : c->fma_tflops);
@@ -151,6 +189,12 @@ bool rl_ceilings_read(const rl_ctx *ctx, const char *path, bool check, rl_ceilin
         ok = c->copy_gbps > 0 && c->matrix_tflops > 0;
         if (!ok)
             snprintf(why, len, "no DRAM or compute roof in it");
+        /* A cache from before the curve is measured again; a file given
+         * with --ceilings (a fixture) is used as it is, on the reported sizes. */
+        if (ok && check && c->curve_n == 0) {
+            snprintf(why, len, "no bandwidth curve in it (written before curves)");
+            ok = false;
+        }
     }
     rl_table_free(t);
     return ok;
