@@ -176,6 +176,12 @@ int rl_run(const rl_experiment *exp, int argc, char **argv, const rl_charts *cha
 rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts);
 int rl_end(rl_ctx *ctx);
 int rl_end_discard(rl_ctx *ctx);
+/* A context for a program that measures the device but runs no
+ * experiment (build/mountain): args as given (the caller parsed them),
+ * the backend opened as for a run, the label; no CSV (rl_meta writes
+ * nothing) and no story. exp names the program in messages;
+ * rl_end_discard ends it. */
+rl_ctx *rl_begin_bare(const rl_experiment *exp, const rl_args *args);
 
 /* sysinfo.c */
 /* The commit the code ran from, in words ("abc1234", "abc1234 (dirty)",

@@ -275,3 +275,64 @@ Test(curve, ceilings_with_a_curve_load_its_levels)
     cr_assert_not(rl_ceilings_read(ctx, TEST_CEILINGS, true, &c, why, sizeof why));
     release(ctx);
 }
+
+/* ---- make mountain, on fixture ceilings (nothing measured) ------------------------------ */
+
+static char dir[512];
+static char out[1 << 16], err[1 << 16];
+
+static void setup(void) { make_temp_dir(dir, sizeof dir); }
+static void teardown(void) { rm_tree(dir); }
+TestSuite(mountain, .init = setup, .fini = teardown, .timeout = 120);
+
+#define MOUNTAIN RL_BUILD_DIR "/mountain"
+
+static int mountain(const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s --backend cpu --out '%s/results' --plots '%s/plots' %s", MOUNTAIN,
+             dir, dir, args);
+    return run_capture(cmd, out, sizeof out, err, sizeof err);
+}
+
+Test(mountain, draws_the_curve_of_given_ceilings)
+{
+    int rc = mountain("--label fx --ceilings " CURVE_FIXTURE);
+    cr_assert_eq(rc, 0, "%s\n%s", out, err);
+    cr_assert(strstr(out, "   32 MiB       60.0       54.0   LLC-DRAM"), "the curve table: %s", out);
+    cr_assert(strstr(out, "knees       3: 64 KiB"), "%s", out);
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/results/fx/bandwidth.csv", dir);
+    rl_table *t = rl_table_read(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    cr_assert_eq(t->nrows, 14);
+    cr_assert_str_eq(rl_table_get(t, 0, "level"), "L1");
+    cr_assert_str_eq(rl_table_get(t, 13, "level"), "DRAM");
+    cr_assert_str_eq(rl_table_meta(t, "levels_source"), "curve");
+    cr_assert_not_null(rl_table_meta(t, "level_LLC_bytes_measured"));
+    cr_assert_not_null(rl_table_meta(t, "level_LLC_bytes_reported"));
+    rl_table_free(t);
+    const char *formats[] = {"png", "pdf", "svg"};
+    for (int f = 0; f < 3; f++) {
+        snprintf(path, sizeof path, "%s/plots/fx/mountain.%s", dir, formats[f]);
+        cr_assert_gt(file_size(path), 1000, "%s", path);
+    }
+    snprintf(path, sizeof path, "%s/plots/fx/mountain.svg", dir);
+    char *svg = read_file(path, NULL);
+    cr_assert(svg && strstr(svg, "LLC knee") && strstr(svg, "LLC reported"),
+              "the knees and the reported sizes are marked");
+    free(svg);
+    cr_assert_eq(temp_files_left(dir, "fx"), 0);
+}
+
+Test(mountain, usage_errors_and_help)
+{
+    cr_assert_eq(mountain("--help"), 0);
+    cr_assert(strstr(out, "usage: ") && strstr(out, "--ceilings FILE"), "%s", out);
+    cr_assert_eq(mountain("--no-such-option"), 2);
+    cr_assert_eq(mountain("--variant 1"), 2);
+    cr_assert(strstr(err, "--variant is an experiment's option"), "%s", err);
+    cr_assert_eq(mountain("--ceilings /no/such/file.csv"), 2);
+    cr_assert_eq(mountain("--label fx --ceilings " TEST_CEILINGS), 2, "%s", err);
+    cr_assert(strstr(err, "holds no bandwidth curve"), "%s", err);
+}
