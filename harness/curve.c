@@ -112,9 +112,9 @@ static void smooth(const rl_band *pt, int n, double *s)
 }
 
 /* Where the rate crosses half-way from the plateau (from) to the next
- * one (to), between the plateau's start and the next plateau's first
- * point end, interpolated in log footprint: a doubling grid alone would
- * put every knee at a grid point, up to a factor 2 early. */
+ * one (to), looked for from the plateau's start to the next plateau's
+ * first point (end), interpolated in log footprint: the doubling grid
+ * alone would put every knee at a grid point, up to a factor 2 early. */
 static double crossing(const rl_band *pt, const double *s, int start, int end, double from,
                        double to)
 {

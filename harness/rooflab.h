@@ -247,10 +247,12 @@ void rl_meta(rl_ctx *ctx, const char *key, const char *fmt, ...)
 const rl_ceilings *rl_ceilings_get(rl_ctx *ctx);
 
 /* The roof a memory-bound point is judged against: the ceiling of the
- * level its working set lives in, for its access pattern. A working set
- * over half a level but under 4x its capacity may partly hit in it
- * (caches are not strict LRU), so it is judged against that faster level
- * and marked mixed ("L2-LLC"): a roof must never be beaten. */
+ * level its working set lives in, for its access pattern, on the levels'
+ * sizes as the bandwidth curve found them (rl_ceilings.level_bytes). A
+ * working set over half a level but short of its spill (where the curve
+ * reaches the next plateau; 4x a reported size) may partly hit in it, so
+ * it is judged against that faster level and marked mixed ("L2-LLC"): a
+ * roof must never be beaten. */
 typedef struct rl_roof {
     rl_level level;
     bool mixed;          /* between level and the next one out */
