@@ -160,6 +160,12 @@ $(foreach e,$(EXPERIMENTS),$(eval $(call experiment_rules,$(e))))
 $(TOOL_BIN): $(call obj,$(wildcard harness/report/tools/*.c)) $(REPORT_LIB) $(HARNESS_LIB)
 	$(CC) $(CFLAGS) $^ -o $@ $(TOOL_LDLIBS)
 
+# make mountain's program: it measures (the ceilings, through the core) and
+# draws (the report layer), so it links both, and the backends.
+MOUNTAIN_BIN := $(B)/mountain
+$(MOUNTAIN_BIN): $(call obj,harness/report/mountain/main.c) $(REPORT_LIB) $(HARNESS_LIB) $(KERNELS_LIB)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
 # The probe check-gpu runs before building: C only (no nvcc), libcuda and
 # NVML through dlopen, the diagnosis of harness/diagnose.c.
 PROBE_BIN := $(B)/cuda-probe
@@ -181,10 +187,10 @@ $(call obj,tests/test_vmath_8_lanes.c): CFLAGS += -mno-avx512f
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper clean help FORCE
+.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
 FORCE:
 
-build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN)
+build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN)
 
 build-tests: build $(TEST_BIN)
 
@@ -216,6 +222,13 @@ all:
 	    [ $$rc -eq 77 ] && exit 77; [ $$rc -eq 0 ] || failed=1; \
 	done; \
 	$(TOOL_BIN) summary --label "$$label" || failed=1; exit $$failed
+
+# The read bandwidth over footprints and the knees found on it, against the
+# reported cache sizes: the ceilings' curve, reused or measured (a minute).
+mountain:
+	@B='$(B)' harness/ops/deps.sh run
+	@$(MAKE) --no-print-directory $(MOUNTAIN_BIN)
+	$(MOUNTAIN_BIN) --backend $(BACKEND) $(QUICK_FLAG) $(FULL_FLAG) $(if $(LABEL),--label $(LABEL)) $(ARGS)
 
 compare:
 	@[ -n "$(EXP)" ] && [ -n "$(RUNS)" ] || \
@@ -336,6 +349,9 @@ help:
 	@echo '                     (same in k of N) and each point'"'"'s spread (results/<prefix>/stability.md);'
 	@echo '                     SPIN=1 keeps one core busy meanwhile'
 	@echo '  make reference     full sweeps of every experiment into results/reference/<device>/'
+	@echo '  make mountain      the memory mountain: read bandwidth over footprints (the ceilings'"'"
+	@echo '                     curve, reused or measured: a minute), its knees against the reported'
+	@echo '                     cache sizes, into plots/<label>/mountain.{png,pdf,svg}'
 	@echo '  make paper         build paper/paper.pdf from results/<label>/ and plots/<label>/'
 	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
 	@echo '  make readme-tables regenerate each experiment README'"'"'s Results section and lab-sheet times from the reference runs'

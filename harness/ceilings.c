@@ -6,7 +6,9 @@
  *   - a bandwidth ladder: every level of the memory hierarchy (CPU: L1, L2,
  *     the LLC, DRAM; GPU: L2 and device memory), each with three access
  *     patterns (read, copy, triad), measured over a working set that fits
- *     the level comfortably;
+ *     the level comfortably. The levels' sizes come from a read-bandwidth
+ *     curve over footprints measured first (curve.c), not from the sizes
+ *     the machine reports, which may not be what a read sees;
  *   - a compute roof: the best of the library GEMM at a few sizes and, on
  *     the CPU, an FMA-throughput microbenchmark.
  * Each ceiling is the best of at least three trials (a ceiling is a
@@ -15,8 +17,9 @@
  * A full run measures afresh at its start: a machine's bandwidth drifts
  * (neighbours, clocks), and utilization is only meaningful against a roof
  * taken in the same run. Every measurement is kept in
- * results/<label>/ceilings.csv; a lab run reuses one from the last half
- * hour, a quick run any of the same device; --ceilings FILE uses a given
+ * results/<label>/ceilings.csv (ceilings_file.c), the curve with the
+ * ladder; a lab run reuses one from the last half hour, a quick run any
+ * of the same device (with a curve); --ceilings FILE uses a given
  * file and measures nothing (the end-to-end tests do, so that no test
  * measures a roof beside another test's run). roofs.c judges points
  * against these roofs.
@@ -28,8 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static const double REUSE_LAB_S = 1800; /* a lab run reuses roofs this recent */
 
 const char *rl_level_name(rl_backend_kind kind, rl_level l)
 {
@@ -49,54 +50,37 @@ static int rl_ceiling_trials(const rl_ctx *ctx) { return ctx->args.mode == RL_MO
 
 /* ---- what to measure -------------------------------------------------------- */
 
-/* Capacities of the levels, for the whole device: per-core caches times
- * the cores, the shared LLC once; 0 where the device has no such level. */
-static void level_capacities(const rl_device_info *d, double cap[RL_LEVEL_COUNT])
-{
-    if (d->kind == RL_CUDA) {
-        cap[RL_L1] = cap[RL_L2] = 0;
-        cap[RL_LLC] = d->llc_bytes;
-        cap[RL_DRAM] = d->mem_bytes;
-        return;
-    }
-    int cores = d->cores > 0 ? d->cores : 1;
-    cap[RL_L1] = d->l1d_bytes * cores;
-    cap[RL_L2] = d->l3_bytes > 0 ? d->l2_bytes * cores : 0; /* with no L3, the L2 is the LLC */
-    cap[RL_LLC] = d->llc_bytes;
-    cap[RL_DRAM] = rl_host_ram_bytes();
-}
-
-/* A cache level is measured at half its capacity: well inside it, with
- * room for whatever else lives there. DRAM at 4x the LLC (8x the L2 on a
- * GPU), at least 64 MiB, at most an eighth of the memory. */
-static double probe_bytes(const rl_device_info *d, rl_level l, const double cap[RL_LEVEL_COUNT])
+/* A cache level is measured at half its capacity (as the curve found it,
+ * or as reported): well inside its plateau, with room for whatever else
+ * lives there. DRAM at 4x the LLC (8x the L2 on a GPU), at least 64 MiB,
+ * at most an eighth of the memory. */
+static double probe_bytes(const rl_device_info *d, rl_level l, const rl_ceilings *c)
 {
     if (l != RL_DRAM)
-        return cap[l] / 2;
-    double want = fmax((d->kind == RL_CUDA ? 8 : 4) * d->llc_bytes, 64.0 * 1048576);
-    return fmin(want, cap[RL_DRAM] / 8);
+        return c->level_bytes[l] / 2;
+    double want = fmax((d->kind == RL_CUDA ? 8 : 4) * c->level_bytes[RL_LLC], 64.0 * 1048576);
+    return fmin(want, c->level_reported[RL_DRAM] / 8);
 }
 
-static rl_band unmeasured(void) { return (rl_band){NAN, NAN, NAN}; }
-
-static rl_band measure_rung(rl_ctx *ctx, rl_level l, rl_pattern p)
+static rl_band measure_rung(rl_ctx *ctx, const rl_ceilings *c, rl_level l, rl_pattern p)
 {
-    double cap[RL_LEVEL_COUNT];
-    level_capacities(ctx->dev, cap);
-    if (!(cap[l] > 0))
-        return unmeasured();
-    double probe = probe_bytes(ctx->dev, l, cap);
+    if (!(c->level_bytes[l] > 0))
+        return (rl_band){NAN, NAN, NAN};
+    double probe = probe_bytes(ctx->dev, l, c);
     rl_band b = ctx->be->ops->bandwidth(ctx, p, probe, rl_ceiling_trials(ctx));
     b.probe_bytes = probe;
     return b;
 }
 
+/* The curve first: the rungs are probed inside the plateaus it finds. */
 static void measure_ladder(rl_ctx *ctx, rl_ceilings *c)
 {
-    level_capacities(ctx->dev, c->level_bytes);
+    rl_levels_reported(ctx->dev, c->level_reported);
+    rl_curve_measure(ctx, c, rl_ceiling_trials(ctx));
+    rl_curve_apply(c, ctx->kind);
     for (int l = 0; l < RL_LEVEL_COUNT; l++)
         for (int p = 0; p < RL_PATTERN_COUNT; p++)
-            c->bw[l][p] = measure_rung(ctx, (rl_level)l, (rl_pattern)p);
+            c->bw[l][p] = measure_rung(ctx, c, (rl_level)l, (rl_pattern)p);
     c->copy_gbps = c->bw[RL_DRAM][ctx->kind == RL_CUDA ? RL_COPY : RL_TRIAD].best;
 }
 
@@ -133,157 +117,14 @@ static void measure_all(rl_ctx *ctx, rl_ceilings *c)
     c->trials = rl_ceiling_trials(ctx);
     measure_ladder(ctx, c);
     int largest = measure_compute(ctx, c);
+    char end[32];
+    rl_format_bytes(c->curve_n ? c->curve[c->curve_n - 1].probe_bytes : 0, end, sizeof end);
     snprintf(c->how, sizeof c->how,
-             "best of %d trials: bandwidth ladder (read, copy, triad; bytes read + written) at "
-             "each level; compute: %s up to %d^3%s", c->trials,
+             "best of %d trials: read bandwidth at %d footprints (16 KiB to %s), then the "
+             "bandwidth ladder (read, copy, triad; bytes read + written) inside each level it "
+             "shows; compute: %s up to %d^3%s", c->trials, c->curve_n, end,
              ctx->be->ops->gemm_name, largest,
              ctx->be->ops->fma_peak ? " and an FMA microbenchmark" : "");
-}
-
-/* ---- the cache file ------------------------------------------------------------- */
-
-static const char *const CACHE_COLUMNS[] = {"roof", "level", "pattern", "probe_bytes", "best",
-                                            "worst", "unit", NULL};
-
-static void ceilings_path(const rl_ctx *ctx, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s/%s/ceilings.csv", ctx->args.out_dir, ctx->label);
-}
-
-static void identity(const rl_ctx *ctx, char *buf, size_t len)
-{
-    if (ctx->kind == RL_CUDA)
-        snprintf(buf, len, "cuda | %s | %d SMs", ctx->dev->name, ctx->dev->sm_count);
-    else
-        snprintf(buf, len, "cpu | %s | %d threads", ctx->dev->name, ctx->dev->threads);
-}
-
-static void save_row(rl_csv *f, const char *roof, const char *level, const char *pattern,
-                     double probe, double best, double worst, const char *unit)
-{
-    rl_csv_set_str(f, "roof", roof);
-    rl_csv_set_str(f, "level", level);
-    rl_csv_set_str(f, "pattern", pattern);
-    rl_csv_set_num(f, "probe_bytes", probe);
-    rl_csv_set_num(f, "best", best);
-    rl_csv_set_num(f, "worst", worst);
-    rl_csv_set_str(f, "unit", unit);
-    rl_csv_end_row(f);
-}
-
-static void save(const rl_ctx *ctx, const char *path, const rl_ceilings *c)
-{
-    char id[320], date[64];
-    identity(ctx, id, sizeof id);
-    rl_utc_now(date, sizeof date);
-    rl_csv *f = rl_csv_open(path, CACHE_COLUMNS);
-    rl_csv_meta(f, "about", "rooflab's measured ceilings for this label; delete to measure again");
-    rl_csv_meta(f, "identity", "%s", id);
-    rl_csv_meta(f, "quick", "%s", ctx->args.quick ? "yes" : "no");
-    rl_csv_meta(f, "mode", "%s", rl_mode_name(ctx->args.mode));
-    rl_csv_meta(f, "copy_gbps", "%.6g", c->copy_gbps);
-    rl_csv_meta(f, "matrix_tflops", "%.6g", c->matrix_tflops);
-    rl_csv_meta(f, "matrix_source", "%s", c->matrix_source);
-    rl_csv_meta(f, "how", "%s", c->how);
-    rl_csv_meta(f, "trials", "%d", c->trials);
-    rl_csv_meta(f, "date_utc", "%s", date);
-    rl_csv_meta(f, "epoch_s", "%lld", (long long)time(NULL));
-    for (int l = 0; l < RL_LEVEL_COUNT; l++) {
-        char key[32];
-        snprintf(key, sizeof key, "capacity_%d", l);
-        rl_csv_meta(f, key, "%.0f", c->level_bytes[l]);
-        for (int p = 0; p < RL_PATTERN_COUNT; p++)
-            if (!isnan(c->bw[l][p].best))
-                save_row(f, "bandwidth", rl_level_name(ctx->kind, (rl_level)l),
-                         rl_pattern_name((rl_pattern)p), c->bw[l][p].probe_bytes, c->bw[l][p].best,
-                         c->bw[l][p].worst, "GB/s");
-    }
-    save_row(f, "compute", "-", "gemm", NAN, c->gemm_tflops, NAN, "TFLOP/s");
-    save_row(f, "compute", "-", "fma", NAN, c->fma_tflops, NAN, "TFLOP/s");
-    rl_csv_commit(f);
-}
-
-static int level_by_name(rl_backend_kind kind, const char *s)
-{
-    for (int l = 0; l < RL_LEVEL_COUNT; l++)
-        if (!strcmp(s, rl_level_name(kind, (rl_level)l)))
-            return l;
-    return -1;
-}
-
-static int pattern_by_name(const char *s)
-{
-    for (int p = 0; p < RL_PATTERN_COUNT; p++)
-        if (!strcmp(s, rl_pattern_name((rl_pattern)p)))
-            return p;
-    return -1;
-}
-
-static void load_rows(const rl_ctx *ctx, const rl_table *t, rl_ceilings *c)
-{
-    for (int r = 0; r < t->nrows; r++) {
-        const char *roof = rl_table_get(t, r, "roof"), *pat = rl_table_get(t, r, "pattern");
-        double best = atof(rl_table_get(t, r, "best"));
-        if (!strcmp(roof, "compute")) {
-            if (!strcmp(pat, "gemm")) c->gemm_tflops = best > 0 ? best : NAN;
-            if (!strcmp(pat, "fma")) c->fma_tflops = best > 0 ? best : NAN;
-            continue;
-        }
-        int l = level_by_name(ctx->kind, rl_table_get(t, r, "level")), p = pattern_by_name(pat);
-        if (l < 0 || p < 0 || !(best > 0))
-            continue;
-        const char *worst = rl_table_get(t, r, "worst");
-        c->bw[l][p] = (rl_band){best, *worst ? atof(worst) : best,
-                                atof(rl_table_get(t, r, "probe_bytes"))};
-    }
-}
-
-/* The roofs in path. check: the same device, and for a lab run no older
- * than REUSE_LAB_S from a lab or full run; why says what was wrong. */
-static bool load(const rl_ctx *ctx, const char *path, bool check, rl_ceilings *c, char *why,
-                 size_t len)
-{
-    rl_table *t = rl_table_read(path, why, len);
-    if (!t)
-        return false;
-    char want[320];
-    identity(ctx, want, sizeof want);
-    const char *id = rl_table_meta(t, "identity"), *mode = rl_table_meta(t, "mode");
-    const char *epoch = rl_table_meta(t, "epoch_s"), *date = rl_table_meta(t, "date_utc");
-    double age = epoch ? difftime(time(NULL), (time_t)atoll(epoch)) : INFINITY;
-    bool ok = true;
-    if (check && (!id || strcmp(id, want))) {
-        snprintf(why, len, "measured on another device");
-        ok = false;
-    } else if (check && ctx->args.mode == RL_MODE_LAB &&
-               (age > REUSE_LAB_S || !mode || !strcmp(mode, "quick"))) {
-        snprintf(why, len, "older than %.0f min or from a quick run", REUSE_LAB_S / 60);
-        ok = false;
-    }
-    if (ok) {
-        for (int l = 0; l < RL_LEVEL_COUNT; l++)
-            for (int p = 0; p < RL_PATTERN_COUNT; p++)
-                c->bw[l][p] = unmeasured();
-        level_capacities(ctx->dev, c->level_bytes);
-        load_rows(ctx, t, c);
-        const char *src = rl_table_meta(t, "matrix_source");
-        c->copy_gbps = c->bw[RL_DRAM][ctx->kind == RL_CUDA ? RL_COPY : RL_TRIAD].best;
-        c->matrix_tflops = fmax(c->gemm_tflops, isnan(c->fma_tflops) ? 0 : c->fma_tflops);
-        snprintf(c->matrix_source, sizeof c->matrix_source, "%s", src ? src : "?");
-        snprintf(c->how, sizeof c->how, "%s", rl_table_meta(t, "how") ? rl_table_meta(t, "how") : "?");
-        c->trials = rl_table_meta(t, "trials") ? atoi(rl_table_meta(t, "trials")) : 0;
-        if (check)
-            snprintf(c->origin, sizeof c->origin, "cached, measured %s", date ? date : "?");
-        else
-            snprintf(c->origin, sizeof c->origin, "from %s, measured %s", path, date ? date : "?");
-        snprintf(c->origin_kind, sizeof c->origin_kind, "%s", check ? "cached" : "file");
-        snprintf(c->measured_utc, sizeof c->measured_utc, "%s", date ? date : "");
-        ok = c->copy_gbps > 0 && c->matrix_tflops > 0;
-        if (!ok)
-            snprintf(why, len, "no DRAM or compute roof in it");
-    }
-    rl_table_free(t);
-    return ok;
 }
 
 /* ---- publishing: the CSV header and the console ------------------------------------ */
@@ -300,6 +141,11 @@ static void write_meta(rl_ctx *ctx, const rl_ceilings *c)
     rl_meta(ctx, "ceilings_date_utc", "%s", c->measured_utc);
     if (c->trials > 0) /* a file written before it was kept says it in words only */
         rl_meta(ctx, "ceilings_trials", "%d", c->trials);
+    /* The curve and the levels' sizes, found and reported (curve.c). */
+    rl_meta_line lines[RL_CURVE_META_MAX];
+    int n = rl_curve_meta(c, ctx->kind, lines, RL_CURVE_META_MAX);
+    for (int i = 0; i < n; i++)
+        rl_meta(ctx, lines[i].key, "%s", lines[i].value);
     /* One line per rung, "best worst probe_bytes": charts draw the ladder. */
     for (int l = 0; l < RL_LEVEL_COUNT; l++)
         for (int p = 0; p < RL_PATTERN_COUNT; p++) {
@@ -324,6 +170,9 @@ static void print_ladder(const rl_ctx *ctx, const rl_ceilings *c)
            ctx->kind == RL_CUDA ? "copy" : "triad", c->copy_gbps, mx, c->matrix_tflops,
            c->matrix_source, c->origin);
     printf("            %s\n", c->how);
+    char levels[256];
+    rl_curve_describe(c, ctx->kind, levels, sizeof levels);
+    printf("            levels %s (%s)\n", levels, c->levels_source);
     printf("            GB/s       read     copy    triad   working set\n");
     for (int l = 0; l < RL_LEVEL_COUNT; l++) {
         if (isnan(c->bw[l][RL_READ].best) && isnan(c->bw[l][RL_TRIAD].best))
@@ -374,7 +223,7 @@ static void warn(rl_ctx *ctx, const char *msg)
  * CPUs they keep busy now, over a quarter of a second, rather than the load
  * average, which still counts the experiment that ran before this one in a
  * make all for a minute after it ended. */
-static void warn_if_loaded(rl_ctx *ctx)
+static bool warn_if_loaded(rl_ctx *ctx)
 {
     double busy = rl_host_busy_cpus(0.25), load = rl_load_average();
     int cpus = ctx->dev->kind == RL_CPU ? ctx->dev->threads : 0;
@@ -390,6 +239,7 @@ static void warn_if_loaded(rl_ctx *ctx)
                  "inflated; rerun on a quiet machine", busy, cpus, load);
         warn(ctx, msg);
     }
+    return busy > cpus / 2.0;
 }
 
 /* After measuring: a roof far below this device's last one says the same. */
@@ -413,25 +263,28 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
     char path[1024], why[256] = "";
     rl_ceilings c = {0}, old = {0};
     if (ctx->args.ceilings_file) {
-        if (!load(ctx, ctx->args.ceilings_file, false, &c, why, sizeof why))
+        if (!rl_ceilings_read(ctx, ctx->args.ceilings_file, false, &c, why, sizeof why))
             rl_die(RL_EXIT_USAGE, "exp-%s: --ceilings %s: %s", ctx->exp->id,
                    ctx->args.ceilings_file, why);
         ctx->priv->ceilings_fixed = true;
         return publish(ctx, &c);
     }
-    warn_if_loaded(ctx); /* cached roofs or not, the run's own times suffer */
-    ceilings_path(ctx, path, sizeof path);
+    bool busy = warn_if_loaded(ctx); /* cached roofs or not, the run's own times suffer */
+    rl_ceilings_path(ctx, path, sizeof path);
     /* Two runs of one label at once (a Slurm array's tasks) measure one
      * at a time: the second waits here, then reuses what the first saved. */
     int lock = rl_lock_beside(path);
-    if (ctx->args.mode != RL_MODE_FULL && load(ctx, path, true, &c, why, sizeof why)) {
+    if (ctx->args.mode != RL_MODE_FULL && rl_ceilings_read(ctx, path, true, &c, why, sizeof why)) {
         rl_unlock(lock);
         return publish(ctx, &c);
     }
-    bool have_old = load(ctx, path, false, &old, why, sizeof why);
+    bool have_old = rl_ceilings_read(ctx, path, false, &old, why, sizeof why);
     rl_progress_note(ctx, "measuring the ceilings");
+    /* Other processes on the CPUs make knees of their own: the CPU's
+     * curve is kept, its levels are not trusted. */
+    c.curve_busy = busy && ctx->kind == RL_CPU;
     measure_all(ctx, &c);
-    save(ctx, path, &c);
+    rl_ceilings_write(ctx, path, &c);
     rl_unlock(lock);
     snprintf(c.origin, sizeof c.origin, "measured now");
     snprintf(c.origin_kind, sizeof c.origin_kind, "measured");
@@ -444,7 +297,7 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
 /* roofs.c re-measures one rung, or the compute roof, when a point beats it. */
 rl_band rl_ceilings_remeasure_rung(rl_ctx *ctx, rl_level l, rl_pattern p)
 {
-    return measure_rung(ctx, l, p);
+    return measure_rung(ctx, &ctx->priv->ceilings, l, p);
 }
 
 void rl_ceilings_remeasure_compute(rl_ctx *ctx, rl_ceilings *c) { (void)measure_compute(ctx, c); }
@@ -471,11 +324,11 @@ static void keep_higher(rl_ceilings *mine, const rl_ceilings *file, rl_backend_k
 void rl_ceilings_save(rl_ctx *ctx)
 {
     char path[1024], why[256];
-    ceilings_path(ctx, path, sizeof path);
+    rl_ceilings_path(ctx, path, sizeof path);
     int lock = rl_lock_beside(path);
     rl_ceilings merged = ctx->priv->ceilings, now = {0};
-    if (load(ctx, path, true, &now, why, sizeof why))
+    if (rl_ceilings_read(ctx, path, true, &now, why, sizeof why))
         keep_higher(&merged, &now, ctx->kind);
-    save(ctx, path, &merged);
+    rl_ceilings_write(ctx, path, &merged);
     rl_unlock(lock);
 }

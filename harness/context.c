@@ -267,6 +267,24 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_chart
     return ctx;
 }
 
+rl_ctx *rl_begin_bare(const rl_experiment *exp, const rl_args *args)
+{
+    rl_ctx *ctx = calloc(1, sizeof *ctx);
+    if (ctx)
+        ctx->priv = calloc(1, sizeof *ctx->priv);
+    if (!ctx || !ctx->priv)
+        rl_die(RL_EXIT_FAILED, "out of memory");
+    ctx->exp = exp;
+    ctx->args = *args;
+    ctx->rule = ctx->args.mode == RL_MODE_QUICK  ? RL_STOP_QUICK
+                : ctx->args.mode == RL_MODE_FULL ? RL_STOP_FULL
+                                                 : RL_STOP_LAB;
+    ctx->priv->started = rl_now_s();
+    open_backend(ctx);
+    snprintf(ctx->label, sizeof ctx->label, "%s", args->label ? args->label : ctx->dev->slug);
+    return ctx;
+}
+
 /* What rl_begin took: the verdicts, the backend, the context itself. */
 static void release(rl_ctx *ctx)
 {
@@ -368,7 +386,8 @@ void rl_meta(rl_ctx *ctx, const char *key, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    rl_csv_meta(ctx->priv->csv, key, "%s", buf);
+    if (ctx->priv->csv) /* a bare context (rl_begin_bare) writes no CSV */
+        rl_csv_meta(ctx->priv->csv, key, "%s", buf);
 }
 
 void rl_set_str(rl_ctx *ctx, const char *column, const char *value)

@@ -143,6 +143,14 @@ rl_band rl_measure_trials(rl_ctx *ctx, const char *name, void (*fn)(void *), voi
 rl_band rl_ceilings_remeasure_rung(rl_ctx *ctx, rl_level l, rl_pattern p);
 void rl_ceilings_remeasure_compute(rl_ctx *ctx, rl_ceilings *c);
 void rl_ceilings_save(rl_ctx *ctx);
+/* ceilings_file.c: the cache, results/<label>/ceilings.csv. Reading:
+ * check asks for this device's roofs, fit for reuse (for a lab run no
+ * older than half an hour, from a lab or full run; with a curve); why
+ * says what was wrong. */
+void rl_ceilings_path(const rl_ctx *ctx, char *buf, size_t len);
+void rl_ceilings_write(const rl_ctx *ctx, const char *path, const rl_ceilings *c);
+bool rl_ceilings_read(const rl_ctx *ctx, const char *path, bool check, rl_ceilings *c,
+                      char *why, size_t len);
 
 /* columns.c: the CSV header of an experiment's points (malloc'd, NULL-ended). */
 const char **rl_csv_columns_of(const rl_experiment *e);
@@ -203,6 +211,12 @@ int rl_run(const rl_experiment *exp, int argc, char **argv, const rl_charts *cha
 rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts);
 int rl_end(rl_ctx *ctx);
 int rl_end_discard(rl_ctx *ctx);
+/* A context for a program that measures the device but runs no
+ * experiment (build/mountain): args as given (the caller parsed them),
+ * the backend opened as for a run, the label; no CSV (rl_meta writes
+ * nothing) and no story. exp names the program in messages;
+ * rl_end_discard ends it. */
+rl_ctx *rl_begin_bare(const rl_experiment *exp, const rl_args *args);
 
 /* sysinfo.c */
 /* The commit the code ran from, in words ("abc1234", "abc1234 (dirty)",
@@ -296,9 +310,58 @@ const char *rl_pattern_name(rl_pattern p);                   /* "read", "copy", 
  * The point pipeline's own parts, which rl_run calls (experiments go
  * through rl_main and rooflab.h only; tests of the pipeline call these).
  * ---------------------------------------------------------------------- */
-/* Its rule alone: the first level whose capacity (0: absent) exceeds a
- * quarter of the footprint; mixed when the footprint exceeds half of it. */
+/* Its rule alone, for the reported sizes: the first level whose capacity
+ * (0: absent) exceeds a quarter of the footprint; mixed when the
+ * footprint exceeds half of it. */
 rl_level rl_level_for(const double capacity[RL_LEVEL_COUNT], double footprint_bytes, bool *mixed);
+/* The same for any levels: the first level (capacity 0: absent) whose
+ * spill (the footprint from which none of it hits the level: where the
+ * curve reaches the next plateau, or 4x a reported size) exceeds the
+ * footprint; mixed beyond half the capacity, where the rungs are probed. */
+rl_level rl_level_on(const double capacity[RL_LEVEL_COUNT], const double spill[RL_LEVEL_COUNT],
+                     double footprint_bytes, bool *mixed);
+
+/* ---- the bandwidth curve and its knees (curve.c) ---------------------------------- */
+/* The footprints a curve measures: 16 KiB up, doubling, to 4x the LLC (at
+ * least 64 MiB), at most max_bytes and an eighth of the memory
+ * (ram_bytes; 0: unknown), at most max and RL_CURVE_MAX of them. */
+int rl_curve_plan(double llc_bytes, double max_bytes, double ram_bytes, double *bytes, int max);
+/* Measures c->curve with the backend's read bandwidth, `trials` trials a
+ * footprint, planned from c->level_reported. */
+void rl_curve_measure(rl_ctx *ctx, rl_ceilings *c, int trials);
+/* A knee: where the curve leaves a plateau. bytes, the capacity it gives
+ * the level: where the rate is half-way down to the next plateau; reach,
+ * the next plateau's first footprint; the two plateaus' rates. */
+typedef struct rl_knee {
+    double bytes, reach, from_gbps, to_gbps;
+} rl_knee;
+/* The knees of a curve (best rates, ascending footprints), in order; at
+ * most max. Pure. */
+int rl_curve_knees(const rl_band *curve, int n, rl_knee *out, int max);
+/* The levels a curve shows, given the reported sizes (0: no such level):
+ * measured (0 where no knee is the level's) and spill (the knee's reach,
+ * else 4x the reported size) per level. Pure. */
+void rl_curve_levels(const rl_band *curve, int n, const double reported[RL_LEVEL_COUNT],
+                     double measured[RL_LEVEL_COUNT], double spill[RL_LEVEL_COUNT]);
+/* The sizes the device reports, for the whole device: per-core caches
+ * times the cores, the shared LLC once, the memory; 0: no such level. */
+void rl_levels_reported(const rl_device_info *d, double cap[RL_LEVEL_COUNT]);
+/* Fills c's level_measured, level_bytes, level_spill and levels_source
+ * from c->curve and c->level_reported (the reported sizes hold where no
+ * knee is a level's, and all of them under ROOFLAB_LLC or when the curve
+ * was measured on a busy host). */
+void rl_curve_apply(rl_ceilings *c, rl_backend_kind kind);
+/* The curve and the levels as '# key: value' lines: levels_source,
+ * curve_read_gbps and curve_read_worst_gbps ("bytes:GB/s ..."),
+ * level_<name>_bytes_reported and, where found, level_<name>_bytes_measured.
+ * Returns how many (at most max). */
+typedef struct rl_meta_line {
+    char key[48], value[640];
+} rl_meta_line;
+enum { RL_CURVE_META_MAX = 12 };
+int rl_curve_meta(const rl_ceilings *c, rl_backend_kind kind, rl_meta_line *out, int max);
+/* "L1 64 KiB (reported 64 KiB), L2 1 MiB reported, ...": the console's line. */
+void rl_curve_describe(const rl_ceilings *c, rl_backend_kind kind, char *buf, size_t len);
 
 /* Utilization against a roof: achieved / ceiling. Above 1.05 the ceiling
  * was under-measured (a busy machine, or a kernel faster than the

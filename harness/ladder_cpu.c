@@ -84,13 +84,18 @@ static double read_slice(const double *a, size_t lo, size_t hi)
     return sum;
 }
 
-/* In cache lines of 8 doubles, each line's streams prefetched ahead. */
+/* In cache lines of 8 doubles, each line's streams prefetched ahead, but
+ * not past the slice: there another thread's lines are, and a prefetch
+ * for writing takes them from its core every pass (at a footprint inside
+ * an L1, most of a pass's time). */
 static void copy_slice(double *restrict b, const double *restrict a, size_t lo, size_t hi)
 {
     size_t i = lo;
     for (; i + 8 <= hi; i += 8) {
-        PREFETCH_READ(a + i);
-        PREFETCH_WRITE(b + i);
+        if (i + AHEAD < hi) {
+            PREFETCH_READ(a + i);
+            PREFETCH_WRITE(b + i);
+        }
         for (int j = 0; j < 8; j++) /* scaled, so the compiler cannot call memcpy */
             b[i + j] = 1.0000001 * a[i + j];
     }
@@ -103,9 +108,11 @@ static void triad_slice(double *restrict a, const double *restrict b, const doub
 {
     size_t i = lo;
     for (; i + 8 <= hi; i += 8) {
-        PREFETCH_READ(b + i);
-        PREFETCH_READ(c + i);
-        PREFETCH_WRITE(a + i);
+        if (i + AHEAD < hi) { /* as copy_slice */
+            PREFETCH_READ(b + i);
+            PREFETCH_READ(c + i);
+            PREFETCH_WRITE(a + i);
+        }
         for (int j = 0; j < 8; j++)
             a[i + j] = b[i + j] + 3.0 * c[i + j];
     }
@@ -163,11 +170,14 @@ void rl_cpu_ladder_release(void)
     probe_doubles = 0;
 }
 
-/* Doubles of a working set of `bytes`, a whole number of lines per array. */
+/* Doubles of a working set of `bytes`: a whole number of cache lines per
+ * array, whichever the pattern, so that the three share one buffer; at
+ * least 4 KiB per array, so that a footprint well inside an L1 is
+ * measured inside it (the bandwidth curve starts at 16 KiB). */
 static size_t working_set_doubles(double bytes)
 {
-    size_t total = (size_t)(bytes / sizeof(double)) / (3 * 64) * (3 * 64);
-    return total < 3 * 4096 ? 3 * 4096 : total;
+    size_t total = (size_t)(bytes / sizeof(double)) / (3 * 8) * (3 * 8);
+    return total < 3 * 512 ? 3 * 512 : total;
 }
 
 /* The arrays of one pattern cut from buf; passes enough to move ~64 MiB

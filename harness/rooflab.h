@@ -54,10 +54,28 @@ typedef struct rl_band {
     double probe_bytes; /* the working set it was measured at */
 } rl_band;
 
+enum { RL_CURVE_MAX = 24 }; /* the most footprints a bandwidth curve measures */
+
 typedef struct rl_ceilings {
     /* The bandwidth ladder, GB/s, bytes read plus written. */
     rl_band bw[RL_LEVEL_COUNT][RL_PATTERN_COUNT];
-    double level_bytes[RL_LEVEL_COUNT]; /* capacity; 0 where the device has no such level */
+    /* The read bandwidth over footprints from 16 KiB up, doubling, past the
+     * reported LLC (probe_bytes: the footprint), and the levels found on
+     * it (curve.c): a level ends where the curve leaves its plateau. No
+     * curve (curve_n 0: a file written before curves, a fixture): the
+     * reported sizes hold. */
+    rl_band curve[RL_CURVE_MAX];
+    int curve_n;
+    bool curve_busy; /* other processes kept the CPUs busy as it was measured */
+    double level_reported[RL_LEVEL_COUNT]; /* the sizes the machine reports; 0: no such level */
+    double level_measured[RL_LEVEL_COUNT]; /* the curve's knee for the level; 0: none found */
+    /* In use: the measured capacity where there is one, else the reported;
+     * 0 where the device has no such level. A footprint from level_spill on
+     * no longer hits the level (the next plateau's start, or 4x a reported
+     * size). */
+    double level_bytes[RL_LEVEL_COUNT];
+    double level_spill[RL_LEVEL_COUNT];
+    char levels_source[192]; /* "curve", or why (some) levels are the reported sizes */
     double copy_gbps;      /* the headline device-memory roof: DRAM copy (GPU) or triad (CPU) */
     /* The compute roof: the best of the library GEMM at a few sizes and
      * (on the CPU) an FMA-throughput microbenchmark. */
@@ -245,10 +263,12 @@ void rl_meta(rl_ctx *ctx, const char *key, const char *fmt, ...)
 const rl_ceilings *rl_ceilings_get(rl_ctx *ctx);
 
 /* The roof a memory-bound point is judged against: the ceiling of the
- * level its working set lives in, for its access pattern. A working set
- * over half a level but under 4x its capacity may partly hit in it
- * (caches are not strict LRU), so it is judged against that faster level
- * and marked mixed ("L2-LLC"): a roof must never be beaten. */
+ * level its working set lives in, for its access pattern, on the levels'
+ * sizes as the bandwidth curve found them (rl_ceilings.level_bytes). A
+ * working set over half a level but short of its spill (where the curve
+ * reaches the next plateau; 4x a reported size) may partly hit in it, so
+ * it is judged against that faster level and marked mixed ("L2-LLC"): a
+ * roof must never be beaten. */
 typedef struct rl_roof {
     rl_level level;
     bool mixed;          /* between level and the next one out */
@@ -260,7 +280,8 @@ typedef struct rl_roof {
 } rl_roof;
 
 rl_roof rl_roof_for(rl_ctx *ctx, double footprint_bytes, rl_pattern pattern);
-/* Whether a working set is at least 4x the last-level cache: what a claim
+/* Whether a working set is at least 4x the last-level cache (the curve's,
+ * where the ceilings found it; else the reported one): what a claim
  * about device memory needs (cache_resident is the opposite). */
 bool rl_beyond_cache(const rl_ctx *ctx, double footprint_bytes);
 /* How many copies of a buffer a call should rotate through so that it is

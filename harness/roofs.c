@@ -4,7 +4,9 @@
  *
  * A memory-bound point is judged against the bandwidth of the level its
  * working set lives in, for its own access pattern (ceilings.c measures
- * them all). A utilization above 1.05 is impossible for a true ceiling: it
+ * them all): where its footprint falls on the knees of the measured
+ * bandwidth curve (curve.c), or on the reported sizes where the ceilings
+ * have no curve. A utilization above 1.05 is impossible for a true ceiling: it
  * means the ceiling was under-measured (another process took the cores
  * during its trials, or the suite's kernel beats the benchmark). The rung
  * is measured once more and the better value kept; if the point still beats
@@ -21,16 +23,27 @@
 static const double OVER = 1.05; /* above this, a roof was beaten */
 
 /* Pure: within half the capacity, as the ladder measured the level.
- * Mixed: beyond that but under 4x it, part of it still hits there. */
-rl_level rl_level_for(const double cap[RL_LEVEL_COUNT], double footprint, bool *mixed)
+ * Mixed: beyond that but short of the spill, part of it still hits there. */
+rl_level rl_level_on(const double cap[RL_LEVEL_COUNT], const double spill[RL_LEVEL_COUNT],
+                     double footprint, bool *mixed)
 {
     *mixed = false;
     for (int l = 0; l < RL_DRAM; l++)
-        if (cap[l] > 0 && footprint < 4 * cap[l]) {
+        if (cap[l] > 0 && footprint < spill[l]) {
             *mixed = footprint > cap[l] / 2;
             return (rl_level)l;
         }
     return RL_DRAM;
+}
+
+/* A reported size spills at 4x: a cache is not strict LRU, and the report
+ * may be smaller than what the machine gives. */
+rl_level rl_level_for(const double cap[RL_LEVEL_COUNT], double footprint, bool *mixed)
+{
+    double spill[RL_LEVEL_COUNT];
+    for (int l = 0; l < RL_LEVEL_COUNT; l++)
+        spill[l] = 4 * cap[l];
+    return rl_level_on(cap, spill, footprint, mixed);
 }
 
 /* The next measured level out from l (DRAM at the latest). */
@@ -49,7 +62,7 @@ rl_roof rl_roof_for(rl_ctx *ctx, double footprint, rl_pattern pattern)
     for (int l = 0; l < RL_LEVEL_COUNT; l++)
         cap[l] = isnan(c->bw[l][pattern].best) ? 0 : c->level_bytes[l];
     rl_roof r = {.pattern = pattern};
-    r.level = rl_level_for(cap, footprint, &r.mixed);
+    r.level = rl_level_on(cap, c->level_spill, footprint, &r.mixed);
     r.gbps = r.slower_gbps = c->bw[r.level][pattern].best;
     r.slower = r.level;
     const char *name = rl_level_name(ctx->kind, r.level);
@@ -64,14 +77,24 @@ rl_roof rl_roof_for(rl_ctx *ctx, double footprint, rl_pattern pattern)
     return r;
 }
 
+/* The last-level cache as the run uses it: the bandwidth curve's, once the
+ * ceilings are in (a machine that reports a 480 MiB L3 may read 240 MiB at
+ * DRAM speed), else the size the machine reports. */
+static double llc_in_use(const rl_ctx *ctx)
+{
+    const rl_ctx_private *p = ctx->priv;
+    double measured = p && p->have_ceilings ? p->ceilings.level_bytes[RL_LLC] : 0;
+    return measured > 0 ? measured : ctx->dev->llc_bytes;
+}
+
 bool rl_beyond_cache(const rl_ctx *ctx, double footprint)
 {
-    return footprint >= 4 * ctx->dev->llc_bytes;
+    return footprint >= 4 * llc_in_use(ctx);
 }
 
 int rl_copies_beyond_cache(const rl_ctx *ctx, double buffer_bytes)
 {
-    int copies = (int)fmin(ceil(4 * ctx->dev->llc_bytes / buffer_bytes),
+    int copies = (int)fmin(ceil(4 * llc_in_use(ctx) / buffer_bytes),
                            floor(rl_max_bytes(ctx) / buffer_bytes));
     return copies < 1 ? 1 : copies;
 }

@@ -36,6 +36,9 @@ int temp_files_left(const char *dir, const char *label);
 /* The roofs the end-to-end tests use: a fixture of made-up values, so
  * that no test measures a ceiling (tests/README.md). */
 #define TEST_CEILINGS RL_SOURCE_ROOT "/tests/fixtures/ceilings-cpu.csv"
+/* The same roofs with a made-up read-bandwidth curve: what a cache of
+ * this machine's holds (a cache without a curve is measured again). */
+#define TEST_CEILINGS_CURVE RL_SOURCE_ROOT "/tests/fixtures/ceilings-curve.csv"
 
 /* Tests that time anything hold this lock (an flock in the build folder):
  * one measurement at a time, whatever Criterion runs in parallel. */

@@ -57,6 +57,13 @@ Test(exp05, quick_cpu_run_writes_csv_verdicts_and_charts)
                                  "# compare_keys: op,variant,k,n"};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
+    /* The fixture's roofs have no bandwidth curve: the levels are the
+     * reported sizes, and the header says so. */
+    cr_assert(strstr(text, "# levels_source: reported: these ceilings hold no bandwidth curve"),
+              "the header says where the levels came from");
+    cr_assert(strstr(text, "# level_LLC_bytes_reported: "));
+    cr_assert_null(strstr(text, "# curve_read_gbps:"));
+    cr_assert_null(strstr(text, "_bytes_measured:"));
     free(text);
 
     /* The header line is the documented schema; every row is complete. */
@@ -118,7 +125,13 @@ Test(exp05, second_run_reuses_ceilings_and_replaces_its_verdicts)
     char *roofs = read_file(path, NULL);
     cr_assert(roofs && strstr(roofs, "bandwidth,DRAM,read,") && strstr(roofs, "bandwidth,L1,triad,") &&
               strstr(roofs, "compute,-,fma,"), "the ladder and the compute roof are cached: %s", roofs);
+    cr_assert(strstr(roofs, ",read,16384,") && strstr(roofs, "\ncurve,"),
+              "the bandwidth curve is cached with them: %s", roofs);
     free(roofs);
+    char curve[2048];
+    cr_assert(rl_csv_read_meta(csv, "curve_read_gbps", curve, sizeof curve) &&
+                  !strncmp(curve, "16384:", 6), "the run's header holds the curve: %s", curve);
+    cr_assert(rl_csv_read_meta(csv, "levels_source", curve, sizeof curve), "and where its levels came from");
     /* The cache's date before the second run reads it (a roof that run
      * measures again would be saved, and date the file anew). */
     cr_assert(rl_csv_read_meta(path, "date_utc", cache_date, sizeof cache_date));

@@ -175,15 +175,15 @@ Test(lock, experiments_05_and_06_at_once_under_one_label_keep_both_verdict_sets)
 
 /* ---- the ceilings: measured once, reused by the run that waited ------------------ */
 
-/* The fixture's roofs, as a cache of this machine's CPU (its identity
- * line), dated now: a quick run of this device reuses it. */
+/* The fixture's roofs and curve, as a cache of this machine's CPU (its
+ * identity line), dated now: a quick run of this device reuses it. */
 static void write_cache_for_this_cpu(const char *path)
 {
     char why[256];
     rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
     cr_assert_not_null(be, "%s", why);
     const rl_device_info *d = rl_device(be);
-    char *fixture = read_file(TEST_CEILINGS, NULL);
+    char *fixture = read_file(TEST_CEILINGS_CURVE, NULL);
     cr_assert_not_null(fixture);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f, "cannot write %s", path);

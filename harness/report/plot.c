@@ -1,7 +1,8 @@
 /*
  * plot.c -- draws an experiment's charts with gnuplot, from CSV files only.
  *
- * The experiment's plot.gp runs after plots/style.gp once per format (png,
+ * The experiment's plot.gp (or another script: rl_draw_script, for make
+ * mountain's plots/mountain.gp) runs after plots/style.gp once per format (png,
  * pdf, svg) with these variables set: csv (the run drawn), outbase (path
  * without extension; a script may add suffixes for further charts), fmt,
  * device, backend, label, root (the source tree: published numbers are
@@ -251,29 +252,39 @@ int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
             const char *const *names, int nruns, const char *dir, const char *runs_title,
             const char *later)
 {
+    char script[1024], name[64];
+    snprintf(script, sizeof script, "%s/experiments/%s/plot.gp", rl_source_root(), exp_slug);
+    snprintf(name, sizeof name, "exp-%s", exp_id);
+    return rl_draw_script(script, name, exp_slug, csvs, names, nruns, dir, runs_title, later);
+}
+
+int rl_draw_script(const char *script, const char *name, const char *slug,
+                   const char *const *csvs, const char *const *names, int nruns, const char *dir,
+                   const char *runs_title, const char *later)
+{
     if (!have_gnuplot()) {
         say_not_drawn(later);
         return 0;
     }
-    char tmp[1100], log[1200], style[1024], script[1024];
+    char tmp[1100], log[1200], style[1024], script_path[1024];
+    snprintf(script_path, sizeof script_path, "%s", script); /* argv is not const */
     if (rl_mkdirs(dir) != 0) {
         fprintf(stderr, "rooflab: cannot create %s: %m\n", dir);
         return -1;
     }
-    snprintf(tmp, sizeof tmp, "%s/.tmp-exp-%s-XXXXXX", dir, exp_id);
+    snprintf(tmp, sizeof tmp, "%s/.tmp-%s-XXXXXX", dir, name);
     if (!mkdtemp(tmp)) {
         fprintf(stderr, "rooflab: cannot create a temporary folder in %s: %m\n", dir);
         return -1;
     }
     snprintf(log, sizeof log, "%s/gnuplot.log", tmp);
     snprintf(style, sizeof style, "%s/plots/style.gp", rl_source_root());
-    snprintf(script, sizeof script, "%s/experiments/%s/plot.gp", rl_source_root(), exp_slug);
 
     char device[256] = "", backend[32] = "", label[128] = "", outbase[1200];
     rl_csv_read_meta(csvs[0], "device", device, sizeof device);
     rl_csv_read_meta(csvs[0], "backend", backend, sizeof backend);
     rl_csv_read_meta(csvs[0], "label", label, sizeof label);
-    snprintf(outbase, sizeof outbase, "%s/exp-%s", tmp, exp_id);
+    snprintf(outbase, sizeof outbase, "%s/%s", tmp, name);
 
     char *metadata = metadata_vars(csvs, nruns);
     int rc = 0;
@@ -291,8 +302,8 @@ int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
         add_var(vars, sizeof vars, "runs", runs);
         add_var(vars, sizeof vars, "run_names", run_names);
         add_var(vars, sizeof vars, "runs_title", runs_title ? runs_title : "");
-        add_verdicts(vars, sizeof vars, csvs[0], exp_slug, backend);
-        char *const argv[] = {"gnuplot", "-e", vars, "-e", metadata, style, script, NULL};
+        add_verdicts(vars, sizeof vars, csvs[0], slug, backend);
+        char *const argv[] = {"gnuplot", "-e", vars, "-e", metadata, style, script_path, NULL};
         rc = run_logged(argv, log);
     }
     free(metadata);

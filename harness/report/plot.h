@@ -17,6 +17,13 @@ int rl_draw(const char *exp_id, const char *exp_slug, const char *const *csvs,
             const char *const *names, int nruns, const char *dir, const char *runs_title,
             const char *later);
 
+/* The same with any script: charts name.{png,pdf,svg} (and the suffixed
+ * ones the script adds) into dir; slug picks the verdicts passed (those
+ * of that experiment in a verdicts.csv beside the first CSV). */
+int rl_draw_script(const char *script, const char *name, const char *slug,
+                   const char *const *csvs, const char *const *names, int nruns, const char *dir,
+                   const char *runs_title, const char *later);
+
 /* A run's charts, as the core's rl_charts, for rl_run: its CSV drawn into
  * plots_dir/label/, a reference run overlaid when there is one. */
 extern const rl_charts rl_gnuplot_charts;
