@@ -80,6 +80,19 @@ static void plan_bandwidth(rl_ctx *ctx, rl_point *const *members, int n, rl_grou
     }
 }
 
+int rl_group_probes_count(rl_ctx *ctx, rl_point *const *members, int n)
+{
+    if (ctx->args.start_roofs)
+        return 0;
+    rl_group_probes gp = {.compute_at = -1};
+    if ((ctx->exp->probes & RL_PROBE_BANDWIDTH) && ctx->be->ops->bandwidth_probe)
+        plan_bandwidth(ctx, members, n, &gp);
+    bool compute = false;
+    for (int i = 0; i < n; i++)
+        compute |= (ctx->exp->probes & RL_PROBE_COMPUTE) && may_be_compute_bound(ctx, members[i]);
+    return gp.n + (compute && ctx->be->ops->compute_probe);
+}
+
 int rl_group_probes_open(rl_ctx *ctx, rl_point *const *members, int n, rl_group_probes *gp,
                          rl_work *works)
 {

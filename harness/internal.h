@@ -419,6 +419,8 @@ int rl_group_probes_open(rl_ctx *ctx, rl_point *const *members, int n, rl_group_
 void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measurement *m,
                            rl_point *const *members, int n);
 rl_group_roof rl_group_roof_none(void);
+/* How many probes open would make for these members: the plan's count. */
+int rl_group_probes_count(rl_ctx *ctx, rl_point *const *members, int n);
 
 void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out);
 

@@ -304,6 +304,18 @@ double rl_point_mfu(rl_ctx *ctx, const rl_point *p)
 
 /* ---- 4. the plan -------------------------------------------------------------------- */
 
+/* The probes the group of point i will carry (group_roof.c decides the
+ * same way): each is a member of its rounds. */
+static int rl_group_probes_planned(rl_ctx *ctx, const rl_points *s, int i)
+{
+    rl_point *members[64];
+    int n = 0;
+    for (int j = i; j < s->n && n < 64; j++)
+        if (j == i || (s->v[i].group && s->v[j].group == s->v[i].group))
+            members[n++] = &s->v[j];
+    return rl_group_probes_count(ctx, members, n);
+}
+
 void rl_points_plan(rl_ctx *ctx, const rl_points *s)
 {
     for (int i = 0; i < s->n; i++) {
@@ -319,6 +331,6 @@ void rl_points_plan(rl_ctx *ctx, const rl_points *s)
             call_s = fmax(call_s, rl_estimate_call_s(ctx, p->bytes, p->footprint, p->pattern,
                                                      p->flops) + p->extra_s);
         }
-        rl_plan_group(ctx, members, call_s);
+        rl_plan_group(ctx, members + rl_group_probes_planned(ctx, s, i), call_s);
     }
 }
