@@ -11,6 +11,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 static double *flush_buf;
@@ -96,6 +97,25 @@ static rl_band cpu_gemm(rl_ctx *ctx, int n, int trials)
 }
 
 static const int CPU_GEMM_SIZES[] = {512, 1024, 2048, 0};
+
+/* OpenBLAS's idle workers spin for about 2^28 cycles (a tenth of a second)
+ * after each call before they sleep. A group times OpenBLAS calls and
+ * OpenMP kernels and probes in turn, sample by sample, so a spinning worker
+ * took a core from the next sample: on a 2-core VM, experiment 02's GEMV
+ * samples after the library's had a relative spread of 0.3-0.45 (0.15-0.24
+ * without the spin), and a compute probe after a large GEMM once ran at a
+ * quarter of its rate. The setting that shortens the spin is read when the
+ * library loads, before main; so the program runs itself again, once, with
+ * OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles), unless the variable is set. */
+void rl_cpu_quiet_blas_workers(char **argv)
+{
+    if (getenv("OPENBLAS_THREAD_TIMEOUT"))
+        return;
+    if (setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+    /* no /proc: run on, the workers spinning (the header says so) */
+}
 
 const rl_backend_ops rl_cpu_ops = {
     .name = "cpu",

@@ -137,6 +137,8 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
                 : "group: MBU and MFU against probes timed with each group (group_roof_* columns); "
                   "the ladder (roof_* lines, ceiling_gbps) is the run's start");
     rl_families_meta(ctx);
+    const char *blas = getenv("OPENBLAS_THREAD_TIMEOUT");
+    rl_meta(ctx, "openblas_thread_timeout", "%s", blas ? blas : "unset: OpenBLAS's idle workers spin");
 }
 
 static void print_story(const rl_ctx *ctx)
@@ -204,6 +206,7 @@ static int draw(const rl_ctx *ctx)
 
 rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts)
 {
+    rl_cpu_quiet_blas_workers(argv);
     rl_ctx *ctx = calloc(1, sizeof *ctx);
     if (ctx)
         ctx->priv = calloc(1, sizeof *ctx->priv);

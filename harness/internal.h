@@ -72,6 +72,9 @@ extern const rl_backend_ops rl_cpu_ops;
 rl_band rl_cpu_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials);
 rl_band rl_cpu_fma_peak(rl_ctx *ctx, int trials);
 void rl_cpu_ladder_release(void); /* frees the working-set buffer */
+/* Before anything else: re-executes the program once with OpenBLAS's idle
+ * workers told to sleep at once (backend_cpu.c says why). */
+void rl_cpu_quiet_blas_workers(char **argv);
 bool rl_cpu_bandwidth_probe(rl_ctx *ctx, rl_pattern p, double bytes, bool one_pass, rl_probe *out);
 bool rl_cpu_compute_probe(rl_ctx *ctx, rl_probe *out);
 void rl_cpu_probe_release(rl_ctx *ctx, rl_probe *probe);
