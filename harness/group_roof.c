@@ -41,13 +41,27 @@ static bool may_be_compute_bound(rl_ctx *ctx, const rl_point *p)
 }
 
 /* The probe a point needs: its level's class (the level its working set
- * lives in, mixed or not) and its pattern; -1 when none is made yet. */
+ * lives in, mixed or not) and its pattern (a read's first loop); -1 when
+ * none is made yet. */
 static int probe_for(const rl_group_probes *gp, int cls, rl_pattern pattern)
 {
     for (int i = 0; i < gp->n; i++)
-        if (gp->spec[i].cls == cls && gp->spec[i].pattern == pattern)
+        if (gp->spec[i].cls == cls && gp->spec[i].pattern == pattern && !gp->spec[i].wide)
             return i;
     return -1;
+}
+
+/* Of the probes of its class and pattern (a read has two loops), the one
+ * of the highest median rate: a roof is the best reader there is. */
+static int roof_of(const rl_group_probes *gp, const rl_measurement *m, int cls, rl_pattern pattern)
+{
+    int best = -1;
+    for (int i = 0; i < gp->n; i++)
+        if (i != gp->compute_at && gp->spec[i].cls == cls && gp->spec[i].pattern == pattern &&
+            (best < 0 || gp->probe[i].per_call / m[i].stats.median >
+                             gp->probe[best].per_call / m[best].stats.median))
+            best = i;
+    return best;
 }
 
 static int class_of(rl_ctx *ctx, const rl_point *p)
@@ -78,6 +92,27 @@ static void plan_bandwidth(rl_ctx *ctx, rl_point *const *members, int n, rl_grou
                                           fmin(members[i]->footprint, PROBE_CAP_BYTES));
         }
     }
+    for (int i = 0, reads = gp->n; i < reads; i++) /* each read's second loop */
+        if (gp->spec[i].pattern == RL_READ && gp->n < RL_GROUP_PROBES - 1) {
+            gp->spec[gp->n] = gp->spec[i];
+            gp->spec[gp->n++].wide = true;
+        }
+}
+
+/* The probes the backend makes, in order; the specs it has no loop for
+ * (a second read loop on the GPU) are dropped. */
+static void make_bandwidth_probes(rl_ctx *ctx, rl_group_probes *gp)
+{
+    bool cold = ctx->args.cache == RL_COLD;
+    int kept = 0;
+    for (int i = 0; i < gp->n; i++) {
+        rl_probe_spec s = gp->spec[i];
+        if (ctx->be->ops->bandwidth_probe(ctx, s.pattern, s.bytes, cold, s.wide, &gp->probe[kept]))
+            gp->spec[kept++] = s;
+        else if (!s.wide)
+            rl_die(RL_EXIT_FAILED, "internal error: the backend made no bandwidth probe");
+    }
+    gp->n = kept;
 }
 
 int rl_group_probes_count(rl_ctx *ctx, rl_point *const *members, int n)
@@ -90,7 +125,10 @@ int rl_group_probes_count(rl_ctx *ctx, rl_point *const *members, int n)
     bool compute = false;
     for (int i = 0; i < n; i++)
         compute |= (ctx->exp->probes & RL_PROBE_COMPUTE) && may_be_compute_bound(ctx, members[i]);
-    return gp.n + (compute && ctx->be->ops->compute_probe);
+    int wide = 0; /* a backend with one read loop drops these */
+    for (int i = 0; i < gp.n && ctx->kind == RL_CUDA; i++)
+        wide += gp.spec[i].wide;
+    return gp.n - wide + (compute && ctx->be->ops->compute_probe);
 }
 
 int rl_group_probes_open(rl_ctx *ctx, rl_point *const *members, int n, rl_group_probes *gp,
@@ -102,10 +140,7 @@ int rl_group_probes_open(rl_ctx *ctx, rl_point *const *members, int n, rl_group_
     const rl_backend_ops *ops = ctx->be->ops;
     if ((ctx->exp->probes & RL_PROBE_BANDWIDTH) && ops->bandwidth_probe)
         plan_bandwidth(ctx, members, n, gp);
-    bool cold = ctx->args.cache == RL_COLD;
-    for (int i = 0; i < gp->n; i++)
-        if (!ops->bandwidth_probe(ctx, gp->spec[i].pattern, gp->spec[i].bytes, cold, &gp->probe[i]))
-            rl_die(RL_EXIT_FAILED, "internal error: the backend made no bandwidth probe");
+    make_bandwidth_probes(ctx, gp);
     bool compute = false;
     for (int i = 0; i < n; i++)
         compute |= (ctx->exp->probes & RL_PROBE_COMPUTE) && may_be_compute_bound(ctx, members[i]);
@@ -131,7 +166,7 @@ void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measuremen
     for (int i = 0; i < n; i++) {
         rl_group_roof *r = &members[i]->roof;
         int at = moves_bytes(members[i])
-                     ? probe_for(gp, class_of(ctx, members[i]), members[i]->pattern) : -1;
+                     ? roof_of(gp, m, class_of(ctx, members[i]), members[i]->pattern) : -1;
         if (at >= 0) {
             rates_of(&gp->probe[at], &m[at], 1e9, &r->gbps, &r->gbps_q1, &r->gbps_q3);
             r->probe_bytes = gp->spec[at].bytes;

@@ -58,9 +58,12 @@ typedef struct rl_backend_ops {
      * cache: each call must start from memory), else enough passes that a
      * call is long against its launch or fork. compute_probe: the compute
      * roof's work (the FMA peak on the CPU, the library GEMM at a size
-     * that reaches its peak on the GPU). Both fill out and return false
-     * when the backend has none; probe_release frees what they made. */
-    bool (*bandwidth_probe)(rl_ctx *ctx, rl_pattern p, double bytes, bool one_pass, rl_probe *out);
+     * that reaches its peak on the GPU). wide: a read's second loop, where
+     * the backend has one (a read roof is the better of its loops). Both
+     * fill out, or return false when the backend has none; probe_release
+     * frees what they made. */
+    bool (*bandwidth_probe)(rl_ctx *ctx, rl_pattern p, double bytes, bool one_pass, bool wide,
+                            rl_probe *out);
     bool (*compute_probe)(rl_ctx *ctx, rl_probe *out);
     void (*probe_release)(rl_ctx *ctx, rl_probe *probe);
     const int *gemm_sizes; /* 0-terminated: the library GEMM's n for the compute roof */
@@ -75,14 +78,16 @@ void rl_cpu_ladder_release(void); /* frees the working-set buffer */
 /* Before anything else: re-executes the program once with OpenBLAS's idle
  * workers told to sleep at once (backend_cpu.c says why). */
 void rl_cpu_quiet_blas_workers(char **argv);
-bool rl_cpu_bandwidth_probe(rl_ctx *ctx, rl_pattern p, double bytes, bool one_pass, rl_probe *out);
+bool rl_cpu_bandwidth_probe(rl_ctx *ctx, rl_pattern p, double bytes, bool one_pass, bool wide,
+                            rl_probe *out);
 bool rl_cpu_compute_probe(rl_ctx *ctx, rl_probe *out);
 void rl_cpu_probe_release(rl_ctx *ctx, rl_probe *probe);
 extern const rl_backend_ops rl_cuda_ops; /* backend_cuda.cu, or backend_nocuda.c */
 /* ladder_cuda.cu: the CUDA backend's ceilings. */
 rl_band rl_cuda_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, int trials);
 rl_band rl_cuda_gemm(rl_ctx *ctx, int n, int trials);
-bool rl_cuda_bandwidth_probe(rl_ctx *ctx, rl_pattern p, double bytes, bool one_pass, rl_probe *out);
+bool rl_cuda_bandwidth_probe(rl_ctx *ctx, rl_pattern p, double bytes, bool one_pass, bool wide,
+                             rl_probe *out);
 bool rl_cuda_compute_probe(rl_ctx *ctx, rl_probe *out);
 void rl_cuda_probe_release(rl_ctx *ctx, rl_probe *probe);
 extern const int rl_cuda_gemm_sizes[];
@@ -410,6 +415,7 @@ enum { RL_GROUP_PROBES = 8 };
 typedef struct rl_probe_spec {
     int cls;            /* the level its points live in: 2 x level + mixed */
     rl_pattern pattern;
+    bool wide;          /* a read's second loop (the backend's bandwidth_probe) */
     double bytes;       /* the largest working set of those points */
 } rl_probe_spec;
 typedef struct rl_group_probes {

@@ -199,8 +199,10 @@ extern "C" const int rl_cuda_gemm_sizes[] = {2048, 4096, 8192, 0};
 /* ---- probes: the same kernels, timed beside a group's points ------------------- */
 
 extern "C" bool rl_cuda_bandwidth_probe(rl_ctx *ctx, rl_pattern pattern, double bytes,
-                                        bool one_pass, rl_probe *out)
+                                        bool one_pass, bool wide, rl_probe *out)
 {
+    if (wide) /* one read loop on the GPU */
+        return false;
     ladder_args *x = (ladder_args *)rl_host_alloc(sizeof *x);
     *x = ladder_over(ctx, pattern, bytes, one_pass);
     rl_sync(ctx->be); /* the random fill, before the first sample */
