@@ -20,6 +20,10 @@
 #include <stdlib.h>
 
 enum { SAMPLE_CAP = 1 << 16 };
+/* A member out of time still gets this many samples: one is no median
+ * and has no quartiles (a slow CPU's prefill call takes seconds, and its
+ * group ran out of time after one round). */
+enum { MIN_SAMPLES_ON_TIMEOUT = 3 };
 static const double MIN_HOT_SAMPLE_S = 1e-3;
 /* A warm-up longer than this is not repeated to size the batches. */
 static const double SLOW_CALL_S = 0.1;
@@ -86,7 +90,7 @@ static void measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_
         for (int i = 0; i < n; i++) {
             if (out[i].stop == RL_CONTINUE) /* members keep sampling with the group */
                 out[i].stop = rl_sampler_done(&s[i], 0.0);
-            if (out[i].stop == RL_CONTINUE && timed_out)
+            if (out[i].stop == RL_CONTINUE && timed_out && s[i].n >= MIN_SAMPLES_ON_TIMEOUT)
                 out[i].stop = RL_STOP_TIMEOUT;
             all_done &= out[i].stop != RL_CONTINUE;
         }
