@@ -206,7 +206,6 @@ static int draw(const rl_ctx *ctx)
 
 rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts)
 {
-    rl_cpu_quiet_blas_workers(argv);
     rl_ctx *ctx = calloc(1, sizeof *ctx);
     if (ctx)
         ctx->priv = calloc(1, sizeof *ctx->priv);
