@@ -204,7 +204,7 @@ static int draw(const rl_ctx *ctx)
 
 /* ---- begin and end ------------------------------------------------------ */
 
-rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts)
+static rl_ctx *new_ctx(const rl_experiment *exp)
 {
     rl_ctx *ctx = calloc(1, sizeof *ctx);
     if (ctx)
@@ -212,6 +212,23 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_chart
     if (!ctx || !ctx->priv)
         rl_die(RL_EXIT_FAILED, "out of memory");
     ctx->exp = exp;
+    return ctx;
+}
+
+/* The mode's stop rule, and the marks the run's duration and the
+ * busy-host gate count from. */
+static void start_clock(rl_ctx *ctx)
+{
+    ctx->rule = ctx->args.mode == RL_MODE_QUICK  ? RL_STOP_QUICK
+                : ctx->args.mode == RL_MODE_FULL ? RL_STOP_FULL
+                                                 : RL_STOP_LAB;
+    ctx->priv->started = rl_now_s();
+    ctx->priv->busy_mark = rl_busy_mark_now();
+}
+
+rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts)
+{
+    rl_ctx *ctx = new_ctx(exp);
     ctx->priv->charts = charts;
 
     int rc = rl_parse_args(argc, argv, exp->options, &ctx->args);
@@ -226,11 +243,7 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_chart
                exp->id);
     if (!ctx->args.cache_given)
         ctx->args.cache = exp->default_cache;
-    ctx->rule = ctx->args.mode == RL_MODE_QUICK  ? RL_STOP_QUICK
-                : ctx->args.mode == RL_MODE_FULL ? RL_STOP_FULL
-                                                 : RL_STOP_LAB;
-    ctx->priv->started = rl_now_s();
-    ctx->priv->busy_mark = rl_busy_mark_now();
+    start_clock(ctx);
 
     open_backend(ctx);
     snprintf(ctx->label, sizeof ctx->label, "%s", ctx->args.label ? ctx->args.label : ctx->dev->slug);
@@ -271,17 +284,9 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_chart
 
 rl_ctx *rl_begin_bare(const rl_experiment *exp, const rl_args *args)
 {
-    rl_ctx *ctx = calloc(1, sizeof *ctx);
-    if (ctx)
-        ctx->priv = calloc(1, sizeof *ctx->priv);
-    if (!ctx || !ctx->priv)
-        rl_die(RL_EXIT_FAILED, "out of memory");
-    ctx->exp = exp;
+    rl_ctx *ctx = new_ctx(exp);
     ctx->args = *args;
-    ctx->rule = ctx->args.mode == RL_MODE_QUICK  ? RL_STOP_QUICK
-                : ctx->args.mode == RL_MODE_FULL ? RL_STOP_FULL
-                                                 : RL_STOP_LAB;
-    ctx->priv->started = rl_now_s();
+    start_clock(ctx);
     open_backend(ctx);
     snprintf(ctx->label, sizeof ctx->label, "%s", args->label ? args->label : ctx->dev->slug);
     return ctx;

@@ -115,6 +115,15 @@ static void make_bandwidth_probes(rl_ctx *ctx, rl_group_probes *gp)
     gp->n = kept;
 }
 
+/* Whether the group carries a compute probe. */
+static bool wants_compute(rl_ctx *ctx, rl_point *const *members, int n)
+{
+    for (int i = 0; i < n; i++)
+        if ((ctx->exp->probes & RL_PROBE_COMPUTE) && may_be_compute_bound(ctx, members[i]))
+            return true;
+    return false;
+}
+
 int rl_group_probes_count(rl_ctx *ctx, rl_point *const *members, int n)
 {
     if (ctx->args.start_roofs)
@@ -122,9 +131,7 @@ int rl_group_probes_count(rl_ctx *ctx, rl_point *const *members, int n)
     rl_group_probes gp = {.compute_at = -1};
     if ((ctx->exp->probes & RL_PROBE_BANDWIDTH) && ctx->be->ops->bandwidth_probe)
         plan_bandwidth(ctx, members, n, &gp);
-    bool compute = false;
-    for (int i = 0; i < n; i++)
-        compute |= (ctx->exp->probes & RL_PROBE_COMPUTE) && may_be_compute_bound(ctx, members[i]);
+    bool compute = wants_compute(ctx, members, n);
     int wide = 0; /* a backend with one read loop drops these */
     for (int i = 0; i < gp.n && ctx->kind == RL_CUDA; i++)
         wide += gp.spec[i].wide;
@@ -141,9 +148,7 @@ int rl_group_probes_open(rl_ctx *ctx, rl_point *const *members, int n, rl_group_
     if ((ctx->exp->probes & RL_PROBE_BANDWIDTH) && ops->bandwidth_probe)
         plan_bandwidth(ctx, members, n, gp);
     make_bandwidth_probes(ctx, gp);
-    bool compute = false;
-    for (int i = 0; i < n; i++)
-        compute |= (ctx->exp->probes & RL_PROBE_COMPUTE) && may_be_compute_bound(ctx, members[i]);
+    bool compute = wants_compute(ctx, members, n);
     if (compute && ops->compute_probe && ops->compute_probe(ctx, &gp->probe[gp->n]))
         gp->compute_at = gp->n++;
     for (int i = 0; i < gp->n; i++)
