@@ -7,8 +7,10 @@
  * at 110 GB/s). So a group of points that an experiment compares against
  * a roof carries its own probes (rl_experiment.probes): they join the
  * group's works and are timed with them, sample by sample in the same
- * cache mode (measure.c), and each point's MBU and MFU are taken against
- * the probes' medians. The run-start ladder stays in the CSV beside them
+ * cache mode (measure.c), and each point's MBU and MFU are the medians of
+ * its rate over the probe's, round by round (rl_paired_ratio). The probes'
+ * medians and quartiles are the group's roof in the CSV (group_roof_*),
+ * and the run-start ladder stays beside them
  * (ceiling_gbps, the header's roof_* lines).
  *
  * A bandwidth probe reads the largest working set of the group's points
@@ -23,6 +25,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const double PROBE_CAP_BYTES = 1024.0 * 1048576;
@@ -165,20 +168,45 @@ static void rates_of(const rl_probe *probe, const rl_measurement *m, double unit
     *hi = probe->per_call / m->stats.q1 / unit;
 }
 
-void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measurement *m,
-                           rl_point *const *members, int n)
+/* The point's rate over its probe's in each round, and the median of
+ * those ratios. The two samples of a round are taken within one round's
+ * time of each other, so a neighbour's load that comes and goes between
+ * rounds falls on both and cancels; the ratio of the two medians would
+ * set the point's quiet minutes against the probe's busy ones. */
+double rl_paired_ratio(const rl_rounds *r, int point, double point_units, int probe,
+                       double probe_units)
 {
+    if (!r || !r->t || r->rounds < 1 || !(point_units > 0))
+        return NAN;
+    double *q = malloc(sizeof(double) * (size_t)r->rounds);
+    if (!q)
+        rl_die(RL_EXIT_FAILED, "out of memory for a group's ratios");
+    const double *tp = r->t + (size_t)point * r->stride, *tq = r->t + (size_t)probe * r->stride;
+    for (int k = 0; k < r->rounds; k++)
+        q[k] = (point_units / tp[k]) / (probe_units / tq[k]);
+    double median = rl_stats_of(q, r->rounds).median;
+    free(q);
+    return median;
+}
+
+void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measurement *m,
+                           const rl_rounds *rounds, rl_point *const *members, int n)
+{
+    const rl_measurement *pm = m + n; /* the probes' measurements */
     for (int i = 0; i < n; i++) {
+        const rl_point *p = members[i];
         rl_group_roof *r = &members[i]->roof;
-        int at = moves_bytes(members[i])
-                     ? roof_of(gp, m, class_of(ctx, members[i]), members[i]->pattern) : -1;
+        int at = moves_bytes(p) ? roof_of(gp, pm, class_of(ctx, p), p->pattern) : -1;
         if (at >= 0) {
-            rates_of(&gp->probe[at], &m[at], 1e9, &r->gbps, &r->gbps_q1, &r->gbps_q3);
+            rates_of(&gp->probe[at], &pm[at], 1e9, &r->gbps, &r->gbps_q1, &r->gbps_q3);
             r->probe_bytes = gp->spec[at].bytes;
+            r->mbu = rl_paired_ratio(rounds, i, p->bytes, n + at, gp->probe[at].per_call);
         }
-        if (gp->compute_at >= 0)
-            rates_of(&gp->probe[gp->compute_at], &m[gp->compute_at], 1e12, &r->tflops,
-                     &r->tflops_q1, &r->tflops_q3);
+        if (gp->compute_at >= 0) {
+            int c = gp->compute_at;
+            rates_of(&gp->probe[c], &pm[c], 1e12, &r->tflops, &r->tflops_q1, &r->tflops_q3);
+            r->mfu = rl_paired_ratio(rounds, i, p->flops, n + c, gp->probe[c].per_call);
+        }
     }
     for (int i = 0; i < gp->n; i++)
         ctx->be->ops->probe_release(ctx, &gp->probe[i]);
@@ -187,5 +215,7 @@ void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measuremen
 
 rl_group_roof rl_group_roof_none(void)
 {
-    return (rl_group_roof){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    return (rl_group_roof){.gbps = NAN, .gbps_q1 = NAN, .gbps_q3 = NAN, .probe_bytes = NAN,
+                           .tflops = NAN, .tflops_q1 = NAN, .tflops_q3 = NAN, .mbu = NAN,
+                           .mfu = NAN};
 }

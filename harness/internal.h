@@ -418,6 +418,13 @@ typedef struct rl_probe_spec {
     bool wide;          /* a read's second loop (the backend's bandwidth_probe) */
     double bytes;       /* the largest working set of those points */
 } rl_probe_spec;
+/* Each member's samples in the order of the rounds (seconds per call):
+ * member i's round r is t[i * stride + r], and every member has `rounds`
+ * of them (members sample with the group until all are done). */
+typedef struct rl_rounds {
+    double *t;
+    int rounds, stride;
+} rl_rounds;
 typedef struct rl_group_probes {
     rl_probe probe[RL_GROUP_PROBES];
     rl_probe_spec spec[RL_GROUP_PROBES]; /* of the bandwidth probes, the first ones */
@@ -425,13 +432,24 @@ typedef struct rl_group_probes {
 } rl_group_probes;
 int rl_group_probes_open(rl_ctx *ctx, rl_point *const *members, int n, rl_group_probes *gp,
                          rl_work *works);
+/* Member `point`'s rate (point_units per call) over member `probe`'s, in
+ * each round, and the median of those ratios; NaN without rounds. */
+double rl_paired_ratio(const rl_rounds *r, int point, double point_units, int probe,
+                       double probe_units);
+/* m and rounds hold the members first, then the probes (rounds' member
+ * n + j is probe j). */
 void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measurement *m,
-                           rl_point *const *members, int n);
+                           const rl_rounds *rounds, rl_point *const *members, int n);
 rl_group_roof rl_group_roof_none(void);
 /* How many probes open would make for these members: the plan's count. */
 int rl_group_probes_count(rl_ctx *ctx, rl_point *const *members, int n);
 
 void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out);
+/* rl_measure_group, keeping the samples round by round (free them with
+ * rl_rounds_free). */
+void rl_measure_group_rounds(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out,
+                             rl_rounds *rounds);
+void rl_rounds_free(rl_rounds *r);
 
 /* The columns rl_set_measurement() fills, for an experiment's column list. */
 #define RL_MEASUREMENT_COLUMNS                                                              \

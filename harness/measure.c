@@ -6,8 +6,9 @@
  * sample. Hot: calls run back to back; a sample is a batch of calls long
  * enough that timer resolution and launch jitter vanish (at least 1 ms,
  * and a fifth of min_time / min_samples, so the minimum time comes with a
- * few dozen samples for the noise estimate), and the time per call is the
- * batch time over its count.
+ * few dozen samples for the noise estimate; in a group, as long as the
+ * group's longest sample, up to 0.1 s: even_out_samples), and the time per
+ * call is the batch time over its count.
  *
  * Works that will be compared are measured as a group, in rounds: one
  * sample of each per round. A shared machine drifts (clocks, neighbours,
@@ -55,30 +56,57 @@ static int calls_for(double seconds_per_call, double target)
 /* Warm-up: module loading, first touch, clocks ramping, all outside the
  * measurement. A fast first call is repeated, because one-time costs
  * (lazy module loading on CUDA) would make it a poor guide to batch size. */
-static int warm_up(rl_ctx *ctx, const rl_work *w, rl_cache_state cache)
+static int warm_up(rl_ctx *ctx, const rl_work *w, rl_cache_state cache, double *call_s)
 {
-    double once = time_sample(ctx->be, w, 1, cache);
+    double once = *call_s = time_sample(ctx->be, w, 1, cache);
     if (cache == RL_COLD)
         return 1;
     if (once < SLOW_CALL_S)
-        once = time_sample(ctx->be, w, 1, cache);
+        once = *call_s = time_sample(ctx->be, w, 1, cache);
     double target = fmax(MIN_HOT_SAMPLE_S, ctx->rule.min_time_s / ctx->rule.min_samples / 5);
     return calls_for(once, target);
 }
 
+/* Hot samples of a group take each member about the same time: a fast
+ * member's batch grows to the longest member's sample (up to
+ * MAX_EVEN_SAMPLE_S). Otherwise a 6 ms GEMV beside a 75 ms scalar loop
+ * gets one call a round, two dozen calls in all, each as noisy as the
+ * neighbours make DRAM, and its median moves by more than the claims'
+ * margins from run to run; with even shares it gets a dozen calls a
+ * round, and the round's pairs (its sample and its probe's, group_roof.c)
+ * compare the same stretch of time. */
+static const double MAX_EVEN_SAMPLE_S = 0.1;
+
+static void even_out_samples(rl_measurement *out, const double *call_s, int n)
+{
+    double longest = 0;
+    for (int i = 0; i < n; i++)
+        longest = fmax(longest, call_s[i] * out[i].calls_per_sample);
+    longest = fmin(longest, MAX_EVEN_SAMPLE_S);
+    for (int i = 0; i < n; i++) {
+        double calls = call_s[i] > 0 ? floor(longest / call_s[i] + 0.5) : 1;
+        if (calls > out[i].calls_per_sample)
+            out[i].calls_per_sample = calls > 1e6 ? 1000000 : (int)calls;
+    }
+}
+
 static void measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_state cache,
-                         rl_measurement *out)
+                             rl_measurement *out, rl_rounds *rounds)
 {
     double t0 = rl_now_s();
     rl_sampler *s = calloc((size_t)n, sizeof *s);
     double *buf = malloc(sizeof(double) * SAMPLE_CAP * (size_t)n);
-    if (!s || !buf)
+    double *call_s = malloc(sizeof(double) * (size_t)n);
+    if (!s || !buf || !call_s)
         rl_die(RL_EXIT_FAILED, "out of memory for samples");
     for (int i = 0; i < n; i++) {
         out[i] = (rl_measurement){.cache = cache, .stop = RL_CONTINUE};
-        out[i].calls_per_sample = warm_up(ctx, &works[i], cache);
+        out[i].calls_per_sample = warm_up(ctx, &works[i], cache, &call_s[i]);
         rl_sampler_init(&s[i], &ctx->rule, buf + (size_t)i * SAMPLE_CAP, SAMPLE_CAP);
     }
+    if (cache == RL_HOT && n > 1)
+        even_out_samples(out, call_s, n);
+    free(call_s);
 
     /* The group's budget is the sum of its members' budgets. */
     double start = rl_now_s(), budget = ctx->rule.timeout_s * n;
@@ -101,13 +129,28 @@ static void measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_
         out[i].stats = rl_stats_of(s[i].samples, s[i].n < SAMPLE_CAP ? s[i].n : SAMPLE_CAP);
         out[i].wall_s = wall;
     }
-    free(buf);
+    if (rounds)
+        *rounds = (rl_rounds){buf, s[0].n < SAMPLE_CAP ? s[0].n : SAMPLE_CAP, SAMPLE_CAP};
+    else
+        free(buf);
     free(s);
 }
 
 void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out)
 {
-    measure_group_as(ctx, works, n, ctx->args.cache, out);
+    measure_group_as(ctx, works, n, ctx->args.cache, out, NULL);
+}
+
+void rl_measure_group_rounds(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out,
+                             rl_rounds *rounds)
+{
+    measure_group_as(ctx, works, n, ctx->args.cache, out, rounds);
+}
+
+void rl_rounds_free(rl_rounds *r)
+{
+    free(r->t);
+    *r = (rl_rounds){0};
 }
 
 /* One work alone, in the given cache state: a group of one. */
@@ -116,7 +159,7 @@ static rl_measurement rl_measure_as(rl_ctx *ctx, const char *name, void (*work)(
 {
     rl_work w = {name, work, arg};
     rl_measurement m;
-    measure_group_as(ctx, &w, 1, cache, &m);
+    measure_group_as(ctx, &w, 1, cache, &m, NULL);
     return m;
 }
 

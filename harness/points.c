@@ -142,8 +142,10 @@ static void time_group(rl_ctx *ctx, rl_points *s, int first)
     rl_progress_step(ctx, "%s%s", key, n > 1 ? " and its group" : "");
     rl_group_probes probes;
     int extra = rl_group_probes_open(ctx, members, n, &probes, works + n);
-    rl_measure_group(ctx, works, n + extra, m);
-    rl_group_probes_close(ctx, &probes, m + n, members, n);
+    rl_rounds rounds;
+    rl_measure_group_rounds(ctx, works, n + extra, m, &rounds);
+    rl_group_probes_close(ctx, &probes, m, &rounds, members, n);
+    rl_rounds_free(&rounds);
     for (int i = 0; i < n; i++) {
         members[i]->m = m[i];
         members[i]->seconds = m[i].stats.median;
@@ -266,6 +268,16 @@ double rl_point_roof_gbps(rl_ctx *ctx, const rl_point *p)
     return isfinite(p->roof.gbps) ? p->roof.gbps : rl_point_roof(ctx, p).gbps;
 }
 
+/* A probe's judgement: the ratio round by round where the rounds were
+ * kept, else the ratio of the medians; the check for a beaten probe
+ * always against the probe's own spread. */
+static double of_probe(rl_ctx *ctx, double achieved, double probe, double probe_hi, double paired,
+                       const char *what, const char *unit)
+{
+    double u = rl_utilization_of_probe(ctx, achieved, probe, probe_hi, what, unit);
+    return isfinite(paired) ? paired : u;
+}
+
 /* Against the group's probe where it had one (the roof of the same
  * minute and footprint), else the run-start ladder's rung. */
 double rl_point_mbu(rl_ctx *ctx, const rl_point *p)
@@ -274,7 +286,7 @@ double rl_point_mbu(rl_ctx *ctx, const rl_point *p)
     if (isnan(g))
         return NAN;
     if (isfinite(p->roof.gbps))
-        return rl_utilization_of_probe(ctx, g, p->roof.gbps, p->roof.gbps_q3, "bandwidth", "GB/s");
+        return of_probe(ctx, g, p->roof.gbps, p->roof.gbps_q3, p->roof.mbu, "bandwidth", "GB/s");
     rl_roof roof = rl_point_roof(ctx, p);
     return rl_mbu(ctx, g, &roof);
 }
@@ -297,8 +309,8 @@ double rl_point_mfu(rl_ctx *ctx, const rl_point *p)
     if (isnan(t))
         return NAN;
     if (isfinite(p->roof.tflops))
-        return rl_utilization_of_probe(ctx, t, p->roof.tflops, p->roof.tflops_q3, "compute",
-                                       "TFLOP/s");
+        return of_probe(ctx, t, p->roof.tflops, p->roof.tflops_q3, p->roof.mfu, "compute",
+                        "TFLOP/s");
     return rl_mfu(ctx, t);
 }
 

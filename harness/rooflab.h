@@ -324,6 +324,9 @@ typedef struct rl_group_roof {
     double gbps, gbps_q1, gbps_q3;
     double probe_bytes;            /* the probe's working set */
     double tflops, tflops_q1, tflops_q3;
+    /* The point's rate over the probe's, round by round: the median of
+     * those ratios (group_roof.c says why they, not gbps, give MBU). */
+    double mbu, mfu;
 } rl_group_roof;
 
 typedef enum rl_point_state {

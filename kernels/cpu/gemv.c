@@ -13,6 +13,7 @@
 #include "simd.h"
 
 #include <cblas.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -59,8 +60,9 @@ void gemv_scalar_cpu(const gemv_args *a)
 #endif
 #define GEMV_ROWS(NT) (GEMV_ACC / (NT) > 8 ? 8 : GEMV_ACC / (NT) < 1 ? 1 : GEMV_ACC / (NT))
 
-static inline __attribute__((always_inline)) void rows_vec(const gemv_args *a, int r0, int ROWS,
-                                                          int NT)
+/* ROWS rows that lie `stride` rows apart, NT tokens, one pass over k. */
+static inline __attribute__((always_inline)) void rows_vec(const gemv_args *a, int r0, int stride,
+                                                          int ROWS, int NT)
 {
     const int k = a->k;
     v8f acc[8][GEMV_MAX_BATCH];
@@ -70,7 +72,7 @@ static inline __attribute__((always_inline)) void rows_vec(const gemv_args *a, i
     for (int i = 0; i < k; i += 8) {
         v8f wv[8];
         for (int j = 0; j < ROWS; j++)
-            wv[j] = fp16x8_to_v8f(a->w + (size_t)(r0 + j) * k + i);
+            wv[j] = fp16x8_to_v8f(a->w + (size_t)(r0 + j * stride) * k + i);
         for (int t = 0; t < NT; t++) {
             v8f xv = fp16x8_to_v8f(a->x + (size_t)t * k + i);
             for (int j = 0; j < ROWS; j++)
@@ -79,21 +81,33 @@ static inline __attribute__((always_inline)) void rows_vec(const gemv_args *a, i
     }
     for (int j = 0; j < ROWS; j++)
         for (int t = 0; t < NT; t++)
-            a->y[(size_t)t * a->rows + r0 + j] = v8f_sum(acc[j][t]);
+            a->y[(size_t)t * a->rows + r0 + j * stride] = v8f_sum(acc[j][t]);
 }
 
-/* One OpenMP loop per token count: the counts must be constants inside
- * the loop for the compiler to keep the accumulators in registers. The
- * last rows % ROWS rows go one at a time. */
-#define GEMV_VEC_FOR(NT, ROWS)                                        \
-    static void gemv_vec_##NT(const gemv_args *a)                     \
-    {                                                                 \
-        int full = a->rows / (ROWS) * (ROWS);                         \
-        _Pragma("omp parallel for schedule(static)")                  \
-        for (int r = 0; r < full; r += (ROWS))                        \
-            rows_vec(a, r, ROWS, NT);                                 \
-        for (int r = full; r < a->rows; r++)                          \
-            rows_vec(a, r, 1, NT);                                    \
+/* Each thread takes a contiguous share of the rows and cuts it into ROWS
+ * segments; a step takes the next row of every segment. Rows lie one
+ * after another in memory, so each segment is one long stream, as long
+ * as the share over ROWS. Taking ROWS neighbouring rows per step instead
+ * makes ROWS short streams (a 4096-input row is 8 KiB) that the hardware
+ * prefetchers lose at every step; the long ones read a 14336 x 4096
+ * matrix 5-10 % faster on a 2-core Zen 3. The last rows % ROWS rows of a
+ * share go one at a time. The counts must be constants inside the loop
+ * for the compiler to keep the accumulators in registers: one function
+ * per token count. */
+#define GEMV_VEC_FOR(NT, ROWS)                                                  \
+    static void gemv_vec_##NT(const gemv_args *a)                               \
+    {                                                                           \
+        _Pragma("omp parallel")                                                 \
+        {                                                                       \
+            int threads = omp_get_num_threads(), me = omp_get_thread_num();     \
+            int lo = (int)((long)a->rows * me / threads);                       \
+            int hi = (int)((long)a->rows * (me + 1) / threads);                 \
+            int segment = (hi - lo) / (ROWS);                                   \
+            for (int r = lo; r < lo + segment; r++)                             \
+                rows_vec(a, r, segment, ROWS, NT);                              \
+            for (int r = lo + segment * (ROWS); r < hi; r++)                    \
+                rows_vec(a, r, 0, 1, NT);                                       \
+        }                                                                       \
     }
 GEMV_VEC_FOR(1, GEMV_ROWS(1))
 GEMV_VEC_FOR(2, GEMV_ROWS(2))

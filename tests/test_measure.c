@@ -1,0 +1,104 @@
+/*
+ * test_measure.c -- a group's rounds (measure.c) and the ratios taken
+ * round by round (group_roof.c): a fast member's hot samples are batched
+ * to the slow member's time, the rounds come back in order, and a point's
+ * utilization is the median of its per-round ratios to its probe.
+ */
+#include "internal.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <time.h>
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* Work that takes *arg seconds of wall time, whatever else runs. */
+static void spin(void *arg)
+{
+    double until = now_s() + *(const double *)arg;
+    while (now_s() < until)
+        ;
+}
+
+static rl_ctx open_ctx(rl_cache_state cache)
+{
+    static const rl_experiment exp = {.id = "t", .slug = "t-measure", .title = "measure"};
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
+    cr_assert(be, "%s", why);
+    rl_ctx ctx = {.exp = &exp, .be = be, .kind = RL_CPU, .rule = RL_STOP_QUICK};
+    ctx.args.cache = cache;
+    return ctx;
+}
+
+Test(measure, a_fast_member_is_batched_to_the_slow_members_time)
+{
+    rl_ctx ctx = open_ctx(RL_HOT);
+    double fast = 2e-3, slow = 40e-3;
+    rl_work works[2] = {{"fast", spin, &fast}, {"slow", spin, &slow}};
+    rl_measurement m[2];
+    rl_rounds rounds;
+    rl_measure_group_rounds(&ctx, works, 2, m, &rounds);
+    /* Alone, a 2 ms call is a sample of one (samples are at least 1 ms);
+     * beside a 40 ms one, about 20. Preemption lengthens calls, never
+     * shortens them: at least 5 however loaded the machine is. */
+    cr_assert_geq(m[0].calls_per_sample, 5, "fast: %d calls a sample", m[0].calls_per_sample);
+    cr_assert_leq(m[0].calls_per_sample, 21, "fast: %d calls a sample", m[0].calls_per_sample);
+    cr_assert_eq(m[1].calls_per_sample, 1);
+    cr_assert_geq(rounds.rounds, 3, "every member sampled in every round");
+    cr_assert_eq(rounds.rounds, m[0].stats.samples);
+    cr_assert_eq(rounds.rounds, m[1].stats.samples);
+    for (int r = 0; r < rounds.rounds; r++) { /* per call, in round order */
+        cr_assert_geq(rounds.t[r], fast);
+        cr_assert_geq(rounds.t[rounds.stride + r], slow);
+    }
+    rl_rounds_free(&rounds);
+    cr_assert_null(rounds.t);
+    rl_backend_close(ctx.be);
+}
+
+Test(measure, a_single_work_keeps_its_own_batch)
+{
+    rl_ctx ctx = open_ctx(RL_HOT);
+    double fast = 2e-3;
+    rl_work w = {"fast", spin, &fast};
+    rl_measurement m;
+    rl_measure_group(&ctx, &w, 1, &m);
+    cr_assert_eq(m.calls_per_sample, 1, "a 2 ms call alone is a sample: %d", m.calls_per_sample);
+    rl_backend_close(ctx.be);
+}
+
+/* Rounds of two members, seconds per call. */
+static rl_rounds two_members(const double *point, const double *probe, int rounds)
+{
+    static double t[2 * 8];
+    for (int r = 0; r < rounds; r++)
+        t[r] = point[r], t[8 + r] = probe[r];
+    return (rl_rounds){t, rounds, 8};
+}
+
+Test(measure, a_paired_ratio_is_the_median_of_the_rounds)
+{
+    /* The probe moves 8 bytes a call, the point 4: each round's ratio is
+     * (4 / t_point) / (8 / t_probe). The machine slows down 2x after
+     * round 2 for both; round 4 is an outlier of the point's. */
+    double point[5] = {1.0, 1.0, 2.0, 2.0, 8.0}, probe[5] = {2.0, 2.0, 4.0, 4.0, 4.0};
+    rl_rounds r = two_members(point, probe, 5);
+    cr_assert_float_eq(rl_paired_ratio(&r, 0, 4, 1, 8), 1.0, 1e-12);
+    /* The ratio of the medians agrees there; where the point's quiet
+     * rounds and the probe's busy ones are different rounds it does not:
+     * the medians (1 s and 4 s a call) say 2.0, the rounds 1, 2, 2, 1, 1. */
+    double point2[5] = {1.0, 1.0, 1.0, 2.0, 2.0}, probe2[5] = {2.0, 4.0, 4.0, 4.0, 4.0};
+    r = two_members(point2, probe2, 5);
+    cr_assert_float_eq(rl_paired_ratio(&r, 0, 4, 1, 8), 1.0, 1e-12);
+    cr_assert_float_eq(rl_paired_ratio(&r, 1, 8, 0, 4), 1.0, 1e-12); /* 1, 0.5, 0.5, 1, 1 */
+    r.rounds = 0;
+    cr_assert(isnan(rl_paired_ratio(&r, 0, 4, 1, 8)), "no rounds, no ratio");
+    cr_assert(isnan(rl_paired_ratio(NULL, 0, 4, 1, 8)));
+}
