@@ -124,8 +124,10 @@ static void judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, const
     char id[96], text[256], predicted[128], both[800];
     scoped(c, scope, id, sizeof id, text, sizeof text);
     rl_claim_predicted(c, c->lo, c->hi, predicted, sizeof predicted);
-    if (pr && !pr->met && st != RL_NOT_MEASURED) {
-        snprintf(both, sizeof both, "%s%s%s", pr->why, note && *note ? "; " : "", note ? note : "");
+    const char *unmet = !pr ? NULL : !pr->met && st != RL_NOT_MEASURED ? pr->why
+                        : !pr->met_to_fail && st == RL_DOES_NOT_HOLD ? pr->why_to_fail : NULL;
+    if (unmet) {
+        snprintf(both, sizeof both, "%s%s%s", unmet, note && *note ? "; " : "", note ? note : "");
         st = RL_PREMISE_NOT_MET;
         note = both;
     }

@@ -190,6 +190,9 @@ rl_verdict_status rl_verdict_kind(const char *verdict);
 void rl_verdicts_print(rl_ctx *ctx);
 int rl_verdicts_write(rl_ctx *ctx); /* results/<label>/verdicts.csv */
 void rl_verdicts_free(rl_ctx *ctx);
+/* The latest verdict with this id: its kind and note (false: none). */
+bool rl_verdict_find(const rl_ctx *ctx, const char *id, rl_verdict_status *status,
+                     const char **note);
 
 /* How a run's charts are drawn, for the core that never calls the report
  * layer itself: rl_main (harness/report/experiment_main.c) hands the plot

@@ -10,7 +10,10 @@
  * compares reads at least rl_claim.premise_mbu of its roof of the same
  * group (group_roof.c), and a speedup larger than its bytes allow beyond
  * the noise says that the baseline, not the bytes, set it. Otherwise the
- * verdict is "premise not met", and its note names the point.
+ * verdict is "premise not met", and its note names the point. For a
+ * lower bound on a speedup the fast side's premise gates only a failure
+ * (rl_premise_memory_bound_to_fail): a slow baseline can make it hold for
+ * the wrong reason, a slow fast side only fail for one.
  */
 #include "internal.h"
 
@@ -21,21 +24,39 @@
 /* The ratio's own band, at least this: two medians of a quiet machine. */
 static const double MIN_NOISE = 0.05;
 
-rl_premise rl_premise_start(void) { return (rl_premise){.met = true}; }
+rl_premise rl_premise_start(void) { return (rl_premise){.met = true, .met_to_fail = true}; }
+
+/* Whether p reads below the claim's premise; if so, why in buf. */
+static bool below_roof(rl_ctx *ctx, const rl_claim *c, const rl_point *p, const char *what,
+                       const char *then, char *buf, size_t len)
+{
+    if (!p || !(c->premise_mbu > 0))
+        return false;
+    double mbu = rl_point_mbu(ctx, p);
+    if (isnan(mbu) || mbu >= c->premise_mbu)
+        return false;
+    snprintf(buf, len, "%s at %.2f of its roof (%.1f GB/s against %s; the premise: at least "
+             "%.2f): the bytes do not set its time, %s", what, mbu, rl_point_gbps(p),
+             isfinite(p->roof.gbps) ? "the read probe of its group" : "the run-start ladder",
+             c->premise_mbu, then);
+    return true;
+}
 
 void rl_premise_memory_bound(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
                              const char *what)
 {
-    if (!pr->met || !p || !(c->premise_mbu > 0))
-        return; /* the first unmet premise tells the story */
-    double mbu = rl_point_mbu(ctx, p);
-    if (isnan(mbu) || mbu >= c->premise_mbu)
-        return;
-    pr->met = false;
-    snprintf(pr->why, sizeof pr->why, "%s at %.2f of its roof (%.1f GB/s against %s; the premise: "
-             "at least %.2f): the bytes do not set its time, so the claim is not judged on it",
-             what, mbu, rl_point_gbps(p), isfinite(p->roof.gbps) ? "the read probe of its group"
-             : "the run-start ladder", c->premise_mbu);
+    if (pr->met && /* the first unmet premise tells the story */
+        below_roof(ctx, c, p, what, "so the claim is not judged on it", pr->why, sizeof pr->why))
+        pr->met = false;
+}
+
+void rl_premise_memory_bound_to_fail(rl_ctx *ctx, rl_premise *pr, const rl_claim *c,
+                                     const rl_point *p, const char *what)
+{
+    if (pr->met_to_fail &&
+        below_roof(ctx, c, p, what, "so the claim's failure would be its instructions', not the "
+                   "bytes'", pr->why_to_fail, sizeof pr->why_to_fail))
+        pr->met_to_fail = false;
 }
 
 void rl_premise_within_bytes(rl_premise *pr, const rl_point *baseline, const rl_point *fast,

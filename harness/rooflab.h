@@ -319,7 +319,8 @@ void rl_end_row(rl_ctx *ctx);
 /* The roofs a group's probes measured, as a point of the group sees them:
  * the bandwidth probe of its own access pattern over the group's
  * footprint, and the compute probe; rates from the probes' median, q1 and
- * q3 times (the q1 rate is the slower one). NaN where none was measured. */
+ * q3 times (the q1 rate is the slower one), and the point's MBU and MFU
+ * against them round by round. NaN where none was measured. */
 typedef struct rl_group_roof {
     double gbps, gbps_q1, gbps_q3;
     double probe_bytes;            /* the probe's working set */
@@ -610,13 +611,20 @@ void rl_judge_status(rl_ctx *ctx, const rl_claim *c, const char *scope, const ch
  * it is judged: start, add each check, then judge _given it, which says
  * "premise not met" with the first unmet check's reason, or judges. */
 typedef struct rl_premise {
-    bool met;
-    char why[320];
+    bool met;          /* false: the claim is not judged */
+    bool met_to_fail;  /* false: it may hold, but a "does not hold" is not judged */
+    char why[320], why_to_fail[320];
 } rl_premise;
 rl_premise rl_premise_start(void);
 /* p (what: its name in the note) reads at least c->premise_mbu of its roof. */
 void rl_premise_memory_bound(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
                              const char *what);
+/* The same, for the point that must be fast enough for a lower bound (a
+ * speedup of at least x): below its roof it can only make the claim fail,
+ * so only a "does not hold" waits for it; a "holds" stands, because a
+ * faster p would widen the margin. */
+void rl_premise_memory_bound_to_fail(rl_ctx *ctx, rl_premise *pr, const rl_claim *c,
+                                     const rl_point *p, const char *what);
 /* fast's speedup over baseline (their times' ratio) no larger than their
  * bytes' ratio allows beyond its noise band (its lo-hi, at least 5 %): a
  * larger one means the baseline, not the bytes, set it. */

@@ -41,6 +41,19 @@ void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *pred
     v->status = status;
 }
 
+bool rl_verdict_find(const rl_ctx *ctx, const char *id, rl_verdict_status *status,
+                     const char **note)
+{
+    const rl_ctx_private *p = ctx->priv;
+    for (int i = p->n_verdicts - 1; i >= 0; i--)
+        if (!strcmp(p->verdicts[i].id, id)) {
+            *status = p->verdicts[i].status;
+            *note = p->verdicts[i].note;
+            return true;
+        }
+    return false;
+}
+
 void rl_verdict_on_ceiling(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
                            const char *measured, rl_verdict_status status, const char *note)
 {

@@ -20,14 +20,18 @@ static const char *const PEERS[QF_COUNT] = {"F16", "Q8_0", "Q6_K", "Q5_K_S", "Q4
 enum { DECODE_SPEEDUP, SIZE_X_DECODE, PREFILL_FLAT };
 
 const rl_claim EXP03_CLAIMS[] = {
-    /* Both decode claims are about bytes: judged where F16 and the
-     * formats compared read at least 0.7 of their group's roof, and where
-     * no format beats its bytes over F16 (README, Tolerances). */
+    /* Both decode claims are about bytes: judged where the points compared
+     * read near their group's roof, and where no format beats its bytes
+     * over F16 (README, Tolerances). The speedup, a lower bound: F16 at
+     * least 0.7 of its roof, else a slow baseline could make it hold; q4
+     * too, for it to fail. */
     [DECODE_SPEEDUP] = {"decode_speedup_q4", "decode speedup, F16 -> 4.5 bits (q4)", 2.5, INFINITY,
                         "x", 2, .predicted_text = ">= 2.5x (bytes: 3.56x)", .premise_mbu = 0.7},
-    /* the worst format's deviation from F16, in % */
+    /* The worst format's deviation from F16, in %. Flat within 15 % can
+     * only be judged on points within 15 % of their roof: below 0.85, a
+     * format's instructions alone take more than the tolerance. */
     [SIZE_X_DECODE] = {"size_x_decode_flat", "size x decode rate, 8.5 to 4.5 bits, vs F16", -15, 15,
-                       "%", 0, .predicted_text = "within +-15 %", .premise_mbu = 0.7},
+                       "%", 0, .predicted_text = "within +-15 %", .premise_mbu = 0.85},
     [PREFILL_FLAT] = {"prefill_flat", "prefill tokens/s, every format, vs F16", -25, 25, "%", 0,
                       .predicted_text = "within +-25 %"},
     {0},
@@ -201,8 +205,9 @@ static void decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char 
 }
 
 /* The premise of a decode claim on a format's point: it and the F16 timed
- * with it read near their roof, and its speedup over that F16 stays
- * within what its bytes allow. */
+ * with it read near their roof (the format's only to fail, where the claim
+ * is a lower bound), and its speedup over that F16 stays within what its
+ * bytes allow. */
 static void decode_premise(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *q)
 {
     const rl_point *f16 = f16_of(q);
@@ -212,7 +217,10 @@ static void decode_premise(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const
     snprintf(what, sizeof what, "the F16 baseline (%s)", f16->variant->name);
     rl_premise_memory_bound(ctx, pr, c, f16, what);
     snprintf(what, sizeof what, "%s decode (%s)", RL_DATA(step, q)->format, q->variant->name);
-    rl_premise_memory_bound(ctx, pr, c, q, what);
+    if (isinf(c->hi))
+        rl_premise_memory_bound_to_fail(ctx, pr, c, q, what);
+    else
+        rl_premise_memory_bound(ctx, pr, c, q, what);
     snprintf(what, sizeof what, "%s over the F16 baseline (%s)", RL_DATA(step, q)->format,
              f16->variant->name);
     rl_premise_within_bytes(pr, f16, q, what);

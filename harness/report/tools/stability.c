@@ -326,6 +326,29 @@ typedef struct worst {
     int at, flagged;
 } worst;
 
+/* (max - min) / min of a column of one point across the runs; NaN where
+ * a run lacks it. */
+static double relative_spread(rl_table *const *t, int n, tool_row p, const char *const *keys,
+                              int nkeys, const char *col)
+{
+    spread s = spread_of(t, n, p, keys, nkeys, col);
+    return s.count == n && s.min > 0 ? (s.max - s.min) / s.min : NAN;
+}
+
+/* Beside a flagged utilization, what moved: the point's rate or its roof
+ * (the group probe's median), each as (max - min) / min across the runs.
+ * A roof that moves under a point that does not says the point is bound
+ * by something else; both moving alike, a pairing's noise. */
+static void what_moved(strbuf *b, rl_table *const *t, int n, tool_row p, const char *const *keys,
+                       int nkeys, const char *col)
+{
+    bool mbu = !strcmp(col, "mbu");
+    double point = relative_spread(t, n, p, keys, nkeys, mbu ? "gbps" : "tflops");
+    double roof = relative_spread(t, n, p, keys, nkeys, mbu ? "group_roof_gbps" : "group_roof_tflops");
+    if (!isnan(point) && !isnan(roof))
+        sb_printf(b, " roof %.0f%% pt %.0f%%", 100 * roof, 100 * point);
+}
+
 /* One point: a line per column with a value. Its keys are cells of its
  * first line, or (stacked: too many or too wide for one line) a line of
  * their own above the point's lines. */
@@ -361,6 +384,8 @@ static void spread_row(strbuf *b, rl_table *const *t, int n, tool_row p, const c
         sb_printf(b, "%-14s %10.5g %10.5g %8.3g %7s %4s%s",
                   !strcmp(cols[c], "mfu") ? "mfu (points)" : cols[c], s.min, s.max, range, rel,
                   runs, flag);
+        if (*flag)
+            what_moved(b, t, n, p, keys, nkeys, cols[c]);
         end_line(b);
         double score = is_utilization(cols[c]) ? range : relative;
         if (!isnan(score) && (w[c].at < 0 || score > w[c].value))
@@ -413,7 +438,8 @@ static bool spread_part(strbuf *b, const srun *runs, int n)
                  "  mfu in points; runs: how many runs have the value, where not all; !! marks an\n"
                  "  MBU not within +-%.2f of one value (max-min > %.2f), or an MFU not within\n"
                  "  +-%.0f points, where it is the point's larger utilization (its roofline bound)\n"
-                 "  in some run; ~ the same spread where the other roof bounds it in every run\n",
+                 "  in some run; ~ the same spread where the other roof bounds it in every run;\n"
+                 "  beside a flag, how much its roof (the group probe) and the point's rate moved\n",
               meta_or(runs[0].csv, "compare_keys", ""), MBU_BAND, 2 * MBU_BAND, MFU_BAND_POINTS);
     for (int k = 0; k < nkeys && !stacked; k++)
         key_cell(b, keys[k], width[k]);

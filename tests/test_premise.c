@@ -1,0 +1,96 @@
+/*
+ * test_premise.c -- a claim's premise gates its verdict (premise.c,
+ * claims.c): points that read below the claim's fraction of their roof
+ * turn its verdict into "premise not met", with the point named; for a
+ * lower bound on a speedup, the fast side's premise gates a failure only.
+ * Points here are written by hand, timed already, with their group roof.
+ */
+#include "internal.h"
+#include "rooflab.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const rl_experiment EXP = {.id = "t", .slug = "t-premise", .title = "premise"};
+/* At least 2.5x faster; the points must read 0.7 of their roof. */
+static const rl_claim SPEEDUP = {"speedup", "speedup, slow -> fast", 2.5, INFINITY, "x", 2,
+                                 .premise_mbu = 0.7};
+
+static rl_ctx *ctx;
+
+static void setup(void)
+{
+    setenv("ROOFLAB_HOST_BUSY", "ignore", 1); /* tests run beside each other */
+    rl_args args = {.backend = RL_BACKEND_CPU, .label = "t-premise"};
+    ctx = rl_begin_bare(&EXP, &args);
+}
+
+static void teardown(void) { rl_end_discard(ctx); }
+
+TestSuite(premise, .init = setup, .fini = teardown);
+
+/* A point that moved `bytes` in `seconds` (a tight spread) at `mbu` of
+ * its group's read probe. */
+static rl_point timed(double seconds, double bytes, double mbu)
+{
+    rl_point p = {.state = RL_POINT_TIMED, .seconds = seconds, .bytes = bytes,
+                  .footprint = bytes};
+    p.m.stats = (rl_stats){.median = seconds, .q1 = seconds, .q3 = seconds, .samples = 5};
+    p.roof = rl_group_roof_none();
+    p.roof.gbps = p.roof.gbps_q1 = p.roof.gbps_q3 = bytes / seconds / 1e9 / mbu;
+    p.roof.mbu = mbu;
+    return p;
+}
+
+/* The verdict of a speedup of fast over slow (3.56 bytes to 1: at most
+ * 3.56x by the bytes), the fast side gated as a lower bound's is. */
+static rl_verdict_status judge(double slow_mbu, double fast_mbu, double speedup,
+                               const char **note)
+{
+    rl_point slow = timed(1.0, 3.56e9, slow_mbu), fast = timed(1.0 / speedup, 1e9, fast_mbu);
+    rl_premise pr = rl_premise_start();
+    rl_premise_memory_bound(ctx, &pr, &SPEEDUP, &slow, "the baseline");
+    rl_premise_memory_bound_to_fail(ctx, &pr, &SPEEDUP, &fast, "the fast one");
+    rl_premise_within_bytes(&pr, &slow, &fast, "fast over the baseline");
+    rl_judge_given(ctx, &SPEEDUP, NULL, speedup, &pr, "");
+    rl_verdict_status st;
+    cr_assert(rl_verdict_find(ctx, "speedup", &st, note));
+    return st;
+}
+
+Test(premise, both_near_their_roofs_are_judged)
+{
+    const char *note;
+    cr_assert_eq(judge(0.9, 0.8, 3.0, &note), RL_HOLDS, "%s", note);
+    cr_assert_eq(judge(0.9, 0.8, 2.0, &note), RL_DOES_NOT_HOLD, "%s", note);
+}
+
+Test(premise, a_slow_baseline_is_not_judged_either_way)
+{
+    const char *note;
+    cr_assert_eq(judge(0.5, 0.8, 3.0, &note), RL_PREMISE_NOT_MET);
+    cr_assert(strstr(note, "the baseline at 0.50 of its roof") && strstr(note, "at least 0.70"),
+              "%s", note);
+    cr_assert_eq(judge(0.5, 0.8, 2.0, &note), RL_PREMISE_NOT_MET, "%s", note);
+}
+
+Test(premise, a_slow_fast_side_gates_only_a_failure)
+{
+    const char *note;
+    /* Below its roof it still made 2.8x: a faster one would only widen it. */
+    cr_assert_eq(judge(0.9, 0.6, 2.8, &note), RL_HOLDS, "%s", note);
+    cr_assert_eq(judge(0.9, 0.6, 2.0, &note), RL_PREMISE_NOT_MET);
+    cr_assert(strstr(note, "the fast one at 0.60 of its roof") &&
+                  strstr(note, "its instructions', not the bytes'"),
+              "%s", note);
+}
+
+Test(premise, a_speedup_beyond_its_bytes_names_the_baseline)
+{
+    const char *note;
+    cr_assert_eq(judge(0.9, 0.9, 5.0, &note), RL_PREMISE_NOT_MET);
+    cr_assert(strstr(note, "beyond the 3.56x its bytes allow") && strstr(note, "the baseline was "
+              "the slower reader"), "%s", note);
+}
