@@ -26,6 +26,16 @@ static const double MIN_NOISE = 0.05;
 
 rl_premise rl_premise_start(void) { return (rl_premise){.met = true, .met_to_fail = true}; }
 
+/* x in two decimals, three where two would print the premise's own value
+ * (0.849 is "0.849", not "0.85", under a premise of 0.85). */
+static void fraction_text(double x, double premise, char *buf, size_t len)
+{
+    char a[32], b[32];
+    snprintf(a, sizeof a, "%.2f", x);
+    snprintf(b, sizeof b, "%.2f", premise);
+    snprintf(buf, len, strcmp(a, b) ? "%.2f" : "%.3f", x);
+}
+
 /* Whether p reads below the claim's premise; if so, why in buf. */
 static bool below_roof(rl_ctx *ctx, const rl_claim *c, const rl_point *p, const char *what,
                        const char *then, char *buf, size_t len)
@@ -35,8 +45,10 @@ static bool below_roof(rl_ctx *ctx, const rl_claim *c, const rl_point *p, const 
     double mbu = rl_point_mbu(ctx, p);
     if (isnan(mbu) || mbu >= c->premise_mbu)
         return false;
-    snprintf(buf, len, "%s at %.2f of its roof (%.1f GB/s against %s; the premise: at least "
-             "%.2f): the bytes do not set its time, %s", what, mbu, rl_point_gbps(p),
+    char at[32];
+    fraction_text(mbu, c->premise_mbu, at, sizeof at);
+    snprintf(buf, len, "%s at %s of its roof (%.1f GB/s against %s; the premise: at least "
+             "%.2f): the bytes do not set its time, %s", what, at, rl_point_gbps(p),
              isfinite(p->roof.gbps) ? "the read probe of its group" : "the run-start ladder",
              c->premise_mbu, then);
     return true;

@@ -94,3 +94,11 @@ Test(premise, a_speedup_beyond_its_bytes_names_the_baseline)
     cr_assert(strstr(note, "beyond the 3.56x its bytes allow") && strstr(note, "the baseline was "
               "the slower reader"), "%s", note);
 }
+
+Test(premise, a_fraction_just_under_the_premise_does_not_print_as_the_premise)
+{
+    const char *note;
+    cr_assert_eq(judge(0.699, 0.8, 3.0, &note), RL_PREMISE_NOT_MET);
+    cr_assert(strstr(note, "the baseline at 0.699 of its roof") && strstr(note, "at least 0.70"),
+              "%s", note);
+}
