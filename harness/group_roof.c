@@ -121,8 +121,8 @@ static void make_bandwidth_probes(rl_ctx *ctx, rl_group_probes *gp)
 /* Whether the group carries a compute probe. */
 static bool wants_compute(rl_ctx *ctx, rl_point *const *members, int n)
 {
-    for (int i = 0; i < n; i++)
-        if ((ctx->exp->probes & RL_PROBE_COMPUTE) && may_be_compute_bound(ctx, members[i]))
+    for (int i = 0; i < n && (ctx->exp->probes & RL_PROBE_COMPUTE); i++)
+        if (may_be_compute_bound(ctx, members[i]))
             return true;
     return false;
 }

@@ -447,11 +447,10 @@ rl_group_roof rl_group_roof_none(void);
 /* How many probes open would make for these members: the plan's count. */
 int rl_group_probes_count(rl_ctx *ctx, rl_point *const *members, int n);
 
-void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out);
-/* rl_measure_group, keeping the samples round by round (free them with
- * rl_rounds_free). */
-void rl_measure_group_rounds(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out,
-                             rl_rounds *rounds);
+/* Times the works as one group, in rounds (measure.c); with rounds, also
+ * keeps the samples round by round (free them with rl_rounds_free). */
+void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out,
+                      rl_rounds *rounds);
 void rl_rounds_free(rl_rounds *r);
 
 /* The columns rl_set_measurement() fills, for an experiment's column list. */

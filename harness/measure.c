@@ -136,13 +136,8 @@ static void measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_
     free(s);
 }
 
-void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out)
-{
-    measure_group_as(ctx, works, n, ctx->args.cache, out, NULL);
-}
-
-void rl_measure_group_rounds(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out,
-                             rl_rounds *rounds)
+void rl_measure_group(rl_ctx *ctx, const rl_work *works, int n, rl_measurement *out,
+                      rl_rounds *rounds)
 {
     measure_group_as(ctx, works, n, ctx->args.cache, out, rounds);
 }

@@ -143,7 +143,7 @@ static void time_group(rl_ctx *ctx, rl_points *s, int first)
     rl_group_probes probes;
     int extra = rl_group_probes_open(ctx, members, n, &probes, works + n);
     rl_rounds rounds;
-    rl_measure_group_rounds(ctx, works, n + extra, m, &rounds);
+    rl_measure_group(ctx, works, n + extra, m, &rounds);
     rl_group_probes_close(ctx, &probes, m, &rounds, members, n);
     rl_rounds_free(&rounds);
     for (int i = 0; i < n; i++) {

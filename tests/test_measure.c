@@ -44,7 +44,7 @@ Test(measure, a_fast_member_is_batched_to_the_slow_members_time)
     rl_work works[2] = {{"fast", spin, &fast}, {"slow", spin, &slow}};
     rl_measurement m[2];
     rl_rounds rounds;
-    rl_measure_group_rounds(&ctx, works, 2, m, &rounds);
+    rl_measure_group(&ctx, works, 2, m, &rounds);
     /* Alone, a 2 ms call is a sample of one (samples are at least 1 ms);
      * beside a 40 ms one, about 20. Preemption lengthens calls, never
      * shortens them: at least 5 however loaded the machine is. */
@@ -69,7 +69,7 @@ Test(measure, a_single_work_keeps_its_own_batch)
     double fast = 2e-3;
     rl_work w = {"fast", spin, &fast};
     rl_measurement m;
-    rl_measure_group(&ctx, &w, 1, &m);
+    rl_measure_group(&ctx, &w, 1, &m, NULL);
     cr_assert_eq(m.calls_per_sample, 1, "a 2 ms call alone is a sample: %d", m.calls_per_sample);
     rl_backend_close(ctx.be);
 }
