@@ -15,6 +15,7 @@ QUICK   ?=
 FULL    ?=
 SMS     ?= 75 80 86 89 90
 ARGS    ?=
+BUDGET  ?=
 B       ?= build
 
 NPROC := $(shell nproc 2>/dev/null || echo 2)
@@ -120,7 +121,7 @@ QUICK_FLAG := $(if $(filter-out 0 no false,$(QUICK)),--quick)
 FULL_FLAG := $(if $(filter-out 0 no false,$(FULL)),--full)
 # Flags for every experiment binary; LABEL is added where it is known.
 BASEFLAGS = --backend $(BACKEND) $(QUICK_FLAG) $(FULL_FLAG) $(if $(REFERENCE),--reference $(REFERENCE)) $(ARGS)
-RUNFLAGS = $(BASEFLAGS) $(if $(LABEL),--label $(LABEL))
+RUNFLAGS = $(BASEFLAGS) $(if $(BUDGET),--budget $(BUDGET)) $(if $(LABEL),--label $(LABEL))
 # In a recipe: the label runs use, LABEL or else the device's slug.
 SHELL_LABEL = $(if $(LABEL),$(LABEL),$$($(firstword $(EXP_BINS)) --print-label --backend $(BACKEND)))
 

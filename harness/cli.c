@@ -19,6 +19,8 @@ static const char *COMMON_HELP =
     "                           stop rule; without --quick or --full, a lab run (minutes)\n"
     "  --max-bytes SIZE         cap every working set at SIZE (e.g. 512Mi); points that then\n"
     "                           fit a cache are judged against that cache's ceiling\n"
+"  --budget SECONDS         finish within SECONDS of wall time (+10 %): the points the\n"
+    "                           verdicts need first, then the rest as time allows\n"
     "  --ceilings FILE          use the roofs in FILE (a ceilings.csv) and measure none\n"
     "  --out DIR                results root; the CSV goes to DIR/<label>/ (default results)\n"
     "  --plots DIR              charts root; charts go to DIR/<label>/ (default plots)\n"
@@ -187,6 +189,13 @@ static int parse_common(const char *prog, const char *name, const char *value, r
             return usage_error(prog, "bad --max-bytes '%s': expected a size of at least 1Mi, "
                                      "such as 256Mi or 2Gi", value);
         a->max_bytes = (double)bytes;
+    } else if (!strcmp(name, "budget")) {
+        char *end;
+        errno = 0;
+        double s = strtod(value, &end);
+        if (errno || *end || !(s >= 1 && s <= 86400))
+            return usage_error(prog, "bad --budget '%s': expected seconds, 1 to 86400", value);
+        a->budget_s = s;
     } else if (!strcmp(name, "device")) {
         uint64_t d;
         if (!parse_u64(value, &d) || d > 64)
@@ -217,7 +226,7 @@ static bool common_takes_value(const char *name)
 {
     static const char *with_value[] = {"backend", "cache",    "out",  "plots",    "label",
                                        "variant", "device",   "seed", "reference", "ceilings",
-                                       "max-bytes", "roofs"};
+                                       "max-bytes", "roofs",   "budget"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (!strcmp(name, with_value[i]))
             return true;

@@ -216,6 +216,7 @@ typedef struct rl_args {
     const char *out_dir, *plots_dir, *label, *variants;
     const char *ceilings_file; /* --ceilings FILE: use these roofs, measure none */
     double max_bytes;          /* --max-bytes: largest working set; 0: the mode's default */
+    double budget_s;           /* --budget: the run's wall-clock seconds; 0: none (plan.c) */
     int device;
     uint64_t seed;
     rl_cache_state cache;
