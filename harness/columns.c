@@ -180,10 +180,11 @@ static void write_row(rl_ctx *ctx, const rl_point *p)
         }
         set_cells(ctx, ctx->exp->derived, p);
     }
-    rl_set_str(ctx, "validated", p->state == RL_POINT_FAILED ? "no" : "yes");
+    bool failed = p->state == RL_POINT_FAILED, skipped = p->state == RL_POINT_SKIPPED;
+    rl_set_str(ctx, "validated", failed ? "no" : skipped ? "" : "yes");
     if (!ctx->exp->observed)
         rl_set_num(ctx, "max_abs_err", p->max_abs_err);
-    if (p->state == RL_POINT_FAILED)
+    if (failed || skipped)
         rl_set_str(ctx, "skipped_reason", p->why);
     rl_end_row(ctx);
 }
@@ -250,11 +251,16 @@ void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table
         print_header(table);
         ctx->priv->last_table = table;
     }
+    int skipped = 0;
     for (int i = 0; i < s->n; i++) {
         write_row(ctx, &s->v[i]);
-        if (table)
+        skipped += s->v[i].state == RL_POINT_SKIPPED;
+        if (table && s->v[i].state != RL_POINT_SKIPPED)
             print_line(ctx, table, &s->v[i]);
     }
+    if (table && skipped)
+        printf("  (and %d point(s) not run: the budget left no time for them; the CSV has their rows)\n",
+               skipped);
     fflush(stdout);
 }
 

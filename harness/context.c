@@ -224,6 +224,7 @@ static void start_clock(rl_ctx *ctx)
                                                  : RL_STOP_LAB;
     ctx->priv->started = rl_now_s();
     ctx->priv->busy_mark = rl_busy_mark_now();
+    rl_budget_init(ctx);
 }
 
 rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts)
@@ -297,6 +298,7 @@ static void release(rl_ctx *ctx)
 {
     rl_verdicts_free(ctx);
     rl_run_release(ctx);
+    rl_budget_free(ctx);
     rl_backend_close(ctx->be);
     free(ctx->priv->csv_names);
     free(ctx->priv);
@@ -312,6 +314,7 @@ int rl_end(rl_ctx *ctx)
         goto out;
     }
     rl_print_duration(ctx);
+    rl_budget_report(ctx);
     bool written = rl_csv_commit(ctx->priv->csv) == 0 && rl_verdicts_write(ctx) == 0;
     if (!written)
         code = RL_EXIT_FAILED;

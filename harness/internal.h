@@ -130,6 +130,7 @@ struct rl_ctx_private {
     const rl_charts *charts;     /* NULL: no charts drawn */
     void **kept;
     int nkept, cap_kept;
+    struct rl_budget *budget;    /* --budget: budget.c's plan; NULL without one */
 };
 
 /* util.c: room for one more element in a growing array of n elements
@@ -502,6 +503,29 @@ double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_patter
                           double flops);
 void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call);
 void rl_plan_print(rl_ctx *ctx);
+/* The model's seconds for one member of a group under rule r. */
+double rl_plan_member_s(rl_ctx *ctx, const rl_stop_rule *r, double call_s);
+
+/* budget.c: --budget SECONDS (see there). init at rl_begin; each planned
+ * group (leader: its first point, among rl_main's points; needed: a
+ * verdict reads one of its points) and the fixed work as the plan sees
+ * them; print with the plan; admit before each group (false: skip it;
+ * true: ctx->rule is set for it), group_done after it; outside: time
+ * spent in parts' opens; report at the end. All do nothing without one. */
+typedef struct rl_budget rl_budget;
+void rl_budget_init(rl_ctx *ctx);
+void rl_budget_free(rl_ctx *ctx);
+void rl_budget_group(rl_ctx *ctx, const rl_point *leader, int members, double call_s, bool needed);
+void rl_budget_fixed(rl_ctx *ctx, double seconds);
+void rl_budget_outside(rl_ctx *ctx, double seconds);
+void rl_budget_print(rl_ctx *ctx);
+bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader);
+void rl_budget_group_done(rl_ctx *ctx);
+void rl_budget_skip_reason(const rl_ctx *ctx, char *buf, size_t len);
+void rl_budget_report(rl_ctx *ctx);
+/* Seconds until the deadline less the reserve (INFINITY without a budget):
+ * what a group's timing may still take. */
+double rl_budget_left_s(const rl_ctx *ctx);
 /* progress.c: the progress line's total, one step per group (the plan sets it). */
 void rl_progress_total(rl_ctx *ctx, int total);
 

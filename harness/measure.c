@@ -108,8 +108,9 @@ static void measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_
         even_out_samples(out, call_s, n);
     free(call_s);
 
-    /* The group's budget is the sum of its members' budgets. */
-    double start = rl_now_s(), budget = ctx->rule.timeout_s * n;
+    /* The group's budget is the sum of its members' budgets, cut to what
+     * --budget has left (a few samples are taken all the same). */
+    double start = rl_now_s(), budget = fmin(ctx->rule.timeout_s * n, rl_budget_left_s(ctx));
     for (bool all_done = false; !all_done;) {
         for (int i = 0; i < n; i++)
             rl_sampler_add(&s[i], time_sample(ctx->be, &works[i], out[i].calls_per_sample, cache));
@@ -175,12 +176,17 @@ double rl_issue_s(rl_ctx *ctx, void (*work)(void *), void *arg)
  * trials rather than the median of one long measurement. */
 static const rl_stop_rule TRIAL_RULE = {.min_samples = 3, .min_time_s = 0.02, .max_noise = 0.02, .timeout_s = 0.5};
 static const rl_stop_rule TRIAL_RULE_FULL = {.min_samples = 5, .min_time_s = 0.05, .max_noise = 0.01, .timeout_s = 1.0};
+/* Under --budget: a trial stops at its minimum (the best of the trials
+ * is the ceiling; a trial's own noise matters less than the run's clock). */
+static const rl_stop_rule TRIAL_RULE_BUDGET = {.min_samples = 3, .min_time_s = 0.01, .max_noise = 0.05, .timeout_s = 0.1};
 
 rl_band rl_measure_trials(rl_ctx *ctx, const char *name, void (*fn)(void *), void *arg,
                           double units_per_call, int trials)
 {
     rl_stop_rule saved = ctx->rule;
-    ctx->rule = ctx->args.mode == RL_MODE_FULL ? TRIAL_RULE_FULL : TRIAL_RULE;
+    ctx->rule = ctx->args.mode == RL_MODE_FULL ? TRIAL_RULE_FULL
+                : ctx->args.budget_s > 0       ? TRIAL_RULE_BUDGET
+                                               : TRIAL_RULE;
     rl_band b = {.best = -INFINITY, .worst = INFINITY, .probe_bytes = NAN};
     for (int t = 0; t < trials; t++) {
         rl_measurement m = rl_measure_as(ctx, name, fn, arg, RL_HOT);

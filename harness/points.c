@@ -168,12 +168,62 @@ void rl_point_observed(rl_point *p)
         p->state = RL_POINT_TIMED;
 }
 
+static bool same_group(const rl_points *s, int first, int j)
+{
+    return j == first || (s->v[first].group && s->v[j].group == s->v[first].group);
+}
+
+static bool group_needed(const rl_points *s, int first)
+{
+    for (int j = first; j < s->n; j++)
+        if (same_group(s, first, j) && !s->v[j].optional)
+            return true;
+    return false;
+}
+
+/* The group of point first, not run: its rows say why. */
+static void skip_group(rl_ctx *ctx, rl_points *s, int first)
+{
+    for (int j = first; j < s->n; j++)
+        if (same_group(s, first, j) && s->v[j].state == RL_POINT_DECLARED) {
+            s->v[j].state = RL_POINT_SKIPPED;
+            rl_budget_skip_reason(ctx, s->v[j].why, sizeof s->v[j].why);
+        }
+}
+
+/* Validates the group of point first (where not done yet) just before it
+ * is timed, so that a group a budget leaves out costs no reference
+ * either, then times it. */
+static void run_group(rl_ctx *ctx, rl_points *s, int first)
+{
+    if (!rl_budget_admit(ctx, &s->v[first])) {
+        skip_group(ctx, s, first);
+        return;
+    }
+    int leader = -1; /* the group's first valid point leads its timing */
+    for (int j = first; j < s->n; j++)
+        if (same_group(s, first, j)) {
+            rl_point_validate(ctx, &s->v[j]);
+            if (leader < 0 && s->v[j].state == RL_POINT_VALID)
+                leader = j;
+        }
+    if (leader >= 0)
+        time_group(ctx, s, leader);
+    rl_budget_group_done(ctx);
+}
+
+/* Every point validated, then group by group timed, in the order
+ * declared; under --budget each group validated as it comes, the groups
+ * a verdict needs first, then the optional ones as time allows. */
 void rl_points_measure(rl_ctx *ctx, rl_points *s)
 {
-    rl_points_validate(ctx, s);
-    for (int i = 0; i < s->n; i++)
-        if (s->v[i].state == RL_POINT_VALID && !seen_before(s, i))
-            time_group(ctx, s, i);
+    bool needed_first = ctx->priv->budget != NULL;
+    if (!needed_first)
+        rl_points_validate(ctx, s);
+    for (int pass = needed_first ? 0 : 1; pass < 2; pass++)
+        for (int i = 0; i < s->n; i++)
+            if (!seen_before(s, i) && (!needed_first || group_needed(s, i) == (pass == 0)))
+                run_group(ctx, s, i);
     rl_progress_clear();
 }
 
@@ -337,12 +387,14 @@ void rl_points_plan(rl_ctx *ctx, const rl_points *s)
         double call_s = 0;
         for (int j = i; j < s->n; j++) {
             const rl_point *p = &s->v[j];
-            if (j != i && (!s->v[i].group || p->group != s->v[i].group))
+            if (!same_group(s, i, j))
                 continue;
             members++;
             call_s = fmax(call_s, rl_estimate_call_s(ctx, p->bytes, p->footprint, p->pattern,
                                                      p->flops) + p->extra_s);
         }
-        rl_plan_group(ctx, members + rl_group_probes_planned(ctx, s, i), call_s);
+        members += rl_group_probes_planned(ctx, s, i);
+        rl_plan_group(ctx, members, call_s);
+        rl_budget_group(ctx, &s->v[i], members, call_s, group_needed(s, i));
     }
 }

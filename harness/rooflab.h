@@ -330,8 +330,10 @@ typedef struct rl_group_roof {
     double mbu, mfu;
 } rl_group_roof;
 
+/* SKIPPED: not run, for lack of time under --budget (an optional point's
+ * row says so; why holds the reason). */
 typedef enum rl_point_state {
-    RL_POINT_DECLARED = 0, RL_POINT_VALID, RL_POINT_FAILED, RL_POINT_TIMED
+    RL_POINT_DECLARED = 0, RL_POINT_VALID, RL_POINT_FAILED, RL_POINT_TIMED, RL_POINT_SKIPPED
 } rl_point_state;
 
 struct rl_point {
@@ -369,6 +371,10 @@ struct rl_point {
      * roofline does not see (launches), for the plan only. */
     double bytes, flops, footprint, extra_s;
     rl_pattern pattern;
+    /* No verdict reads it: a point of a chart's sweep between the points
+     * the verdicts compare. A run under --budget measures the groups of
+     * optional points only as time allows (budget.c); others always. */
+    bool optional;
     /* The experiment's own, for its columns: set by RL_POINT_DATA(ptr),
      * read back by RL_DATA(type, p), which checks the size. */
     const void *data;
@@ -646,8 +652,13 @@ void rl_progress_clear(void);
 void rl_progress_note(rl_ctx *ctx, const char *msg);
 
 /* Work outside the points that the plan should count (building inputs,
- * encoding weights), in declare: its expected seconds. */
+ * encoding weights, an observed point's hold), in declare: its expected
+ * seconds. */
 void rl_plan_fixed(rl_ctx *ctx, double seconds);
+/* Under --budget, the factor (at most 1) by which fixed work of want_s
+ * seconds must shrink to fit the time left (an observed experiment's holds);
+ * 1 without a budget. */
+double rl_budget_fit(const rl_ctx *ctx, double want_s);
 
 #ifdef __cplusplus
 }

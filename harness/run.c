@@ -86,22 +86,36 @@ static void plan(rl_ctx *ctx)
     for (int i = 0; i < ctx->priv->nparts; i++) {
         rl_points pts = part_points(ctx, i);
         if (ctx->exp->observed)
-            for (int j = 0; j < pts.n; j++)
+            for (int j = 0; j < pts.n; j++) {
                 rl_plan_group(ctx, 1, 0);
+                /* no model time: its hold is the experiment's fixed work */
+                rl_budget_group(ctx, &pts.v[j], 0, 0, !pts.v[j].optional);
+            }
         else
             rl_points_plan(ctx, &pts);
     }
     rl_plan_print(ctx);
 }
 
+/* Each point validated, then observed on its own, as a group of one (the
+ * budget admits it or not first); its hold is the experiment's fixed work. */
 static void observe_each(rl_ctx *ctx, rl_points *pts)
 {
-    rl_points_validate(ctx, pts);
-    for (int i = 0; i < pts->n; i++)
-        if (pts->v[i].state == RL_POINT_VALID) {
-            ctx->exp->observe(ctx, &pts->v[i]);
-            rl_point_observed(&pts->v[i]);
+    for (int i = 0; i < pts->n; i++) {
+        rl_point *p = &pts->v[i];
+        if (!rl_budget_admit(ctx, p)) {
+            p->state = RL_POINT_SKIPPED;
+            rl_budget_skip_reason(ctx, p->why, sizeof p->why);
+            continue;
         }
+        rl_point_validate(ctx, p);
+        if (p->state != RL_POINT_VALID)
+            continue;
+        double t0 = rl_now_s();
+        ctx->exp->observe(ctx, p);
+        rl_point_observed(p);
+        rl_budget_outside(ctx, rl_now_s() - t0); /* the fixed work (its hold) done */
+    }
     rl_progress_clear();
 }
 
@@ -109,8 +123,12 @@ static void run_part(rl_ctx *ctx, int i)
 {
     const rl_part *part = &ctx->priv->parts[i].part;
     rl_points pts = part_points(ctx, i);
-    if (part->open)
+    if (part->open) { /* where the fixed work is done, but for an observed experiment's holds */
+        double t0 = rl_now_s();
         part->open(ctx, part->state);
+        if (!ctx->exp->observed)
+            rl_budget_outside(ctx, rl_now_s() - t0);
+    }
     if (ctx->exp->observed)
         observe_each(ctx, &pts);
     else

@@ -47,6 +47,7 @@ typedef struct run {
     rl_ctx *ctx;
     rl_observer obs;
     double settle_s, hold_s, period_s;
+    bool holds_fitted; /* shortened to fit --budget */
     double load_start;      /* the load average when the run began */
     busy_buffers w;         /* the variants' buffers on the backend's device */
     int max_workers;        /* CUDA: 4 blocks per SM; CPU: the cores */

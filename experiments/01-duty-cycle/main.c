@@ -341,6 +341,36 @@ double full_device(const rl_points *all)
 
 /* ---- the run: one part, its buffers and observer ------------------------------ */
 
+/* Under --budget, once the buffers and the observer exist: the holds
+ * shortened to fit what is left, but long enough for a reading (NVML
+ * averages over up to a sixth of a second); the plan told of the change. */
+static void fit_holds(rl_ctx *ctx, run *r)
+{
+    int n = rl_points_all(ctx)->n;
+    /* A point costs its hold and settle, and starting and stopping its
+     * workers and reading the observer: a tenth of a second or two. */
+    double was = n * (r->settle_s + r->hold_s), each = 0.15 * n;
+    double fit = (rl_budget_fit(ctx, was + each) * (was + each) - each) / was;
+    if (fit >= 1)
+        return;
+    bool gpu = ctx->kind == RL_CUDA;
+    r->settle_s = fmax(r->settle_s * fit, gpu ? 0.3 : 0.05);
+    r->hold_s = fmax(r->hold_s * fit, gpu ? 0.5 : 0.2);
+    r->holds_fitted = true;
+    rl_plan_fixed(ctx, n * (r->settle_s + r->hold_s) - was);
+}
+
+static void describe_holds(rl_ctx *ctx, const run *r)
+{
+    rl_meta(ctx, "hold", "each point: %.2f s of the same load unobserved, then %.2f s observed; "
+            "one burst per %.0f ms below 100 %% duty%s", r->settle_s, r->hold_s,
+            1e3 * r->period_s, r->holds_fitted ? " (shortened to fit --budget)" : "");
+    rl_meta(ctx, "hold_windows", "the observed hold as %d consecutive windows of %.2f s, each "
+            "read on its own; *_window_min/max and work_fraction_lo/hi: the lowest and highest "
+            "window (work_fraction: against the full device's whole-hold rate)", HOLD_WINDOWS,
+            r->hold_s / HOLD_WINDOWS);
+}
+
 static void open_run(rl_ctx *ctx, void *state)
 {
     run *r = state;
@@ -349,6 +379,8 @@ static void open_run(rl_ctx *ctx, void *state)
     rl_observer_open(&r->obs, ctx, ctx->kind == RL_CUDA ? ctx->dev->pci_bus_id : NULL);
     rl_observer_describe(&r->obs, buf, sizeof buf);
     printf("observer    %s\n", buf);
+    fit_holds(ctx, r);
+    describe_holds(ctx, r);
 }
 
 /* Every point held: the observer described again (now with NVML's sample
@@ -396,16 +428,10 @@ static void declare(rl_ctx *ctx)
         TABLE[2].head = "blocks", TABLE[5].head = "util %", TABLE[7].head = "SM_UTIL %";
     buffers_size(r);
 
-    rl_meta(ctx, "hold", "each point: %.2f s of the same load unobserved, then %.2f s observed; "
-            "one burst per %.0f ms below 100 %% duty", r->settle_s, r->hold_s, 1e3 * r->period_s);
     rl_meta(ctx, "duty_measured", "union of the kernels' busy intervals (%s) over the window; "
             "min/max over 100 ms sub-windows",
             gpu ? "CUDA events around each launch" : "CLOCK_MONOTONIC");
     rl_meta(ctx, "stream_buffer", "x and y of %zu floats each", r->w.n);
-    rl_meta(ctx, "hold_windows", "the observed hold as %d consecutive windows of %.2f s, each "
-            "read on its own; *_window_min/max and work_fraction_lo/hi: the lowest and highest "
-            "window (work_fraction: against the full device's whole-hold rate)", HOLD_WINDOWS,
-            r->hold_s / HOLD_WINDOWS);
 
     rl_part_add(ctx, &(rl_part){.open = open_run, .measured = run_observed, .done = close_run,
                                 .state = r});

@@ -75,11 +75,13 @@ busy_args variant_args(run *r, const busy_variant *v, int workers, double duty, 
 bool check_point(rl_ctx *ctx, rl_point *p)
 {
     run *r = RL_DATA(point, p)->at;
-    /* The variant's first point's result (p is one of every point). */
+    /* The result of the variant's first point checked (p is one of every
+     * point; an earlier one may be unchecked, left out by --budget). */
     for (const rl_point *q = rl_points_all(ctx)->v; q < p; q++)
-        if (q->variant == p->variant) {
+        if (q->variant == p->variant &&
+            (q->state == RL_POINT_VALID || q->state == RL_POINT_TIMED || q->state == RL_POINT_FAILED)) {
             snprintf(p->why, sizeof p->why, "%s", q->why);
-            return q->state == RL_POINT_VALID;
+            return q->state != RL_POINT_FAILED;
         }
     const busy_variant *v = RL_DATA(point, p)->v;
     const busy_ops *ops = RL_LAUNCHER(ctx, v);

@@ -139,6 +139,19 @@ static const int *token_counts(const rl_ctx *ctx)
                                 : RL_BY_MODE(ctx, CPU_QUICK, CPU_LAB, CPU_FULL);
 }
 
+/* Whether a verdict reads the points at n tokens (else they draw the
+ * curves, and a run under --budget measures them as time allows): the
+ * quick run's counts, which are the verdicts', and the largest, the most
+ * compute-bound. */
+static bool verdicts_read(const rl_ctx *ctx, const int *n)
+{
+    const int *quick = ctx->kind == RL_CUDA ? GPU_QUICK : CPU_QUICK;
+    for (const int *q = quick; *q; q++)
+        if (*q == *n)
+            return true;
+    return n[1] == 0;
+}
+
 /* ---- one shape: a part, its buffers made when it opens ----------------------------- */
 
 typedef struct layer {
@@ -246,7 +259,7 @@ static void declare_shape(rl_ctx *ctx, const shape *s)
                 .count = (size_t)c->validated_rows * *n, .atol = gemv_atol(s->k),
                 .flops = gemv_flops(s->rows, s->k, *n), .bytes = gemv_bytes(s->rows, s->k, *n),
                 .footprint = gemv_bytes(s->rows, s->k, *n) + 2.0 * s->rows * s->k * (L->copies - 1),
-                .pattern = RL_READ});
+                .pattern = RL_READ, .optional = !verdicts_read(ctx, n)});
         }
     }
 }

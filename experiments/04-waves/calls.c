@@ -24,7 +24,8 @@ static void prepare_call(rl_ctx *ctx, rl_point *p)
 }
 
 /* A zero tile_m means no wave model: those columns stay empty. */
-void call_add(rl_ctx *ctx, part_out *out, const call *c, const gemm_variant *v, int group)
+void call_add(rl_ctx *ctx, part_out *out, const call *c, const gemm_variant *v, int group,
+              bool needed)
 {
     call *copy = RL_NEW(ctx, call);
     *copy = *c;
@@ -41,7 +42,8 @@ void call_add(rl_ctx *ctx, part_out *out, const call *c, const gemm_variant *v, 
     rl_point_add(ctx, &(rl_point){
         .variant = KERNEL_VARIANT(v), .group = group, .call = gemm_kernel_call(&copy->kernel),
         RL_POINT_DATA(copy), .count = count, .atol = gemm_atol(g->k), .rtol = GEMM_RTOL,
-        .prepare = prepare_call, .frees_want = true, .flops = rl_gemm_flops(g->m, g->n, g->k)});
+        .prepare = prepare_call, .frees_want = true, .flops = rl_gemm_flops(g->m, g->n, g->k),
+        .optional = !needed});
 }
 
 void calls_open(rl_ctx *ctx, part_out *out)
@@ -64,8 +66,9 @@ void calls_close(rl_ctx *ctx, const rl_points *pts, part_out *out)
 /* B is stored n x k (a linear layer's weight): the point at N reads the
  * first N rows of B and checks the first N columns of the widest product.
  * The last N of a wave and the N one step past it are one group (a
- * verdict compares them); wave_end marks the last N of a wave where the
- * sweep goes on past it. */
+ * verdict compares the first such pair: the others, and the points
+ * alone, draw the staircase); wave_end marks the last N of a wave where
+ * the sweep goes on past it. */
 void sweep_declare(rl_ctx *ctx, wave_sweep *w)
 {
     int m = w->t.m, end = -1, pair = 0, points = 0;
@@ -85,7 +88,9 @@ void sweep_declare(rl_ctx *ctx, wave_sweep *w)
                   .kernel.args = {.m = m, .n = n, .k = w->k, .trans_b = true}, .vocab = NAN,
                   .w = rl_wave_model_of(&w->t, n), .wave_end = marked,
                   .mark = marked ? "<- end of a wave" : ""};
-        call_add(ctx, &w->out, &c, w->v, n == end || n == end + WAVE_STEP ? pair : 0);
+        bool paired = n == end || n == end + WAVE_STEP;
+        call_add(ctx, &w->out, &c, w->v, paired ? pair : 0,
+                 paired && w->first_end >= 0 && points <= w->first_end + 1);
         points++;
     }
 }

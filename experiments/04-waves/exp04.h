@@ -51,8 +51,10 @@ static inline const gemm_variant *gemm_by_role(const rl_ctx *ctx, const char *ro
 }
 
 /* Adds a point of the current part for a copy of c (variant v, in group;
- * 0: alone), writing into out. */
-void call_add(rl_ctx *ctx, part_out *out, const call *c, const gemm_variant *v, int group);
+ * 0: alone), writing into out; needed: a verdict reads it (else a run
+ * under --budget measures it only as time allows). */
+void call_add(rl_ctx *ctx, part_out *out, const call *c, const gemm_variant *v, int group,
+              bool needed);
 /* When a part opens, its output; when it is done, the output and the
  * inputs its points drew (pts: the part's). */
 void calls_open(rl_ctx *ctx, part_out *out);

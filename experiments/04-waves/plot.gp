@@ -71,7 +71,7 @@ if (has_vocab) {
     speedup_hi(i) = in_run(vocab_spread_in, i) ? 'speedup_vs_v50257_hi' : 'speedup_vs_v50257'
     spread_key(i, v) = run_key(i, 'variant', v, v . (in_run(vocab_spread_in, i) ? ' (q1-q3)' : ' (no spread in this CSV)'))
     stats csv using (on('vocab', speedup_hi(1))) nooutput
-    pair_hi = STATS_max > 1 ? STATS_max : 1
+    pair_hi = exists('STATS_max') ? (STATS_max > 1 ? STATS_max : 1) : 1 # none timed: 1
     # The verdict's noise bar: a speedup inside 1 +- (bar - 1) is noise.
     bar_text = meta('vocab_bar')
     vocab_bar = bar_text eq '' ? NaN : real(word(bar_text, 1))

@@ -47,7 +47,8 @@ static layer layer_on(const rl_ctx *ctx)
     return L;
 }
 
-/* Adds c at vocabulary size vs: the pair's GEMMs are one group. */
+/* Adds c at vocabulary size vs: the pair's GEMMs are one group. The
+ * verdict reads the library's pair (the own kernel's is in its note). */
 static void add_at(rl_ctx *ctx, layer *L, const gemm_variant *v, call c, int vs, int pair)
 {
     const gemm_impl *impl = RL_LAUNCHER(ctx, v);
@@ -57,7 +58,9 @@ static void add_at(rl_ctx *ctx, layer *L, const gemm_variant *v, call c, int vs,
         c.w = rl_wave_model_of(&(rl_tiling){c.kernel.args.m, impl->tile_m, impl->tile_n,
                                             rl_units(ctx), impl->blocks_per_unit()},
                                c.kernel.args.n);
-    call_add(ctx, &L->out, &c, v, vs == V_GPT2 || vs == V_PADDED ? pair : 0);
+    bool paired = vs == V_GPT2 || vs == V_PADDED;
+    call_add(ctx, &L->out, &c, v, paired ? pair : 0,
+             paired && kernel_has_role(KERNEL_VARIANT(v), "library"));
 }
 
 /* One variant's GEMMs: the forward one at every V, reading the first V
