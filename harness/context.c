@@ -305,6 +305,17 @@ static void release(rl_ctx *ctx)
     free(ctx);
 }
 
+/* Declared points of which none was timed (a --budget that ran out
+ * before the first): no chart has a point to draw. */
+static bool nothing_timed(const rl_ctx *ctx)
+{
+    const rl_points *all = &ctx->priv->points;
+    for (int i = 0; i < all->n; i++)
+        if (rl_point_timed(&all->v[i]))
+            return false;
+    return all->n > 0;
+}
+
 int rl_end(rl_ctx *ctx)
 {
     int code = ctx->failures ? RL_EXIT_FAILED : RL_EXIT_OK;
@@ -321,7 +332,10 @@ int rl_end(rl_ctx *ctx)
     rl_verdicts_print(ctx);
     if (written)
         printf("\nwrote       %s\n", ctx->csv_path);
-    if (written && !ctx->args.no_plot && ctx->priv->charts && draw(ctx) != 0)
+    bool draws = written && !ctx->args.no_plot && ctx->priv->charts;
+    if (draws && nothing_timed(ctx))
+        printf("charts      none: no point was timed (the budget ran out before the first)\n");
+    else if (draws && draw(ctx) != 0)
         code = RL_EXIT_FAILED;
     if (ctx->failures)
         printf("\n%d kernel(s) FAILED validation: their rows say so and they were not timed.\n",

@@ -103,12 +103,12 @@ in_level(lv, c) = strcol('source') eq 'measured' && strcol('phase') eq 'decode' 
 if (group_roofs) {
     do for [lv in decode_levels] {
         stats csv using (in_level(lv, 'group_roof_gbps_q3')) nooutput
-        eval sprintf("roof_hi_%s = %.17g", lv, STATS_max)
+        eval sprintf("roof_hi_%s = %.17g", lv, exists('STATS_max') ? STATS_max : NaN)
         stats csv using (in_level(lv, 'group_roof_gbps_q1')) nooutput
-        eval sprintf("roof_lo_%s = %.17g", lv, STATS_min)
+        eval sprintf("roof_lo_%s = %.17g", lv, exists('STATS_min') ? STATS_min : NaN)
     }
     stats csv using (is_f16('decode') && column('group_roof_gbps') > 0 ? column('group_roof_gbps') : NaN) nooutput
-    bw = STATS_max
+    bw = exists('STATS_max') ? STATS_max : NaN # none timed (a run out of --budget)
     rung_key(lv, what) = sprintf('%s read probes%s: q1-q3, each timed with its group', lv, what)
     best_key(lv, what) = sprintf('model: %s read probe%s, the fastest F16 group''s', lv, what)
 }
