@@ -212,17 +212,14 @@ plot-$(call exp_id,$(1)):
 endef
 $(foreach e,$(EXPERIMENTS),$(eval $(call run_rules,$(e))))
 
-# Every experiment under one label, then the summary of their verdicts. A
+# Every experiment under one label, then the summary of their verdicts
+# (harness/ops/run-all.sh; BUDGET= is split across the experiments). A
 # failed experiment does not stop the others; make reports it at the end.
 all:
 	@B='$(B)' harness/ops/deps.sh run
 	@$(MAKE) --no-print-directory build
-	@label=$(SHELL_LABEL) || exit $$?; failed=0; \
-	for bin in $(EXP_BINS); do \
-	    $$bin $(BASEFLAGS) --label "$$label"; rc=$$?; echo; \
-	    [ $$rc -eq 77 ] && exit 77; [ $$rc -eq 0 ] || failed=1; \
-	done; \
-	$(TOOL_BIN) summary --label "$$label" || failed=1; exit $$failed
+	@label=$(SHELL_LABEL) || exit $$?; \
+	B='$(B)' LABEL="$$label" FLAGS='$(BASEFLAGS)' BUDGET='$(BUDGET)' harness/ops/run-all.sh
 
 # The read bandwidth over footprints and the knees found on it, against the
 # reported cache sizes: the ceilings' curve, reused or measured (a minute).

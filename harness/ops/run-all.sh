@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# harness/ops/run-all.sh -- make all: every experiment under one label, then
+# the summary of their verdicts. A failed experiment does not stop the
+# others; the exit code says a run failed (77 at once: no GPU).
+#
+#   LABEL=name    the runs' label (required: the Makefile passes the device's
+#                 slug when none is given)
+#   FLAGS="..."   flags for every run (--backend, --quick, --full, ARGS)
+#   BUDGET=S      the whole series' wall-clock seconds, split across the
+#                 experiments: before each one, what is left goes to it and
+#                 the ones after in proportion to their weights (below), so
+#                 that time an experiment leaves unused passes to the next;
+#                 each runs with --budget (its share) and so fits it +10 %.
+#   B             the build folder
+#
+# The weights: how long each experiment's needed points (the ones its
+# verdicts read) took under a small --budget on a 2-core Zen 3 VM,
+# 2026-12-02 (ceilings reused), rounded: most of an experiment's least
+# time is its references and inputs, which shrink with no stop rule.
+# An experiment not listed weighs 20.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+
+B=${B:-build}
+LABEL=${LABEL:-}
+FLAGS=${FLAGS:-}
+BUDGET=${BUDGET:-}
+declare -A WEIGHT=([01]=15 [02]=30 [03]=45 [04]=15 [05]=12 [06]=12)
+
+[ -n "$LABEL" ] || { echo "run-all: LABEL is required" >&2; exit 2; }
+if [ -n "$BUDGET" ] && ! [[ $BUDGET =~ ^[0-9]+$ && $BUDGET -ge 1 ]]; then
+    echo "run-all: BUDGET is whole seconds, not '$BUDGET'" >&2
+    exit 2
+fi
+
+bins=("$B"/exp-[0-9][0-9])
+weight_of() { echo "${WEIGHT[${1##*/exp-}]:-20}"; }
+
+# The share of experiment i (of the list) from what is left.
+share_of() {
+    local i=$1 left=$2 rest=0 j
+    for ((j = i; j < ${#bins[@]}; j++)); do rest=$((rest + $(weight_of "${bins[j]}"))); done
+    echo $((left * $(weight_of "${bins[i]}") / rest))
+}
+
+t0=$SECONDS failed=0
+for ((i = 0; i < ${#bins[@]}; i++)); do
+    bin=${bins[i]} budget_flag=()
+    if [ -n "$BUDGET" ]; then
+        left=$((BUDGET - (SECONDS - t0)))
+        share=$(share_of "$i" "$left")
+        [ "$share" -ge 1 ] || share=1
+        echo "run-all: ${bin##*/} gets ${share} s of the ${left} s left of BUDGET=${BUDGET}"
+        budget_flag=(--budget "$share")
+    fi
+    # shellcheck disable=SC2086
+    "$bin" $FLAGS "${budget_flag[@]}" --label "$LABEL"
+    rc=$?
+    echo
+    [ $rc -eq 77 ] && exit 77
+    [ $rc -eq 0 ] || failed=1
+done
+[ -n "$BUDGET" ] && echo "run-all: the experiments took $((SECONDS - t0)) s of BUDGET=${BUDGET}"
+"$B/rooflab" summary --label "$LABEL" || failed=1
+exit $failed
