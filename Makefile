@@ -274,8 +274,11 @@ test:
 check-gpu:
 	@MAKE="$(MAKE)" NVCC="$(NVCC)" LABEL="$(LABEL)" tests/check-gpu.sh
 
-# One command for a GPU lent for ten minutes: check-gpu, the reference
-# sweeps, and one tarball of results/, plots/ and the logs in OUT.
+# One command for a GPU lent for ten minutes: check-gpu, every experiment
+# in lab mode under a budget from the time left, and a tarball of
+# results/, plots/ and the logs in OUT, rewritten after each experiment.
+# Its variables (GPU_DAY_BUDGET_S, GPU_DAY_EXPS, ...) come from the
+# environment or this command line: tests/gpu-day.sh --help.
 gpu-day:
 	@[ -n "$(OUT)" ] || { echo 'usage: make gpu-day OUT=folder (where the tarball goes)'; exit 2; }
 	@MAKE="$(MAKE)" NVCC="$(NVCC)" OUT="$(OUT)" tests/gpu-day.sh
@@ -359,8 +362,10 @@ help:
 	@echo '                     validated, timed, written and drawn (CI runs it)'
 	@echo '  make check-gpu     on a GPU machine: build for it, validate every CUDA kernel, run'
 	@echo '                     every experiment with --quick, print a summary (exit 77: no GPU)'
-	@echo '  make gpu-day OUT=dir  on a GPU lent for ten minutes: check-gpu, the reference'
-	@echo '                     sweeps, one tarball of results, plots and logs in dir'
+	@echo '  make gpu-day OUT=dir  on a GPU lent for ten minutes (540 s): check-gpu, every'
+	@echo '                     experiment in lab mode under budgets from the time left, a'
+	@echo '                     tarball of results, plots and logs in dir rewritten after each'
+	@echo '                     (tests/gpu-day.sh --help: its variables; --plan: its plan)'
 	@echo '  make bundle        download the .deb files a GPU machine without package access'
 	@echo '                     needs into bundle/ (the build there unpacks what is missing)'
 	@echo '  make slurm PARTITIONS="a100 h100" [EXPS="01 04"] [QUICK=1] [SBATCH_ARGS="..."]'

@@ -22,7 +22,8 @@
 #
 # Environment: MAKE, NVCC, LABEL (the quick runs' label; default the GPU's
 # slug); RL_STEPS_BACKEND=cpu runs the experiments on the CPU, only for a
-# dry run of this script's flow without a GPU (see tests/fake/).
+# dry run of this script's flow without a GPU (see tests/fake/): the GPU
+# steps then skip and the build is CPU-only (tests/gpu-lib.sh).
 # Exit codes: 0 every step passed, 1 a step failed, 77 no GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -1,76 +1,467 @@
 #!/usr/bin/env bash
 # gpu-day.sh -- `make gpu-day OUT=folder`: everything a GPU lent for ten
-# minutes should give, in one command and one tarball.
+# minutes should give, in one command, within GPU_DAY_BUDGET_S (540 s) of
+# wall time from a cold tree on an H100/H200-class GPU:
 #
 #   1. the steps of make check-gpu (driver against nvcc, packages -- from
 #      bundle/ when there is one --, build, CUDA kernels against the CPU
-#      references, every experiment with --quick, compute-sanitizer)
-#   2. the full sweeps of every experiment into results/reference/<gpu>/
-#      (what make reference does) and their summary
-#   3. one tarball in OUT of results/, plots/ and every log (logs/), its
-#      path, and the summary table (step, pass/FAIL/skip, seconds, note),
-#      also written to OUT/gpu-day-summary.txt
+#      references, every experiment with --quick --budget 12,
+#      compute-sanitizer)
+#   2. every experiment in lab mode into results/reference/<gpu>/, each
+#      with --budget S computed from the time left (below): first exp-04,
+#      then the experiments whose CUDA code changed since the last GPU
+#      run, then the rest; then their summary
+#   3. a tarball in OUT of results/, plots/ and every log (logs/), written
+#      after the checks and rewritten after each experiment (to a .tmp
+#      file, then renamed), so a lease cut short still leaves in OUT all
+#      that finished; beside it OUT/gpu-day-summary.txt, the summary table
+#      (step, pass/FAIL/skip, seconds, note), kept current the same way
 # A failed step does not stop the later ones that can still run.
 #
-# Time: at most GPU_DAY_BUDGET_S (default 600 s: ten minutes on an
-# H100/H200-class GPU). The check steps get CHECK_GPU_BUDGET_S (300 s) of
-# it, with their own caps (see tests/check-gpu.sh); each sweep stops at
-# CAP_EXP_FULL_S (default 45 s), or CAP_EXP_NN_S for experiment NN;
-# PACK_RESERVE_S (30 s) is kept for the summary and the tarball. A step
-# with too little time left is skipped.
+# Budgets. Before each experiment, what is left of the day (less
+# PACK_RESERVE_S for the summary and the last tarball, less each
+# remaining experiment's margin and packing) is shared among the
+# experiments still to run in proportion to their estimated lab times;
+# the share, divided by 1.1, is the experiment's --budget S, and its
+# step's cap is S * 1.1 + GPU_DAY_STEP_MARGIN_S: the budget is the plan
+# (a budgeted run ends with its CSV, charts and verdicts within S + 10 %),
+# the cap only the safety net. One that ends early leaves its time to the
+# rest. The checks get CHECK_GPU_BUDGET_S (default a third of the day),
+# with their own caps (tests/check-gpu.sh).
 #
-# What runs: GPU_DAY_EXPS, the experiments' numbers in the order their
-# sweeps run (default all, in order: put first what matters most when
-# time runs short); GPU_DAY_MODE full (default: make reference's sweeps)
-# or lab (the lab stop rule: on an H200 the full sweeps plan minutes for
-# exp-01 alone, and every full run measures the ceilings afresh, where a
-# lab run reuses them); GPU_DAY_QUICK=0
-# leaves the --quick runs out of the checks (a second lease, once they
-# passed on a first).
+# Estimates: seconds on an H200, from the lease logs in
+# results/reference/h200/gpu-day-logs/, each a default below with the
+# file:line it comes from (the EST_* variables override them); --plan
+# prints each with the line it quotes.
 #
+# Order: GPU_DAY_FIRST (04: no GPU CSV yet, its lab run ran past 120 s),
+# then the experiments whose kernels' .cu/.cuh files changed since the
+# commit of the last GPU run (the newest gpu-day-logs/*/system.txt, its
+# ROOFLAB_GIT_COMMIT line, else its "== git" line) or that are new since,
+# then those where only shared CUDA code (harness/*.cu), the headers their
+# .cu files include or their own experiments/NN-*/ sources changed, then
+# the rest; by number within each. Without git (a copy of the tree), or
+# when the commit is not in it: GPU_DAY_DEFAULT_ORDER, what that rule gave
+# when it was last written down, with the experiments it does not list
+# (newer than it) right after GPU_DAY_FIRST.
+# `tests/gpu-day.sh --plan` where git is prints the order to pass as
+# GPU_DAY_EXPS.
+#
+# Variables (environment or make): GPU_DAY_BUDGET_S (540), GPU_DAY_EXPS
+# (the experiments, in order, instead of the rule: "03 04"),
+# GPU_DAY_FIRST (04), GPU_DAY_DEFAULT_ORDER, GPU_DAY_MODE (lab, or full:
+# make reference's sweeps), GPU_DAY_QUICK=0 (no --quick runs: a second
+# lease, once they passed on a first), GPU_DAY_QUICK_BUDGET_S (12),
+# GPU_DAY_STEP_MARGIN_S (5), GPU_DAY_MIN_BUDGET_S (15: a smaller share
+# gets this much while there is time), GPU_DAY_EST_NEW_S (60: the weight
+# of an experiment without a lease log), GPU_DAY_PREFIX (reference; a dry
+# run: gpu-day-dry-run, away from the checked-in CPU reference),
+# CHECK_GPU_BUDGET_S, CAP_EXP_NN_S (a fixed cap for experiment NN: its
+# budget then follows from it), CAP_LABEL_S (20), CAP_SYSTEM_S (60),
+# CAP_PACK_S (60), CAP_SUMMARY_S (20), PACK_RESERVE_S (20), the caps of
+# tests/gpu-lib.sh, and the estimates EST_*.
+#
+# Usage: tests/gpu-day.sh [--plan | --help]; --plan prints the estimates,
+# the order and the budgets the day would plan, without a GPU, and exits.
 # Environment: OUT (required), MAKE, NVCC; ROOFLAB_GIT_COMMIT, the commit
 # a copy of the tree without .git came from (the CSVs record it);
 # RL_STEPS_BACKEND=cpu runs the experiments on the CPU, only for a dry run
 # of this script's flow without a GPU (PATH=tests/fake:$PATH, see
-# tests/fake/). Exit codes: 0 every step passed, 1 a step failed (the
+# tests/fake/ and tests/gpu-lib.sh): the GPU steps then skip and the
+# build is CPU-only. Exit codes: 0 every step passed, 1 a step failed (the
 # tarball is still written), 2 bad usage, 77 no GPU (at once, nothing
 # written).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
+plan_only=""
+case "${1:-}" in
+-h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+--plan) plan_only=1 ;;
+"") ;;
+*) echo "usage: tests/gpu-day.sh [--plan | --help] (make gpu-day OUT=folder)" >&2; exit 2 ;;
+esac
+quick_cap_given=${CAP_EXP_QUICK_S:-} # before gpu-lib.sh gives it make check-gpu's default
 # shellcheck source=tests/gpu-lib.sh
 . tests/gpu-lib.sh
 SCRIPT_NAME=gpu-day
-GPU_DAY_BUDGET_S=${GPU_DAY_BUDGET_S:-600}
-CHECK_GPU_BUDGET_S=${CHECK_GPU_BUDGET_S:-300}
-CAP_EXP_FULL_S=${CAP_EXP_FULL_S:-45}
+
+GPU_DAY_BUDGET_S=${GPU_DAY_BUDGET_S:-540} # a 600 s lease less its start and the copy back
+CHECK_GPU_BUDGET_S=${CHECK_GPU_BUDGET_S:-$((GPU_DAY_BUDGET_S / 3))}
 GPU_DAY_EXPS=${GPU_DAY_EXPS:-}
-GPU_DAY_MODE=${GPU_DAY_MODE:-full}
+GPU_DAY_FIRST=${GPU_DAY_FIRST:-04}
+# The order rule's answer at 9ca68df against 085351b, the commit of
+# lease3-lab: only quant.cu (exp-03) and fusion.cu (exp-05) among the
+# kernels' .cu files; harness/*.cu for all.
+GPU_DAY_DEFAULT_ORDER=${GPU_DAY_DEFAULT_ORDER:-04 03 05 01 02 06}
+GPU_DAY_MODE=${GPU_DAY_MODE:-lab}
 export GPU_DAY_QUICK=${GPU_DAY_QUICK:-1}
+GPU_DAY_QUICK_BUDGET_S=${GPU_DAY_QUICK_BUDGET_S:-12}
+# A run's start and exit, outside its own clock: 1 s on the H200 ("took
+# 77 s" in lease3-lab/reference/exp-01.log:49, a 78 s step in
+# lease3-lab/summary.txt:15); 5 s leaves room for a slower start.
+GPU_DAY_STEP_MARGIN_S=${GPU_DAY_STEP_MARGIN_S:-5}
+GPU_DAY_MIN_BUDGET_S=${GPU_DAY_MIN_BUDGET_S:-15}
+GPU_DAY_EST_NEW_S=${GPU_DAY_EST_NEW_S:-60}
+if dry_run; then GPU_DAY_PREFIX=${GPU_DAY_PREFIX:-gpu-day-dry-run}; else GPU_DAY_PREFIX=${GPU_DAY_PREFIX:-reference}; fi
+CAP_LABEL_S=${CAP_LABEL_S:-20}
+CAP_SYSTEM_S=${CAP_SYSTEM_S:-60}
+CAP_PACK_S=${CAP_PACK_S:-60}
 CAP_SUMMARY_S=${CAP_SUMMARY_S:-20}
-PACK_RESERVE_S=${PACK_RESERVE_S:-30}
+PACK_RESERVE_S=${PACK_RESERVE_S:-20} # the summary step's MIN_STEP_S + KILL_AFTER_S, and the last tarball
 OUT=${OUT:-}
-[ -n "$OUT" ] || { echo "usage: make gpu-day OUT=folder (where the tarball goes)" >&2; exit 2; }
+
+# The cap of a run with --budget S: S + 10 % (the budget's contract) + the margin.
+cap_for() { echo $(((${1} * 11 + 9) / 10 + GPU_DAY_STEP_MARGIN_S)); }
+# The budget a cap leaves: its inverse.
+budget_for() { local b=$((((${1} - GPU_DAY_STEP_MARGIN_S) * 10) / 11)); echo $((b < 1 ? 1 : b)); }
+
+# The quick runs' budget and the cap that follows from it (CAP_EXP_QUICK_S,
+# when given, wins).
+QUICK_BUDGET_S=$GPU_DAY_QUICK_BUDGET_S
+CAP_EXP_QUICK_S=${quick_cap_given:-$(cap_for "$QUICK_BUDGET_S")}
+
+# ---- the estimates -----------------------------------------------------------
+# estimate VAR SECONDS SOURCE [WHY]: VAR's default, SECONDS, measured on an
+# H200 where SOURCE (file:line under LEASE_LOGS) says; a value already in
+# the environment wins, and the plan then says "override".
+LEASE_LOGS=results/reference/h200/gpu-day-logs
+est_vars=()
+declare -A est_src est_why
+estimate() {
+    local var=$1
+    est_vars+=("$var")
+    if [ -n "${!var:-}" ]; then
+        est_src[$var]="override (default $2: $3)"
+    else
+        printf -v "$var" %s "$2"
+        est_src[$var]=$3
+    fi
+    est_why[$var]=${4:-}
+}
+# lease2-quick (2026-11-30): the checks with the quick runs, then full
+# sweeps that ran past their caps.
+estimate EST_PROBE_S 1 lease2-quick/summary.txt:4
+estimate EST_DEPS_S 5 lease2-quick/summary.txt:5 "from bundle/"
+estimate EST_BUILD_S 5 lease3-lab/summary.txt:6 "4 s in lease2-quick/summary.txt:6; 16 cores, SMS=90"
+estimate EST_CUDA_TESTS_S 8 lease3-lab/summary.txt:7 "7 s in lease2-quick/summary.txt:7"
+estimate EST_QUICK_01_S 29 lease2-quick/summary.txt:8 "without --budget"
+estimate EST_QUICK_02_S 9 lease2-quick/summary.txt:9
+estimate EST_QUICK_03_S 9 lease2-quick/summary.txt:10
+estimate EST_QUICK_04_S 40 lease2-quick/summary.txt:11 "at least: stopped at its 40 s cap"
+estimate EST_QUICK_05_S 13 lease2-quick/summary.txt:12
+estimate EST_QUICK_06_S 25 lease2-quick/summary.txt:13
+estimate EST_SANITIZER_S 9 lease2-quick/summary.txt:14
+estimate EST_CEILINGS_FULL_S 36 lease2-quick/reference/exp-01.log:17 \
+    "a full run measures the ceilings itself, every time: \"36 s of it so far\" at its plan"
+# lease3-lab (the same H200, GPU_DAY_MODE=lab, exp-04 first): the lab runs,
+# the ceilings measured by the first and reused (cached) by the others.
+estimate EST_CEILINGS_LAB_S 9 lease3-lab/reference/exp-04.log:16 \
+    "the first lab run measures them (\"9 s of it so far\"; exp-04.log:9 \"measured now\"), the later ones reuse them"
+estimate EST_LAB_01_S 78 lease3-lab/summary.txt:15 "ceilings cached"
+estimate EST_LAB_02_S 30 lease3-lab/summary.txt:12 "ceilings cached"
+estimate EST_LAB_03_S 32 lease3-lab/summary.txt:11 "ceilings cached"
+estimate EST_LAB_04_S 179 lease3-lab/reference/exp-04.log:16 \
+    "its plan's upper end, 2 min 59 s: it ran past its 120 s cap (lease3-lab/summary.txt:10)"
+estimate EST_LAB_05_S 65 lease3-lab/reference/exp-05.log:16 \
+    "its plan's upper end: it ran past its 40 s cap (lease3-lab/summary.txt:13)"
+estimate EST_LAB_06_S 107 lease3-lab/reference/exp-06.log:16 \
+    "its plan's upper end, 1 min 47 s: it ran past its 55 s cap (lease3-lab/summary.txt:14)"
+estimate EST_SUMMARY_S 0 lease3-lab/summary.txt:16 "rooflab summary"
+# Not timed in the lease logs: --print-label and system.txt ran uncapped
+# and untimed; the tarball was written after summary.txt.
+estimate EST_LABEL_S 2 - "not in the lease logs (an untimed call then); CUDA's start"
+estimate EST_SYSTEM_S 2 - "not in the lease logs (untimed then): nvidia-smi -q, nvcc --version, git"
+estimate EST_PACK_S 1 - "not in the lease logs (packed after summary.txt was written); 0.3 s for results/ + plots/ on a 2-core VM"
+
+# quote SOURCE: the line SOURCE (file:line under LEASE_LOGS) names, its
+# spaces squeezed, so the plan shows what each estimate stands on.
+quote() {
+    local file=${1%:*} line=${1##*:}
+    [ -f "$LEASE_LOGS/$file" ] || { echo "(no $LEASE_LOGS/$file)"; return; }
+    sed -n "${line}p" "$LEASE_LOGS/$file" | tr -s ' ' | cut -c1-110
+}
+
+print_estimates() {
+    local v src
+    echo "estimates (seconds on an H200; sources under $LEASE_LOGS/, file:line):"
+    for v in "${est_vars[@]}"; do
+        src=${est_src[$v]}
+        printf '  %-20s %4s  %s\n' "$v" "${!v}" "$src${est_why[$v]:+ -- ${est_why[$v]}}"
+        case $src in
+        override* | -) ;;
+        *) printf '  %-20s       | %s\n' "" "$(quote "$src")" ;;
+        esac
+    done
+}
+
+# est_lab N: the lab estimate (or full: plus its own ceilings) of experiment N.
+est_lab() {
+    local var=EST_LAB_${1}_S e
+    e=${!var:-$GPU_DAY_EST_NEW_S}
+    [ "$GPU_DAY_MODE" = full ] && e=$((e + EST_CEILINGS_FULL_S))
+    echo "$e"
+}
+est_source() {
+    local var=EST_LAB_${1}_S src
+    src=${est_src[$var]:-"none: no lease log yet (GPU_DAY_EST_NEW_S)"}
+    [ "$GPU_DAY_MODE" = full ] && src="$src + its ceilings, EST_CEILINGS_FULL_S"
+    echo "$src"
+}
+
+# ---- the order -----------------------------------------------------------------
+# The commit of the last GPU run: from the newest lease's system.txt (by
+# its "== date" line), its ROOFLAB_GIT_COMMIT line when set (a copy of
+# the tree: its .git, if any, can be stale -- lease3-lab's "== git" says
+# 9575f3d-dirty for a tree of 085351b), else its "== git" line. Sets
+# last_commit and last_source (file:line).
+find_last_gpu_run() {
+    local f t newest=0 n c
+    last_commit="" last_source=""
+    for f in results/reference/*/gpu-day-logs/*/system.txt; do
+        [ -f "$f" ] || continue
+        t=$(date -d "$(sed -n '/^== date$/{n;p;q}' "$f")" +%s 2>/dev/null) || continue
+        [ "$t" -gt "$newest" ] || continue
+        n=$(grep -n -m1 '^ROOFLAB_GIT_COMMIT=.' "$f" | cut -d: -f1)
+        if [ -n "$n" ]; then
+            c=$(sed -n "${n}s/^ROOFLAB_GIT_COMMIT=//p" "$f")
+        else
+            n=$(($(grep -n -m1 '^== git$' "$f" | cut -d: -f1) + 1))
+            c=$(sed -n "${n}{s/-dirty\$//;s/.*-g//;p}" "$f")
+        fi
+        [ -n "$c" ] || continue
+        newest=$t last_commit=$c last_source=$f:$n
+    done
+}
+
+# The CUDA sources of experiment N's kernels: the families its sources
+# list (FAMILIES[] = {&gemm_family, ...}), each defined in kernels/*.c with
+# its .cu file ({"gemm", "cpu/gemm.c", "gemm.cu", ...}). cu_sources N
+# prints the .cu files and the .cuh they include; cu_headers N the other
+# headers of kernels/ they include.
+cu_files() {
+    local fam cu
+    for fam in $(grep -ho '&[a-z0-9_]*_family' experiments/"$1"-*/*.c 2>/dev/null | tr -d '&' | sort -u); do
+        cu=$(grep -h "kernel_family $fam = {" kernels/*.c |
+            sed -n 's/.*= *{ *"[^"]*", *"[^"]*", *"\([^"]*\.cu\)".*/\1/p' | head -n1)
+        [ -n "$cu" ] && [ -f "kernels/$cu" ] && echo "kernels/$cu"
+    done | sort -u
+}
+cu_includes() { # FILE...: the files of kernels/ they include
+    local f inc
+    for f in "$@"; do
+        for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
+            [ -f "kernels/$inc" ] && echo "kernels/$inc"
+        done
+    done | sort -u
+}
+cu_sources() {
+    local cus
+    cus=$(cu_files "$1")
+    # shellcheck disable=SC2086
+    { echo "$cus"; cu_includes $cus | grep '\.cuh$'; } | sed '/^$/d' | sort -u
+}
+cu_headers() {
+    # shellcheck disable=SC2046
+    cu_includes $(cu_files "$1") | grep -v '\.cuh$'
+}
+
+# changed_since COMMIT FILE...: those of FILE... that differ from COMMIT in
+# the working tree (uncommitted changes count: they are what runs) or
+# that COMMIT lacks.
+changed_since() {
+    local c=$1 f
+    shift
+    for f in "$@"; do
+        if ! capped 10 git cat-file -e "$c:$f" 2>/dev/null; then
+            echo "$f"
+        elif ! capped 10 git diff --quiet "$c" -- "$f" 2>/dev/null; then
+            echo "$f"
+        fi
+    done
+}
+
+exp_dir() { # N: experiments/NN-name/
+    local d=(experiments/"$1"-*/)
+    echo "${d[0]}"
+}
+# exp_numbers: the experiments of the tree (experiments/NN-*/main.c).
+exp_numbers() {
+    local d
+    for d in experiments/[0-9][0-9]-*/main.c; do
+        [ -f "$d" ] || continue
+        d=${d#experiments/}
+        echo "${d%%-*}"
+    done
+}
+
+# compute_order: sets order (the experiments' numbers) and prints why.
+compute_order() {
+    local n d shared tier1="" tier2="" tier3="" why ch
+    order=()
+    if [ -n "$GPU_DAY_EXPS" ]; then
+        read -ra order <<<"$GPU_DAY_EXPS"
+        echo "order: ${order[*]} (GPU_DAY_EXPS)"
+        return
+    fi
+    find_last_gpu_run
+    if ! command -v git >/dev/null 2>&1 || ! capped 10 git rev-parse --git-dir >/dev/null 2>&1 ||
+        [ -z "$last_commit" ] || ! capped 10 git cat-file -e "$last_commit^{commit}" 2>/dev/null; then
+        if ! command -v git >/dev/null 2>&1; then
+            why="git is not installed here"
+        elif ! capped 10 git rev-parse --git-dir >/dev/null 2>&1; then
+            why="no .git here (a copy of the tree)"
+        else
+            why="the last GPU run's commit ${last_commit:-?} (${last_source:-no system.txt}) is not in this .git"
+        fi
+        default_order
+        echo "order: ${order[*]} (GPU_DAY_DEFAULT_ORDER, with new experiments after $GPU_DAY_FIRST: $why)"
+        return
+    fi
+    echo "last GPU run: commit ${last_commit:0:12} ($last_source)"
+    # shellcheck disable=SC2046
+    shared=$(changed_since "$last_commit" $(ls harness/*.cu harness/*.cuh 2>/dev/null) | tr '\n' ' ')
+    for n in $(exp_numbers); do
+        [ "$n" = "$GPU_DAY_FIRST" ] && continue
+        d=$(exp_dir "$n")
+        if ! capped 10 git cat-file -e "$last_commit:${d}main.c" 2>/dev/null; then
+            tier1="$tier1 $n" && echo "  exp-$n: new since then"
+            continue
+        fi
+        # shellcheck disable=SC2046
+        ch=$(changed_since "$last_commit" $(cu_sources "$n") | tr '\n' ' ')
+        if [ -n "$ch" ]; then
+            tier1="$tier1 $n" && echo "  exp-$n: its kernels changed: $ch"
+            continue
+        fi
+        # shellcheck disable=SC2046
+        ch=$(changed_since "$last_commit" $(cu_headers "$n") $(ls "$d"*.c "$d"*.h 2>/dev/null) | tr '\n' ' ')
+        if [ -n "$ch$shared" ]; then
+            tier2="$tier2 $n" && echo "  exp-$n: shared or own code changed: ${shared}${ch}"
+        else
+            tier3="$tier3 $n" && echo "  exp-$n: unchanged"
+        fi
+    done
+    # shellcheck disable=SC2206
+    order=($GPU_DAY_FIRST $tier1 $tier2 $tier3)
+    echo "order: ${order[*]} ($GPU_DAY_FIRST first: GPU_DAY_FIRST; then changed kernels:${tier1:- none}; shared or own code:${tier2:- none}; unchanged:${tier3:- none})"
+}
+
+# The fallback: GPU_DAY_FIRST, the experiments GPU_DAY_DEFAULT_ORDER does
+# not list (newer than it), then that order, each only if it exists.
+default_order() {
+    local n all listed=" $GPU_DAY_DEFAULT_ORDER "
+    all=" $(exp_numbers | tr '\n' ' ') "
+    order=()
+    [[ $all == *" $GPU_DAY_FIRST "* ]] && order+=("$GPU_DAY_FIRST")
+    for n in $all; do
+        [[ $listed == *" $n "* ]] || [ "$n" = "$GPU_DAY_FIRST" ] || order+=("$n")
+    done
+    for n in $GPU_DAY_DEFAULT_ORDER; do
+        [[ $all == *" $n "* ]] && [ "$n" != "$GPU_DAY_FIRST" ] && order+=("$n")
+    done
+}
+
+# ---- the budgets ---------------------------------------------------------------
+# lab_budget LEFT N...: the --budget of experiment N (the first) when LEFT
+# seconds remain for N... (the reserve already out): LEFT less each one's
+# margin and packing, shared in proportion to their estimates (the first
+# lab run also measures the ceilings: extra_first_s), divided by 1.1 so
+# that the caps add up to LEFT. A fixed CAP_EXP_NN_S gives its own.
+lab_budget() {
+    local left=$1 n sum=0 first=$2 e b cap_var
+    shift
+    cap_var=CAP_EXP_${first}_S
+    [ -n "${!cap_var:-}" ] && { budget_for "${!cap_var}"; return; }
+    for n in "$@"; do sum=$((sum + $(est_lab "$n"))); done
+    sum=$((sum + extra_first_s))
+    [ "$sum" -gt 0 ] || sum=1 # every estimate overridden to 0
+    e=$(($(est_lab "$first") + extra_first_s))
+    left=$((left - $# * (GPU_DAY_STEP_MARGIN_S + EST_PACK_S)))
+    b=$((left > 0 ? left * e * 10 / (11 * sum) : 0))
+    [ "$b" -lt "$GPU_DAY_MIN_BUDGET_S" ] && b=$GPU_DAY_MIN_BUDGET_S
+    echo "$b"
+}
+lab_cap() { # N BUDGET
+    local cap_var=CAP_EXP_${1}_S
+    echo "${!cap_var:-$(cap_for "$2")}"
+}
+
+# The checks' expected seconds, from the estimates.
+checks_estimate() {
+    local t=$((EST_SYSTEM_S + EST_PROBE_S + EST_DEPS_S + EST_BUILD_S + EST_CUDA_TESTS_S + EST_SANITIZER_S + EST_LABEL_S + EST_PACK_S))
+    local n var q
+    if [ "$GPU_DAY_QUICK" != 0 ]; then
+        for n in $(exp_numbers); do
+            var=EST_QUICK_${n}_S
+            q=${!var:-$CAP_EXP_QUICK_S}
+            t=$((t + (q < CAP_EXP_QUICK_S ? q : CAP_EXP_QUICK_S)))
+        done
+    fi
+    echo "$t"
+}
+
+# print_plan: the budgets the day expects, had every step its estimate
+# (the real ones are computed again before each experiment, from the
+# time then left).
+print_plan() {
+    local checks left k n b cap e took
+    checks=$(checks_estimate)
+    [ "$checks" -gt "$CHECK_GPU_BUDGET_S" ] && checks=$CHECK_GPU_BUDGET_S
+    left=$((GPU_DAY_BUDGET_S - checks - PACK_RESERVE_S))
+    echo "plan: ${GPU_DAY_BUDGET_S} s (GPU_DAY_BUDGET_S): the checks ~${checks} s" \
+        "(of CHECK_GPU_BUDGET_S=${CHECK_GPU_BUDGET_S}; quick runs --budget ${QUICK_BUDGET_S}, cap ${CAP_EXP_QUICK_S} s)," \
+        "${PACK_RESERVE_S} s kept for the summary and the last tarball, ${left} s for the $GPU_DAY_MODE runs:"
+    printf '  %-7s %6s %6s %6s  %s\n' exp est budget cap "estimate's source"
+    extra_first_s=$([ "$GPU_DAY_MODE" = lab ] && echo "$EST_CEILINGS_LAB_S" || echo 0)
+    for ((k = 0; k < ${#order[@]}; k++)); do
+        n=${order[k]}
+        b=$(lab_budget "$left" "${order[@]:k}")
+        cap=$(lab_cap "$n" "$b")
+        e=$(($(est_lab "$n") + extra_first_s))
+        printf '  exp-%-3s %5ss %5ss %5ss  %s%s\n' "$n" "$e" "$b" "$cap" "$(est_source "$n")" \
+            "$([ "$extra_first_s" -gt 0 ] && echo " + the ceilings, EST_CEILINGS_LAB_S")"
+        took=$((e < cap ? e : cap))
+        left=$((left - took - EST_PACK_S))
+        extra_first_s=0
+    done
+    echo "  (expected: ${left} s to spare; each budget is computed again before its run, from the time then left)"
+}
+
 case $GPU_DAY_MODE in
 full) mode_flag=--full ;;
 lab) mode_flag="" ;;
 *) echo "gpu-day: GPU_DAY_MODE is full or lab, not '$GPU_DAY_MODE'" >&2; exit 2 ;;
 esac
-for n in $GPU_DAY_EXPS; do
-    [[ $n =~ ^[0-9][0-9]$ ]] || { echo "gpu-day: GPU_DAY_EXPS lists two-digit numbers (04 03), not '$n'" >&2; exit 2; }
+for n in $GPU_DAY_EXPS $GPU_DAY_FIRST $GPU_DAY_DEFAULT_ORDER; do
+    [[ $n =~ ^[0-9][0-9]$ ]] || { echo "gpu-day: GPU_DAY_EXPS, GPU_DAY_FIRST and GPU_DAY_DEFAULT_ORDER list two-digit numbers (04 03), not '$n'" >&2; exit 2; }
 done
+if [ -n "$plan_only" ]; then
+    print_estimates
+    echo
+    compute_order
+    print_plan
+    exit 0
+fi
+
+# ---- the day -------------------------------------------------------------------
+[ -n "$OUT" ] || { echo "usage: make gpu-day OUT=folder (where the tarball goes)" >&2; exit 2; }
 
 gpu_gate gpu-day
 mkdir -p "$OUT" || { echo "gpu-day: cannot create $OUT" >&2; exit 2; }
 DAY_T0=$SECONDS
+day_left() { echo $((GPU_DAY_BUDGET_S - (SECONDS - DAY_T0))); }
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 logs=build/sm$SM/gpu-day-$stamp
 mkdir -p "$logs"
 echo "gpu-day: $GPU_NAME (compute capability $GPU_CAP), driver $DRIVER (CUDA ${DRIVER_CUDA:-?});" \
      "budget ${GPU_DAY_BUDGET_S} s; logs in $logs/"
+# (Not through a pipe: compute_order sets the order for this shell.)
+{ print_estimates; echo; compute_order; print_plan; } >"$logs/plan.txt"
+cat "$logs/plan.txt"
 
 # What the machine is, for whoever reads the results later.
-{
+# shellcheck disable=SC2317 # (these two run as steps, by name)
+system_info() {
     echo "== date"; date -u
     echo "== git"; git describe --always --dirty 2>&1; git status --short 2>&1 | head -n 50
     echo "ROOFLAB_GIT_COMMIT=${ROOFLAB_GIT_COMMIT:-}"
@@ -80,64 +471,123 @@ echo "gpu-day: $GPU_NAME (compute capability $GPU_CAP), driver $DRIVER (CUDA ${D
     echo "== nvidia-smi"; nvidia-smi 2>&1
     echo "== nvidia-smi -q"; nvidia-smi -q 2>&1
     echo "== cpu"; lscpu 2>&1 | head -n 20
-} >"$logs/system.txt" 2>&1
-
-# 1. the checks, within their own budget.
-budget_start "$CHECK_GPU_BUDGET_S"
-check_steps "$logs/check-gpu"
-
-# 2. the reference sweeps, within what is left of the day but the packing.
-budget_start $((GPU_DAY_BUDGET_S - (SECONDS - DAY_T0) - PACK_RESERVE_S))
-slug=""
-if [ -n "$fatal" ]; then
-    row "reference sweeps" skip "" "not run: $fatal"
-else
-    slug=$("$B/exp-01" --print-label --backend "$RL_STEPS_BACKEND" 2>"$logs/label.log")
-    if [ -z "$slug" ]; then
-        row "reference sweeps" FAIL "" "no label for the GPU: $(head -n1 "$logs/label.log")"
-        failed=1
-    fi
-fi
-if [ -n "$slug" ]; then
-    mkdir -p "$logs/reference"
-    exps=$GPU_DAY_EXPS
-    if [ -z "$exps" ]; then
-        for bin in "$B"/exp-[0-9][0-9]; do exps="$exps ${bin##*/exp-}"; done
-    fi
-    for n in $exps; do
-        bin=$B/exp-$n exp=exp-$n
-        cap_var=CAP_EXP_${n}_S
-        [ -x "$bin" ] || { row "$exp $GPU_DAY_MODE sweep" FAIL "" "no $bin"; failed=1; continue; }
-        # shellcheck disable=SC2086
-        step "$exp $GPU_DAY_MODE sweep (reference/$slug)" "${!cap_var:-$CAP_EXP_FULL_S}" \
-            "$logs/reference/$exp.log" "$bin" $mode_flag --backend "$RL_STEPS_BACKEND" \
-            --label "reference/$slug" --reference none || continue
-        note=$(charts_note "$logs/reference/$exp.log") && rerow pass "$note"
+    return 0 # a description, not a check: only its cap can fail it
+}
+# The label the experiments use for this GPU (h200), into FILE.
+# shellcheck disable=SC2317
+print_label() {
+    local bin
+    for bin in "$B"/exp-[0-9][0-9]; do
+        "$bin" --print-label --backend "$RL_STEPS_BACKEND" >"$1"
+        return
     done
-    step "summary of reference/$slug" "$CAP_SUMMARY_S" "$logs/reference/summary.log" \
-        "$B/rooflab" summary --label "reference/$slug"
+    echo "no experiment binary in $B/" >&2
+    return 1
+}
+export -f system_info print_label
+
+title="gpu-day summary: $GPU_NAME"
+name=""
+packs=0
+# pack WHEN: the tarball of results/, plots/ and logs/ as they are now,
+# and the summary table so far beside it, each written to a .tmp file and
+# renamed: OUT always holds the last complete pair, whatever stops the
+# lease. A failure is a row; a success one line here.
+pack() {
+    local when=$1 t0=$SECONDS stage ok=1
+    print_summary "$title (after $when: $((SECONDS - DAY_T0)) s of ${GPU_DAY_BUDGET_S} s)" >"$logs/summary.txt"
+    stage=$(mktemp -d "build/sm$SM/.pack.XXXXXX")
+    ln -s "$(pwd)/$logs" "$stage/logs"
+    capped "$CAP_PACK_S" tar -czhf "$OUT/.$name.tmp" results plots -C "$stage" logs &&
+        mv "$OUT/.$name.tmp" "$OUT/$name" || ok=0
+    rm -rf "$stage"
+    cp "$logs/summary.txt" "$OUT/.gpu-day-summary.txt.tmp" && mv "$OUT/.gpu-day-summary.txt.tmp" "$OUT/gpu-day-summary.txt"
+    if [ $ok = 1 ]; then
+        packs=$((packs + 1))
+        echo "gpu-day: packed after $when: $OUT/$name ($(du -h "$OUT/$name" | cut -f1), $((SECONDS - t0)) s; $(day_left) s of the day left)"
+        return 0
+    fi
+    rm -f "$OUT/.$name.tmp"
+    row "pack after $when" FAIL $((SECONDS - t0)) "tar failed; $OUT/$name is the one before, if any"
+    failed=1
+    return 1
+}
+
+# 1. the checks, within their own budget; the system's description and
+# the label are steps of it.
+budget_start "$CHECK_GPU_BUDGET_S"
+step "system.txt (nvidia-smi -q, nvcc, git)" "$CAP_SYSTEM_S" "$logs/system.txt" system_info
+check_steps "$logs/check-gpu"
+slug=""
+if [ -z "$fatal" ]; then
+    budget_start $(($(day_left) - PACK_RESERVE_S))
+    if step "label (--print-label)" "$CAP_LABEL_S" "$logs/label.log" print_label "$logs/label.txt"; then
+        slug=$(head -n1 "$logs/label.txt")
+        [ -n "$slug" ] || { rerow FAIL "no label printed"; failed=1; }
+    fi
+fi
+name=rooflab-gpu-day-${slug:-sm$SM}-$stamp.tar.gz
+pack "the checks"
+
+# 2. the lab runs, each under a budget from the time left of the day.
+budget_start $(($(day_left) - PACK_RESERVE_S))
+label=$GPU_DAY_PREFIX/$slug
+if [ -n "$fatal" ] || [ -z "$slug" ]; then
+    row "$GPU_DAY_MODE runs" skip "" "not run: ${fatal:-no label for the GPU (see $logs/label.log)}"
+else
+    mkdir -p "$logs/reference"
+    # A lab run reuses the ceilings an earlier one measured (cached): the
+    # first run whose log gets to its ceilings line has them for the rest.
+    ceilings_seen=0
+    for ((k = 0; k < ${#order[@]}; k++)); do
+        n=${order[k]} bin=$B/exp-${order[k]} exp=exp-${order[k]}
+        [ -x "$bin" ] || { row "$exp $GPU_DAY_MODE" FAIL "" "no $bin"; failed=1; continue; }
+        extra_first_s=0
+        [ "$GPU_DAY_MODE" = lab ] && [ $ceilings_seen = 0 ] && extra_first_s=$EST_CEILINGS_LAB_S
+        left=$(time_left)
+        budget=$(lab_budget "$left" "${order[@]:k}")
+        cap=$(lab_cap "$n" "$budget")
+        # Cut to what is left: a budget the cap cannot hold is no plan.
+        if [ "$cap" -gt $((left - KILL_AFTER_S)) ]; then
+            cap=$((left - KILL_AFTER_S))
+            budget=$(budget_for "$cap")
+        fi
+        echo "gpu-day: $exp: budget ${budget} s, cap ${cap} s (${left} s left for ${order[*]:k};" \
+            "estimate $(($(est_lab "$n") + extra_first_s)) s: $(est_source "$n"))"
+        if [ "$budget" -lt "$GPU_DAY_MIN_BUDGET_S" ]; then
+            row "$exp $GPU_DAY_MODE ($label)" skip "" "only ${left} s left: a budget under GPU_DAY_MIN_BUDGET_S=${GPU_DAY_MIN_BUDGET_S}"
+            continue
+        fi
+        # shellcheck disable=SC2086
+        step "$exp $GPU_DAY_MODE ($label)" "$cap" "$logs/reference/$exp.log" "$bin" $mode_flag \
+            --budget "$budget" --backend "$RL_STEPS_BACKEND" --label "$label" --reference none
+        status=$?
+        grep -q '^ceilings ' "$logs/reference/$exp.log" 2>/dev/null && ceilings_seen=1
+        if [ $status -eq 0 ]; then
+            note=$(charts_note "$logs/reference/$exp.log")
+            rerow pass "budget ${budget} s${note:+; $note}"
+        fi
+        [ $status -eq 125 ] || pack "$exp" # 125: skipped, nothing new to pack
+    done
+    budget_start "$(day_left)"
+    if [ -f "results/$label/verdicts.csv" ]; then
+        step "summary of $label" "$CAP_SUMMARY_S" "$logs/reference/summary.log" \
+            "$B/rooflab" summary --label "$label"
+    else
+        row "summary of $label" skip "" "no run wrote its verdicts"
+    fi
 fi
 
-# 3. the tarball, written beside and renamed when complete; the table in
-# it lacks only its own row.
-title="gpu-day summary: $GPU_NAME"
-print_summary "$title" >"$logs/summary.txt"
-name=rooflab-gpu-day-${slug:-sm$SM}-$stamp.tar.gz
+# 3. the last tarball, with the summary's row; the table in it lacks only
+# its own row.
 t0=$SECONDS
-stage=$(mktemp -d "build/sm$SM/.pack.XXXXXX")
-ln -s "$(pwd)/$logs" "$stage/logs"
-if tar -czhf "$OUT/.$name.tmp" results plots -C "$stage" logs && mv "$OUT/.$name.tmp" "$OUT/$name"; then
-    row "pack $name" pass $((SECONDS - t0)) "results/, plots/, logs/"
-else
-    rm -f "$OUT/.$name.tmp"
-    row "pack $name" FAIL $((SECONDS - t0)) "tar failed"
-    failed=1
-fi
-rm -rf "$stage"
+pack "the summary" && row "pack $name" pass $((SECONDS - t0)) \
+    "results/, plots/, logs/; written $packs times (after the checks, each run, the summary)"
 {
     print_summary "$title ($((SECONDS - DAY_T0)) s of ${GPU_DAY_BUDGET_S} s)"
     echo
     echo "gpu-day: $([ $failed -eq 0 ] && echo "every step passed" || echo "some steps FAILED")"
     [ -f "$OUT/$name" ] && echo "gpu-day: tarball $OUT/$name ($(du -h "$OUT/$name" | cut -f1))"
-} | tee "$OUT/gpu-day-summary.txt"
+} >"$OUT/.gpu-day-summary.txt.tmp" && mv "$OUT/.gpu-day-summary.txt.tmp" "$OUT/gpu-day-summary.txt"
+cat "$OUT/gpu-day-summary.txt"
 exit $failed

@@ -5,7 +5,16 @@
 # Time: every step runs under a cap (timeout) and the whole under a budget
 # (BUDGET_S, from budget_start): a step's cap is cut to what is left of
 # the budget, and a step with less than MIN_STEP_S left is skipped and
-# says so. So the budget bounds the run, whatever hangs.
+# says so. So the budget bounds the run, whatever hangs. The small calls
+# around the steps (nvidia-smi, git, tar) run under a cap too (capped).
+#
+# Dry run: RL_STEPS_BACKEND=cpu runs the experiments on the CPU, to try
+# these scripts' flow on a machine without a GPU (PATH=tests/fake:$PATH
+# for a stand-in nvidia-smi). The steps that need a GPU (the driver probe,
+# the CUDA suites, compute-sanitizer) are then skip rows, and the build is
+# the CPU backend alone (NVCC=), of the binaries only: nvcc's fat binary
+# and the test binary are minutes of a small machine's time for steps
+# that would skip anyway.
 
 # CUDA device 0 is then the GPU nvidia-smi lists first (by PCI bus), not
 # the one CUDA would call fastest.
@@ -22,11 +31,24 @@ CAP_DEPS_S=${CAP_DEPS_S:-120}
 CAP_BUILD_S=${CAP_BUILD_S:-150}
 CAP_CUDA_TESTS_S=${CAP_CUDA_TESTS_S:-60}
 CAP_EXP_QUICK_S=${CAP_EXP_QUICK_S:-45} # above exp-01 --quick's time on an H200 (its README)
+# Each quick run's --budget in seconds; empty: none (make check-gpu's default).
+QUICK_BUDGET_S=${QUICK_BUDGET_S:-}
+CAP_SMI_S=${CAP_SMI_S:-20} # each nvidia-smi call: a wedged driver can hang it
 SANITIZER_S=${SANITIZER_S:-60}
 
 # The experiments' backend: cuda. cpu only for a dry run of these scripts
 # on a machine without a GPU (with the stand-ins of tests/fake/).
 RL_STEPS_BACKEND=${RL_STEPS_BACKEND:-cuda}
+dry_run() { [ "$RL_STEPS_BACKEND" = cpu ]; }
+
+# capped SECONDS COMMAND...: COMMAND under timeout, for the calls that are
+# not steps of their own (nvidia-smi, git, tar): none of them may hang the
+# lease.
+capped() {
+    local cap=$1
+    shift
+    timeout --kill-after="$KILL_AFTER_S" "$cap" "$@"
+}
 
 rows=()
 failed=0
@@ -39,15 +61,15 @@ gpu_gate() {
         echo "$1: no GPU here (nvidia-smi is not installed): nothing to do"
         exit 77
     fi
-    GPU_CAP=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' ')
-    GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
+    GPU_CAP=$(capped "$CAP_SMI_S" nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' ')
+    GPU_NAME=$(capped "$CAP_SMI_S" nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
     if [ -z "$GPU_CAP" ] || [ -z "$GPU_NAME" ]; then
         echo "$1: no GPU here (nvidia-smi lists no device): nothing to do"
         exit 77
     fi
     SM=${GPU_CAP/./}
-    DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n1)
-    DRIVER_CUDA=$(nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n1)
+    DRIVER=$(capped "$CAP_SMI_S" nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n1)
+    DRIVER_CUDA=$(capped "$CAP_SMI_S" nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n1)
 }
 
 # NVCC (the make variable, else PATH, else /usr/local/cuda) and its version.
@@ -164,40 +186,61 @@ export -f cuda_tests sanitize
 # gpu_gate and budget_start first; sets B (the build folder) and fatal
 # (why the later steps cannot run, or empty).
 check_steps() {
-    local logs=$1
+    local logs=$1 target=build-tests what="SMS=$SM"
     B=build/sm$SM
     export B
     mkdir -p "$logs"
-    find_nvcc
-    if [ -z "$NVCC" ] || [ -z "$NVCC_VERSION" ]; then
-        fatal="no nvcc (install the CUDA toolkit, or make ... NVCC=/path/to/nvcc)"
-        row "driver vs nvcc" FAIL "" "$fatal"
-        failed=1
-    elif ! step "driver vs nvcc $NVCC_VERSION (probe)" "$CAP_PROBE_S" "$logs/probe.log" \
-        probe_driver "$NVCC_VERSION"; then
-        fatal="the driver cannot run a CUDA $NVCC_VERSION build (see $logs/probe.log)"
-        sed 's/^/    /' "$logs/probe.log"
+    if dry_run; then
+        # The CPU backend alone; no driver to probe (see the top).
+        NVCC="" target=build what="CPU only: dry run"
+        export NVCC
+        row "driver vs nvcc (probe)" skip "" "dry run (RL_STEPS_BACKEND=cpu): no GPU to probe"
+    else
+        probe_step "$logs"
     fi
     [ -z "$fatal" ] && ! step "packages (deps.sh test, bundle/)" "$CAP_DEPS_S" "$logs/deps.log" \
         packages && fatal="packages missing (see $logs/deps.log)"
     # shellcheck disable=SC1091
     [ -f "$B/bundle-root/env.sh" ] && . "$B/bundle-root/env.sh"
     # On every core: a serial build is minutes of the GPU's time.
-    [ -z "$fatal" ] && ! step "build (SMS=$SM)" "$CAP_BUILD_S" "$logs/build.log" \
+    [ -z "$fatal" ] && ! step "build ($what)" "$CAP_BUILD_S" "$logs/build.log" \
         "$MAKE" --no-print-directory -j"$(nproc 2>/dev/null || echo 4)" B="$B" SMS="$SM" \
-        NVCC="$NVCC" build-tests && fatal="the build failed (see $logs/build.log)"
+        NVCC="$NVCC" "$target" && fatal="the build failed (see $logs/build.log)"
     if [ -n "$fatal" ]; then
         skip_rest "CUDA kernels vs CPU references" "experiments --quick" \
             "compute-sanitizer memcheck"
         return
     fi
-    cuda_suites "$logs"
+    if dry_run; then
+        row "CUDA kernels vs CPU references" skip "" "dry run (RL_STEPS_BACKEND=cpu): no GPU"
+    else
+        cuda_suites "$logs"
+    fi
     if [ "${GPU_DAY_QUICK:-1}" = 0 ]; then
         row "experiments --quick" skip "" "GPU_DAY_QUICK=0"
     else
         quick_experiments "$logs"
     fi
-    sanitizer_step "$logs"
+    if dry_run; then
+        row "compute-sanitizer memcheck (CUDA suites)" skip "" "dry run (RL_STEPS_BACKEND=cpu): no GPU"
+    else
+        sanitizer_step "$logs"
+    fi
+}
+
+# The driver against nvcc, before any compiling: sets fatal when the
+# driver cannot run what this nvcc builds (or there is no nvcc).
+probe_step() {
+    find_nvcc
+    if [ -z "$NVCC" ] || [ -z "$NVCC_VERSION" ]; then
+        fatal="no nvcc (install the CUDA toolkit, or make ... NVCC=/path/to/nvcc)"
+        row "driver vs nvcc" FAIL "" "$fatal"
+        failed=1
+    elif ! step "driver vs nvcc $NVCC_VERSION (probe)" "$CAP_PROBE_S" "$1/probe.log" \
+        probe_driver "$NVCC_VERSION"; then
+        fatal="the driver cannot run a CUDA $NVCC_VERSION build (see $1/probe.log)"
+        sed 's/^/    /' "$1/probe.log"
+    fi
 }
 
 probe_driver() {
@@ -225,12 +268,16 @@ cuda_suites() {
     fi
 }
 
+# Every experiment with --quick, with --budget QUICK_BUDGET_S when set (so
+# that the smoke tests cannot eat a short lease: the cap stops a run, the
+# budget plans one to end in time with its CSV written).
 quick_experiments() {
     local bin exp note
     for bin in "$B"/exp-[0-9][0-9]; do
         exp=$(basename "$bin")
-        step "$exp --quick --backend $RL_STEPS_BACKEND" "$CAP_EXP_QUICK_S" "$1/$exp.log" \
-            "$bin" --quick --backend "$RL_STEPS_BACKEND" ${LABEL:+--label "$LABEL"} || continue
+        step "$exp --quick --backend $RL_STEPS_BACKEND${QUICK_BUDGET_S:+ --budget $QUICK_BUDGET_S}" \
+            "$CAP_EXP_QUICK_S" "$1/$exp.log" "$bin" --quick --backend "$RL_STEPS_BACKEND" \
+            ${QUICK_BUDGET_S:+--budget "$QUICK_BUDGET_S"} ${LABEL:+--label "$LABEL"} || continue
         note=$(charts_note "$1/$exp.log") && rerow pass "$note"
     done
 }
