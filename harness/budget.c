@@ -12,14 +12,18 @@
  *     over each sweep (a credit of the fraction that fits, spent a group
  *     at a time), and the others are written as rows that say why they
  *     were not run;
- *   - the model of each group's time (the plan's: the roofline's time per
- *     call under the stop rule) is calibrated by what the groups took so
- *     far, validation and all, since the model leaves out the references;
+ *   - a group is expected to take the model's time (every member at the
+ *     stop rule's time limit: on a shared host most never reach the noise
+ *     target sooner) and, per member, what the groups so far took beyond
+ *     theirs: validation, references and inputs cost about as much per
+ *     point whatever its own time;
  *   - a reserve at the end is kept for the verdicts, the CSV and charts.
  * Decided before each group, from the clock: a slow machine sheds sweep
- * points, a fast one keeps them. Past the deadline even a needed group is
- * skipped (its verdict then says "not measured"), so a run ends within the
- * budget plus the last group's time. Without --budget nothing here runs.
+ * points, a fast one keeps them. A needed group that would end past the
+ * deadline and half the 10 % a run may overrun is skipped too (its
+ * verdict then says "not measured"), so a run ends within its budget
+ * +10 % unless the model was wrong about the very group that ends it.
+ * Without --budget nothing here runs.
  */
 #include "internal.h"
 
@@ -30,9 +34,10 @@
 /* Kept for rl_end: the verdicts, the CSV, the charts (gnuplot draws an
  * experiment's charts in under 2 s on a 2-core VM). */
 static const double RESERVE_S = 2.5;
-/* A first guess of took / model before any group has run: the model
- * leaves out validation and inputs. */
-static const double FIRST_RATIO = 1.5;
+/* What a group costs beyond the model's time, per member, before any
+ * group has run: the model leaves out validation (a reference, a check)
+ * and warm-up, which cost about as much whatever the point's own time. */
+static const double FIRST_OVERHEAD_S = 0.2;
 /* The share of the time left the needed groups are planned into; the
  * rest is slack for the model's error. */
 static const double NEEDED_SHARE = 0.85;
@@ -56,8 +61,11 @@ struct rl_budget {
     int current;                 /* the group admitted last, or -1 */
     double fixed_s, outside_s;   /* the experiment's fixed work; what opens took so far */
     double model_done, took_done;
+    int members_done;
+    double needed_took;          /* of took_done, the needed groups' */
     double group_started;
     double credit;
+    double spare_s;              /* what the optional group admitted last may take */
     double scale_lo, scale_hi;   /* the stop rules used */
     int needed, optional, optional_run, skipped;
     rl_stop_rule base;
@@ -78,14 +86,27 @@ static rl_stop_rule rule_at(const rl_budget *b, double s)
     };
 }
 
+/* The model's seconds for a group: each member at its time limit (a
+ * shared host's noise keeps most from the noise target sooner), with the
+ * warm-up and validation calls. */
 static double group_model_s(rl_ctx *ctx, const budget_group *g, const rl_stop_rule *r)
 {
-    return g->members * rl_plan_member_s(ctx, r, g->call_s);
+    (void)ctx;
+    return g->members * (r->timeout_s + 3 * g->call_s);
 }
 
-static double ratio(const rl_budget *b)
+/* Per member, what the groups so far took beyond their model time. */
+static double overhead_s(const rl_budget *b)
 {
-    return b->model_done > 0 ? fmax(0.5, b->took_done / b->model_done) : FIRST_RATIO;
+    return b->members_done > 0 ? fmax(0, b->took_done - b->model_done) / b->members_done
+                               : FIRST_OVERHEAD_S;
+}
+
+/* A group's expected seconds: the model's, and the overhead of its members. */
+static double expected_s(rl_ctx *ctx, const rl_budget *b, const budget_group *g,
+                         const rl_stop_rule *r)
+{
+    return group_model_s(ctx, g, r) + overhead_s(b) * g->members;
 }
 
 /* The model's seconds of the groups not yet run (but skip), needed or
@@ -96,8 +117,8 @@ static double rest_s(rl_ctx *ctx, const rl_budget *b, double s, bool needed, int
     double t = 0;
     for (int i = 0; i < b->n; i++)
         if (!b->g[i].done && b->g[i].needed == needed && i != skip)
-            t += group_model_s(ctx, &b->g[i], &r);
-    return t * ratio(b);
+            t += expected_s(ctx, b, &b->g[i], &r);
+    return t;
 }
 
 static double time_left(const rl_budget *b)
@@ -206,8 +227,9 @@ void rl_budget_print(rl_ctx *ctx)
            fit, b->optional);
     if (needed > left)
         printf("; the needed ones alone may not fit");
-    printf("\n            (model x %.1f for what it leaves out; re-planned before each group)\n",
-           ratio(b));
+    printf("\n            (the model and %.1f s per point or probe for what it leaves out, the\n"
+           "            references and warm-up; re-planned before each group from what the last took)\n",
+           overhead_s(b));
     rl_meta(ctx, "budget_s", "%.0f", b->budget_s);
 }
 
@@ -217,6 +239,44 @@ static int group_of(const rl_budget *b, int leader)
         if (b->g[i].leader == leader)
             return i;
     return -1;
+}
+
+/* An observed point's share of the fixed work left: its hold. */
+static double observed_hold_s(const rl_budget *b)
+{
+    int left = 0;
+    for (int i = 0; i < b->n; i++)
+        left += !b->g[i].done && b->g[i].members == 0;
+    return left ? fmax(0, b->fixed_s - b->outside_s) / left : 0;
+}
+
+/* A needed group runs as long as it should end within the slack. An
+ * observed point's hold is fixed work, counted in time_left: it needs
+ * only its own. */
+static bool needed_fits(const rl_budget *b, const budget_group *g, double mine, double left)
+{
+    double slack = NEEDED_SLACK * b->budget_s;
+    if (g->members == 0)
+        return mine <= left + fmax(0, b->fixed_s - b->outside_s) + slack;
+    return mine <= left + slack;
+}
+
+/* An optional group runs on the credit of the share of the optional
+ * groups left that fits beside the needed ones. Until a group has
+ * calibrated the model, only where everything fits six times over: the
+ * model alone can be ten times short of what references cost. */
+static bool optional_fits(rl_ctx *ctx, rl_budget *b, double s, double mine, double left)
+{
+    double needed = rest_s(ctx, b, s, true, -1), spare = left - needed;
+    double rest = rest_s(ctx, b, s, false, -1);
+    if (b->members_done == 0 && spare < 4 * (needed + rest))
+        return false;
+    b->credit += rest > 0 ? fmax(0, fmin(1, spare / rest)) : 1;
+    if (b->credit < 1 - 1e-9 || mine > spare)
+        return false;
+    b->credit -= 1;
+    b->spare_s = spare;
+    return true;
 }
 
 bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader)
@@ -230,24 +290,14 @@ bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader)
     budget_group *g = &b->g[i];
     double left = time_left(b), s = fitting_scale(ctx, b, left);
     rl_stop_rule r = rule_at(b, s);
-    bool run;
-    if (g->needed) {
-        run = left + NEEDED_SLACK * b->budget_s > 0;
-    } else {
-        double mine = group_model_s(ctx, g, &r) * ratio(b);
-        double spare = left - rest_s(ctx, b, s, true, -1);
-        double rest = rest_s(ctx, b, s, false, -1);
-        b->credit += rest > 0 ? fmax(0, fmin(1, spare / rest)) : 1;
-        run = b->credit >= 1 - 1e-9 && mine <= spare;
-        if (run)
-            b->credit -= 1;
-    }
+    double mine = g->members ? expected_s(ctx, b, g, &r) : observed_hold_s(b);
+    bool run = g->needed ? needed_fits(b, g, mine, left) : optional_fits(ctx, b, s, mine, left);
     g->done = true;
     if (b->trace)
         fprintf(stderr, "budget: group %d (%s, %d members, call %.2g s): %s; %.1f s left, scale "
-                "%.2f, needed rest %.1f s, model x %.2f\n", i, g->needed ? "needed" : "optional",
-                g->members, g->call_s, run ? "run" : "skip", left, s,
-                rest_s(ctx, b, s, true, -1), ratio(b));
+                "%.2f, expected %.1f s, needed rest %.1f s, overhead %.2f s a member\n", i,
+                g->needed ? "needed" : "optional", g->members, g->call_s, run ? "run" : "skip", left,
+                s, mine, rest_s(ctx, b, s, true, -1), overhead_s(b));
     if (!run) {
         b->skipped++;
         return false;
@@ -268,7 +318,10 @@ void rl_budget_group_done(rl_ctx *ctx)
         return;
     rl_stop_rule r = ctx->rule;
     b->model_done += group_model_s(ctx, &b->g[b->current], &r);
+    b->members_done += b->g[b->current].members;
     b->took_done += rl_now_s() - b->group_started;
+    if (b->g[b->current].needed)
+        b->needed_took += rl_now_s() - b->group_started;
     if (b->trace)
         fprintf(stderr, "budget: group %d took %.2f s, model %.2f s\n", b->current,
                 rl_now_s() - b->group_started, group_model_s(ctx, &b->g[b->current], &r));
@@ -289,8 +342,11 @@ double rl_budget_left_s(const rl_ctx *ctx)
     const rl_budget *b = ctx->priv->budget;
     if (!b)
         return INFINITY;
-    bool needed = b->current >= 0 && b->g[b->current].needed;
-    return fmax(0, b->deadline + (needed ? NEEDED_SLACK * b->budget_s : 0) - rl_now_s() - RESERVE_S);
+    if (b->current < 0)
+        return INFINITY;
+    if (!b->g[b->current].needed) /* never into the needed groups' time */
+        return fmax(0, b->spare_s - (rl_now_s() - b->group_started));
+    return fmax(0, b->deadline + NEEDED_SLACK * b->budget_s - rl_now_s() - RESERVE_S);
 }
 
 void rl_budget_skip_reason(const rl_ctx *ctx, char *buf, size_t len)
@@ -307,8 +363,10 @@ void rl_budget_report(rl_ctx *ctx)
         return;
     double took = rl_now_s() - ctx->priv->started;
     printf("budget      %.0f s of %.0f s (%+.0f %%); %d of %d optional group(s) run, %d group(s) "
-           "not run", took, b->budget_s, 100 * (took / b->budget_s - 1), b->optional_run,
-           b->optional, b->skipped);
+           "not run\n            the verdicts' groups took %.1f s, the optional ones %.1f s, "
+           "parts' inputs %.1f s", took, b->budget_s, 100 * (took / b->budget_s - 1),
+           b->optional_run, b->optional, b->skipped, b->needed_took,
+           fmax(0, b->took_done - b->needed_took), b->outside_s);
     if (b->scale_hi >= b->scale_lo) {
         rl_stop_rule lo = rule_at(b, b->scale_lo), hi = rule_at(b, b->scale_hi);
         print_rule("\n            stop rule: ", &lo);
@@ -317,6 +375,8 @@ void rl_budget_report(rl_ctx *ctx)
     }
     printf("\n");
     rl_meta(ctx, "budget_run", "%d of %d optional groups, %d groups not run; stop rule scale "
-            "%.2f..%.2f (1: the mode's, 0: the quick rule)", b->optional_run, b->optional,
-            b->skipped, isfinite(b->scale_lo) ? b->scale_lo : 1, isfinite(b->scale_hi) ? b->scale_hi : 1);
+            "%.2f..%.2f (1: the mode's, 0: the quick rule); needed groups %.1f s, optional %.1f "
+            "s, inputs %.1f s", b->optional_run, b->optional, b->skipped,
+            isfinite(b->scale_lo) ? b->scale_lo : 1, isfinite(b->scale_hi) ? b->scale_hi : 1,
+            b->needed_took, fmax(0, b->took_done - b->needed_took), b->outside_s);
 }

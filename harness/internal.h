@@ -503,8 +503,6 @@ double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_patter
                           double flops);
 void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call);
 void rl_plan_print(rl_ctx *ctx);
-/* The model's seconds for one member of a group under rule r. */
-double rl_plan_member_s(rl_ctx *ctx, const rl_stop_rule *r, double call_s);
 
 /* budget.c: --budget SECONDS (see there). init at rl_begin; each planned
  * group (leader: its first point, among rl_main's points; needed: a

@@ -28,8 +28,9 @@ double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_patter
     return t_bytes > t_flops ? t_bytes : t_flops;
 }
 
-double rl_plan_member_s(rl_ctx *ctx, const rl_stop_rule *r, double call_s)
+static double member_seconds(rl_ctx *ctx, double call_s)
 {
+    const rl_stop_rule *r = &ctx->rule;
     double t;
     if (ctx->args.cache == RL_COLD) {
         const rl_ceilings *c = rl_ceilings_get(ctx);
@@ -48,7 +49,7 @@ void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call)
     rl_ctx_private *p = ctx->priv;
     p->plan_groups++;
     p->plan_points += members;
-    p->plan_s += members * rl_plan_member_s(ctx, &ctx->rule, seconds_per_call);
+    p->plan_s += members * member_seconds(ctx, seconds_per_call);
     p->plan_max_s += members * (ctx->rule.timeout_s + 3 * seconds_per_call);
 }
 

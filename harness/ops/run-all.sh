@@ -13,11 +13,14 @@
 #                 each runs with --budget (its share) and so fits it +10 %.
 #   B             the build folder
 #
-# The weights: how long each experiment's needed points (the ones its
-# verdicts read) took under a small --budget on a 2-core Zen 3 VM,
-# 2026-12-02 (ceilings reused), rounded: most of an experiment's least
-# time is its references and inputs, which shrink with no stop rule.
-# An experiment not listed weighs 20.
+# The weights: the least time each experiment's verdicts need, as a run
+# under --budget 12 reported it on a 2-core Zen 3 VM, 2026-12-02
+# ("the verdicts' groups took ..., parts' inputs ...", ceilings reused),
+# plus the 2.5 s it keeps for its charts, rounded up: 01 its holds at
+# their shortest, 03 its model's encoding (32 s), 02 the library's GEMMs
+# at n = 512. The first experiment also measures the ceilings (about 6 s
+# with a budget's short trials) when the label has none. An experiment
+# not listed weighs 20.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
@@ -25,7 +28,8 @@ B=${B:-build}
 LABEL=${LABEL:-}
 FLAGS=${FLAGS:-}
 BUDGET=${BUDGET:-}
-declare -A WEIGHT=([01]=15 [02]=30 [03]=45 [04]=15 [05]=12 [06]=12)
+declare -A WEIGHT=([01]=10 [02]=18 [03]=48 [04]=13 [05]=13 [06]=13)
+CEILINGS_WEIGHT=6
 
 [ -n "$LABEL" ] || { echo "run-all: LABEL is required" >&2; exit 2; }
 if [ -n "$BUDGET" ] && ! [[ $BUDGET =~ ^[0-9]+$ && $BUDGET -ge 1 ]]; then
@@ -34,7 +38,15 @@ if [ -n "$BUDGET" ] && ! [[ $BUDGET =~ ^[0-9]+$ && $BUDGET -ge 1 ]]; then
 fi
 
 bins=("$B"/exp-[0-9][0-9])
-weight_of() { echo "${WEIGHT[${1##*/exp-}]:-20}"; }
+out_dir=results
+[[ " $FLAGS " =~ \ --out\ ([^ ]+) ]] && out_dir=${BASH_REMATCH[1]}
+first_measures=0
+[ -f "$out_dir/$LABEL/ceilings.csv" ] || first_measures=$CEILINGS_WEIGHT
+weight_of() {
+    local w=${WEIGHT[${1##*/exp-}]:-20}
+    [ "$1" = "${bins[0]}" ] && w=$((w + first_measures))
+    echo "$w"
+}
 
 # The share of experiment i (of the list) from what is left.
 share_of() {
