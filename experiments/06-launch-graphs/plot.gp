@@ -68,7 +68,8 @@ lt_of(v) = v eq floor_variant ? 7 : word_index(chain_variants, v)
 title_of(v) = v eq floor_variant ? chain_name(v) . ', the floor' : chain_name(v)
 
 sel(i, test, v, size, c) = (strcol('test') eq test && strcol(vcol(i)) eq v && column('n') == size) ? column(c) : NaN
-in_test(t) = strcol('test') eq t ? 1 : 0
+# Timed rows only: a run under --budget writes rows it did not run, empty.
+in_test(t) = strcol('test') eq t && column('time_us_median') > 0 ? 1 : 0
 stats csv using (in_test('chain')) nooutput
 has_chain = STATS_sum > 0
 stats csv using (in_test('size')) nooutput
