@@ -186,6 +186,19 @@ static void describe_model(rl_ctx *ctx, const model *m, const char *regime)
            m->prefill_n);
 }
 
+/* Encoding every format is most of a GPU run's time (about 60 ns per
+ * weight on one host core, and as long again for the rest): under
+ * --budget, the layers that fit, but never fewer than put the q4 weights
+ * at 4x the L2, in device memory, as the claim needs. */
+static int fewer_layers_to_fit(const rl_ctx *ctx, int want, double layer_weights)
+{
+    int threads = ctx->dev->threads > 0 ? ctx->dev->threads : 1;
+    double per_layer_s = 2 * 2 * 6e-8 * layer_weights / threads;
+    int least = (int)ceil(4 * ctx->dev->llc_bytes / (layer_weights * quant_bits_per_weight(QF_Q4) / 8));
+    int fit = (int)floor(want * rl_budget_fit(ctx, want * per_layer_s));
+    return fit >= want ? want : fit > least ? fit : least < want ? least : want;
+}
+
 /* GPU: the whole model where memory allows (a fifth left free; the head's
  * FP16 copy is the scratch), fewer layers in lab and quick runs. CPU: the
  * fewest layers whose q4 weights are 4x the LLC (DRAM) when every format of
@@ -201,7 +214,7 @@ static void plan_model(rl_ctx *ctx, model *m)
         snprintf(regime, sizeof regime, "--layers %d", layers_given);
         model_plan(m, layers_given, gpu, 0, prefill_n);
     } else if (gpu) {
-        int want = RL_BY_MODE(ctx, 4, 8, 32);
+        int want = fewer_layers_to_fit(ctx, RL_BY_MODE(ctx, 4, 8, 32), layer);
         double head = quant_bytes_all_formats((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
                       4.0 * VOCAB * prefill_n;
         int fit = (int)((0.8 * ctx->dev->mem_bytes - head) / quant_bytes_all_formats(layer));
