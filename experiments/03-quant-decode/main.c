@@ -192,8 +192,7 @@ static void describe_model(rl_ctx *ctx, const model *m, const char *regime)
  * at 4x the L2, in device memory, as the claim needs. */
 static int fewer_layers_to_fit(const rl_ctx *ctx, int want, double layer_weights)
 {
-    int threads = ctx->dev->threads > 0 ? ctx->dev->threads : 1;
-    double per_layer_s = 2 * 2 * 6e-8 * layer_weights / threads;
+    double per_layer_s = 2 * 2 * 6e-8 * layer_weights / omp_get_max_threads(); /* the host's */
     int least = (int)ceil(4 * ctx->dev->llc_bytes / (layer_weights * quant_bits_per_weight(QF_Q4) / 8));
     int fit = (int)floor(want * rl_budget_fit(ctx, want * per_layer_s));
     return fit >= want ? want : fit > least ? fit : least < want ? least : want;
