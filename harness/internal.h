@@ -193,6 +193,8 @@ void rl_verdicts_free(rl_ctx *ctx);
 /* The latest verdict with this id: its kind and note (false: none). */
 bool rl_verdict_find(const rl_ctx *ctx, const char *id, rl_verdict_status *status,
                      const char **note);
+/* Its measured value as printed ("0.83"), or NULL: none with this id. */
+const char *rl_verdict_measured(const rl_ctx *ctx, const char *id);
 
 /* How a run's charts are drawn, for the core that never calls the report
  * layer itself: rl_main (harness/report/experiment_main.c) hands the plot
@@ -374,7 +376,8 @@ int rl_curve_meta(const rl_ceilings *c, rl_backend_kind kind, rl_meta_line *out,
 /* "L1 64 KiB (reported 64 KiB), L2 1 MiB reported, ...": the console's line. */
 void rl_curve_describe(const rl_ceilings *c, rl_backend_kind kind, char *buf, size_t len);
 
-/* Utilization against a roof: achieved / ceiling. Above 1.05 the ceiling
+/* Utilization against a roof: achieved / the rung the rate picks on it
+ * (rl_roof_rung: a mixed roof's spill rung, unless beaten). Above 1.05 the ceiling
  * was under-measured (a busy machine, or a kernel faster than the
  * benchmark): it is measured again once; if the point still beats it, the
  * CSV says so (metadata, and ceiling_flag in the row when the experiment
@@ -392,9 +395,10 @@ double rl_utilization_of_probe(rl_ctx *ctx, double achieved, double probe, doubl
  * (rl_verdict_on_ceiling). */
 const char *rl_ceiling_suspect_note(const rl_ctx *ctx);
 /* The columns of a memory-bound row: mem_level, ceiling_gbps, ceiling_flag.
- * rl_set_roof() fills them for the roof a row was judged against. */
+ * rl_set_roof() fills them for the roof a row moving gbps was judged
+ * against (its rung: rl_roof_rung). */
 #define RL_ROOF_COLUMNS "mem_level", "ceiling_gbps", "ceiling_flag"
-void rl_set_roof(rl_ctx *ctx, const rl_roof *roof);
+void rl_set_roof(rl_ctx *ctx, const rl_roof *roof, double gbps);
 
 /* Works that will be compared with each other: measured in rounds, one
  * sample of each per round, so that a machine's drift falls on all alike.
