@@ -22,9 +22,12 @@
  *
  * Prefill (variant 2): a kernel dequantizes the whole matrix to FP16 (one
  * thread per eight weights, one 16-byte store each), then cuBLAS runs the
- * FP16 GEMM, as llama.cpp does for batches on the GPU. The FP16 matrix is
- * written to memory and read back: that pass is the price of the format at
- * prefill, and the experiment reports its share.
+ * FP16 GEMM: llama.cpp's fallback (GGML_CUDA_FORCE_CUBLAS, or a type its
+ * quantized matrix multiply lacks); where the GPU has int8 tensor cores it
+ * runs pp512 through that multiply (MMQ), on the blocks as stored. The FP16
+ * matrix is written to memory and read back: that pass is the price of the
+ * format at prefill, a third of an H200's pp512 (exp-03's
+ * dequant_share_model), and the experiment reports its share.
  */
 #include "check.h"
 #include "quant.h"
