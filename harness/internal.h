@@ -166,6 +166,33 @@ const char **rl_csv_columns_of(const rl_experiment *e);
 void rl_families_list(const rl_ctx *ctx);
 bool rl_families_check(const rl_ctx *ctx);
 void rl_families_meta(rl_ctx *ctx);
+
+/* What ptxas gave each CUDA kernel of this build, per SM built, and the
+ * blocks of its launch bound an SM holds: generated at build time from
+ * the objects' ptxas reports (harness/ops/kernel_resources.c, into
+ * $(B)/gen/kernel_resources.c; kernel-resources.txt is the same table),
+ * empty in a build without nvcc (kernel_resources_none.c). Ended by a row
+ * whose kernel is NULL. */
+typedef struct rl_kernel_resource {
+    const char *file;   /* "kernels/quant.cu" */
+    const char *kernel; /* "gemv_dp4a<q4_block, 1, false>" */
+    int sm, registers, stack_bytes, spill_bytes, shared_bytes;
+    int max_threads, min_blocks; /* its launch bounds; 0: none */
+    int blocks, warps, max_warps;  /* per SM at max_threads (rl_occupancy_of) */
+    const char *limit;
+} rl_kernel_resource;
+extern const rl_kernel_resource rl_kernel_resources[];
+extern const char rl_kernel_resources_nvcc[]; /* "" without nvcc */
+/* kernel_resources.c: the row in words, and the CSV header's lines of a
+ * CUDA run: one kernel_resources_<kernel> per kernel of its families' .cu
+ * files for the device's SM, and kernel_resources saying where they came
+ * from (or that this build holds none for the SM). */
+void rl_kernel_resource_text(const rl_kernel_resource *r, char *buf, size_t len);
+void rl_kernel_resources_meta(rl_ctx *ctx, const rl_kernel_resource *table);
+/* Those lines but the last, for an experiment and an SM (at most max): pure. */
+typedef struct rl_meta_line rl_meta_line;
+int rl_kernel_resources_lines(const rl_experiment *exp, int sm, const rl_kernel_resource *table,
+                              rl_meta_line *out, int max);
 /* claims.c: the prediction text, from the free text and every claim. */
 void rl_claims_prediction(const rl_experiment *e, char *buf, size_t len);
 
