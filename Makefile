@@ -161,6 +161,10 @@ $(B)/kernel-resources%txt $(B)/gen/kernel_resources%c: $(CU_OBJS) $(KERNEL_RESOU
 	    --nvcc "nvcc $$($(NVCC) --version | sed -n 's/.*release //p')" $(addsuffix .res,$(CU_OBJS))
 	@echo "rooflab: the CUDA kernels as built ($(B)/kernel-resources.txt):"; cat $(B)/kernel-resources.txt
 
+# Made by a pattern rule on the way to its object, it would be deleted as
+# an intermediate file.
+.SECONDARY: $(KERNEL_RESOURCES_C) $(if $(KERNEL_RESOURCES_C),$(B)/kernel-resources.txt)
+
 $(HARNESS_LIB): $(call obj,$(HARNESS_C) $(HARNESS_CU) $(KERNEL_RESOURCES_C))
 	@rm -f $@
 	ar rcs $@ $^
@@ -212,7 +216,7 @@ $(call obj,tests/test_vmath_8_lanes.c): CFLAGS += -mno-avx512f
 .PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
 FORCE:
 
-build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN)
+build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN) $(if $(NVCC),$(B)/kernel-resources.txt)
 
 build-tests: build $(TEST_BIN)
 
