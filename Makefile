@@ -88,11 +88,14 @@ ifneq ($(NVCC),)
   GENCODE := $(foreach sm,$(SMS),-gencode arch=compute_$(sm),code=sm_$(sm)) \
              -gencode arch=compute_$(NEWEST_SM),code=compute_$(NEWEST_SM)
   CPPFLAGS += -DRL_HAVE_CUDA=1
-  NVFLAGS := -std=c++17 -O3 -g -lineinfo $(GENCODE) -MMD -MP \
+  # --resource-usage: ptxas reports each kernel's registers, spills and
+  # shared memory (harness/ops/nvcc_res.sh keeps them for kernel-resources.txt).
+  NVFLAGS := -std=c++17 -O3 -g -lineinfo $(GENCODE) -MMD -MP --resource-usage \
              -Xcompiler -Wall,-Wextra $(if $(WERROR),-Werror all-warnings -Xcompiler -Werror)
-  HARNESS_C := $(filter-out harness/backend_nocuda.c,$(HARNESS_C))
+  HARNESS_C := $(filter-out harness/backend_nocuda.c harness/kernel_resources_none.c,$(HARNESS_C))
   HARNESS_CU := $(wildcard harness/*.cu)
   KERNELS_CU := $(wildcard kernels/*.cu)
+  KERNEL_RESOURCES_C := $(B)/gen/kernel_resources.c
   LDLIBS += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublas -lcudart_static -lrt -lstdc++
 else ifeq ($(MAKELEVEL),0)
   $(info rooflab: nvcc not found: building the CPU backend only (CUDA backend, kernels and GPU tests skipped))
@@ -136,11 +139,33 @@ $(B)/obj/%.c.o: %.c $(B)/config.stamp
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(B)/obj/%.cu.o: %.cu $(B)/config.stamp
+# Each CUDA object keeps what ptxas gave its kernels beside it ($@.res).
+$(B)/obj/%.cu.o: %.cu $(B)/config.stamp harness/ops/nvcc_res.sh
 	@mkdir -p $(@D)
-	$(NVCC) $(CPPFLAGS) $(NVFLAGS) -c $< -o $@
+	harness/ops/nvcc_res.sh $@.res $(NVCC) $(CPPFLAGS) $(NVFLAGS) -c $< -o $@
 
-$(HARNESS_LIB): $(call obj,$(HARNESS_C) $(HARNESS_CU))
+# The record of the CUDA kernels, after their objects: every kernel's
+# registers, spills, shared memory and launch bounds per SM built, and the
+# blocks of its bound an SM holds (rl_occupancy_of), printed in the build's
+# log and compiled into the harness (a run's kernel_resources_* header
+# lines). Its two files are made together (one pattern rule, one stem).
+KERNEL_RESOURCES_TOOL := $(B)/kernel-resources
+CU_OBJS := $(call obj,$(KERNELS_CU) $(HARNESS_CU))
+$(KERNEL_RESOURCES_TOOL): harness/ops/kernel_resources.c harness/occupancy.c harness/rl_models.h harness/rl_library.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -Iharness -Ikernels harness/ops/kernel_resources.c harness/occupancy.c -o $@ -lm
+
+$(B)/kernel-resources%txt $(B)/gen/kernel_resources%c: $(CU_OBJS) $(KERNEL_RESOURCES_TOOL)
+	@mkdir -p $(B)/gen
+	@$(KERNEL_RESOURCES_TOOL) --obj $(B)/obj --txt $(B)/kernel-resources.txt --c $(B)/gen/kernel_resources.c \
+	    --nvcc "nvcc $$($(NVCC) --version | sed -n 's/.*release //p')" $(addsuffix .res,$(CU_OBJS))
+	@echo "rooflab: the CUDA kernels as built ($(B)/kernel-resources.txt):"; cat $(B)/kernel-resources.txt
+
+# Made by a pattern rule on the way to its object, it would be deleted as
+# an intermediate file.
+.SECONDARY: $(KERNEL_RESOURCES_C) $(if $(KERNEL_RESOURCES_C),$(B)/kernel-resources.txt)
+
+$(HARNESS_LIB): $(call obj,$(HARNESS_C) $(HARNESS_CU) $(KERNEL_RESOURCES_C))
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -191,7 +216,7 @@ $(call obj,tests/test_vmath_8_lanes.c): CFLAGS += -mno-avx512f
 .PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
 FORCE:
 
-build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN)
+build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN) $(if $(NVCC),$(B)/kernel-resources.txt)
 
 build-tests: build $(TEST_BIN)
 

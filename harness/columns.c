@@ -149,7 +149,7 @@ static void set_rates(rl_ctx *ctx, const rl_point *p)
         rl_roof roof = rl_point_roof(ctx, p);
         rl_set_num(ctx, "gbps", rl_point_gbps(p));
         rl_set_num(ctx, "mbu", rl_point_mbu(ctx, p));
-        rl_set_roof(ctx, &roof);
+        rl_set_roof(ctx, &roof, rl_point_gbps(p));
         rl_set_num(ctx, "mbu_datasheet", rl_point_gbps(p) / ceil->sheet_gbps);
         if (ctx->exp->probes & RL_PROBE_BANDWIDTH) {
             rl_set_num(ctx, "group_roof_gbps", p->roof.gbps);
@@ -389,7 +389,7 @@ double rl_col_ai(rl_ctx *ctx, const rl_point *p)
 /* Under the group's probes where it had them, as its MBU and MFU. */
 double rl_col_attainable(rl_ctx *ctx, const rl_point *p)
 {
-    double gbps = isfinite(p->roof.gbps) ? p->roof.gbps : rl_point_roof(ctx, p).gbps;
+    double gbps = rl_point_roof_gbps(ctx, p);
     double tflops = isfinite(p->roof.tflops) ? p->roof.tflops : rl_ceilings_get(ctx)->matrix_tflops;
     return rl_attainable(rl_arith_intensity(p->flops, p->bytes), tflops * 1e12, gbps * 1e9) / 1e12;
 }

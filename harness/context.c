@@ -137,6 +137,7 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
                 : "group: MBU and MFU against probes timed with each group (group_roof_* columns); "
                   "the ladder (roof_* lines, ceiling_gbps) is the run's start");
     rl_families_meta(ctx);
+    rl_kernel_resources_meta(ctx, rl_kernel_resources);
     const char *blas = getenv("OPENBLAS_THREAD_TIMEOUT");
     rl_meta(ctx, "openblas_thread_timeout", "%s", blas ? blas : "unset: OpenBLAS's idle workers spin");
 }

@@ -167,6 +167,33 @@ const char **rl_csv_columns_of(const rl_experiment *e);
 void rl_families_list(const rl_ctx *ctx);
 bool rl_families_check(const rl_ctx *ctx);
 void rl_families_meta(rl_ctx *ctx);
+
+/* What ptxas gave each CUDA kernel of this build, per SM built, and the
+ * blocks of its launch bound an SM holds: generated at build time from
+ * the objects' ptxas reports (harness/ops/kernel_resources.c, into
+ * $(B)/gen/kernel_resources.c; kernel-resources.txt is the same table),
+ * empty in a build without nvcc (kernel_resources_none.c). Ended by a row
+ * whose kernel is NULL. */
+typedef struct rl_kernel_resource {
+    const char *file;   /* "kernels/quant.cu" */
+    const char *kernel; /* "gemv_dp4a<q4_block, 1, false>" */
+    int sm, registers, stack_bytes, spill_bytes, shared_bytes;
+    int max_threads, min_blocks; /* its launch bounds; 0: none */
+    int blocks, warps, max_warps;  /* per SM at max_threads (rl_occupancy_of) */
+    const char *limit;
+} rl_kernel_resource;
+extern const rl_kernel_resource rl_kernel_resources[];
+extern const char rl_kernel_resources_nvcc[]; /* "" without nvcc */
+/* kernel_resources.c: the row in words, and the CSV header's lines of a
+ * CUDA run: one kernel_resources_<kernel> per kernel of its families' .cu
+ * files for the device's SM, and kernel_resources saying where they came
+ * from (or that this build holds none for the SM). */
+void rl_kernel_resource_text(const rl_kernel_resource *r, char *buf, size_t len);
+void rl_kernel_resources_meta(rl_ctx *ctx, const rl_kernel_resource *table);
+/* Those lines but the last, for an experiment and an SM (at most max): pure. */
+typedef struct rl_meta_line rl_meta_line;
+int rl_kernel_resources_lines(const rl_experiment *exp, int sm, const rl_kernel_resource *table,
+                              rl_meta_line *out, int max);
 /* claims.c: the prediction text, from the free text and every claim. */
 void rl_claims_prediction(const rl_experiment *e, char *buf, size_t len);
 
@@ -194,6 +221,8 @@ void rl_verdicts_free(rl_ctx *ctx);
 /* The latest verdict with this id: its kind and note (false: none). */
 bool rl_verdict_find(const rl_ctx *ctx, const char *id, rl_verdict_status *status,
                      const char **note);
+/* Its measured value as printed ("0.83"), or NULL: none with this id. */
+const char *rl_verdict_measured(const rl_ctx *ctx, const char *id);
 
 /* How a run's charts are drawn, for the core that never calls the report
  * layer itself: rl_main (harness/report/experiment_main.c) hands the plot
@@ -375,7 +404,8 @@ int rl_curve_meta(const rl_ceilings *c, rl_backend_kind kind, rl_meta_line *out,
 /* "L1 64 KiB (reported 64 KiB), L2 1 MiB reported, ...": the console's line. */
 void rl_curve_describe(const rl_ceilings *c, rl_backend_kind kind, char *buf, size_t len);
 
-/* Utilization against a roof: achieved / ceiling. Above 1.05 the ceiling
+/* Utilization against a roof: achieved / the rung the rate picks on it
+ * (rl_roof_rung: a mixed roof's spill rung, unless beaten). Above 1.05 the ceiling
  * was under-measured (a busy machine, or a kernel faster than the
  * benchmark): it is measured again once; if the point still beats it, the
  * CSV says so (metadata, and ceiling_flag in the row when the experiment
@@ -393,9 +423,10 @@ double rl_utilization_of_probe(rl_ctx *ctx, double achieved, double probe, doubl
  * (rl_verdict_on_ceiling). */
 const char *rl_ceiling_suspect_note(const rl_ctx *ctx);
 /* The columns of a memory-bound row: mem_level, ceiling_gbps, ceiling_flag.
- * rl_set_roof() fills them for the roof a row was judged against. */
+ * rl_set_roof() fills them for the roof a row moving gbps was judged
+ * against (its rung: rl_roof_rung). */
 #define RL_ROOF_COLUMNS "mem_level", "ceiling_gbps", "ceiling_flag"
-void rl_set_roof(rl_ctx *ctx, const rl_roof *roof);
+void rl_set_roof(rl_ctx *ctx, const rl_roof *roof, double gbps);
 
 /* Works that will be compared with each other: measured in rounds, one
  * sample of each per round, so that a machine's drift falls on all alike.

@@ -315,7 +315,10 @@ rl_roof rl_point_roof(rl_ctx *ctx, const rl_point *p)
 
 double rl_point_roof_gbps(rl_ctx *ctx, const rl_point *p)
 {
-    return isfinite(p->roof.gbps) ? p->roof.gbps : rl_point_roof(ctx, p).gbps;
+    if (isfinite(p->roof.gbps))
+        return p->roof.gbps;
+    rl_roof roof = rl_point_roof(ctx, p);
+    return rl_roof_rung_gbps(&roof, rl_point_gbps(p));
 }
 
 /* A probe's judgement: the ratio round by round where the rounds were
@@ -339,18 +342,6 @@ double rl_point_mbu(rl_ctx *ctx, const rl_point *p)
         return of_probe(ctx, g, p->roof.gbps, p->roof.gbps_q3, p->roof.mbu, "bandwidth", "GB/s");
     rl_roof roof = rl_point_roof(ctx, p);
     return rl_mbu(ctx, g, &roof);
-}
-
-/* A group probe read the point's own working set, spill included: its
- * MBU is the spilled one. */
-double rl_point_mbu_spilled(rl_ctx *ctx, const rl_point *p)
-{
-    if (isfinite(p->roof.gbps))
-        return rl_point_mbu(ctx, p);
-    rl_roof roof = rl_point_roof(ctx, p);
-    double g = rl_point_gbps(p);
-    roof.level = roof.slower; /* rl_mbu judges against this level's rung */
-    return isnan(g) ? NAN : rl_mbu(ctx, g, &roof);
 }
 
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p)

@@ -45,11 +45,11 @@ static bool below_roof(rl_ctx *ctx, const rl_claim *c, const rl_point *p, const 
     double mbu = rl_point_mbu(ctx, p);
     if (isnan(mbu) || mbu >= c->premise_mbu)
         return false;
-    char at[32];
+    char at[32], roof[160];
     fraction_text(mbu, c->premise_mbu, at, sizeof at);
+    rl_point_roof_text(ctx, p, roof, sizeof roof);
     snprintf(buf, len, "%s at %s of its roof (%.1f GB/s against %s; the premise: at least "
-             "%.2f): the bytes do not set its time, %s", what, at, rl_point_gbps(p),
-             isfinite(p->roof.gbps) ? "the read probe of its group" : "the run-start ladder",
+             "%.2f): the bytes do not set its time, %s", what, at, rl_point_gbps(p), roof,
              c->premise_mbu, then);
     return true;
 }

@@ -266,20 +266,29 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx);
  * level its working set lives in, for its access pattern, on the levels'
  * sizes as the bandwidth curve found them (rl_ceilings.level_bytes). A
  * working set over half a level but short of its spill (where the curve
- * reaches the next plateau; 4x a reported size) may partly hit in it, so
- * it is judged against that faster level and marked mixed ("L2-LLC"): a
- * roof must never be beaten. */
+ * reaches the next plateau; 4x a reported size) is marked mixed
+ * ("L2-DRAM"): the ladder has no rung at its size, so it is judged
+ * against the next level's rung, what the spill runs at (the group
+ * probes, where a group has them, measure its own footprint instead). A
+ * point that beats that rung partly hit in the level: it is judged
+ * against the level's own rung (rl_roof_rung), since a roof must never
+ * be beaten. */
 typedef struct rl_roof {
-    rl_level level;
+    rl_level level;      /* the level the working set lives in (mixed: partly) */
     bool mixed;          /* between level and the next one out */
     rl_pattern pattern;
-    double gbps;         /* NaN when that rung was not measured */
-    double slower_gbps;  /* mixed: the next level's rung (what a spill runs at); else gbps */
-    rl_level slower;     /* mixed: that next level; else level */
+    double gbps;         /* the rung judged against (mixed: the next level's); NaN: not measured */
+    rl_level judged;     /* that rung's level: level, or mixed the next one out */
+    double cached_gbps;  /* level's own rung: mixed, the bound of a point that beats gbps */
     char name[16];       /* "LLC", "L2-LLC", "DRAM" */
 } rl_roof;
 
 rl_roof rl_roof_for(rl_ctx *ctx, double footprint_bytes, rl_pattern pattern);
+/* The level whose rung judges a point moving gbps on this roof, and that
+ * rung's GB/s: roof->judged, or on a mixed roof whose spill rung the point
+ * beats by more than 5 %, the level's own (roof->level, cached_gbps). */
+rl_level rl_roof_rung(const rl_roof *roof, double gbps);
+double rl_roof_rung_gbps(const rl_roof *roof, double gbps);
 /* Whether a working set is at least 4x the last-level cache (the curve's,
  * where the ceilings found it; else the reported one): what a claim
  * about device memory needs (cache_resident is the opposite). */
@@ -430,11 +439,14 @@ rl_roof rl_point_roof(rl_ctx *ctx, const rl_point *p);
 /* The bandwidth roof the point is judged against, GB/s: its group's probe
  * where it had one, else the run-start ladder's rung. */
 double rl_point_roof_gbps(rl_ctx *ctx, const rl_point *p);
+/* MBU against the same roof: a mixed roof's spill rung where no probe
+ * measured the group (rl_roof). */
 double rl_point_mbu(rl_ctx *ctx, const rl_point *p);
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p);
-/* MBU against the slower level's rung where the working set spills from
- * one level to the next (a mixed roof): what a spill runs at. */
-double rl_point_mbu_spilled(rl_ctx *ctx, const rl_point *p);
+/* Which roof the point's MBU was taken against, for a verdict's note:
+ * "the group's read probe (234 MiB)", "the run-start ladder's DRAM
+ * read rung (the working set spills from the L2)". */
+void rl_point_roof_text(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
 
 /* A console table of rows that are not points (summaries, models), with
  * the header and the rows from one column list, so they cannot disagree:
@@ -619,7 +631,7 @@ void rl_judge_status(rl_ctx *ctx, const rl_claim *c, const char *scope, const ch
 typedef struct rl_premise {
     bool met;          /* false: the claim is not judged */
     bool met_to_fail;  /* false: it may hold, but a "does not hold" is not judged */
-    char why[320], why_to_fail[320];
+    char why[512], why_to_fail[512];
 } rl_premise;
 rl_premise rl_premise_start(void);
 /* p (what: its name in the note) reads at least c->premise_mbu of its roof. */

@@ -6,7 +6,16 @@
  * working set lives in, for its own access pattern (ceilings.c measures
  * them all): where its footprint falls on the knees of the measured
  * bandwidth curve (curve.c), or on the reported sizes where the ceilings
- * have no curve. A utilization above 1.05 is impossible for a true ceiling: it
+ * have no curve. A working set between half a level and its spill (a
+ * mixed roof, "L2-DRAM") has no rung of its own on the ladder: the group
+ * probes measure it at its footprint (group_roof.c); without them it is
+ * judged against the next level's rung, what the spill runs at, since a
+ * stream longer than a cache finds little of itself there (an H200's
+ * GEMV over 234 MiB of weights and a 60 MiB L2 read 3572 GB/s: 0.83 of
+ * the DRAM read rung, 0.23 of the L2's). Only a point that beats that
+ * rung shows part of its working set hitting in the level: then the
+ * level's own rung, the one roof it cannot beat, judges it. A utilization
+ * above 1.05 is impossible for a true ceiling: it
  * means the ceiling was under-measured (another process took the cores
  * during its trials, or the suite's kernel beats the benchmark). The rung
  * is measured once more and the better value kept; if the point still beats
@@ -62,19 +71,27 @@ rl_roof rl_roof_for(rl_ctx *ctx, double footprint, rl_pattern pattern)
     for (int l = 0; l < RL_LEVEL_COUNT; l++)
         cap[l] = isnan(c->bw[l][pattern].best) ? 0 : c->level_bytes[l];
     rl_roof r = {.pattern = pattern};
-    r.level = rl_level_on(cap, c->level_spill, footprint, &r.mixed);
-    r.gbps = r.slower_gbps = c->bw[r.level][pattern].best;
-    r.slower = r.level;
+    r.level = r.judged = rl_level_on(cap, c->level_spill, footprint, &r.mixed);
+    r.gbps = r.cached_gbps = c->bw[r.level][pattern].best;
     const char *name = rl_level_name(ctx->kind, r.level);
     if (r.mixed) {
-        rl_level next = next_level(cap, r.level);
-        r.slower_gbps = c->bw[next][pattern].best;
-        r.slower = next;
-        snprintf(r.name, sizeof r.name, "%s-%s", name, rl_level_name(ctx->kind, next));
+        r.judged = next_level(cap, r.level);
+        r.gbps = c->bw[r.judged][pattern].best;
+        snprintf(r.name, sizeof r.name, "%s-%s", name, rl_level_name(ctx->kind, r.judged));
     } else {
         snprintf(r.name, sizeof r.name, "%s", name);
     }
     return r;
+}
+
+rl_level rl_roof_rung(const rl_roof *roof, double gbps)
+{
+    return roof->mixed && gbps > OVER * roof->gbps ? roof->level : roof->judged;
+}
+
+double rl_roof_rung_gbps(const rl_roof *roof, double gbps)
+{
+    return rl_roof_rung(roof, gbps) == roof->judged ? roof->gbps : roof->cached_gbps;
 }
 
 /* The last-level cache as the run uses it: the bandwidth curve's, once the
@@ -117,33 +134,37 @@ static void record_suspect(rl_ctx *ctx, const char *what, double ceiling, double
     fflush(stdout);
 }
 
+/* Against the rung the point's rate picks on its roof (rl_roof_rung):
+ * re-measured, and then recorded as suspect, only where the point beats
+ * the one rung it cannot beat. */
 double rl_mbu(rl_ctx *ctx, double gbps, const rl_roof *roof)
 {
     rl_ctx_private *p = ctx->priv;
-    rl_band *rung = &p->ceilings.bw[roof->level][roof->pattern];
+    rl_level level = rl_roof_rung(roof, gbps);
+    rl_band *rung = &p->ceilings.bw[level][roof->pattern];
     double u = gbps / rung->best;
     if (!(u > OVER))
         return u;
-    if (!p->ceilings_fixed && !p->remeasured_bw[roof->level][roof->pattern]) {
-        p->remeasured_bw[roof->level][roof->pattern] = true;
-        rl_band again = rl_ceilings_remeasure_rung(ctx, roof->level, roof->pattern);
+    if (!p->ceilings_fixed && !p->remeasured_bw[level][roof->pattern]) {
+        p->remeasured_bw[level][roof->pattern] = true;
+        rl_band again = rl_ceilings_remeasure_rung(ctx, level, roof->pattern);
         if (again.best > rung->best) {
             rung->best = again.best;
             rl_ceilings_save(ctx);
         }
         rl_meta(ctx, "ceiling_remeasured", "%s %s: %.4g GB/s after a point reached %.4g",
-                roof->name, rl_pattern_name(roof->pattern), rung->best, gbps);
+                rl_level_name(ctx->kind, level), rl_pattern_name(roof->pattern), rung->best, gbps);
         /* The same as data: which rung, and the roof it now has (the rows
          * after this one are judged against it; the paper names it so). */
         char key[64];
-        snprintf(key, sizeof key, "remeasured_%s_%s_gbps", rl_level_name(ctx->kind, roof->level),
+        snprintf(key, sizeof key, "remeasured_%s_%s_gbps", rl_level_name(ctx->kind, level),
                  rl_pattern_name(roof->pattern));
         rl_meta(ctx, key, "%.6g", rung->best);
         u = gbps / rung->best;
     }
     if (u > OVER) {
         char what[48];
-        snprintf(what, sizeof what, "%s %s bandwidth", rl_level_name(ctx->kind, roof->level),
+        snprintf(what, sizeof what, "%s %s bandwidth", rl_level_name(ctx->kind, level),
                  rl_pattern_name(roof->pattern));
         record_suspect(ctx, what, rung->best, gbps, "GB/s");
     }
@@ -195,10 +216,31 @@ const char *rl_ceiling_suspect_note(const rl_ctx *ctx)
     return ctx->priv->suspect ? ctx->priv->suspect_note : NULL;
 }
 
-void rl_set_roof(rl_ctx *ctx, const rl_roof *roof)
+void rl_set_roof(rl_ctx *ctx, const rl_roof *roof, double gbps)
 {
     rl_set_str(ctx, "mem_level", roof->name);
-    rl_set_num(ctx, "ceiling_gbps", ctx->priv->ceilings.bw[roof->level][roof->pattern].best);
+    rl_set_num(ctx, "ceiling_gbps", ctx->priv->ceilings.bw[rl_roof_rung(roof, gbps)][roof->pattern].best);
+}
+
+void rl_point_roof_text(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)
+{
+    if (isfinite(p->roof.gbps)) { /* no ladder needed: a test's points may have none */
+        snprintf(buf, len, "the group's %s probe", rl_pattern_name(p->pattern));
+        if (p->roof.probe_bytes > 0) {
+            char size[32];
+            rl_format_bytes(p->roof.probe_bytes, size, sizeof size);
+            rl_appendf(buf, len, " (%s)", size);
+        }
+        return;
+    }
+    rl_roof roof = rl_point_roof(ctx, p);
+    rl_level rung = rl_roof_rung(&roof, rl_point_gbps(p));
+    snprintf(buf, len, "the run-start ladder's %s %s rung", rl_level_name(ctx->kind, rung),
+             rl_pattern_name(roof.pattern));
+    if (roof.mixed)
+        rl_appendf(buf, len, rung == roof.judged ? " (the working set spills from the %s)"
+                   : " (it beat the spill's rung: part of it hit in the %s)",
+                   rl_level_name(ctx->kind, roof.level));
 }
 
 /* Called by rl_end_row: a row whose MBU or MFU beats 1.05 says so. */

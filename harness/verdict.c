@@ -54,6 +54,15 @@ bool rl_verdict_find(const rl_ctx *ctx, const char *id, rl_verdict_status *statu
     return false;
 }
 
+const char *rl_verdict_measured(const rl_ctx *ctx, const char *id)
+{
+    const rl_ctx_private *p = ctx->priv;
+    for (int i = p->n_verdicts - 1; i >= 0; i--)
+        if (!strcmp(p->verdicts[i].id, id))
+            return p->verdicts[i].measured;
+    return NULL;
+}
+
 void rl_verdict_on_ceiling(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
                            const char *measured, rl_verdict_status status, const char *note)
 {

@@ -57,4 +57,4 @@ const uint32_t *busy_lane_starts(const busy_variant *v, const busy_buffers *b)
 }
 
 const kernel_family busy_family = {"busy", "cpu/busy.c", "busy.cu", busy_variants,
-                                   sizeof busy_variants[0], has, NULL};
+                                   sizeof busy_variants[0], has, NULL, NULL};

@@ -93,6 +93,10 @@ typedef struct kernel_family {
     bool (*has)(const void *row, int backend); /* KERNEL_CPU or KERNEL_CUDA */
     /* What --list adds to a row ("n <= 8"), or NULL. */
     void (*detail)(const void *row, char *buf, size_t len);
+    /* Another family's .cu file whose kernels its CUDA rows launch too
+     * (quant's F16 rows run gemv.cu's gemv_fp16), or NULL: the run's
+     * kernel_resources lines list both files' kernels. */
+    const char *also_cuda_file;
 } kernel_family;
 
 /* Whether the row has this role (NULL rows and rows without one: no). */

@@ -47,4 +47,4 @@ static bool has(const void *row, int backend)
 }
 
 const kernel_family fusion_family = {"fusion", "cpu/fusion.c", "fusion.cu", fusion_variants,
-                                     sizeof fusion_variants[0], has, NULL};
+                                     sizeof fusion_variants[0], has, NULL, NULL};

@@ -41,4 +41,4 @@ static void detail(const void *row, char *buf, size_t len)
 }
 
 const kernel_family gemm_family = {"gemm", "cpu/gemm.c", "gemm.cu", gemm_variants,
-                                   sizeof gemm_variants[0], has, detail};
+                                   sizeof gemm_variants[0], has, detail, NULL};

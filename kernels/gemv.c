@@ -36,4 +36,4 @@ static void detail(const void *row, char *buf, size_t len)
 }
 
 const kernel_family gemv_family = {"gemv", "cpu/gemv.c", "gemv.cu", gemv_variants,
-                                   sizeof gemv_variants[0], has, detail};
+                                   sizeof gemv_variants[0], has, detail, NULL};

@@ -61,9 +61,9 @@ static bool has_step(const void *row, int backend)
 }
 
 const kernel_family launch_family = {"chain", "cpu/launch.c", "launch.cu", launch_variants,
-                                     sizeof launch_variants[0], has_chain, NULL};
+                                     sizeof launch_variants[0], has_chain, NULL, NULL};
 const kernel_family step_family = {"step", "cpu/launch.c", "launch.cu", step_variants,
-                                   sizeof step_variants[0], has_step, NULL};
+                                   sizeof step_variants[0], has_step, NULL, NULL};
 
 void launch_call(void *a) { ((launch_args *)a)->ops->run(a); }
 

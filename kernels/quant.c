@@ -43,4 +43,4 @@ static void detail(const void *row, char *buf, size_t len)
 }
 
 const kernel_family quant_family = {"quant", "cpu/quant.c", "quant.cu", quant_variants,
-                                    sizeof quant_variants[0], has, detail};
+                                    sizeof quant_variants[0], has, detail, "gemv.cu"};

@@ -22,9 +22,12 @@
  *
  * Prefill (variant 2): a kernel dequantizes the whole matrix to FP16 (one
  * thread per eight weights, one 16-byte store each), then cuBLAS runs the
- * FP16 GEMM, as llama.cpp does for batches on the GPU. The FP16 matrix is
- * written to memory and read back: that pass is the price of the format at
- * prefill, and the experiment reports its share.
+ * FP16 GEMM: llama.cpp's fallback (GGML_CUDA_FORCE_CUBLAS, or a type its
+ * quantized matrix multiply lacks); where the GPU has int8 tensor cores it
+ * runs pp512 through that multiply (MMQ), on the blocks as stored. The FP16
+ * matrix is written to memory and read back: that pass is the price of the
+ * format at prefill, a third of an H200's pp512 (exp-03's
+ * dequant_share_model), and the experiment reports its share.
  */
 #include "check.h"
 #include "quant.h"
@@ -148,9 +151,58 @@ enum { DP4A_UNROLL = 4 }; /* blocks of each row whose loads are in flight togeth
 
 /* Every thread block quantizes the whole of x before its rows' dots: in
  * the SASS that is 91 instructions per lane and 256 values (107 with the
- * clamp), as many as eight rows' q4 dots. Sixteen warps per thread block
- * share it over twice the rows of the other kernels' eight. */
-enum { DP4A_BLOCK = 512, DP4A_WARPS = DP4A_BLOCK / 32 };
+ * clamp), as many as eight rows' q4 dots. Up to sixteen warps per thread
+ * block share it (quant_dp4a_warps_per_block: fewer for a short matrix). */
+enum { DP4A_BLOCK = QUANT_DP4A_MAX_WARPS * 32 };
+
+/* The threads an SM holds, for the arch being compiled (1024 on sm_75, 1536
+ * on sm_86, sm_87, sm_89 and sm_120, 2048 on sm_80, sm_90 and sm_100); the
+ * host's pass, which ignores launch bounds, takes 2048. */
+__host__ __device__ constexpr int sm_threads()
+{
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 750 || __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || \
+                               __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
+    return __CUDA_ARCH__ == 750 ? 1024 : 1536;
+#else
+    return 2048;
+#endif
+}
+
+/* Whether ptxas keeps the kernels outside the three-block set within 64
+ * registers unasked (two blocks of 512 per SM): on sm_90 it does (q6 58,
+ * q2 51, q8 and q4 at two rows 64 and 58), and asked for two blocks it
+ * spread into all 64, spilled a register and grew q6's and two-row q8's
+ * loops by 6-7 %; on sm_80 to sm_89, unasked, it gives them 84 to 128
+ * registers: one block per SM. (ptxas of CUDA 13.0; a minimum of 1 made
+ * it take 84-128 on sm_90 too, 0 is no minimum, as none is given.) */
+__host__ __device__ constexpr bool two_unasked()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* The blocks of 512 per SM a kernel is built for, its launch bound's
+ * minimum: what a memory-bound GEMV needs is warps enough to keep its
+ * loads in flight, and 64 registers a thread (two blocks, 32 warps) is
+ * what these loops hold without a spill in them. One row of q8, q5 or q4
+ * fits 40 (three blocks, 48 warps: asked, ptxas keeps them there, 39-40 on
+ * sm_90), where the SM holds three; four blocks would need 32 registers,
+ * fewer than the eight blocks' loads in flight take. The registers and
+ * blocks per SM of every kernel, per built SM, are in the build's
+ * kernel-resources.txt (make), and a test holds the dp4a kernels to two
+ * blocks or more. */
+__host__ __device__ constexpr bool three_fit(const q8_block *) { return true; }
+__host__ __device__ constexpr bool three_fit(const q5_block *) { return true; }
+__host__ __device__ constexpr bool three_fit(const q4_block *) { return true; }
+template <typename Block> __host__ __device__ constexpr bool three_fit(const Block *) { return false; }
+template <typename Block> __host__ __device__ constexpr int dp4a_min_blocks(const Block *b, int rows_per_warp)
+{
+    return rows_per_warp == 1 && three_fit(b) && sm_threads() >= 3 * DP4A_BLOCK ? 3
+           : two_unasked() ? 0 : 2;
+}
 
 /* q8 keeps x's bytes in natural order; the nibble formats split them into
  * even and odd weights. */
@@ -159,16 +211,16 @@ template <typename Block> __device__ constexpr bool natural_order(const Block *)
 
 /* x (nb blocks of 256 halves) to 8-bit integers in shared memory, each
  * lane's words ready for its dots (quant_x_words: one 16-byte load per
- * block and row), one scale per 32 values: warp w takes blocks w, w +
- * DP4A_WARPS, ...; the four lanes of a group of 32 agree on its scale through
+ * block and row), one scale per 32 values: warp w of W takes blocks w,
+ * w + W, ...; the four lanes of a group of 32 agree on its scale through
  * two shuffles. The arithmetic is quant_x8_scale's and quant_x8_group's,
  * rounding for rounding, so the CPU's error bound holds for these
  * integers too. */
 template <bool NATURAL>
 __device__ __forceinline__ void quantize_x_shared(const uint4 *__restrict__ x, int nb, uint4 *xs)
 {
-    int lane = threadIdx.x % 32;
-    for (int b = threadIdx.x / 32; b < nb; b += DP4A_WARPS) {
+    int lane = threadIdx.x % 32, warps = blockDim.x / 32;
+    for (int b = threadIdx.x / 32; b < nb; b += warps) {
         float v[8], amax = 0.0f;
         unpack8(__ldg(x + (size_t)b * 32 + lane), v);
 #pragma unroll
@@ -234,15 +286,16 @@ __device__ __forceinline__ void dot_lanes(float (&acc)[R], const Lane (&cur)[R][
 }
 
 /* Two groups of blocks per iteration, in turn: while one group's dots run,
- * the other group's loads are in flight (no copy between the buffers). */
+ * the other group's loads are in flight (no copy between the buffers).
+ * Launched with blockDim.x / 32 warps, a warp per R rows. */
 template <typename Block, int R, bool TAIL>
-__global__ void __launch_bounds__(DP4A_BLOCK)
+__global__ void __launch_bounds__(DP4A_BLOCK, dp4a_min_blocks(static_cast<const Block *>(nullptr), R))
 gemv_dp4a(float *__restrict__ y, const Block *__restrict__ w, const uint4 *__restrict__ x, int rows, int nb)
 {
     extern __shared__ uint4 xs[]; /* nb * 32 lanes' words */
     constexpr bool NATURAL = natural_order(static_cast<const Block *>(nullptr));
     typedef decltype(lane_load(w, 0)) Lane;
-    int lane = threadIdx.x % 32, row0 = (blockIdx.x * DP4A_WARPS + threadIdx.x / 32) * R;
+    int lane = threadIdx.x % 32, row0 = (blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32) * R;
     bool active = row0 < rows;
     const Block *wr[R];
 #pragma unroll
@@ -270,6 +323,19 @@ gemv_dp4a(float *__restrict__ y, const Block *__restrict__ w, const uint4 *__res
     }
 }
 
+/* The SMs of the current device, asked again only when the device changes. */
+static int device_sms(void)
+{
+    static int device = -1, sms = 0;
+    int now;
+    RL_CUDA_CHECK(cudaGetDevice(&now));
+    if (now != device) {
+        RL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, now));
+        device = now;
+    }
+    return sms;
+}
+
 template <typename Block, int R, bool TAIL> static void launch_dp4a(const quant_args *a)
 {
     int nb = a->k / QUANT_BLOCK;
@@ -278,8 +344,9 @@ template <typename Block, int R, bool TAIL> static void launch_dp4a(const quant_
         RL_CUDA_CHECK(cudaFuncSetAttribute(gemv_dp4a<Block, R, TAIL>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     long long warps = (a->rows + R - 1) / R;
-    unsigned grid = (unsigned)((warps + DP4A_WARPS - 1) / DP4A_WARPS);
-    gemv_dp4a<Block, R, TAIL><<<grid, DP4A_BLOCK, smem, a->stream>>>(
+    int per_block = quant_dp4a_warps_per_block(a->rows, R, device_sms());
+    unsigned grid = (unsigned)((warps + per_block - 1) / per_block);
+    gemv_dp4a<Block, R, TAIL><<<grid, 32 * per_block, smem, a->stream>>>(
         a->y, static_cast<const Block *>(a->w), reinterpret_cast<const uint4 *>(a->x), a->rows, nb);
     RL_CUDA_CHECK_LAUNCH();
 }
@@ -295,19 +362,23 @@ template <typename Block, int R> static void launch_dp4a(const quant_args *a)
 }
 
 /* Two rows per warp double the registers a warp's loads in flight take:
- * only for the formats whose lanes are one or two words (q8, q4: at most
- * 64 registers, 4 thread blocks per SM); q6, q5 and q2 stay at one row
- * (with two, ptxas gives them 80 to 128 registers: 2 or 3 blocks). */
-static bool two_rows_dp4a(const quant_args *a, const q8_block *) { return two_rows_per_warp(a); }
-static bool two_rows_dp4a(const quant_args *a, const q4_block *) { return two_rows_per_warp(a); }
-template <typename Block> static bool two_rows_dp4a(const quant_args *, const Block *) { return false; }
+ * only for the formats whose lanes are one or two words (q8, q4: 64 and
+ * 58 registers at two rows on sm_90, within the 64 of two blocks per SM);
+ * q6, q5 and q2 stay at one row (at two, ptxas gave them 64 to 127
+ * registers without a bound: one block of 512 per SM), and their two-row
+ * kernels are not built. */
+constexpr bool pairs_rows(const q8_block *) { return true; }
+constexpr bool pairs_rows(const q4_block *) { return true; }
+template <typename Block> constexpr bool pairs_rows(const Block *) { return false; }
 
 template <typename Block> static void dp4a_as(const quant_args *a, const Block *)
 {
-    if (two_rows_dp4a(a, static_cast<const Block *>(nullptr)))
-        launch_dp4a<Block, 2>(a);
-    else
-        launch_dp4a<Block, 1>(a);
+    if constexpr (pairs_rows(static_cast<const Block *>(nullptr)))
+        if (two_rows_per_warp(a)) {
+            launch_dp4a<Block, 2>(a);
+            return;
+        }
+    launch_dp4a<Block, 1>(a);
 }
 
 void quant_decode_dp4a_cuda(const quant_args *a)

@@ -190,6 +190,28 @@ RL_HD float q2_lane_dot(q2_lane w, const quant_x_lane *x)
     return x->d * (scale * (float)s - min * (float)x->sum);
 }
 
+/* ---- the launch's shape (quant.cu's gemv_dp4a; plain C, so the CPU tests
+ * check it) ----------------------------------------------------------------
+ * A warp per rows_per_warp rows, up to 16 warps per thread block: each
+ * block quantizes all of x into its shared memory, so fewer, larger blocks
+ * quantize it fewer times. A short matrix would then leave SMs idle: the
+ * 1024-row k and v projections, a row per warp, are 64 blocks of 16 warps
+ * on an H200's 132 SMs. So the blocks halve (16, 8, 4, then 2 warps) while
+ * the grid has fewer blocks than the device has SMs: 1024 rows become 256
+ * blocks of 4 warps, on every SM. Past one block per SM the warps per SM
+ * are what the rows give; more blocks would only quantize x more often
+ * (4096 rows stay 256 blocks of 16). */
+enum { QUANT_DP4A_MAX_WARPS = 16, QUANT_DP4A_MIN_WARPS = 2 };
+
+static inline int quant_dp4a_warps_per_block(long long rows, int rows_per_warp, int sms)
+{
+    long long warps = (rows + rows_per_warp - 1) / rows_per_warp;
+    int w = QUANT_DP4A_MAX_WARPS;
+    while (w > QUANT_DP4A_MIN_WARPS && (warps + w - 1) / w < sms)
+        w /= 2;
+    return w;
+}
+
 /* Lane l's share of a block of any format but F16 (the tests; the kernel
  * calls the format's pair directly). */
 RL_HD float quant_lane_dot(quant_format f, const void *block, int lane, const quant_x_lane *x)

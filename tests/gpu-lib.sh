@@ -282,28 +282,62 @@ quick_experiments() {
     done
 }
 
+# The last "ERROR SUMMARY: N errors" count of a sanitizer log, or nothing
+# when it has none (the sanitizer never got to check a launch).
+sanitizer_errors() {
+    sed -n 's/^=* *ERROR SUMMARY: *\([0-9][0-9]*\) error.*/\1/p' "$1" | tail -n 1
+}
+
+# Why a sanitizer run that checked nothing could not: a known refusal of
+# a sandboxed runtime ("Device not supported", then error 999), a CUDA
+# suite that skipped under it (no GPU to be had through it), or else its
+# first message, or the log's last line.
+sanitizer_why_not() {
+    local why
+    why=$(grep -m1 -E 'Device not supported|cudaErrorUnknown|error 999|unknown error' "$1")
+    [ -n "$why" ] || why=$(grep -E '^\[SKIP\] cuda_' "$1" | grep -v 'Test is disabled' | head -n1)
+    [ -n "$why" ] || why=$(grep -m1 -E '^=+ +[^ ]' "$1" | grep -v -E 'COMPUTE-SANITIZER|ERROR SUMMARY')
+    [ -n "$why" ] || why=$(grep -v '^[[:space:]]*$' "$1" | tail -n 1)
+    echo "${why:-no output}" | sed 's/^[= ]*//' | cut -c1-120
+}
+
+# memcheck's verdict is its ERROR SUMMARY: N > 0 errors fail the step, 0
+# pass it (the suites' own failures are the CUDA suites step's). A run
+# without that line checked nothing: the sanitizer cannot run here (some
+# sandboxed GPU runtimes refuse it), a skip with the reason, not a failure
+# of the code; so is a summary of 0 over CUDA suites that skipped. Running
+# out of its cap is reported, not failed.
 sanitizer_step() {
-    local log=$1/sanitizer.log name="compute-sanitizer memcheck (CUDA suites)" why
+    local log=$1/sanitizer.log name="compute-sanitizer memcheck (CUDA suites)"
     if ! SANITIZER=$(find_sanitizer); then
         row "$name" skip "" "not installed (looked on PATH, beside nvcc, in the toolkit)"
         return
     fi
     export SANITIZER
-    local before=$failed status
+    local before=$failed status errors skipped first
     step "$name" "$SANITIZER_S" "$log" sanitize
     status=$?
-    # Some sandboxed GPU runtimes refuse the sanitizer: "Device not
-    # supported", then error 999 at the first allocation. That is this
-    # machine, not the code: a skip with the reason.
-    why=$(grep -m1 -E 'Device not supported|cudaErrorUnknown|error 999|unknown error' "$log")
-    if [ -z "$why" ]; then
-        why=$(grep -E '^\[SKIP\] cuda_' "$log" | grep -v 'Test is disabled' | head -n1)
-    fi
-    if [ -n "$why" ]; then
-        failed=$before
-        rerow skip "sanitizer unsupported here: $(echo "$why" | sed 's/^[= ]*//' | cut -c1-120)"
+    [ $status -eq 125 ] && return # no time left: step's row says so
+    errors=$(sanitizer_errors "$log")
+    skipped=$(grep -E '^\[SKIP\] cuda_' "$log" | grep -v 'Test is disabled' | head -n1)
+    # memcheck's reports, one per error, as they come (a run stopped at
+    # its cap has them without a summary)
+    first=$(grep -m1 -E '^=+ +(Invalid|Program hit|Uninitialized|Leaked|Race|Barrier|Misaligned|Out-of-range)' "$log" |
+        sed 's/^[= ]*//' | cut -c1-100)
+    failed=$before
+    if [ -n "$errors" ] && [ "$errors" -gt 0 ]; then
+        failed=1
+        rerow FAIL "$errors memcheck errors: ${first:-see the log}; see $log"
+    elif { [ $status -eq 124 ] || [ $status -eq 137 ]; } && [ -n "$first" ]; then
+        failed=1
+        rerow FAIL "memcheck errors before its cap stopped it: $first; see $log"
     elif [ $status -eq 124 ] || [ $status -eq 137 ]; then
-        failed=$before
         rerow stop "ran past its cap (SANITIZER_S=... for more); nothing found before that"
+    elif [ -z "$errors" ] || [ -n "$skipped" ]; then
+        rerow skip "sanitizer unsupported here: $(sanitizer_why_not "$log")"
+    elif [ $status -ne 0 ]; then
+        rerow pass "0 memcheck errors (the suites exited $status under it: see the CUDA suites step)"
+    else
+        rerow pass "0 memcheck errors"
     fi
 }

@@ -162,7 +162,7 @@ Test(curve, level_for_with_measured_capacities)
     cr_assert_not(mixed);
     cr_assert_eq(rl_level_on(cap, spill, 8 * MiB, &mixed), RL_LLC);
     cr_assert_not(mixed);
-    /* in the LLC's fall, mixed: judged against the LLC's faster roof */
+    /* in the LLC's fall, mixed: its class is the LLC's, its rung DRAM's (roofs.c) */
     cr_assert_eq(rl_level_on(cap, spill, 48 * MiB, &mixed), RL_LLC);
     cr_assert(mixed);
     cr_assert_eq(rl_level_on(cap, spill, spill[RL_LLC], &mixed), RL_DRAM, "the next plateau");

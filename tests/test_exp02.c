@@ -110,6 +110,48 @@ Test(exp02, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
 
+/* The H200's quick run (results/reference/h200/gpu-day-logs/lease2-quick):
+ * the weights' copies between half and 4x the LLC, judged against the
+ * cache's rung, gave MBU 0.23 for a GEMV at 0.83 of DRAM. Here the same
+ * class of working set on a pretended 64 MiB LLC (112 MiB of weights, one
+ * copy: LLC-DRAM) against the fixture's roofs, the ladder judging (--roofs
+ * start): the verdict's MBU is the GEMV's GB/s over the DRAM read rung
+ * (20 GB/s), what the spill runs at, unless the GEMV beats that rung
+ * (then over the LLC's, 100). */
+Test(exp02, a_spilled_working_set_is_judged_against_the_spill_rung)
+{
+    setenv("ROOFLAB_LLC", "64Mi", 1);
+    int rc = run_exp02("--quick --backend cpu --shape 4096x14336 --max-bytes 128Mi --roofs start "
+                       "--no-plot --label spill");
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/results/spill/exp-02.csv", dir);
+    rl_table *t = load_results(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    int row = -1;
+    for (int r = 0; r < t->nrows; r++)
+        if (!strcmp(rl_table_get(t, r, "variant"), "gemv_fp16") && atoi(rl_table_get(t, r, "n")) == 1)
+            row = r;
+    cr_assert_geq(row, 0, "gemv_fp16 at n = 1");
+    cr_assert_str_eq(rl_table_get(t, row, "mem_level"), "LLC-DRAM");
+    double gbps = rl_table_num(t, row, "gbps"), rung = gbps > 1.05 * 20 ? 100 : 20;
+    cr_assert_float_eq(rl_table_num(t, row, "ceiling_gbps"), rung, 1e-9, "GB/s %g", gbps);
+    cr_assert_float_eq(rl_table_num(t, row, "mbu"), gbps / rung, 1e-3 * gbps / rung);
+    rl_table_free(t);
+
+    snprintf(path, sizeof path, "%s/results/spill/verdicts.csv", dir);
+    t = load_results(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    int v = rl_table_find(t, "id", "mbu_decode_4096x14336");
+    cr_assert_geq(v, 0);
+    double measured = atof(rl_table_get(t, v, "measured"));
+    cr_assert_float_eq(measured, gbps / rung, 0.0051, "the verdict's MBU %g, the GEMV's %g GB/s over "
+                       "the %g GB/s rung: %s", measured, gbps, rung, rl_table_get(t, v, "note"));
+    cr_assert(strstr(rl_table_get(t, v, "note"), rung == 20 ? "the run-start ladder's DRAM read rung"
+                     : "the run-start ladder's LLC read rung"), "%s", rl_table_get(t, v, "note"));
+    rl_table_free(t);
+}
+
 Test(exp02, usage_errors_exit_2)
 {
     cr_assert_eq(run_exp02("--bogus"), RL_EXIT_USAGE);

@@ -20,7 +20,7 @@ static const char *const DOCUMENTED_COLUMNS =
     "cache_resident,rel_size,cache,samples,stop_reason,time_us_median,time_us_q1,time_us_q3,"
     "time_us_min,time_us_mean,rel_stddev,gbps,mbu,mem_level,ceiling_gbps,ceiling_flag,mbu_datasheet,"
     "group_roof_gbps,group_roof_gbps_q1,group_roof_gbps_q3,group_roof_bytes,"
-    "tflops,mfu,mfu_datasheet,group_roof_tflops,group_roof_tflops_q1,group_roof_tflops_q3,tokens_per_s,ceiling_tokens_per_s,rel_tokens_per_s,validated,"
+    "tflops,mfu,mfu_datasheet,group_roof_tflops,group_roof_tflops_q1,group_roof_tflops_q3,tokens_per_s,ceiling_tokens_per_s,rel_tokens_per_s,dequant_share_model,dequant_share_over_f16,validated,"
     "max_abs_err,skipped_reason";
 
 static const char *const FORMATS[] = {"f16", "q8", "q6", "q5", "q4", "q2"};
@@ -55,6 +55,31 @@ static int find_row(const rl_table *t, const char *source, const char *format, c
     return -1;
 }
 
+/* Prefill rows: the conversion pass's share of the time, by the model (on
+ * the CPU every format, F16 too, is converted to FP32: the format's bytes
+ * read, 4 per weight written, at a copy rung of the fixture's ladder) and
+ * over F16's time; decode rows have neither. */
+static void check_pass_share(const rl_table *t, int r, int f16, bool prefill, double params,
+                             double size, double us)
+{
+    const char *model = rl_table_get(t, r, "dequant_share_model"),
+               *over = rl_table_get(t, r, "dequant_share_over_f16");
+    if (!prefill) {
+        cr_assert(!model[0] && !over[0], "a decode row has no pass: '%s' '%s'", model, over);
+        return;
+    }
+    double share = atof(model), pass_s = share * us * 1e-6;
+    cr_assert(share > 0 && share < 1, "%g", share);
+    double gbps = (size + 4 * params) / pass_s / 1e9;
+    static const double COPY_RUNGS[] = {300, 150, 80, 20}; /* tests/fixtures/ceilings-cpu.csv */
+    bool on_a_rung = false;
+    for (int i = 0; i < 4; i++)
+        on_a_rung |= fabs(gbps - COPY_RUNGS[i]) < 1e-3 * COPY_RUNGS[i];
+    cr_assert(on_a_rung, "the model's pass runs at a copy rung, not %g GB/s", gbps);
+    double t16 = atof(rl_table_get(t, f16, "time_us_median"));
+    cr_assert_float_eq(atof(over), 1 - t16 / us, 1e-4, "over F16: 1 - t_F16 / t");
+}
+
 static void check_measured(const rl_table *t)
 {
     /* The model's size follows the cache (a cache-sized model here, under
@@ -87,6 +112,7 @@ static void check_measured(const rl_table *t)
             int f16 = find_row(t, "measured", "f16", phase, variant);
             double rel = atof(rl_table_get(t, f16, "time_us_median")) / us;
             cr_assert_float_eq(atof(rl_table_get(t, r, "rel_tokens_per_s")), rel, rel * 1e-4, "%s %s", FORMATS[f], variant);
+            check_pass_share(t, r, f16, prefill, params, size, us);
         }
 }
 
@@ -99,7 +125,8 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
                              "prefill tokens/s, every format, vs F16", "size x dec GB/s",
                              "each format's best decode variant", "ms/step",
                              "relative to F16: this run vs llama.cpp's published table",
-                             "model: decode tokens/s ceiling", "H200 SXM", "this device (DRAM read)"};
+                             "model: decode tokens/s ceiling", "H200 SXM", "this device (DRAM read)",
+                             "prefill: the weights' pass to FP32 before the GEMM", "share (model)"};
     for (size_t i = 0; i < sizeof printed / sizeof printed[0]; i++)
         cr_assert(strstr(out, printed[i]), "'%s' missing:\n%s", printed[i], out);
 
@@ -112,7 +139,8 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
     cr_assert_str_eq(header, DOCUMENTED_COLUMNS);
     static const char *meta[] = {"# experiment: 03-quant-decode", "# backend: cpu", "# quick: yes",
                                  "# params: ", "# regime: ", "# prefill_tokens: 64", "# q6: 6.5625 bits",
-                                 "# published: ", "# compare_keys: source,format,phase,variant"};
+                                 "# published: ", "# compare_keys: source,format,phase,variant",
+                                 "# prefill_dequant_share: f16 0."};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(has_meta(t, meta[i]), "metadata '%s' missing", meta[i]);
     check_measured(t);
@@ -144,6 +172,10 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
             judged++;
         }
     cr_assert_eq(judged, 2);
+    int prefill = rl_table_find(v, "id", "prefill_flat");
+    cr_assert_geq(prefill, 0);
+    cr_assert(strstr(rl_table_get(v, prefill, "note"), "of their prefill time by a model of the pass"),
+              "the note says the pass's share: %s", rl_table_get(v, prefill, "note"));
     rl_table_free(v);
 
     const char *charts[] = {"exp-03", "exp-03-bw", "exp-03-prefill"}, *fmts[] = {"png", "pdf", "svg"};

@@ -278,11 +278,15 @@ static void check_table(rl_backend *be)
                     }
                 }
     /* The GPU decodes' other paths: k a multiple of 2048 without a tail
-     * (one and two rows per warp), and a tail past whole pairs of groups. */
-    static const int GPU_SHAPES[][2] = {{33, 2048}, {8192, 2048}, {65, 2304}};
+     * (one and two rows per warp), a tail past whole pairs of groups, and
+     * the k and v projections' shape, which gemv_dp4a splits into blocks
+     * of fewer warps to reach every SM (quant_dp4a_warps_per_block: 4 on
+     * an H200; the small row counts above take 2). */
+    static const int GPU_SHAPES[][2] = {{33, 2048}, {8192, 2048}, {65, 2304}, {1024, 4096}};
+    enum { NSHAPES = sizeof GPU_SHAPES / sizeof GPU_SHAPES[0] };
     for (const quant_variant *v = quant_variants; v->name && backend == KERNEL_CUDA; v++)
         for (int f = 0; f < QF_COUNT && v->phase == QUANT_DECODE && quant_family.has(v, backend); f++)
-            for (int s = 0; s < 3; s++, checked++)
+            for (int s = 0; s < NSHAPES; s++, checked++)
                 check_kernel(be, v, (quant_format)f, GPU_SHAPES[s][0], GPU_SHAPES[s][1], 1, seed += 2);
     cr_assert_gt(checked, 100, "the table was walked");
 }

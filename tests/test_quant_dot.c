@@ -374,3 +374,34 @@ Test(quant_dot, the_largest_x_rounds_to_127_at_most_for_every_half)
     }
     cr_assert_eq(checked, 0x7bff);
 }
+
+/* The dp4a decode's launch shape (quant_dp4a_warps_per_block): a short
+ * matrix spreads over every SM, a long one keeps blocks of 16 warps (each
+ * block quantizes all of x), and the blocks always cover every row. */
+Test(quant_dot, a_short_matrix_spreads_over_every_sm)
+{
+    /* an H200: the 1024-row k and v projections were 64 blocks of 16 warps */
+    cr_assert_eq(quant_dp4a_warps_per_block(1024, 1, 132), 4, "256 blocks of 4 warps");
+    cr_assert_eq(quant_dp4a_warps_per_block(4096, 1, 132), 16, "256 blocks: every SM has one");
+    cr_assert_eq(quant_dp4a_warps_per_block(14336, 2, 132), 16);
+    cr_assert_eq(quant_dp4a_warps_per_block(128256, 2, 132), 16);
+    cr_assert_eq(quant_dp4a_warps_per_block(1024, 1, 108), 8, "an A100: 128 blocks of 8");
+    cr_assert_eq(quant_dp4a_warps_per_block(1, 1, 132), QUANT_DP4A_MIN_WARPS, "never below 2 warps");
+    static const int ROWS[] = {1, 3, 33, 257, 1024, 2048, 4096, 8192, 14336, 128256};
+    static const int SMS[] = {1, 40, 108, 132, 170};
+    for (size_t r = 0; r < sizeof ROWS / sizeof ROWS[0]; r++)
+        for (size_t s = 0; s < sizeof SMS / sizeof SMS[0]; s++)
+            for (int per = 1; per <= 2; per++) {
+                long long warps = (ROWS[r] + per - 1) / per;
+                int w = quant_dp4a_warps_per_block(ROWS[r], per, SMS[s]);
+                long long blocks = (warps + w - 1) / w;
+                cr_assert(w >= QUANT_DP4A_MIN_WARPS && w <= QUANT_DP4A_MAX_WARPS && (w & (w - 1)) == 0,
+                          "%d warps", w);
+                cr_assert_geq(blocks * w * per, ROWS[r], "every row has a warp");
+                /* below 16 warps only to reach every SM, and no further than that */
+                cr_assert(w == QUANT_DP4A_MAX_WARPS || (warps + 2 * w - 1) / (2 * w) < SMS[s],
+                          "%d rows on %d SMs: %d warps where %d reached every SM", ROWS[r], SMS[s], w, 2 * w);
+                cr_assert(w == QUANT_DP4A_MIN_WARPS || blocks >= SMS[s] || w == QUANT_DP4A_MAX_WARPS,
+                          "%d rows on %d SMs: %lld blocks of %d leave SMs idle", ROWS[r], SMS[s], blocks, w);
+            }
+}

@@ -8,6 +8,7 @@
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +30,10 @@ Test(roofs, a_working_set_lives_in_the_first_level_it_fits)
     cr_assert_not(mixed);
 }
 
-Test(roofs, just_past_a_level_is_judged_against_that_faster_level)
+Test(roofs, just_past_a_level_is_mixed_with_the_next)
 {
-    /* A cache is not strict LRU: a working set up to 4x its size still
-     * hits in it, so the faster roof is the honest upper bound. */
+    /* A cache is not strict LRU: a working set up to 4x its size may still
+     * hit in it, so it is marked mixed (which rung judges it: below). */
     const double cap[RL_LEVEL_COUNT] = {64 * KiB, 1 * MiB, 32 * MiB, 16384 * MiB};
     bool mixed;
     cr_assert_eq(rl_level_for(cap, 100 * KiB, &mixed), RL_L1);
@@ -53,6 +54,113 @@ Test(roofs, absent_levels_are_skipped)
     cr_assert(mixed);
     cr_assert_eq(rl_level_for(cap, 150 * MiB, &mixed), RL_LLC);
     cr_assert(mixed);
+}
+
+/* ---- a working set that spills: judged against what the spill runs at ------------ */
+
+/* Fabricated roofs (the fixture: LLC read 100 GB/s, DRAM read 20) on a
+ * pretended 32 MiB LLC, without a curve: the reported sizes hold, and a
+ * working set from 16 MiB (half the LLC) to 128 MiB (4x) is LLC-DRAM. */
+static rl_ctx *spill_ctx;
+static const rl_experiment SPILL_EXP = {.id = "t", .slug = "t-spill", .title = "spill"};
+static const rl_claim MBU_CLAIM = {"mbu", "MBU of the spilled point", 0.8, INFINITY, "", 2,
+                                   .on_ceiling = true, .premise_mbu = 0.7};
+
+static void spill_setup(void)
+{
+    setenv("ROOFLAB_HOST_BUSY", "ignore", 1);
+    setenv("ROOFLAB_LLC", "32Mi", 1);
+    rl_args args = {.backend = RL_BACKEND_CPU, .label = "t-spill", .ceilings_file = TEST_CEILINGS,
+                    .start_roofs = true};
+    spill_ctx = rl_begin_bare(&SPILL_EXP, &args);
+}
+
+static void spill_teardown(void) { rl_end_discard(spill_ctx); }
+
+TestSuite(roofs_spill, .init = spill_setup, .fini = spill_teardown);
+
+/* A point that read `footprint` bytes once at `gbps`, with no group probe
+ * (--roofs start: the run-start ladder judges it). */
+static rl_point read_at(double footprint, double gbps)
+{
+    rl_point p = {.state = RL_POINT_TIMED, .bytes = footprint, .footprint = footprint,
+                  .pattern = RL_READ, .seconds = footprint / (gbps * 1e9)};
+    p.m.stats = (rl_stats){.median = p.seconds, .q1 = p.seconds, .q3 = p.seconds, .samples = 5};
+    p.roof = rl_group_roof_none();
+    return p;
+}
+
+Test(roofs_spill, the_verdict_takes_mbu_against_the_rung_the_spill_runs_at)
+{
+    const rl_ceilings *c = rl_ceilings_get(spill_ctx);
+    cr_assert_eq(c->level_bytes[RL_LLC], 32 * MiB, "the pretended LLC holds: %g", c->level_bytes[RL_LLC]);
+    static const double FOOTPRINTS[] = {0.6, 1.0, 1.5, 2.0, 3.0, 3.9}; /* x the LLC */
+    for (size_t i = 0; i < sizeof FOOTPRINTS / sizeof FOOTPRINTS[0]; i++) {
+        /* the H200's case: 0.82 of DRAM, far below the cache's rung */
+        rl_point p = read_at(FOOTPRINTS[i] * 32 * MiB, 16.4);
+        rl_roof roof = rl_point_roof(spill_ctx, &p);
+        cr_assert(roof.mixed && roof.level == RL_LLC && !strcmp(roof.name, "LLC-DRAM"),
+                  "%.1fx the LLC: %s", FOOTPRINTS[i], roof.name);
+        cr_assert_float_eq(roof.gbps, 20, 1e-9, "judged on the DRAM read rung: %g", roof.gbps);
+        cr_assert_float_eq(roof.cached_gbps, 100, 1e-9);
+        cr_assert_float_eq(rl_point_mbu(spill_ctx, &p), 0.82, 1e-9,
+                           "%.1fx: %g, not 16.4 / 100 (the LLC's rung)", FOOTPRINTS[i],
+                           rl_point_mbu(spill_ctx, &p));
+        cr_assert_float_eq(rl_point_roof_gbps(spill_ctx, &p), 20, 1e-9);
+        rl_premise pr = rl_premise_start();
+        rl_premise_memory_bound(spill_ctx, &pr, &MBU_CLAIM, &p, "the spilled point");
+        rl_judge_given(spill_ctx, &MBU_CLAIM, NULL, rl_point_mbu(spill_ctx, &p), &pr, "");
+        rl_verdict_status st;
+        const char *note;
+        cr_assert(rl_verdict_find(spill_ctx, "mbu", &st, &note));
+        cr_assert_eq(st, RL_HOLDS, "%.1fx: %s", FOOTPRINTS[i], note);
+        cr_assert_str_eq(rl_verdict_measured(spill_ctx, "mbu"), "0.82");
+    }
+    cr_assert_null(rl_ceiling_suspect_note(spill_ctx), "no roof was beaten");
+}
+
+Test(roofs_spill, a_slow_spill_is_named_against_its_rung_in_the_premise)
+{
+    rl_point p = read_at(64 * MiB, 10); /* 0.5 of DRAM's rung */
+    rl_premise pr = rl_premise_start();
+    rl_premise_memory_bound(spill_ctx, &pr, &MBU_CLAIM, &p, "the spilled point");
+    cr_assert_not(pr.met);
+    cr_assert(strstr(pr.why, "the spilled point at 0.50 of its roof") &&
+                  strstr(pr.why, "the run-start ladder's DRAM read rung (the working set spills "
+                         "from the LLC)"),
+              "%s", pr.why);
+}
+
+Test(roofs_spill, a_point_beating_the_spill_rung_is_judged_against_the_cache)
+{
+    /* 50 GB/s over 48 MiB: 2.5x DRAM's rung, so part of it hit in the LLC;
+     * the LLC's rung is the one roof it cannot beat, and no rung is
+     * suspect for it. */
+    rl_point p = read_at(48 * MiB, 50);
+    cr_assert_float_eq(rl_point_mbu(spill_ctx, &p), 0.5, 1e-9, "%g", rl_point_mbu(spill_ctx, &p));
+    cr_assert_float_eq(rl_point_roof_gbps(spill_ctx, &p), 100, 1e-9);
+    cr_assert_null(rl_ceiling_suspect_note(spill_ctx));
+    char text[160];
+    rl_point_roof_text(spill_ctx, &p, text, sizeof text);
+    cr_assert(strstr(text, "LLC read rung (it beat the spill's rung"), "%s", text);
+    /* beyond the cache's rung too: that roof was under-measured */
+    rl_point q = read_at(48 * MiB, 120);
+    cr_assert_gt(rl_point_mbu(spill_ctx, &q), 1.05);
+    cr_assert_not_null(rl_ceiling_suspect_note(spill_ctx));
+    cr_assert(strstr(rl_ceiling_suspect_note(spill_ctx), "LLC read bandwidth"), "%s",
+              rl_ceiling_suspect_note(spill_ctx));
+}
+
+Test(roofs_spill, a_group_probe_over_the_footprint_judges_the_spill)
+{
+    rl_point p = read_at(64 * MiB, 16);
+    p.roof.gbps = p.roof.gbps_q1 = p.roof.gbps_q3 = 18; /* the probe read the same 64 MiB */
+    p.roof.probe_bytes = 64 * MiB;
+    p.roof.mbu = 16.0 / 18;
+    cr_assert_float_eq(rl_point_mbu(spill_ctx, &p), 16.0 / 18, 1e-9);
+    char text[160];
+    rl_point_roof_text(spill_ctx, &p, text, sizeof text);
+    cr_assert_str_eq(text, "the group's read probe (64 MiB)");
 }
 
 /* ---- end to end ----------------------------------------------------------------- */

@@ -115,21 +115,34 @@ static double compute_bound_mfu(rl_ctx *ctx, const rl_points *all, const shape *
 
 /* ---- the verdicts ---------------------------------------------------------------- */
 
+/* What the decode MBU was judged against (a mixed roof: what the spill
+ * runs at, rl_roof), and where --max-bytes put the weights: under 4x the
+ * LLC they spill from it (mixed) or sit in it, not in device memory. */
+static void decode_note(rl_ctx *ctx, const rl_point *g, const rl_point *lib, char *buf, size_t len)
+{
+    char roof[160], size[32];
+    rl_point_roof_text(ctx, g, roof, sizeof roof);
+    rl_format_bytes(g->footprint, size, sizeof size);
+    snprintf(buf, len, "gemv_fp16 moves %.0f GB/s against %s", rl_point_gbps(g), roof);
+    if (!rl_beyond_cache(ctx, g->footprint))
+        rl_appendf(buf, len, rl_point_roof(ctx, g).mixed ? "; --max-bytes keeps the weights' "
+                   "copies (%s) under 4x the last-level cache" : "; --max-bytes keeps the "
+                   "weights (%s) in the cache", size);
+    rl_appendf(buf, len, "; the library path: MBU %.2f", lib ? rl_point_mbu(ctx, lib) : NAN);
+}
+
 static void judge_decode(rl_ctx *ctx, const rl_points *all, const shape *s, double mfu_compute)
 {
     const rl_point *g = rl_points_find(all, "bandwidth", at_n, &(at){s, 1}),
                    *lib = rl_points_find(all, "library", at_n, &(at){s, 1});
-    char note[320];
+    char note[400];
     rl_judge(ctx, &EXP02_CLAIMS[AI_DECODE], s->name,
              rl_arith_intensity(gemv_flops(s->rows, s->k, 1), gemv_bytes(s->rows, s->k, 1)),
              "2 FLOPs and 2 bytes per weight; a count, not a measurement");
 
     snprintf(note, sizeof note, "gemv_fp16 not measured");
     if (g)
-        snprintf(note, sizeof note, "gemv_fp16 moves %.0f GB/s against the %s read bandwidth%s; "
-                 "the library path: MBU %.2f", rl_point_gbps(g), rl_point_roof(ctx, g).name,
-                 rl_beyond_cache(ctx, g->footprint) ? "" : " (--max-bytes keeps the weights in "
-                 "the cache)", lib ? rl_point_mbu(ctx, lib) : NAN);
+        decode_note(ctx, g, lib, note, sizeof note);
     rl_premise pr = rl_premise_start();
     rl_premise_memory_bound(ctx, &pr, &EXP02_CLAIMS[MBU_DECODE], g, "gemv_fp16 at n = 1");
     rl_judge_given(ctx, &EXP02_CLAIMS[MBU_DECODE], s->name, g ? rl_point_mbu(ctx, g) : NAN, &pr, note);

@@ -63,6 +63,21 @@ double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p)
     return f16 ? f16->seconds / p->seconds : NAN;
 }
 
+static bool is_prefill(const rl_point *p) { return RL_DATA(step, p)->v->phase == QUANT_PREFILL; }
+
+double col_pass_share_model(rl_ctx *ctx, const rl_point *p)
+{
+    const step *s = RL_DATA(step, p);
+    return is_prefill(p) && rl_point_timed(p) ? model_pass_s(ctx, s->m, s->f) / p->seconds : NAN;
+}
+
+double col_pass_share_over_f16(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    const rl_point *f16 = f16_of(p);
+    return is_prefill(p) && f16 && rl_point_timed(p) ? 1 - f16->seconds / p->seconds : NAN;
+}
+
 static const rl_column COLUMNS[] = {
     RL_TEXT("source", NULL, NULL, step, source),
     RL_TEXT("format", NULL, NULL, step, format),
@@ -84,6 +99,8 @@ static const rl_column DERIVED[] = {
     {"tokens_per_s", NULL, NULL, .num = col_tokens_per_s},
     {"ceiling_tokens_per_s", NULL, NULL, .num = col_ceiling},
     {"rel_tokens_per_s", NULL, NULL, .num = col_rel_tokens_per_s},
+    {"dequant_share_model", NULL, NULL, .num = col_pass_share_model},
+    {"dequant_share_over_f16", NULL, NULL, .num = col_pass_share_over_f16},
     {0},
 };
 
@@ -205,6 +222,9 @@ static int fewer_layers_to_fit(const rl_ctx *ctx, int want, double layer_weights
  * LLC (the claim then speaks of the LLC). regime: where they live, and why. */
 static void plan_model(rl_ctx *ctx, model *m)
 {
+    /* llama.cpp's pp512 on the GPU in every mode, and in a full CPU run; a
+     * shorter CPU run takes 64 tokens (a 14336 x 4096 x 512 SGEMM per
+     * matrix takes a 2-core CPU seconds). */
     int prefill_n = ctx->kind == RL_CPU && ctx->args.mode != RL_MODE_FULL ? 64 : 512;
     char regime[256];
     double layer = 2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN;

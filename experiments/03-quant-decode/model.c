@@ -7,6 +7,7 @@
 #include "exp03.h"
 #include "cpu/quant_dot.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -65,6 +66,26 @@ void model_plan_matrix(model *m, int rows, int k)
 double model_bytes(const model *m, quant_format f)
 {
     return m->params / QUANT_BLOCK * quant_formats[f].block_bytes;
+}
+
+double model_pass_bytes(const model *m, quant_format f, bool gpu)
+{
+    if (gpu && f == QF_F16)
+        return 0;
+    return model_bytes(m, f) + m->params * (gpu ? 2 : 4);
+}
+
+/* The pass writes one matrix at a time into the scratch, which the GEMM
+ * reads next: its working set is the weights and the largest matrix's
+ * output. */
+double model_pass_s(rl_ctx *ctx, const model *m, quant_format f)
+{
+    bool gpu = ctx->kind == RL_CUDA;
+    double bytes = model_pass_bytes(m, f, gpu), widest = 0;
+    for (int i = 0; i < m->nmat; i++)
+        widest = fmax(widest, (double)m->mats[i].rows * m->mats[i].k);
+    rl_roof roof = rl_roof_for(ctx, model_bytes(m, f) + widest * (gpu ? 2 : 4), RL_COPY);
+    return bytes > 0 ? bytes / (roof.gbps * 1e9) : 0;
 }
 
 static int width_index(const model *m, int k) { return k == m->widths[0] ? 0 : 1; }

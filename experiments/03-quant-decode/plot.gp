@@ -13,7 +13,7 @@
 # The ceiling is a band, not a line: decode streams the weights and only
 # reads them, so its honest ceiling is the read rung of the level the
 # weights live in (the mem_level column; a mixed "L2-LLC" is judged against
-# its faster level), drawn from the worst to the best of that rung's trials
+# the level it spills to, what the spill runs at: roofs.c), drawn from the worst to the best of that rung's trials
 # ("# roof_<LEVEL>_read_gbps: best worst bytes"). The CSV's mbu and
 # ceiling_tokens_per_s use the best of the same rung, so a point inside
 # the band is at the ceiling within the ceiling's own noise.
@@ -58,8 +58,10 @@ stats csv using (strcol('source') eq 'llama.cpp' ? 1 : 0) nooutput
 have_published = STATS_sum > 0
 
 # ---- the decode ceiling: the read rung of the weights' level, as a band -------
-# The level a row is judged in: mem_level, or a mixed level's faster half.
-roof_level(s) = strstrt(s, '-') > 0 ? s[1:strstrt(s, '-') - 1] : s
+# The level a row is judged in: mem_level, or a mixed level's slower half
+# (the spill's rung; a point that beats it is judged against the faster,
+# and its ceiling_gbps says so).
+roof_level(s) = strstrt(s, '-') > 0 ? s[strstrt(s, '-') + 1:] : s
 # The levels the measured decode rows live in (usually one: DRAM).
 decode_levels = ''
 do for [lv in 'L1 L2 LLC DRAM'] {

@@ -117,6 +117,39 @@ static void print_measured(rl_ctx *ctx, const rl_points *pts, const model *m)
     }
 }
 
+/* The conversion pass's share of each format's prefill (its best prefill
+ * point): by the model, and measured as its time over the F16 prefill
+ * timed with it; the same in the CSV's header, for the note. */
+static void print_prefill_pass(rl_ctx *ctx, const rl_points *pts, const model *m)
+{
+    static const rl_grid_column COLS[] = {
+        {"format", "%-6s"}, {"prefill ms", "%11.3f"}, {"pass MiB", "%10.1f"},
+        {"pass ms (model)", "%16.3f"}, {"share (model)", "%14.2f"}, {"over F16", "%9.2f"}, {0}};
+    bool gpu = ctx->kind == RL_CUDA;
+    printf("\n  prefill: the weights' pass to %s before the GEMM, its share of each format's "
+           "prefill\n  time: a model (the pass's bytes at the copy rung), and measured as the "
+           "time over\n  the F16 prefill timed with it (the same GEMM; %s)\n", gpu ? "FP16" : "FP32",
+           gpu ? "F16 skips the pass" : "F16 is converted too");
+    rl_grid_header(COLS);
+    char model_text[160] = "", over_text[160] = "";
+    for (quant_format f = 0; f < QF_COUNT; f++) {
+        const rl_point *p = best(pts, f, QUANT_PREFILL);
+        double share = p ? col_pass_share_model(ctx, p) : NAN,
+               over = p ? col_pass_share_over_f16(ctx, p) : NAN;
+        rl_grid_row(COLS, quant_formats[f].name, p ? p->seconds * 1e3 : NAN,
+                    model_pass_bytes(m, f, gpu) / 1048576.0, model_pass_s(ctx, m, f) * 1e3, share,
+                    f == QF_F16 ? NAN : over);
+        rl_appendf(model_text, sizeof model_text, "%s%s %.2f", f ? " " : "", quant_formats[f].name,
+                   share);
+        if (f != QF_F16)
+            rl_appendf(over_text, sizeof over_text, "%s%s %.2f", f > 1 ? " " : "",
+                       quant_formats[f].name, over);
+    }
+    rl_meta(ctx, "prefill_dequant_share", "%s (a model: the pass's bytes at the copy rung of its "
+            "level, over each format's best prefill time); measured as the time over the F16 "
+            "prefill timed with it: %s", model_text, over_text);
+}
+
 static void print_published(const rl_points *pts, const model *m, const rl_table *t)
 {
     static const rl_grid_column COLS[] = {
@@ -226,6 +259,25 @@ static void decode_premise(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const
     rl_premise_within_bytes(pr, f16, q, what);
 }
 
+/* The range over q8..q2 of the pass's share of the prefill time: by the
+ * model, and over F16's time (on the GPU, where F16 skips the pass). */
+static void pass_note(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len)
+{
+    double lo = INFINITY, hi = -INFINITY, olo = INFINITY, ohi = -INFINITY;
+    for (quant_format f = QF_Q8; f < QF_COUNT; f++) {
+        const rl_point *p = best(pts, f, QUANT_PREFILL);
+        if (!p)
+            return;
+        double s = col_pass_share_model(ctx, p), o = col_pass_share_over_f16(ctx, p);
+        lo = fmin(lo, s), hi = fmax(hi, s), olo = fmin(olo, o), ohi = fmax(ohi, o);
+    }
+    rl_appendf(buf, len, ": %.0f-%.0f %% of their prefill time by a model of the pass (its bytes "
+               "at the copy rung)", 100 * lo, 100 * hi);
+    if (ctx->kind == RL_CUDA)
+        rl_appendf(buf, len, ", %.0f-%.0f %% measured as the time over F16's (the same GEMM)",
+                   100 * olo, 100 * ohi);
+}
+
 /* Ratios between formats, each against the F16 point timed with it, judged
  * wherever the weights live (DRAM, or the LLC of a cache-sized model: the
  * same claim about that level's bandwidth); the note says where. */
@@ -263,6 +315,7 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
     snprintf(note, sizeof note, "F16 prefill at %.0f %% MFU; the other formats are first "
              "dequantized %s", p16 ? 100 * rl_point_mfu(ctx, p16) : NAN,
              ctx->kind == RL_CUDA ? "to FP16 (a pass through memory)" : "to FP32");
+    pass_note(ctx, pts, note, sizeof note);
     rl_judge_status(ctx, c, NULL, measured, rl_within(dev, c->lo, c->hi), note);
 }
 
@@ -303,6 +356,8 @@ void report(rl_ctx *ctx, const rl_points *pts, const model *m)
     else
         printf("\n(no published table at %s: the charts show this run only)\n", PUBLISHED);
     print_measured(ctx, pts, m);
+    if (m->prefill_n)
+        print_prefill_pass(ctx, pts, m);
     if (have)
         print_published(pts, m, published);
     print_ceilings(ctx);

@@ -296,23 +296,25 @@ static void declare(rl_ctx *ctx)
 
 /* Which regime did this op run in? A single pass that moves data at half
  * the roof or more is memory-bound; one that cannot is limited by the op's
- * arithmetic, and fusion can then save little. A working set that spills
- * from one level to the next is judged against the slower one. */
+ * arithmetic, and fusion can then save little. The roof is the one its
+ * MBU is taken against (a working set that spills from one level to the
+ * next: what the spill runs at, rl_roof). */
 static void describe_regime(rl_ctx *ctx, const rl_point *one, char *buf, size_t len)
 {
     if (!one) {
         snprintf(buf, len, "regime unknown (one_op not measured)");
         return;
     }
-    rl_roof roof = rl_point_roof(ctx, one);
-    double gbps = rl_point_gbps(one), mbu = rl_point_mbu_spilled(ctx, one);
-    const char *level = roof.name, *op = RL_DATA(call, one)->op;
+    double gbps = rl_point_gbps(one), mbu = rl_point_mbu(ctx, one);
+    const char *op = RL_DATA(call, one)->op;
+    char roof[160];
+    rl_point_roof_text(ctx, one, roof, sizeof roof);
     if (mbu >= 0.5)
-        snprintf(buf, len, "memory-bound: one %s pass moves %.0f GB/s, %.2f of the %s copy "
-                 "bandwidth", op, gbps, mbu, level);
+        snprintf(buf, len, "memory-bound: one %s pass moves %.0f GB/s, %.2f of %s", op, gbps, mbu,
+                 roof);
     else
-        snprintf(buf, len, "compute-bound: one %s pass moves only %.1f GB/s, %.2f of the %s copy "
-                 "bandwidth, so arithmetic, not memory, sets the time", op, gbps, mbu, level);
+        snprintf(buf, len, "compute-bound: one %s pass moves only %.1f GB/s, %.2f of %s, so "
+                 "arithmetic, not memory, sets the time", op, gbps, mbu, roof);
 }
 
 static bool of_op_and_size(const rl_point *p, const void *key)
@@ -330,7 +332,7 @@ static void judge_op(rl_ctx *ctx, const rl_points *all, fusion_op op, size_t nma
     const rl_point *one = rl_points_find(all, "one_op", of_op_and_size, &key),
                    *unfused = rl_points_find(all, "pair_unfused", of_op_and_size, &key),
                    *fused = rl_points_find(all, "pair_fused", of_op_and_size, &key);
-    char note[600], regime[200];
+    char note[720], regime[320];
     describe_regime(ctx, one, regime, sizeof regime);
     double footprint = 2.0 * (double)nmax * sizeof(float); /* in + out */
     if (!rl_beyond_cache(ctx, footprint)) {
@@ -345,7 +347,7 @@ static void judge_op(rl_ctx *ctx, const rl_points *all, fusion_op op, size_t nma
     /* A fused pass slower than one op's pass: the second op's arithmetic
      * shows through, and the fused kernel leaves part of the roof unused. */
     if (one && fused && fused->seconds > CLAIMS[FUSED_VS_ONE_OP].hi * one->seconds) {
-        double mbu = rl_point_mbu_spilled(ctx, fused);
+        double mbu = rl_point_mbu(ctx, fused);
         rl_appendf(note, sizeof note, "; the fused pass (two %s per element) moves %.2f of the "
                    "roof, its arithmetic not hidden under the memory time", RL_DATA(call, fused)->op, mbu);
     }
