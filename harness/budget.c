@@ -6,8 +6,8 @@
  * the harness plans the run to fit and keeps it fitting as it goes:
  *   - the points every verdict needs (a point is needed unless its
  *     experiment declared it optional: a chart's sweep between the
- *     verdicts' points) are measured whatever happens, under a stop rule
- *     scaled between the mode's and the quick one until they fit;
+ *     verdicts' points) are measured first, under a stop rule scaled
+ *     between the mode's, the quick one and a floor until they fit;
  *   - optional groups are measured as the time left allows, spread evenly
  *     over each sweep (a credit of the fraction that fits, spent a group
  *     at a time), and the others are written as rows that say why they
@@ -72,12 +72,26 @@ struct rl_budget {
     bool trace; /* ROOFLAB_BUDGET_TRACE=1: each decision on stderr */
 };
 
-/* The stop rule at scale s: the mode's at 1, the quick rule's at 0. */
+/* The least a budget asks of a point when not even the quick rule fits:
+ * three samples, a tenth of a second. A verdict on it is noisier, and
+ * the CSV's samples and stop_reason say so; not judging it is worse. */
+static const rl_stop_rule FLOOR_RULE = {.min_samples = 3, .min_time_s = 0.01, .max_noise = 0.05,
+                                        .timeout_s = 0.1};
+
+/* The stop rule at scale s: the mode's at 1, the quick rule's at 0, the
+ * floor's at -1. */
 static rl_stop_rule rule_at(const rl_budget *b, double s)
 {
-    const rl_stop_rule *q = &RL_STOP_QUICK, *m = &b->base;
+    const rl_stop_rule *q = &RL_STOP_QUICK, *m = &b->base, *f = &FLOOR_RULE;
     if (s >= 1)
         return *m;
+    if (s < 0)
+        return (rl_stop_rule){
+            .min_samples = f->min_samples,
+            .min_time_s = q->min_time_s + s * (q->min_time_s - f->min_time_s),
+            .max_noise = fmax(m->max_noise, f->max_noise),
+            .timeout_s = q->timeout_s + s * (q->timeout_s - f->timeout_s),
+        };
     return (rl_stop_rule){
         .min_samples = s >= 0.5 ? m->min_samples : q->min_samples,
         .min_time_s = q->min_time_s + s * (m->min_time_s - q->min_time_s),
@@ -127,12 +141,12 @@ static double time_left(const rl_budget *b)
 }
 
 /* The largest scale at which the needed groups left fit their share of
- * the time left (0 when not even the quick rule fits). */
+ * the time left (-1, the floor, when not even that fits). */
 static double fitting_scale(rl_ctx *ctx, const rl_budget *b, double left)
 {
     if (rest_s(ctx, b, 1, true, -1) <= NEEDED_SHARE * left)
         return 1;
-    double lo = 0, hi = 1;
+    double lo = -1, hi = 1;
     for (int k = 0; k < 20; k++) {
         double mid = (lo + hi) / 2;
         if (rest_s(ctx, b, mid, true, -1) <= NEEDED_SHARE * left)
@@ -375,8 +389,8 @@ void rl_budget_report(rl_ctx *ctx)
     }
     printf("\n");
     rl_meta(ctx, "budget_run", "%d of %d optional groups, %d groups not run; stop rule scale "
-            "%.2f..%.2f (1: the mode's, 0: the quick rule); needed groups %.1f s, optional %.1f "
-            "s, inputs %.1f s", b->optional_run, b->optional, b->skipped,
+            "%.2f..%.2f (1: the mode's, 0: the quick rule, -1: the floor); needed groups %.1f s, "
+            "optional %.1f s, inputs %.1f s", b->optional_run, b->optional, b->skipped,
             isfinite(b->scale_lo) ? b->scale_lo : 1, isfinite(b->scale_hi) ? b->scale_hi : 1,
             b->needed_took, fmax(0, b->took_done - b->needed_took), b->outside_s);
 }
