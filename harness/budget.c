@@ -101,12 +101,13 @@ static rl_stop_rule rule_at(const rl_budget *b, double s)
 }
 
 /* The model's seconds for a group: each member at its time limit (a
- * shared host's noise keeps most from the noise target sooner), with the
- * warm-up and validation calls. */
+ * shared host's noise keeps most from the noise target sooner), but never
+ * under the three samples a member always gets, with the warm-up and
+ * validation calls. */
 static double group_model_s(rl_ctx *ctx, const budget_group *g, const rl_stop_rule *r)
 {
     (void)ctx;
-    return g->members * (r->timeout_s + 3 * g->call_s);
+    return g->members * (fmax(r->timeout_s, 3 * g->call_s) + 3 * g->call_s);
 }
 
 /* Per member, what the groups so far took beyond their model time. */

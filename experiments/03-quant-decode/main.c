@@ -291,6 +291,9 @@ static void bind_check(rl_ctx *ctx, rl_point *p)
  * (matrix_only: the decode variants, F16 once, in one group). */
 static void declare_points(rl_ctx *ctx, model *m, bool matrix_only)
 {
+    /* The verdicts read each format's best decode, the integer one where
+     * it runs: the dequantizing decode is then their notes' (optional). */
+    bool int8_runs = rl_variant_by_role(ctx, &quant_family, "decode_int8") != NULL;
     int group = 0, declared = 0;
     for (const quant_variant *v = quant_variants; v->name; v++) {
         bool decode = v->phase == QUANT_DECODE;
@@ -316,7 +319,8 @@ static void declare_points(rl_ctx *ctx, model *m, bool matrix_only)
                 .count = decode ? m->rows_total : m->check_count,
                 .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
                 .bytes = size, .footprint = size, .pattern = RL_READ,
-                .flops = 2.0 * m->params * s->tokens});
+                .flops = 2.0 * m->params * s->tokens,
+                .optional = int8_runs && kernel_has_role(KERNEL_VARIANT(v), "decode_dequant")});
             declared++;
         }
     }
