@@ -343,6 +343,16 @@ void rl_budget_group_done(rl_ctx *ctx)
     b->current = -1;
 }
 
+double rl_budget_expected_s(rl_ctx *ctx, const rl_point *leader)
+{
+    rl_budget *b = ctx->priv->budget;
+    int i = b ? group_of(b, index_of(ctx, leader)) : -1;
+    if (i < 0)
+        return 0;
+    rl_stop_rule r = rule_at(b, fitting_scale(ctx, b, time_left(b)));
+    return b->g[i].members ? expected_s(ctx, b, &b->g[i], &r) : 0;
+}
+
 double rl_budget_fit(const rl_ctx *ctx, double want_s)
 {
     const rl_budget *b = ctx->priv->budget;

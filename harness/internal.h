@@ -552,6 +552,9 @@ bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader);
 void rl_budget_group_done(rl_ctx *ctx);
 void rl_budget_skip_reason(const rl_ctx *ctx, char *buf, size_t len);
 void rl_budget_report(rl_ctx *ctx);
+/* The seconds the group led by this point is expected to take now (0
+ * without a budget, or for a point it does not know). */
+double rl_budget_expected_s(rl_ctx *ctx, const rl_point *leader);
 /* Seconds until the deadline less the reserve (INFINITY without a budget):
  * what a group's timing may still take. */
 double rl_budget_left_s(const rl_ctx *ctx);

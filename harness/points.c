@@ -212,18 +212,42 @@ static void run_group(rl_ctx *ctx, rl_points *s, int first)
     rl_budget_group_done(ctx);
 }
 
+/* Under --budget, the groups a verdict needs, the cheapest first: when
+ * not all fit, the most verdicts are judged. */
+static void run_needed_groups(rl_ctx *ctx, rl_points *s)
+{
+    int *order = malloc(sizeof(int) * (size_t)(s->n ? s->n : 1)), n = 0;
+    if (!order)
+        rl_die(RL_EXIT_FAILED, "out of memory for the groups' order");
+    for (int i = 0; i < s->n; i++)
+        if (!seen_before(s, i) && group_needed(s, i))
+            order[n++] = i;
+    for (int a = 1; a < n; a++) /* insertion sort by expected seconds: a part has few groups */
+        for (int b = a; b > 0 && rl_budget_expected_s(ctx, &s->v[order[b]]) <
+                                     rl_budget_expected_s(ctx, &s->v[order[b - 1]]); b--) {
+            int t = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = t;
+        }
+    for (int k = 0; k < n; k++)
+        run_group(ctx, s, order[k]);
+    free(order);
+}
+
 /* Every point validated, then group by group timed, in the order
  * declared; under --budget each group validated as it comes, the groups
  * a verdict needs first, then the optional ones as time allows. */
 void rl_points_measure(rl_ctx *ctx, rl_points *s)
 {
-    bool needed_first = ctx->priv->budget != NULL;
-    if (!needed_first)
+    bool budget = ctx->priv->budget != NULL;
+    if (budget) {
+        run_needed_groups(ctx, s);
+    } else {
         rl_points_validate(ctx, s);
-    for (int pass = needed_first ? 0 : 1; pass < 2; pass++)
-        for (int i = 0; i < s->n; i++)
-            if (!seen_before(s, i) && (!needed_first || group_needed(s, i) == (pass == 0)))
-                run_group(ctx, s, i);
+    }
+    for (int i = 0; i < s->n; i++)
+        if (!seen_before(s, i) && (!budget || !group_needed(s, i)))
+            run_group(ctx, s, i);
     rl_progress_clear();
 }
 
