@@ -28,7 +28,7 @@ B=${B:-build}
 LABEL=${LABEL:-}
 FLAGS=${FLAGS:-}
 BUDGET=${BUDGET:-}
-declare -A WEIGHT=([01]=12 [02]=24 [03]=58 [04]=10 [05]=7 [06]=9)
+declare -A WEIGHT=([01]=12 [02]=30 [03]=52 [04]=10 [05]=7 [06]=9)
 CEILINGS_WEIGHT=6
 
 [ -n "$LABEL" ] || { echo "run-all: LABEL is required" >&2; exit 2; }
