@@ -13,14 +13,16 @@
 #                 each runs with --budget (its share) and so fits it +10 %.
 #   B             the build folder
 #
-# The weights: the least wall time in which each experiment judged every
-# verdict its lab run judges, under --budget on a 2-core Zen 3 VM,
-# 2026-12-02, ceilings reused (its needed points at the floor's stop
+# The weights: about the least wall time in which each experiment judged
+# the verdicts its lab run judges, under --budget on a 2-core Zen 3 VM,
+# 2026-12-02, ceilings reused (its needed points down to the floor's stop
 # rule, its inputs, the 2.5 s it keeps for its charts): 01 its holds at
-# their shortest, 02 the library's GEMMs at n = 512, 03 its model's
-# encoding (24-32 s). The first experiment also measures the ceilings
-# (about 6 s with a budget's short trials) when the label has none. An
-# experiment not listed weighs 20.
+# their shortest, 02 the library's GEMMs at n = 512 (0.5 s a call), 03
+# its model's encoding (22-32 s) and its prefill at 64 tokens (1 s a
+# call). make all BUDGET=120 and 150 set them (README, "Runs that fit a
+# clock"). The first experiment also measures the ceilings (about 6 s
+# with a budget's short trials) when the label has none. An experiment
+# not listed weighs 20.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
 
