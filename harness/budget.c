@@ -158,6 +158,12 @@ static double fitting_scale(rl_ctx *ctx, const rl_budget *b, double left)
     return lo;
 }
 
+/* The run's budget; NULL without one (or for a context made bare, in a test). */
+static rl_budget *budget_of(const rl_ctx *ctx)
+{
+    return ctx->priv ? ctx->priv->budget : NULL;
+}
+
 void rl_budget_init(rl_ctx *ctx)
 {
     if (!(ctx->args.budget_s > 0))
@@ -178,9 +184,10 @@ void rl_budget_init(rl_ctx *ctx)
 
 void rl_budget_free(rl_ctx *ctx)
 {
-    rl_budget *b = ctx->priv->budget;
-    if (b)
-        free(b->g);
+    rl_budget *b = budget_of(ctx);
+    if (!b)
+        return;
+    free(b->g);
     free(b);
     ctx->priv->budget = NULL;
 }
@@ -195,7 +202,7 @@ static int index_of(const rl_ctx *ctx, const rl_point *p)
 void rl_budget_group(rl_ctx *ctx, const rl_point *leader_point, int members, double call_s,
                      bool needed)
 {
-    rl_budget *b = ctx->priv->budget;
+    rl_budget *b = budget_of(ctx);
     int leader = index_of(ctx, leader_point);
     if (!b || leader < 0)
         return;
@@ -206,14 +213,14 @@ void rl_budget_group(rl_ctx *ctx, const rl_point *leader_point, int members, dou
 
 void rl_budget_fixed(rl_ctx *ctx, double seconds)
 {
-    if (ctx->priv->budget)
-        ctx->priv->budget->fixed_s += seconds;
+    if (budget_of(ctx))
+        budget_of(ctx)->fixed_s += seconds;
 }
 
 void rl_budget_outside(rl_ctx *ctx, double seconds)
 {
-    if (ctx->priv->budget)
-        ctx->priv->budget->outside_s += seconds;
+    if (budget_of(ctx))
+        budget_of(ctx)->outside_s += seconds;
 }
 
 static void print_rule(const char *lead, const rl_stop_rule *r)
@@ -225,7 +232,7 @@ static void print_rule(const char *lead, const rl_stop_rule *r)
 /* What fits, said with the plan. */
 void rl_budget_print(rl_ctx *ctx)
 {
-    rl_budget *b = ctx->priv->budget;
+    rl_budget *b = budget_of(ctx);
     if (!b)
         return;
     double left = time_left(b), s = fitting_scale(ctx, b, left);
@@ -296,7 +303,7 @@ static bool optional_fits(rl_ctx *ctx, rl_budget *b, double s, double mine, doub
 
 bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader)
 {
-    rl_budget *b = ctx->priv->budget;
+    rl_budget *b = budget_of(ctx);
     if (!b)
         return true;
     int i = group_of(b, index_of(ctx, leader));
@@ -328,7 +335,7 @@ bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader)
 
 void rl_budget_group_done(rl_ctx *ctx)
 {
-    rl_budget *b = ctx->priv->budget;
+    rl_budget *b = budget_of(ctx);
     if (!b || b->current < 0)
         return;
     rl_stop_rule r = ctx->rule;
@@ -345,7 +352,7 @@ void rl_budget_group_done(rl_ctx *ctx)
 
 double rl_budget_expected_s(rl_ctx *ctx, const rl_point *leader)
 {
-    rl_budget *b = ctx->priv->budget;
+    rl_budget *b = budget_of(ctx);
     int i = b ? group_of(b, index_of(ctx, leader)) : -1;
     if (i < 0)
         return 0;
@@ -355,7 +362,7 @@ double rl_budget_expected_s(rl_ctx *ctx, const rl_point *leader)
 
 double rl_budget_fit(const rl_ctx *ctx, double want_s)
 {
-    const rl_budget *b = ctx->priv->budget;
+    const rl_budget *b = budget_of(ctx);
     if (!b || !(want_s > 0))
         return 1;
     double left = b->deadline - rl_now_s() - RESERVE_S;
@@ -364,7 +371,7 @@ double rl_budget_fit(const rl_ctx *ctx, double want_s)
 
 double rl_budget_left_s(const rl_ctx *ctx)
 {
-    const rl_budget *b = ctx->priv->budget;
+    const rl_budget *b = budget_of(ctx);
     if (!b)
         return INFINITY;
     if (b->current < 0)
@@ -376,14 +383,14 @@ double rl_budget_left_s(const rl_ctx *ctx)
 
 void rl_budget_skip_reason(const rl_ctx *ctx, char *buf, size_t len)
 {
-    const rl_budget *b = ctx->priv->budget;
+    const rl_budget *b = budget_of(ctx);
     snprintf(buf, len, "not run: --budget %.0f s left no time for it", b ? b->budget_s : 0);
 }
 
 /* At the end: what the budget gave, on the console and in the CSV. */
 void rl_budget_report(rl_ctx *ctx)
 {
-    rl_budget *b = ctx->priv->budget;
+    rl_budget *b = budget_of(ctx);
     if (!b)
         return;
     double took = rl_now_s() - ctx->priv->started;

@@ -239,7 +239,7 @@ static void run_needed_groups(rl_ctx *ctx, rl_points *s)
  * a verdict needs first, then the optional ones as time allows. */
 void rl_points_measure(rl_ctx *ctx, rl_points *s)
 {
-    bool budget = ctx->priv->budget != NULL;
+    bool budget = ctx->priv && ctx->priv->budget;
     if (budget) {
         run_needed_groups(ctx, s);
     } else {
