@@ -240,10 +240,14 @@ void rl_budget_print(rl_ctx *ctx)
     double spare = fmax(0, left - needed);
     int fit = optional > 0 ? (int)fmin(b->optional, floor(b->optional * spare / optional)) : b->optional;
     rl_stop_rule r = rule_at(b, s);
-    printf("budget      %.0f s: %.0f s left after the ceilings and inputs, %.0f s kept for the "
-           "verdicts and charts\n"
-           "            %d needed group(s) ~%.0f s", b->budget_s, left + RESERVE_S, RESERVE_S,
-           b->needed, needed);
+    if (left + RESERVE_S > 0)
+        printf("budget      %.0f s: %.0f s left after the ceilings and inputs, %.0f s kept for the "
+               "verdicts and charts\n", b->budget_s, left + RESERVE_S, RESERVE_S);
+    else /* fixed work cannot shrink: say so before it starts */
+        printf("budget      %.0f s: less than the ceilings and the experiment's own work (its "
+               "inputs, holds: ~%.0f s by its estimate) take; the run will end past its budget\n",
+               b->budget_s, fmax(0, b->fixed_s - b->outside_s));
+    printf("            %d needed group(s) ~%.0f s", b->needed, needed);
     print_rule(" under ", &r);
     printf("%s\n            optional (sweep) groups: ~%d of %d fit", s < 1 ? " (scaled to fit)" : "",
            fit, b->optional);
