@@ -411,6 +411,8 @@ help:
 	@echo '  QUICK=1            pass --quick: a smoke test, seconds per experiment'
 	@echo '  FULL=1             pass --full: the reference sweeps (make reference sets it); without'
 	@echo '                     QUICK or FULL a lab run: about two minutes per experiment on a CPU'
+	@echo '  BUDGET=seconds     pass --budget: the run fits that wall time (+10 %); for make all'
+	@echo '                     the whole series, split across the experiments'
 	@echo '  ARGS="..."         more options for the experiment binary (see build/exp-NN --help)'
 	@echo '  REFERENCE=none     do not overlay the checked-in reference run of this device'
 	@echo '  EXP=NN RUNS="..."  for make compare: the experiment and the labels to compare'

@@ -289,7 +289,7 @@ static bool needed_fits(const rl_budget *b, const budget_group *g, double mine, 
 
 /* An optional group runs on the credit of the share of the optional
  * groups left that fits beside the needed ones. Until a group has
- * calibrated the model, only where everything fits six times over: the
+ * calibrated the model, only where everything fits four times over: the
  * model alone can be ten times short of what references cost. */
 static bool optional_fits(rl_ctx *ctx, rl_budget *b, double s, double mine, double left)
 {
