@@ -24,6 +24,7 @@
 # with a budget's short trials) when the label has none. An experiment
 # not listed weighs 20.
 set -uo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 cd "$(dirname "$0")/../.." || exit 2
 
 B=${B:-build}
