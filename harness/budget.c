@@ -104,9 +104,8 @@ static rl_stop_rule rule_at(const rl_budget *b, double s)
  * shared host's noise keeps most from the noise target sooner), but never
  * under the three samples a member always gets, with the warm-up and
  * validation calls. */
-static double group_model_s(rl_ctx *ctx, const budget_group *g, const rl_stop_rule *r)
+static double group_model_s(const budget_group *g, const rl_stop_rule *r)
 {
-    (void)ctx;
     return g->members * (fmax(r->timeout_s, 3 * g->call_s) + 3 * g->call_s);
 }
 
@@ -118,21 +117,20 @@ static double overhead_s(const rl_budget *b)
 }
 
 /* A group's expected seconds: the model's, and the overhead of its members. */
-static double expected_s(rl_ctx *ctx, const rl_budget *b, const budget_group *g,
-                         const rl_stop_rule *r)
+static double expected_s(const rl_budget *b, const budget_group *g, const rl_stop_rule *r)
 {
-    return group_model_s(ctx, g, r) + overhead_s(b) * g->members;
+    return group_model_s(g, r) + overhead_s(b) * g->members;
 }
 
-/* The model's seconds of the groups not yet run (but skip), needed or
- * optional, at scale s, calibrated. */
-static double rest_s(rl_ctx *ctx, const rl_budget *b, double s, bool needed, int skip)
+/* The expected seconds of the groups not yet run, needed or optional, at
+ * scale s. */
+static double rest_s(const rl_budget *b, double s, bool needed)
 {
     rl_stop_rule r = rule_at(b, s);
     double t = 0;
     for (int i = 0; i < b->n; i++)
-        if (!b->g[i].done && b->g[i].needed == needed && i != skip)
-            t += expected_s(ctx, b, &b->g[i], &r);
+        if (!b->g[i].done && b->g[i].needed == needed)
+            t += expected_s(b, &b->g[i], &r);
     return t;
 }
 
@@ -143,14 +141,14 @@ static double time_left(const rl_budget *b)
 
 /* The largest scale at which the needed groups left fit their share of
  * the time left (-1, the floor, when not even that fits). */
-static double fitting_scale(rl_ctx *ctx, const rl_budget *b, double left)
+static double fitting_scale(const rl_budget *b, double left)
 {
-    if (rest_s(ctx, b, 1, true, -1) <= NEEDED_SHARE * left)
+    if (rest_s(b, 1, true) <= NEEDED_SHARE * left)
         return 1;
     double lo = -1, hi = 1;
     for (int k = 0; k < 20; k++) {
         double mid = (lo + hi) / 2;
-        if (rest_s(ctx, b, mid, true, -1) <= NEEDED_SHARE * left)
+        if (rest_s(b, mid, true) <= NEEDED_SHARE * left)
             lo = mid;
         else
             hi = mid;
@@ -235,8 +233,8 @@ void rl_budget_print(rl_ctx *ctx)
     rl_budget *b = budget_of(ctx);
     if (!b)
         return;
-    double left = time_left(b), s = fitting_scale(ctx, b, left);
-    double needed = rest_s(ctx, b, s, true, -1), optional = rest_s(ctx, b, s, false, -1);
+    double left = time_left(b), s = fitting_scale(b, left);
+    double needed = rest_s(b, s, true), optional = rest_s(b, s, false);
     double spare = fmax(0, left - needed);
     int fit = optional > 0 ? (int)fmin(b->optional, floor(b->optional * spare / optional)) : b->optional;
     rl_stop_rule r = rule_at(b, s);
@@ -291,10 +289,10 @@ static bool needed_fits(const rl_budget *b, const budget_group *g, double mine, 
  * groups left that fits beside the needed ones. Until a group has
  * calibrated the model, only where everything fits four times over: the
  * model alone can be ten times short of what references cost. */
-static bool optional_fits(rl_ctx *ctx, rl_budget *b, double s, double mine, double left)
+static bool optional_fits(rl_budget *b, double s, double mine, double left)
 {
-    double needed = rest_s(ctx, b, s, true, -1), spare = left - needed;
-    double rest = rest_s(ctx, b, s, false, -1);
+    double needed = rest_s(b, s, true), spare = left - needed;
+    double rest = rest_s(b, s, false);
     if (b->members_done == 0 && spare < 4 * (needed + rest))
         return false;
     b->credit += rest > 0 ? fmax(0, fmin(1, spare / rest)) : 1;
@@ -314,16 +312,16 @@ bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader)
     if (i < 0)
         return true;
     budget_group *g = &b->g[i];
-    double left = time_left(b), s = fitting_scale(ctx, b, left);
+    double left = time_left(b), s = fitting_scale(b, left);
     rl_stop_rule r = rule_at(b, s);
-    double mine = g->members ? expected_s(ctx, b, g, &r) : observed_hold_s(b);
-    bool run = g->needed ? needed_fits(b, g, mine, left) : optional_fits(ctx, b, s, mine, left);
+    double mine = g->members ? expected_s(b, g, &r) : observed_hold_s(b);
+    bool run = g->needed ? needed_fits(b, g, mine, left) : optional_fits(b, s, mine, left);
     g->done = true;
     if (b->trace)
         fprintf(stderr, "budget: group %d (%s, %d members, call %.2g s): %s; %.1f s left, scale "
                 "%.2f, expected %.1f s, needed rest %.1f s, overhead %.2f s a member\n", i,
                 g->needed ? "needed" : "optional", g->members, g->call_s, run ? "run" : "skip", left,
-                s, mine, rest_s(ctx, b, s, true, -1), overhead_s(b));
+                s, mine, rest_s(b, s, true), overhead_s(b));
     if (!run) {
         b->skipped++;
         return false;
@@ -343,14 +341,14 @@ void rl_budget_group_done(rl_ctx *ctx)
     if (!b || b->current < 0)
         return;
     rl_stop_rule r = ctx->rule;
-    b->model_done += group_model_s(ctx, &b->g[b->current], &r);
+    b->model_done += group_model_s(&b->g[b->current], &r);
     b->members_done += b->g[b->current].members;
     b->took_done += rl_now_s() - b->group_started;
     if (b->g[b->current].needed)
         b->needed_took += rl_now_s() - b->group_started;
     if (b->trace)
         fprintf(stderr, "budget: group %d took %.2f s, model %.2f s\n", b->current,
-                rl_now_s() - b->group_started, group_model_s(ctx, &b->g[b->current], &r));
+                rl_now_s() - b->group_started, group_model_s(&b->g[b->current], &r));
     b->current = -1;
 }
 
@@ -360,8 +358,8 @@ double rl_budget_expected_s(rl_ctx *ctx, const rl_point *leader)
     int i = b ? group_of(b, index_of(ctx, leader)) : -1;
     if (i < 0)
         return 0;
-    rl_stop_rule r = rule_at(b, fitting_scale(ctx, b, time_left(b)));
-    return b->g[i].members ? expected_s(ctx, b, &b->g[i], &r) : 0;
+    rl_stop_rule r = rule_at(b, fitting_scale(b, time_left(b)));
+    return b->g[i].members ? expected_s(b, &b->g[i], &r) : 0;
 }
 
 double rl_budget_fit(const rl_ctx *ctx, double want_s)
@@ -385,10 +383,12 @@ double rl_budget_left_s(const rl_ctx *ctx)
     return fmax(0, b->deadline + NEEDED_SLACK * b->budget_s - rl_now_s() - RESERVE_S);
 }
 
-void rl_budget_skip_reason(const rl_ctx *ctx, char *buf, size_t len)
+void rl_budget_skip(const rl_ctx *ctx, rl_point *p)
 {
     const rl_budget *b = budget_of(ctx);
-    snprintf(buf, len, "not run: --budget %.0f s left no time for it", b ? b->budget_s : 0);
+    p->state = RL_POINT_SKIPPED;
+    snprintf(p->why, sizeof p->why, "not run: --budget %.0f s left no time for it",
+             b ? b->budget_s : 0);
 }
 
 /* At the end: what the budget gave, on the console and in the CSV. */

@@ -550,7 +550,8 @@ void rl_budget_outside(rl_ctx *ctx, double seconds);
 void rl_budget_print(rl_ctx *ctx);
 bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader);
 void rl_budget_group_done(rl_ctx *ctx);
-void rl_budget_skip_reason(const rl_ctx *ctx, char *buf, size_t len);
+/* A point admit refused: not run, and its row says why. */
+void rl_budget_skip(const rl_ctx *ctx, rl_point *p);
 void rl_budget_report(rl_ctx *ctx);
 /* The seconds the group led by this point is expected to take now (0
  * without a budget, or for a point it does not know). */

@@ -185,10 +185,8 @@ static bool group_needed(const rl_points *s, int first)
 static void skip_group(rl_ctx *ctx, rl_points *s, int first)
 {
     for (int j = first; j < s->n; j++)
-        if (same_group(s, first, j) && s->v[j].state == RL_POINT_DECLARED) {
-            s->v[j].state = RL_POINT_SKIPPED;
-            rl_budget_skip_reason(ctx, s->v[j].why, sizeof s->v[j].why);
-        }
+        if (same_group(s, first, j) && s->v[j].state == RL_POINT_DECLARED)
+            rl_budget_skip(ctx, &s->v[j]);
 }
 
 /* Validates the group of point first (where not done yet) just before it
@@ -217,21 +215,25 @@ static void run_group(rl_ctx *ctx, rl_points *s, int first)
 static void run_needed_groups(rl_ctx *ctx, rl_points *s)
 {
     int *order = malloc(sizeof(int) * (size_t)(s->n ? s->n : 1)), n = 0;
-    if (!order)
+    double *cost = malloc(sizeof(double) * (size_t)(s->n ? s->n : 1));
+    if (!order || !cost)
         rl_die(RL_EXIT_FAILED, "out of memory for the groups' order");
     for (int i = 0; i < s->n; i++)
-        if (!seen_before(s, i) && group_needed(s, i))
+        if (!seen_before(s, i) && group_needed(s, i)) {
+            cost[n] = rl_budget_expected_s(ctx, &s->v[i]);
             order[n++] = i;
+        }
     for (int a = 1; a < n; a++) /* insertion sort by expected seconds: a part has few groups */
-        for (int b = a; b > 0 && rl_budget_expected_s(ctx, &s->v[order[b]]) <
-                                     rl_budget_expected_s(ctx, &s->v[order[b - 1]]); b--) {
+        for (int b = a; b > 0 && cost[b] < cost[b - 1]; b--) {
+            double c = cost[b];
             int t = order[b];
-            order[b] = order[b - 1];
-            order[b - 1] = t;
+            cost[b] = cost[b - 1], order[b] = order[b - 1];
+            cost[b - 1] = c, order[b - 1] = t;
         }
     for (int k = 0; k < n; k++)
         run_group(ctx, s, order[k]);
     free(order);
+    free(cost);
 }
 
 /* Every point validated, then group by group timed, in the order

@@ -104,8 +104,7 @@ static void observe_each(rl_ctx *ctx, rl_points *pts)
     for (int i = 0; i < pts->n; i++) {
         rl_point *p = &pts->v[i];
         if (!rl_budget_admit(ctx, p)) {
-            p->state = RL_POINT_SKIPPED;
-            rl_budget_skip_reason(ctx, p->why, sizeof p->why);
+            rl_budget_skip(ctx, p);
             continue;
         }
         rl_point_validate(ctx, p);

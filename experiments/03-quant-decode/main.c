@@ -212,7 +212,8 @@ static int fewer_layers_to_fit(const rl_ctx *ctx, int want, double layer_weights
     double per_layer_s = 2 * 2 * 6e-8 * layer_weights / omp_get_max_threads(); /* the host's */
     int least = (int)ceil(4 * ctx->dev->llc_bytes / (layer_weights * quant_bits_per_weight(QF_Q4) / 8));
     int fit = (int)floor(want * rl_budget_fit(ctx, want * per_layer_s));
-    return fit >= want ? want : fit > least ? fit : least < want ? least : want;
+    int layers = fit > least ? fit : least;
+    return layers < want ? layers : want;
 }
 
 /* GPU: the whole model where memory allows (a fifth left free; the head's
