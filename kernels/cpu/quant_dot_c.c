@@ -63,29 +63,48 @@ static void block_ints(quant_format f, const void *blk, int16_t *q)
     }
 }
 
+/* Each format's scale and offset per run of weights that share them: 8 runs
+ * of 32 (q8, q5, q4) or 16 runs of 16 (q6, q2). Computed once per run, not
+ * per weight: the error bound calls this on every block of the model. */
+static int block_runs(quant_format f, const void *block, float scale[16], float offset[16])
+{
+    switch (f) {
+    case QF_Q8:
+    case QF_Q5:
+    case QF_Q4: {
+        const fp16 *d = f == QF_Q8 ? ((const q8_block *)block)->d
+                      : f == QF_Q5 ? ((const q5_block *)block)->d : ((const q4_block *)block)->d;
+        float mid = f == QF_Q8 ? 0 : f == QF_Q5 ? 16 : 8;
+        for (int g = 0; g < 8; g++)
+            scale[g] = fp16_to_float(d[g]), offset[g] = mid != 0 ? mid * scale[g] : 0;
+        return 8;
+    }
+    case QF_Q6: {
+        const q6_block *b = block;
+        float d = fp16_to_float(b->d);
+        for (int j = 0; j < 16; j++)
+            scale[j] = d * (float)b->s[j], offset[j] = 32 * scale[j];
+        return 16;
+    }
+    default: {
+        const q2_block *b = block;
+        float d = fp16_to_float(b->d), dmin = fp16_to_float(b->dmin);
+        for (int j = 0; j < 16; j++)
+            scale[j] = d * (float)(b->sm[j] & 15u), offset[j] = dmin * (float)(b->sm[j] >> 4);
+        return 16;
+    }
+    }
+}
+
 void quant_block_split(quant_format f, const void *block, int16_t q[QUANT_BLOCK],
                        float scale[QUANT_BLOCK], float offset[QUANT_BLOCK])
 {
+    float run_scale[16], run_offset[16];
     block_ints(f, block, q);
-    for (int i = 0; i < QUANT_BLOCK; i++) {
-        switch (f) {
-        case QF_Q8: scale[i] = fp16_to_float(((const q8_block *)block)->d[i / 32]), offset[i] = 0; break;
-        case QF_Q6: {
-            const q6_block *b = block;
-            scale[i] = fp16_to_float(b->d) * (float)b->s[i / 16];
-            offset[i] = 32 * scale[i];
-            break;
-        }
-        case QF_Q5: scale[i] = fp16_to_float(((const q5_block *)block)->d[i / 32]), offset[i] = 16 * scale[i]; break;
-        case QF_Q4: scale[i] = fp16_to_float(((const q4_block *)block)->d[i / 32]), offset[i] = 8 * scale[i]; break;
-        default: {
-            const q2_block *b = block;
-            scale[i] = fp16_to_float(b->d) * (float)(b->sm[i / 16] & 15u);
-            offset[i] = fp16_to_float(b->dmin) * (float)(b->sm[i / 16] >> 4);
-            break;
-        }
-        }
-    }
+    int runs = block_runs(f, block, run_scale, run_offset), width = QUANT_BLOCK / runs;
+    for (int r = 0; r < runs; r++)
+        for (int i = width * r; i < width * (r + 1); i++)
+            scale[i] = run_scale[r], offset[i] = run_offset[r];
 }
 
 /* ---- the dot products ----------------------------------------------------------- */

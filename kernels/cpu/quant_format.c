@@ -107,21 +107,26 @@ static void encode_q6(q6_block *b, const float *x)
     }
     b->d = float_to_fp16(smax / 127);
     float d = fp16_to_float(b->d);
-    memset(b->ql, 0, sizeof b->ql);
-    memset(b->qh, 0, sizeof b->qh);
     for (int j = 0; j < 16; j++) {
         /* Rounded up in magnitude, so that no weight falls off the end of
          * the levels: every weight ends within one step. */
         long sj = d > 0 ? (long)ceilf(fabsf(s[j]) / d) : 0;
         sj = sj > 127 ? 127 : sj;
         b->s[j] = (int8_t)(s[j] < 0 ? -sj : sj);
-        float inv = inverse(d * b->s[j]);
-        for (int i = 0; i < 16; i++) {
-            int w = 16 * j + i, lane = w / 8, n = w % 8;
-            uint32_t q = level(x[w], inv, 32, 63);
-            b->ql[2 * lane + n / 4] |= (uint16_t)((q & 15u) << (4 * (n % 4)));
-            b->qh[lane] |= (uint16_t)((q >> 4) << (2 * n));
+    }
+    /* Lane by lane (8 weights, one scale): the bits gathered in registers
+     * and stored once. */
+    for (int lane = 0; lane < 32; lane++) {
+        float inv = inverse(d * b->s[lane / 2]);
+        uint32_t lo = 0, hi = 0;
+        for (int n = 0; n < 8; n++) {
+            uint32_t q = level(x[8 * lane + n], inv, 32, 63);
+            lo |= (q & 15u) << (4 * n);
+            hi |= (q >> 4) << (2 * n);
         }
+        b->ql[2 * lane] = (uint16_t)lo;
+        b->ql[2 * lane + 1] = (uint16_t)(lo >> 16);
+        b->qh[lane] = (uint16_t)hi;
     }
 }
 
@@ -129,19 +134,21 @@ static void encode_q6(q6_block *b, const float *x)
 static void encode_small(fp16 d16[8], uint32_t qs[32], uint8_t *qh, const float *x, int bits)
 {
     int half = 1 << (bits - 1);
-    memset(qs, 0, 32 * sizeof(uint32_t));
-    if (qh)
-        memset(qh, 0, 32);
+    float inv[8];
     for (int g = 0; g < 8; g++) {
         d16[g] = float_to_fp16(signed_absmax(x + 32 * g, 32) / -half);
-        float inv = inverse(fp16_to_float(d16[g]));
-        for (int i = 0; i < 32; i++) {
-            int w = 32 * g + i, lane = w / 8, n = w % 8;
-            uint32_t q = level(x[w], inv, half, 2 * half - 1);
-            qs[lane] |= (q & 15u) << (4 * n);
-            if (qh)
-                qh[lane] |= (uint8_t)((q >> 4) << n);
+        inv[g] = inverse(fp16_to_float(d16[g]));
+    }
+    for (int lane = 0; lane < 32; lane++) { /* 8 weights, packed in registers */
+        uint32_t lo = 0, hi = 0;
+        for (int n = 0; n < 8; n++) {
+            uint32_t q = level(x[8 * lane + n], inv[lane / 4], half, 2 * half - 1);
+            lo |= (q & 15u) << (4 * n);
+            hi |= (q >> 4) << n;
         }
+        qs[lane] = lo;
+        if (qh)
+            qh[lane] = (uint8_t)hi;
     }
 }
 
@@ -163,15 +170,16 @@ static void encode_q2(q2_block *b, const float *x)
     b->d = float_to_fp16(smax / 15);
     b->dmin = float_to_fp16(mmax / 15);
     float d = fp16_to_float(b->d), dmin = fp16_to_float(b->dmin);
-    memset(b->qs, 0, sizeof b->qs);
     for (int j = 0; j < 16; j++) {
         uint32_t s = level(scale[j], inverse(d), 0, 15), m = level(min[j], inverse(dmin), 0, 15);
         b->sm[j] = (uint8_t)(s | m << 4);
         float inv = inverse(d * (float)s), offset = dmin * (float)m;
-        for (int i = 0; i < 16; i++) {
-            int w = 16 * j + i;
-            uint32_t q = level(x[w] + offset, inv, 0, 3);
-            b->qs[w / 8] |= (uint16_t)(q << (2 * (w % 8)));
+        for (int half = 0; half < 2; half++) { /* a lane: 8 weights in 16 bits */
+            const float *w = x + 16 * j + 8 * half;
+            uint32_t bits = 0;
+            for (int n = 0; n < 8; n++)
+                bits |= level(w[n] + offset, inv, 0, 3) << (2 * n);
+            b->qs[2 * j + half] = (uint16_t)bits;
         }
     }
 }

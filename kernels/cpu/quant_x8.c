@@ -199,22 +199,25 @@ void quant_x8_dequantized(double *xhat, const fp16 *x, int k)
  * q, so |x - d q| <= d (1/2 + 1.6e-5): a relative 2^-13 covers it. */
 #define SLACK (1.0 + 0x1p-13)
 
-static double row_bound(quant_format f, const char *row, const float *xf, const float *d, int k,
+/* xa[i] = |x_i| + d/2 (1 + slack), the most |x_i| and its int8 image can
+ * differ from 0, and half[g] = d/2 (1 + slack): both per column, so
+ * computed once per matrix, not once per row. */
+static double row_bound(quant_format f, const char *row, const double *xa, const double *half, int k,
                         float *w, float *sc, float *mn, int16_t *q)
 {
     double quant = 0, parts = 0;
     for (int b = 0; b < k / QUANT_BLOCK; b++) {
         const char *blk = row + (size_t)b * quant_formats[f].block_bytes;
+        const double *xb = xa + QUANT_BLOCK * b;
         quant_decode_row(f, blk, w, QUANT_BLOCK);
         quant_block_split(f, blk, q, sc, mn);
         for (int g = 0; g < 8; g++) {
-            double dg = d[8 * b + g], wsum = 0;
+            double wsum = 0;
             for (int i = QX_GROUP * g; i < QX_GROUP * (g + 1); i++) {
-                double xa = fabs((double)xf[QUANT_BLOCK * b + i]) + dg / 2 * SLACK;
                 wsum += fabs((double)w[i]);
-                parts += (fabs((double)sc[i] * q[i]) + fabs((double)mn[i])) * xa;
+                parts += (fabs((double)sc[i] * q[i]) + fabs((double)mn[i])) * xb[i];
             }
-            quant += dg / 2 * SLACK * wsum;
+            quant += half[8 * b + g] * wsum;
         }
     }
     return quant + ((double)k / 16 + 32) * 0x1p-24 * parts;
@@ -228,13 +231,13 @@ void quant_int8_error_bound(double *bound, quant_format f, const void *w, const 
             bound[r] = gemv_atol(k);
         return;
     }
-    float *xf = malloc(sizeof(float) * (size_t)k), *d = malloc(sizeof(float) * (size_t)k / QX_GROUP);
-    if (!xf || !d)
+    double *xa = malloc(sizeof(double) * (size_t)k), *half = malloc(sizeof(double) * (size_t)k / QX_GROUP);
+    if (!xa || !half)
         abort();
-    for (int i = 0; i < k; i++)
-        xf[i] = fp16_to_float(x[i]);
     for (int g = 0; g < k / QX_GROUP; g++)
-        d[g] = quant_x8_scale(x + QX_GROUP * g);
+        half[g] = (double)quant_x8_scale(x + QX_GROUP * g) / 2 * SLACK;
+    for (int i = 0; i < k; i++)
+        xa[i] = fabs((double)fp16_to_float(x[i])) + half[i / QX_GROUP];
     size_t row_bytes = quant_row_bytes(f, k);
 #pragma omp parallel
     {
@@ -242,8 +245,8 @@ void quant_int8_error_bound(double *bound, quant_format f, const void *w, const 
         int16_t q[QUANT_BLOCK];
 #pragma omp for schedule(static)
         for (int r = 0; r < rows; r++)
-            bound[r] = row_bound(f, (const char *)w + (size_t)r * row_bytes, xf, d, k, wv, sc, mn, q);
+            bound[r] = row_bound(f, (const char *)w + (size_t)r * row_bytes, xa, half, k, wv, sc, mn, q);
     }
-    free(xf);
-    free(d);
+    free(xa);
+    free(half);
 }
