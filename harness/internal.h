@@ -544,7 +544,8 @@ void rl_plan_print(rl_ctx *ctx);
 typedef struct rl_budget rl_budget;
 void rl_budget_init(rl_ctx *ctx);
 void rl_budget_free(rl_ctx *ctx);
-void rl_budget_group(rl_ctx *ctx, const rl_point *leader, int members, double call_s, bool needed);
+void rl_budget_group(rl_ctx *ctx, const rl_point *leader, int members, double call_s, double sum_s,
+                     bool needed);
 void rl_budget_fixed(rl_ctx *ctx, double seconds);
 void rl_budget_outside(rl_ctx *ctx, double seconds);
 void rl_budget_print(rl_ctx *ctx);

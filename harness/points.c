@@ -401,17 +401,24 @@ void rl_points_plan(rl_ctx *ctx, const rl_points *s)
         if (seen_before(s, i))
             continue;
         int members = 0;
-        double call_s = 0;
+        double call_s = 0, sum_s = 0, probe_s = 0;
         for (int j = i; j < s->n; j++) {
             const rl_point *p = &s->v[j];
             if (!same_group(s, i, j))
                 continue;
             members++;
-            call_s = fmax(call_s, rl_estimate_call_s(ctx, p->bytes, p->footprint, p->pattern,
-                                                     p->flops) + p->extra_s);
+            double c = rl_estimate_call_s(ctx, p->bytes, p->footprint, p->pattern, p->flops) +
+                       p->extra_s;
+            call_s = fmax(call_s, c);
+            sum_s += c;
+            probe_s = fmax(probe_s, rl_estimate_call_s(ctx, p->footprint, p->footprint, p->pattern, 0));
         }
-        members += rl_group_probes_planned(ctx, s, i);
+        /* A probe reads the group's footprint once a call, or runs a
+         * compute loop shorter than that: not the cost of a GEMM's call. */
+        int probes = rl_group_probes_planned(ctx, s, i);
+        members += probes;
+        sum_s += probes * probe_s;
         rl_plan_group(ctx, members, call_s);
-        rl_budget_group(ctx, &s->v[i], members, call_s, group_needed(s, i));
+        rl_budget_group(ctx, &s->v[i], members, call_s, sum_s, group_needed(s, i));
     }
 }

@@ -89,7 +89,7 @@ static void plan(rl_ctx *ctx)
             for (int j = 0; j < pts.n; j++) {
                 rl_plan_group(ctx, 1, 0);
                 /* no model time: its hold is the experiment's fixed work */
-                rl_budget_group(ctx, &pts.v[j], 0, 0, !pts.v[j].optional);
+                rl_budget_group(ctx, &pts.v[j], 0, 0, 0, !pts.v[j].optional);
             }
         else
             rl_points_plan(ctx, &pts);

@@ -21,7 +21,9 @@ static const char *const VERDICT_COLUMNS[] = {"experiment", "id", "backend", "de
 
 rl_verdict_status rl_within(double x, double lo, double hi)
 {
-    if (isnan(x))
+    /* A bound can be a measurement too (a quarter of a measured MFU): one
+     * not measured judges nothing, as a value not measured does. */
+    if (isnan(x) || isnan(lo) || isnan(hi))
         return RL_NOT_MEASURED;
     return lo <= x && x <= hi ? RL_HOLDS : RL_DOES_NOT_HOLD;
 }

@@ -12,6 +12,7 @@
 #include "internal.h" /* rl_mkdirs, rl_verdict_kind */
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,4 +202,13 @@ Test(verdicts, chart_states_premise_not_met_as_not_judged)
     cr_assert(strstr(svg, "this run: not measured (busy host) (1.05x)"), "exp-05-chain.svg");
     cr_assert_null(strstr(svg, "claim not judged"), "only a premise not met says so");
     free(svg);
+}
+
+Test(verdicts, a_bound_not_measured_judges_nothing)
+{
+    cr_expect_eq(rl_within(0.1, 0, NAN), RL_NOT_MEASURED);
+    cr_expect_eq(rl_within(0.1, NAN, 1), RL_NOT_MEASURED);
+    cr_expect_eq(rl_within(NAN, 0, 1), RL_NOT_MEASURED);
+    cr_expect_eq(rl_within(0.1, 0, INFINITY), RL_HOLDS);
+    cr_expect_eq(rl_within(2, 0, 1), RL_DOES_NOT_HOLD);
 }

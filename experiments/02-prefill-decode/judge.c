@@ -153,9 +153,13 @@ static void judge_decode(rl_ctx *ctx, const rl_points *all, const shape *s, doub
                  "decode leaves the tensor cores idle: MFU = MBU x AI / ridge");
         return;
     }
-    snprintf(note, sizeof note, "CPU ridge %.1f FLOP/B, so MFU(1) = MBU/ridge; the GPU's 5 %% "
-             "assumes a ridge near 200; bound %.1f %% = a quarter of %.1f %%", measured_ridge(ctx),
-             25 * mfu_compute, 100 * mfu_compute);
+    if (isnan(mfu_compute))
+        snprintf(note, sizeof note, "CPU ridge %.1f FLOP/B, so MFU(1) = MBU/ridge; the bound, a "
+                 "quarter of the compute-bound MFU, was not measured", measured_ridge(ctx));
+    else
+        snprintf(note, sizeof note, "CPU ridge %.1f FLOP/B, so MFU(1) = MBU/ridge; the GPU's 5 %% "
+                 "assumes a ridge near 200; bound %.1f %% = a quarter of %.1f %%",
+                 measured_ridge(ctx), 25 * mfu_compute, 100 * mfu_compute);
     rl_judge_within(ctx, &EXP02_CLAIMS[MFU_DECODE_CPU], s->name, mfu1, 0, 25 * mfu_compute, note);
 }
 
