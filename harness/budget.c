@@ -13,8 +13,9 @@
  *     at a time), and the others are written as rows that say why they
  *     were not run;
  *   - a group is expected to take the model's time (every member at the
- *     stop rule's time limit: on a shared host most never reach the noise
- *     target sooner) and, per member, what the groups so far took beyond
+ *     stop rule's time limit or three of its own calls, whichever is
+ *     longer: on a shared host most never reach the noise target sooner)
+ *     and, per member, what the groups so far took beyond
  *     theirs: validation, references and inputs cost about as much per
  *     point whatever its own time;
  *   - a reserve at the end is kept for the verdicts, the CSV and charts.
