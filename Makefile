@@ -213,7 +213,7 @@ $(call obj,tests/test_vmath_8_lanes.c): CFLAGS += -mno-avx512f
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
+.PHONY: peer-ggml build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN) $(if $(NVCC),$(B)/kernel-resources.txt)
@@ -245,6 +245,12 @@ all:
 	@$(MAKE) --no-print-directory build
 	@label=$(SHELL_LABEL) || exit $$?; \
 	B='$(B)' LABEL="$$label" FLAGS='$(BASEFLAGS)' BUDGET='$(BUDGET)' harness/ops/run-all.sh
+
+# Experiment 03's CPU decode beside ggml's test-backend-ops, on this machine
+# (harness/ops/peer-ggml.sh --help: GGML_SRC, GGML_COMMIT, ROUNDS, MATRIX).
+peer-ggml:
+	@$(MAKE) --no-print-directory build
+	@B='$(B)' LABEL='$(LABEL)' harness/ops/peer-ggml.sh
 
 # The read bandwidth over footprints and the knees found on it, against the
 # reported cache sizes: the ceilings' curve, reused or measured (a minute).
@@ -375,6 +381,8 @@ help:
 	@echo '                     (same in k of N) and each point'"'"'s spread (results/<prefix>/stability.md);'
 	@echo '                     SPIN=1 keeps one core busy meanwhile'
 	@echo '  make reference     full sweeps of every experiment into results/reference/<device>/'
+	@echo '  make peer-ggml     exp-03'"'"'s CPU decode beside ggml'"'"'s test-backend-ops, per format (GGML_SRC=path'
+	@echo '                     or a clone at a pinned commit; ROUNDS=2): results/<label>/peers.csv, plots/<label>/peers.*'
 	@echo '  make mountain      the memory mountain: read bandwidth over footprints (the ceilings'"'"
 	@echo '                     curve, reused or measured: a minute), its knees against the reported'
 	@echo '                     cache sizes, into plots/<label>/mountain.{png,pdf,svg}'

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# harness/ops/peer-ggml.sh -- make peer-ggml: experiment 03's CPU decode
+# beside ggml's, on this machine, in one session. It builds ggml's
+# test-backend-ops (CPU backend only), then, ROUNDS times, alternating:
+#   ours:  $B/exp-03 --matrix MATRIX --cache hot --backend cpu
+#          (every format, every decode variant; the fastest valid one counts)
+#   ggml:  test-backend-ops perf -o MUL_MAT -b CPU -p "type_a=T,type_b=f32,m=ROWS,n=1,k=K,"
+#          for each format's ggml type (both with every thread of the machine)
+# and writes the best of the rounds per format to results/LABEL/peers.csv,
+# the side-by-side table on the console, and a chart of ms per format, ours
+# beside ggml's, to plots/LABEL/peers.{png,svg,pdf}.
+#
+#   GGML_SRC=path   a ggml source tree (github.com/ggml-org/ggml). Without it
+#                   the script clones ggml at GGML_COMMIT into $B/peer-ggml/src,
+#                   which needs the network; offline, pass a tree.
+#   GGML_COMMIT=c   the pinned commit (default d99724f2, the one the Intel
+#                   table of issue 27 used); a GGML_SRC tree is used as it is,
+#                   and its commit (if it is a git tree) goes in the CSV
+#   ROUNDS=N        alternating rounds (default 2; at most 10)
+#   MATRIX=RxK      the matrix (default 4096x14336: ggml's perf case m=4096,
+#                   k=14336, n=1, Llama-3's down projection)
+#   LABEL=name      results/LABEL/ (default: exp-03's label for this machine)
+#   B               our build folder (default build)
+set -uo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
+cd "$(dirname "$0")/../.." || exit 2
+
+B=${B:-build}
+ROUNDS=${ROUNDS:-2}
+MATRIX=${MATRIX:-4096x14336}
+GGML_COMMIT=${GGML_COMMIT:-d99724f2}
+GGML_URL=https://github.com/ggml-org/ggml
+die() { echo "peer-ggml: $*" >&2; exit 2; }
+
+[[ $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 && $ROUNDS -le 10 ]] || die "ROUNDS wants 1 to 10, not '$ROUNDS'"
+[[ $MATRIX =~ ^([0-9]+)x([0-9]+)$ ]] || die "MATRIX wants ROWSxK (e.g. 4096x14336), not '$MATRIX'"
+rows=${BASH_REMATCH[1]} k=${BASH_REMATCH[2]}
+[ -x "$B/exp-03" ] || die "$B/exp-03 is not built (make build)"
+LABEL=${LABEL:-$("$B/exp-03" --backend cpu --print-label)} || die "exp-03 --print-label failed"
+for tool in cmake gnuplot; do command -v $tool >/dev/null || die "$tool is needed (make deps)"; done
+
+# ---- ggml: the source, then test-backend-ops --------------------------------------
+peer=$B/peer-ggml
+mkdir -p "$peer" || die "cannot make $peer"
+if [ -n "${GGML_SRC:-}" ]; then
+    src=$GGML_SRC
+    [ -f "$src/tests/test-backend-ops.cpp" ] || die "GGML_SRC=$src has no tests/test-backend-ops.cpp: not a ggml tree"
+else
+    src=$peer/src
+    if [ ! -f "$src/tests/test-backend-ops.cpp" ]; then
+        echo "peer-ggml: cloning $GGML_URL at $GGML_COMMIT into $src"
+        rm -rf "$src"
+        git clone -q "$GGML_URL" "$src" && git -C "$src" checkout -q "$GGML_COMMIT" ||
+            die "could not clone $GGML_URL at $GGML_COMMIT (offline?): pass a ggml tree as GGML_SRC=path"
+    fi
+fi
+commit=$(git -C "$src" rev-parse --short=8 HEAD 2>/dev/null || echo "unknown (not a git tree)")
+tbo=$peer/build/bin/test-backend-ops
+generator=$(command -v ninja >/dev/null && echo Ninja || echo "Unix Makefiles")
+if [ ! -x "$tbo" ] || [ "$(cat "$peer/build/.source" 2>/dev/null)" != "$(cd "$src" && pwd) $commit" ]; then
+    echo "peer-ggml: building ggml's test-backend-ops (CPU backend, -march=native, OpenMP) in $peer/build (minutes)"
+    cmake -S "$src" -B "$peer/build" -G "$generator" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
+        -DGGML_OPENMP=ON -DGGML_BUILD_TESTS=ON -DGGML_BUILD_EXAMPLES=OFF >"$peer/cmake.log" 2>&1 ||
+        die "cmake failed: $peer/cmake.log"
+    cmake --build "$peer/build" --target test-backend-ops -j "$(nproc)" >"$peer/build.log" 2>&1 ||
+        die "the build failed: $peer/build.log"
+    echo "$(cd "$src" && pwd) $commit" >"$peer/build/.source"
+fi
+
+# ---- the formats and their ggml peers ---------------------------------------------
+# Ours, ggml's type of the same bits per weight (q5: q5_0, 5.5 bits, as ours;
+# q4: q4_0, 4.5 bits, and q4_K as a second peer).
+formats=(f16 q8 q6 q5 q4 q2)
+declare -A PEER=([f16]=f16 [q8]=q8_0 [q6]=q6_K [q5]=q5_0 [q4]=q4_0 [q2]=q2_K)
+declare -A EXTRA=([q4]=q4_K)
+declare -A OURS_MS OURS_VAR GGML_MS EXTRA_MS OURS_ALL GGML_ALL
+
+ceilings=results/$LABEL/ceilings.csv
+ours_round() {
+    local log=$peer/ours-$1.log
+    local flags=(--matrix "$MATRIX" --cache hot --backend cpu --label "$LABEL" --no-plot)
+    [ -f "$ceilings" ] && flags+=(--ceilings "$ceilings")
+    "$B/exp-03" "${flags[@]}" >"$log" 2>&1 || die "exp-03 --matrix failed (round $1): $log"
+    # the table's rows: format bits/w variant ms/call ...; the fastest variant per format
+    while read -r f v ms; do
+        echo "  round $1 ours  $f $v $ms ms"
+        OURS_ALL[$f]+="${OURS_ALL[$f]:+ }$ms"
+        if [ -z "${OURS_MS[$f]:-}" ] || awk -v a="$ms" -v b="${OURS_MS[$f]}" 'BEGIN { exit !(a < b) }'; then
+            OURS_MS[$f]=$ms OURS_VAR[$f]=$v
+        fi
+    done < <(awk '/^  format +bits\/w +variant +ms\/call/ { on = 1; next }
+                  on && NF == 0 { on = 0 }
+                  on && $4 ~ /^[0-9.]+$/ { print $1, $3, $4 }' "$log" |
+             sort -k1,1 -k3,3g | awk '!seen[$1]++')
+}
+ggml_ms() { # type -> ms per call, from the console's "N us/run"
+    local out
+    out=$("$tbo" perf -o MUL_MAT -b CPU -p "type_a=$1,type_b=f32,m=$rows,n=1,k=$k," 2>&1) ||
+        die "test-backend-ops failed for $1: $out"
+    sed -n 's/.* \([0-9.][0-9.]*\) us\/run.*/\1/p' <<<"$out" | head -1 | awk '{ printf "%.4f", $1 / 1000 }'
+}
+better() { [ -z "$2" ] || awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+ggml_round() {
+    local f ms
+    for f in "${formats[@]}"; do
+        ms=$(ggml_ms "${PEER[$f]}")
+        [ -n "$ms" ] || die "no 'us/run' in test-backend-ops' output for ${PEER[$f]}"
+        echo "  round $1 ggml  $f ${PEER[$f]} $ms ms"
+        GGML_ALL[$f]+="${GGML_ALL[$f]:+ }$ms"
+        better "$ms" "${GGML_MS[$f]:-}" && GGML_MS[$f]=$ms
+        if [ -n "${EXTRA[$f]:-}" ]; then
+            ms=$(ggml_ms "${EXTRA[$f]}")
+            echo "  round $1 ggml  $f ${EXTRA[$f]} $ms ms"
+            better "$ms" "${EXTRA_MS[$f]:-}" && EXTRA_MS[$f]=$ms
+        fi
+    done
+}
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+flags=$(grep -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|avx512_fp16|avx512_bf16|amx_tile|f16c|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')
+echo "peer-ggml: $MATRIX, n = 1, $(nproc) threads, on $cpu ($flags); ggml $commit; $ROUNDS rounds"
+for ((r = 1; r <= ROUNDS; r++)); do
+    if ((r % 2)); then ours_round $r; ggml_round $r; else ggml_round $r; ours_round $r; fi
+done
+
+# ---- the CSV, the table, the chart ------------------------------------------------
+out=results/$LABEL
+mkdir -p "$out" "plots/$LABEL"
+tmp=$out/.peers.csv.tmp.$$
+trap 'rm -f "$tmp"' EXIT
+{
+    echo "# about: experiment 03's CPU decode (n = 1) beside ggml's test-backend-ops MUL_MAT, best of $ROUNDS alternating rounds"
+    echo "# cpu: $cpu"
+    echo "# cpu_flags: $flags"
+    echo "# threads: $(nproc)"
+    echo "# matrix: $MATRIX (rows x k)"
+    echo "# ggml_commit: $commit"
+    echo "# ours: $B/exp-03 --matrix $MATRIX --cache hot --backend cpu (fastest valid variant per format)"
+    echo "# ggml: test-backend-ops perf -o MUL_MAT -b CPU -p \"type_a=TYPE,type_b=f32,m=$rows,n=1,k=$k,\""
+    echo "# git_commit: $(git rev-parse --short=12 HEAD 2>/dev/null)"
+    echo "# date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "format,ours_variant,ours_ms,ggml_type,ggml_ms,ours_over_ggml,ggml_type_2,ggml_ms_2,ours_ms_rounds,ggml_ms_rounds"
+    for f in "${formats[@]}"; do
+        ratio=$(awk -v a="${OURS_MS[$f]:-nan}" -v b="${GGML_MS[$f]:-nan}" 'BEGIN { printf "%.3f", a / b }')
+        echo "$f,${OURS_VAR[$f]:-},${OURS_MS[$f]:-},${PEER[$f]},${GGML_MS[$f]:-},$ratio,${EXTRA[$f]:-},${EXTRA_MS[$f]:-},${OURS_ALL[$f]:-},${GGML_ALL[$f]:-}"
+    done
+} >"$tmp" && mv "$tmp" "$out/peers.csv"
+
+echo
+echo "| format | rooflab ms | rooflab variant | ggml type | ggml ms | rooflab / ggml |"
+echo "| --- | --- | --- | --- | --- | --- |"
+awk -F, '!/^#/ && NR > 1 && $1 != "format" {
+    extra = $7 != "" ? sprintf(" (%s: %.2f ms)", $7, $8) : ""
+    printf "| %s | %.2f | %s | %s | %.2f | %.2f%s |\n", $1, $3, $2, $4, $5, $6, extra }' "$out/peers.csv"
+echo
+echo "wrote $out/peers.csv"
+drawn=1
+for fmt in png svg pdf; do
+    gnuplot -e "csv='$out/peers.csv'; out='plots/$LABEL/peers'; fmt='$fmt'" plots/peers.gp || drawn=0
+done
+[ $drawn = 1 ] && echo "wrote plots/$LABEL/peers.{png,svg,pdf}"
+# a format slower than ggml's is a result, not a failure: the table says so
