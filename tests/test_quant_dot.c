@@ -171,6 +171,37 @@ Test(quant_dot, every_format_within_its_bound_on_both_paths, .timeout = 300)
     cr_assert_gt(checked, 150);
 }
 
+/* Every shape the tuner may choose (rows side by side, prefetch distance)
+ * decodes within the bound, on row counts with a remainder of each size;
+ * setting the default back restores the kernel the others use. */
+Test(quant_dot, every_candidate_shape_within_its_bound, .timeout = 300)
+{
+    if (quant_isa_best() == QUANT_ISA_C) {
+        cr_assert_not(quant_dot_set_shape(QF_Q4, (quant_dot_shape){1, 0}));
+        cr_skip_test("this build has no SIMD kernels: no shapes to choose");
+    }
+    int shapes = 0;
+    for (int f = QF_Q8; f < QF_COUNT; f++) {
+        quant_dot_shape saved = quant_dot_get_shape((quant_format)f);
+        cr_assert_eq(saved.rows, quant_dot_shape_default((quant_format)f).rows);
+        for (int n = 65; n <= 67; n++) {
+            problem p = make_problem((quant_format)f, n, 1280, 700 + 10 * f + n);
+            for (const int *r = QUANT_DOT_ROWS; *r >= 0; r++)
+                for (const int *d = QUANT_DOT_PREFETCH; *d >= 0; d++) {
+                    cr_assert(quant_dot_set_shape((quant_format)f, (quant_dot_shape){*r, *d}));
+                    cr_assert_eq(quant_dot_get_shape((quant_format)f).rows, *r);
+                    check_problem(&p, quant_isa_best());
+                    shapes++;
+                }
+            free_problem(&p);
+        }
+        cr_assert(quant_dot_set_shape((quant_format)f, saved));
+    }
+    cr_assert_not(quant_dot_set_shape(QF_Q4, (quant_dot_shape){3, 0}), "3 rows is no candidate");
+    cr_assert_not(quant_dot_set_shape(QF_F16, (quant_dot_shape){1, 0}), "F16 has no integer kernel");
+    cr_assert_eq(shapes, 5 * 3 * 9);
+}
+
 /* The two paths compute the same integer sums in another order: they agree
  * to the FP32 part of the bound, on matrices of every bit pattern the
  * encoders write, scaled small and large. */

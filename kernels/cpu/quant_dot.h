@@ -82,9 +82,24 @@ void quant_block_split(quant_format f, const void *block, int16_t q[QUANT_BLOCK]
 typedef void (*quant_dot_rows)(float *y, const void *w, size_t row_bytes, int nrows,
                                const quant_x8 *x, int blocks);
 
-/* The kernel of format f (not F16) for isa, or NULL when not compiled. */
+/* The kernel of format f (not F16) for isa, or NULL when not compiled;
+ * the SIMD one in its current shape (below). */
 quant_dot_rows quant_dot_c(quant_format f);
 quant_dot_rows quant_dot_simd(quant_format f);
+
+/* The SIMD kernels' shape per format, chosen at run time (harness/tune.c
+ * times the candidates on this machine and sets the fastest; the defaults
+ * are the fallback): rows decoded side by side (1, 2 or 4), and how many
+ * bytes ahead each block is prefetched (0: none). Candidates: the
+ * -1-ended QUANT_DOT_ROWS and QUANT_DOT_PREFETCH (empty in a build
+ * without the SIMD kernels, where set_shape says false). */
+typedef struct quant_dot_shape {
+    int rows, prefetch;
+} quant_dot_shape;
+extern const int QUANT_DOT_ROWS[], QUANT_DOT_PREFETCH[];
+quant_dot_shape quant_dot_shape_default(quant_format f);
+quant_dot_shape quant_dot_get_shape(quant_format f);
+bool quant_dot_set_shape(quant_format f, quant_dot_shape s);
 
 /* ---- the decode -------------------------------------------------------------- */
 

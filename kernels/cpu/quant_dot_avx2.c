@@ -33,14 +33,10 @@
 #define QDOT_ISA QUANT_ISA_AVX2
 #endif
 
-/* Each block's bytes are asked for 4 KiB ahead (every 64-byte line). The
+/* Each block's bytes are asked for ahead (every 64-byte line): the
  * hardware prefetchers follow one stream per thread, but a loop this busy
- * issues its own loads too late to keep DRAM busy. Asking 4 KiB ahead
- * raised q8..q4's bandwidth on a DRAM-sized matrix; 1 KiB ahead gained
- * less, 16 KiB no more (time it with exp-03 --matrix). */
-#ifndef QDOT_PREFETCH
-#define QDOT_PREFETCH 4096
-#endif
+ * issues its own loads too late to keep DRAM busy. How far: the shape's
+ * prefetch, below. */
 
 /* ---- the primitives --------------------------------------------------------------- */
 
@@ -265,14 +261,17 @@ static inline __m256 block_any(quant_format f, const char *blk, const quant_x8 *
     }
 }
 
-static inline void prefetch_block(const char *blk, int bytes)
+/* The shape of each format's kernel, chosen at run time from the
+ * candidates below (harness/tune.c times them on this machine; the
+ * defaults are the fallback): rows side by side, and how far ahead each
+ * block's bytes are asked for. */
+static int shape_rows[QF_COUNT], shape_prefetch[QF_COUNT];
+
+static inline void prefetch_block(const char *blk, int bytes, int ahead)
 {
-#if QDOT_PREFETCH > 0
-    for (int o = 0; o < bytes; o += 64)
-        __builtin_prefetch(blk + QDOT_PREFETCH + o);
-#else
-    (void)blk, (void)bytes;
-#endif
+    if (ahead > 0)
+        for (int o = 0; o < bytes; o += 64)
+            __builtin_prefetch(blk + ahead + o);
 }
 
 /* ROWS rows side by side, block by block: ROWS streams through memory per
@@ -285,39 +284,29 @@ static inline __attribute__((always_inline)) void rows_simd(quant_format f, floa
                                                            int ROWS, const quant_x8 *x, int blocks)
 {
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    int bytes = quant_formats[f].block_bytes;
+    int bytes = quant_formats[f].block_bytes, ahead = shape_prefetch[f];
     for (int i = 0; i < blocks; i++)
         for (int r = 0; r < ROWS; r++) {
             const char *blk = w + r * row_bytes + (size_t)i * bytes;
-            prefetch_block(blk, bytes);
+            prefetch_block(blk, bytes, ahead);
             acc[r] = _mm256_add_ps(acc[r], block_any(f, blk, x, i));
         }
     for (int r = 0; r < ROWS; r++)
         y[r] = hsum(acc[r]);
 }
 
-/* One function per format, so that the switches above fold away: ROWS
- * rows at a time, the rest one by one (at most 4: acc[] above). Timed with
- * AVX2 (exp-03 --matrix, interleaved rounds, speed over the same run's
- * F16): q8 is fastest with 4 rows, every other format with 1, where more
- * rows spill registers. q8's blocks hold the most bytes per weight: more
- * misses in flight pay. With VNNI the q8 block is a quarter of the
- * instructions, and one row is best again (AVX-512 VNNI). There a 2 KiB
- * prefetch did not beat 4 KiB by more than the machine's drift, so the
- * distance stays. */
-#ifndef QDOT_ROWS
-#define QDOT_ROWS 1
-#endif
-#ifndef QDOT_ROWS_Q8
-#if defined(QDOT_VNNI512) || defined(QDOT_AVXVNNI)
-#define QDOT_ROWS_Q8 1
-#else
-#define QDOT_ROWS_Q8 4
-#endif
-#endif
+/* One function per format and row count, so that the switches above fold
+ * away: ROWS rows at a time, the rest one by one (at most 4: acc[] above).
+ * The defaults, timed with AVX2 (exp-03 --matrix, interleaved rounds, on
+ * a Zen 3 and a Zen 4): q8 is fastest with 4 rows, every other format
+ * with 1, where more rows spill registers; with VNNI the q8 block is a
+ * quarter of the instructions and one row is best again (AVX-512 VNNI).
+ * A 4 KiB prefetch raised q8..q4's bandwidth on a DRAM-sized matrix
+ * there; on a Sapphire Rapids VM other choices won (issue 27), which is
+ * why they are candidates, chosen per machine. */
 #define ROWS_SIMD(fmt, F, ROWS)                                                          \
-    static void rows_simd_##fmt(float *y, const void *w, size_t row_bytes, int nrows,   \
-                                const quant_x8 *x, int blocks)                          \
+    static void rows_simd_##fmt##_##ROWS(float *y, const void *w, size_t row_bytes,     \
+                                         int nrows, const quant_x8 *x, int blocks)      \
     {                                                                                    \
         int r = 0;                                                                       \
         for (; r + (ROWS) <= nrows; r += (ROWS))                                         \
@@ -326,22 +315,92 @@ static inline __attribute__((always_inline)) void rows_simd(quant_format f, floa
         for (; r < nrows; r++)                                                           \
             rows_simd(F, y + r, (const char *)w + r * row_bytes, row_bytes, 1, x, blocks); \
     }
-ROWS_SIMD(q8, QF_Q8, QDOT_ROWS_Q8)
-ROWS_SIMD(q6, QF_Q6, QDOT_ROWS)
-ROWS_SIMD(q5, QF_Q5, QDOT_ROWS)
-ROWS_SIMD(q4, QF_Q4, QDOT_ROWS)
-ROWS_SIMD(q2, QF_Q2, QDOT_ROWS)
+#define ROWS_SIMD_ALL(fmt, F) ROWS_SIMD(fmt, F, 1) ROWS_SIMD(fmt, F, 2) ROWS_SIMD(fmt, F, 4)
+ROWS_SIMD_ALL(q8, QF_Q8)
+ROWS_SIMD_ALL(q6, QF_Q6)
+ROWS_SIMD_ALL(q5, QF_Q5)
+ROWS_SIMD_ALL(q4, QF_Q4)
+ROWS_SIMD_ALL(q2, QF_Q2)
+
+const int QUANT_DOT_ROWS[] = {1, 2, 4, -1};
+const int QUANT_DOT_PREFETCH[] = {0, 1024, 4096, -1};
+#define ROW_CHOICES 3
+
+static int rows_index(int rows) { return rows == 4 ? 2 : rows == 2 ? 1 : 0; }
+
+quant_dot_shape quant_dot_shape_default(quant_format f)
+{
+#if defined(QDOT_VNNI512) || defined(QDOT_AVXVNNI)
+    int q8_rows = 1;
+#else
+    int q8_rows = 4;
+#endif
+    return (quant_dot_shape){f == QF_Q8 ? q8_rows : 1, 4096};
+}
+
+static void shapes_init(void)
+{
+    static bool done;
+    if (done)
+        return;
+    for (quant_format f = QF_Q8; f < QF_COUNT; f++) {
+        quant_dot_shape d = quant_dot_shape_default(f);
+        shape_rows[f] = d.rows, shape_prefetch[f] = d.prefetch;
+    }
+    done = true;
+}
+
+bool quant_dot_set_shape(quant_format f, quant_dot_shape s)
+{
+    shapes_init();
+    bool rows_ok = s.rows == 1 || s.rows == 2 || s.rows == 4;
+    if (f == QF_F16 || f >= QF_COUNT || !rows_ok || s.prefetch < 0 || s.prefetch > 65536)
+        return false;
+    shape_rows[f] = s.rows, shape_prefetch[f] = s.prefetch;
+    return true;
+}
+
+quant_dot_shape quant_dot_get_shape(quant_format f)
+{
+    shapes_init();
+    return f == QF_F16 || f >= QF_COUNT ? (quant_dot_shape){0, 0}
+                                        : (quant_dot_shape){shape_rows[f], shape_prefetch[f]};
+}
 
 quant_dot_rows quant_dot_simd(quant_format f)
 {
-    static const quant_dot_rows BY_FORMAT[QF_COUNT] = {NULL, rows_simd_q8, rows_simd_q6,
-                                                        rows_simd_q5, rows_simd_q4, rows_simd_q2};
-    return f < QF_COUNT ? BY_FORMAT[f] : NULL;
+    static const quant_dot_rows BY_FORMAT[QF_COUNT][ROW_CHOICES] = {
+        {NULL, NULL, NULL},
+        {rows_simd_q8_1, rows_simd_q8_2, rows_simd_q8_4},
+        {rows_simd_q6_1, rows_simd_q6_2, rows_simd_q6_4},
+        {rows_simd_q5_1, rows_simd_q5_2, rows_simd_q5_4},
+        {rows_simd_q4_1, rows_simd_q4_2, rows_simd_q4_4},
+        {rows_simd_q2_1, rows_simd_q2_2, rows_simd_q2_4},
+    };
+    shapes_init();
+    return f > QF_F16 && f < QF_COUNT ? BY_FORMAT[f][rows_index(shape_rows[f])] : NULL;
 }
 
 quant_isa quant_isa_best(void) { return QDOT_ISA; }
 
-#else /* no AVX2: the portable kernels only */
+#else /* no AVX2: the portable kernels only, which have no shape */
+
+const int QUANT_DOT_ROWS[] = {-1};
+const int QUANT_DOT_PREFETCH[] = {-1};
+
+quant_dot_shape quant_dot_shape_default(quant_format f)
+{
+    (void)f;
+    return (quant_dot_shape){0, 0};
+}
+
+bool quant_dot_set_shape(quant_format f, quant_dot_shape s)
+{
+    (void)f, (void)s;
+    return false;
+}
+
+quant_dot_shape quant_dot_get_shape(quant_format f) { return quant_dot_shape_default(f); }
 
 quant_dot_rows quant_dot_simd(quant_format f)
 {
