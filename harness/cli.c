@@ -32,6 +32,8 @@ static const char *COMMON_HELP =
     "  --cache cold|hot         flush the cache before each sample, or run back to back\n"
     "  --roofs group|start      judge MBU and MFU against roofs timed with each group (default)\n"
     "                           or against the ladder measured at the run's start only\n"
+    "  --retune                 time the tunable kernels' shapes again on this machine\n"
+    "                           (otherwise the choice cached in <label>/tuning.csv)\n"
     "  --no-plot                write the CSV but draw no charts\n"
     "  --reference auto|none    overlay the checked-in reference run of this device\n"
     "                           (results/reference/<device>/), if there is one (default auto)\n"
@@ -217,6 +219,7 @@ static bool *common_flag(const char *name, rl_args *a)
     if (!strcmp(name, "list")) return &a->list;
     if (!strcmp(name, "help")) return &a->help;
     if (!strcmp(name, "no-plot")) return &a->no_plot;
+    if (!strcmp(name, "retune")) return &a->retune;
     if (!strcmp(name, "plot-only")) return &a->plot_only;
     if (!strcmp(name, "print-label")) return &a->print_label;
     return NULL;

@@ -652,7 +652,7 @@ void rl_judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, double va
                     const rl_premise *pr, const char *note);
 void rl_judge_status_given(rl_ctx *ctx, const rl_claim *c, const char *scope, const char *measured,
                            rl_verdict_status status, const rl_premise *pr, const char *note);
-/* RL_HOLDS when lo <= x <= hi; RL_NOT_MEASURED when x is NaN. */
+/* RL_HOLDS when lo <= x <= hi; RL_NOT_MEASURED when x or a bound is NaN. */
 rl_verdict_status rl_within(double x, double lo, double hi);
 
 /* ------------------------------------------------------------------------
@@ -671,6 +671,28 @@ void rl_plan_fixed(rl_ctx *ctx, double seconds);
  * seconds must shrink to fit the time left (an observed experiment's holds);
  * 1 without a budget. */
 double rl_budget_fit(const rl_ctx *ctx, double want_s);
+
+/* ------------------------------------------------------------------------
+ * Tuning (tuning.c): a kernel's shape chosen on this machine from a few
+ * candidates, once per machine and signature, cached in tuning.csv
+ * beside ceilings.csv (--retune: timed again). --quick and --budget
+ * runs use a cached choice or the default, and time nothing.
+ * ---------------------------------------------------------------------- */
+typedef struct rl_tune {
+    const char *key;       /* "tuning_q8": its row in tuning.csv, its metadata key */
+    const char *what;      /* "q8's integer decode": the console's words for it */
+    const char *signature; /* what the choice depends on besides the machine */
+    int n, fallback;       /* candidates; the default's index, kept unless beaten by 3 % */
+    void (*name)(void *state, int i, char *buf, size_t len); /* candidate i in words */
+    void (*set)(void *state, int i);                         /* make i the kernel's shape */
+    bool (*check)(void *state, char *why, size_t len);       /* validate the shape set */
+    void (*call)(void *state);                               /* one call, as timed */
+    void *state;
+} rl_tune;
+/* Sets and returns the candidate chosen, and prints and records it (no
+ * field may hold a comma). Each candidate is validated before it is
+ * timed; one that fails is never chosen. */
+int rl_tune_choose(rl_ctx *ctx, const rl_tune *t);
 
 #ifdef __cplusplus
 }

@@ -394,6 +394,7 @@ static void declare(rl_ctx *ctx)
 {
     model *m = &the_model;
     bool matrix_only = matrix_rows > 0;
+    tune_decode(ctx);
     if (matrix_only) {
         plan_matrix(ctx, m);
         rl_discard_results(ctx); /* a side benchmark: its table only */

@@ -1,0 +1,138 @@
+/*
+ * tune.c -- the CPU integer decode's shape, chosen on this machine: for
+ * each format, rows decoded side by side and the prefetch distance
+ * (cpu/quant_dot.h's candidates), timed by the harness (harness/tuning.c)
+ * on a matrix read from DRAM, each candidate validated first against the
+ * double-precision reference within the int8 bound. The compile-time
+ * choices of the Zen machines they were tuned on are the defaults: on a
+ * Sapphire Rapids VM they were not the best (issue 27).
+ */
+#include "exp03.h"
+
+#include "cpu/quant_dot.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* One 1024 x 4096 matrix, encoded once and repeated until the weights span
+ * 4x the last-level cache (rl_copies_beyond_cache), so that every call
+ * reads DRAM, as the model's decode does. At most 64 copies. */
+enum { BASE_ROWS = 1024, TUNE_K = 4096, MAX_COPIES = 64 };
+
+typedef struct shape_tuning {
+    quant_format f;
+    quant_dot_shape shapes[16];
+    int n;
+    int rows;           /* BASE_ROWS x copies */
+    void *w, *scratch;  /* rows x the format's row bytes */
+    fp16 *x;
+    float *y;
+    double *ref, *bound; /* BASE_ROWS: every copy's rows have the same */
+    char signature[96];
+} shape_tuning;
+
+static void shape_name(void *state, int i, char *buf, size_t len)
+{
+    const shape_tuning *s = state;
+    const quant_dot_shape *q = &s->shapes[i];
+    if (q->prefetch > 0)
+        snprintf(buf, len, "%d row%s %d B ahead", q->rows, q->rows > 1 ? "s" : "", q->prefetch);
+    else
+        snprintf(buf, len, "%d row%s no prefetch", q->rows, q->rows > 1 ? "s" : "");
+}
+
+static void shape_set(void *state, int i)
+{
+    const shape_tuning *s = state;
+    if (!quant_dot_set_shape(s->f, s->shapes[i]))
+        rl_die(RL_EXIT_FAILED, "internal error: %s: shape %d rejected", quant_formats[s->f].name, i);
+}
+
+static void shape_call(void *state)
+{
+    shape_tuning *s = state;
+    quant_args a = {s->f, s->y, s->w, s->x, s->rows, TUNE_K, 1, s->scratch, NULL};
+    quant_decode_int8(&a, quant_isa_best());
+}
+
+/* Every output of every copy within the bound of the reference. */
+static bool shape_check(void *state, char *why, size_t len)
+{
+    shape_tuning *s = state;
+    memset(s->y, 0xFF, sizeof(float) * (size_t)s->rows); /* NaN: an unwritten output fails */
+    shape_call(s);
+    for (int c = 0; c < s->rows / BASE_ROWS; c++) {
+        rl_check k = rl_compare_f32_bound(s->y + (size_t)c * BASE_ROWS, s->ref, s->bound, BASE_ROWS);
+        if (!k.ok) {
+            rl_check_describe(&k, why, len);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void prepare(rl_ctx *ctx, shape_tuning *s, const fp16 *w16)
+{
+    size_t base_bytes = quant_row_bytes(s->f, TUNE_K) * BASE_ROWS;
+    int copies = rl_copies_beyond_cache(ctx, (double)base_bytes);
+    copies = copies > MAX_COPIES ? MAX_COPIES : copies;
+    s->rows = BASE_ROWS * copies;
+    s->w = rl_host_alloc(base_bytes * (size_t)copies);
+    quant_encode_matrix(s->f, s->w, w16, BASE_ROWS, TUNE_K);
+    for (int c = 1; c < copies; c++)
+        memcpy((char *)s->w + c * base_bytes, s->w, base_bytes);
+    s->y = rl_host_alloc(sizeof(float) * (size_t)s->rows);
+    s->scratch = rl_host_alloc(quant_int8_scratch(s->rows, TUNE_K, 1));
+    s->ref = rl_host_alloc(sizeof(double) * BASE_ROWS);
+    s->bound = rl_host_alloc(sizeof(double) * BASE_ROWS);
+    quant_reference(s->ref, s->f, s->w, s->x, BASE_ROWS, TUNE_K, 1, false);
+    quant_int8_error_bound(s->bound, s->f, s->w, s->x, BASE_ROWS, TUNE_K);
+    for (const int *r = QUANT_DOT_ROWS; *r >= 0; r++)
+        for (const int *p = QUANT_DOT_PREFETCH; *p >= 0 && s->n < 16; p++)
+            s->shapes[s->n++] = (quant_dot_shape){*r, *p};
+    /* what the choice depends on besides the machine; not the copies, which
+     * follow the LLC the ceilings measured */
+    snprintf(s->signature, sizeof s->signature, "%s; rows 1 2 4; prefetch 0 1024 4096; "
+             "%d x %d from DRAM", quant_isa_name(quant_isa_best()), BASE_ROWS, TUNE_K);
+}
+
+/* The default's index among the candidates. */
+static int default_index(const shape_tuning *s)
+{
+    quant_dot_shape d = quant_dot_shape_default(s->f);
+    for (int i = 0; i < s->n; i++)
+        if (s->shapes[i].rows == d.rows && s->shapes[i].prefetch == d.prefetch)
+            return i;
+    rl_die(RL_EXIT_FAILED, "internal error: %s's default shape is no candidate",
+           quant_formats[s->f].name);
+}
+
+static void release(shape_tuning *s)
+{
+    rl_host_free(s->w);
+    rl_host_free(s->y);
+    rl_host_free(s->scratch);
+    rl_host_free(s->ref);
+    rl_host_free(s->bound);
+}
+
+void tune_decode(rl_ctx *ctx)
+{
+    if (ctx->kind != RL_CPU || quant_isa_best() == QUANT_ISA_C)
+        return; /* the GPU's kernels and the portable C ones have no shape to choose */
+    fp16 *w16 = rl_host_random_f16(ctx, (size_t)BASE_ROWS * TUNE_K, -1, 1);
+    fp16 *x = rl_host_random_f16(ctx, TUNE_K, -1, 1);
+    for (quant_format f = QF_Q8; f < QF_COUNT; f++) {
+        shape_tuning s = {.f = f, .x = x};
+        prepare(ctx, &s, w16);
+        char key[32], what[48];
+        snprintf(key, sizeof key, "tuning_%s", quant_formats[f].name);
+        snprintf(what, sizeof what, "%s decode shape", quant_formats[f].name);
+        rl_tune t = {key, what, s.signature, s.n, default_index(&s), shape_name, shape_set, shape_check,
+                     shape_call, &s};
+        rl_tune_choose(ctx, &t);
+        release(&s);
+    }
+    rl_host_free(w16);
+    rl_host_free(x);
+}

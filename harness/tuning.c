@@ -1,0 +1,236 @@
+/*
+ * tuning.c -- a kernel's shape chosen on the machine it runs on, the way
+ * FFTW keeps its wisdom: the candidates are timed once per machine and
+ * signature (what the choice depends on besides the machine: the
+ * instruction set, the candidate list), the choice is cached in
+ * tuning.csv beside ceilings.csv, printed and written in the CSV's
+ * metadata, and timed again with --retune.
+ *
+ * The experiment declares the candidates (rl_tune: a name for each, how
+ * to set one, validate it and call it); the harness validates each
+ * candidate before it times it (one that fails is never chosen), times
+ * them in two passes of opposite order (a drifting machine favours no
+ * end of the list), keeps per candidate the better of the passes'
+ * medians, and keeps the default unless another beats it by more than
+ * the drift between passes a shared host shows (3 %).
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CALLS = 7, MAX_CANDIDATES = 64 };
+/* A candidate must beat the default by this much to replace it. */
+static const double MARGIN = 0.97;
+
+static void tuning_path(const rl_ctx *ctx, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s/tuning.csv", ctx->args.out_dir, ctx->label);
+}
+
+/* The machine: what the ceilings file calls it, and its thread count. */
+static void machine_of(const rl_ctx *ctx, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s | %d threads", ctx->dev->name, ctx->dev->threads);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of CALLS calls of candidate i, after one warm-up call. */
+static double median_call_s(const rl_tune *t, int i)
+{
+    double s[CALLS];
+    t->set(t->state, i);
+    t->call(t->state);
+    for (int c = 0; c < CALLS; c++) {
+        double t0 = rl_now_s();
+        t->call(t->state);
+        s[c] = rl_now_s() - t0;
+    }
+    qsort(s, CALLS, sizeof s[0], compare_doubles);
+    return s[CALLS / 2];
+}
+
+/* Validates every candidate, then times the valid ones: ms[i], NaN for
+ * one that failed. The index chosen. */
+static int time_candidates(rl_ctx *ctx, const rl_tune *t, double *ms, int *failed)
+{
+    char why[256];
+    *failed = 0;
+    for (int i = 0; i < t->n; i++) {
+        t->set(t->state, i);
+        ms[i] = t->check(t->state, why, sizeof why) ? INFINITY : NAN;
+        if (isnan(ms[i])) {
+            (*failed)++;
+            char name[64];
+            t->name(t->state, i, name, sizeof name);
+            fprintf(stderr, "tuning: %s, %s failed validation and is never chosen: %s\n", t->key,
+                    name, why);
+        }
+    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < t->n; j++) {
+            int i = pass ? t->n - 1 - j : j;
+            if (!isnan(ms[i]))
+                ms[i] = fmin(ms[i], 1e3 * median_call_s(t, i));
+        }
+    (void)ctx;
+    int best = -1;
+    for (int i = 0; i < t->n; i++)
+        if (!isnan(ms[i]) && (best < 0 || ms[i] < ms[best]))
+            best = i;
+    bool default_valid = !isnan(ms[t->fallback]);
+    if (best < 0 || (default_valid && !(ms[best] < MARGIN * ms[t->fallback])))
+        best = t->fallback;
+    return best;
+}
+
+/* ---- tuning.csv: key,machine,signature,choice,ms,default,default_ms,tried,failed,date --- */
+
+typedef struct cached {
+    char choice[64];
+    double ms, default_ms;
+    char date[32];
+} cached;
+
+static bool split_fields(char *line, char **f, int n)
+{
+    for (int i = 0; i < n; i++) {
+        f[i] = line;
+        char *comma = strchr(line, ',');
+        if (i < n - 1) {
+            if (!comma)
+                return false;
+            *comma = 0;
+            line = comma + 1;
+        }
+    }
+    f[n - 1][strcspn(f[n - 1], "\r\n")] = 0;
+    return true;
+}
+
+static bool read_cached(const char *path, const char *key, const char *machine,
+                        const char *signature, cached *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    char line[1024];
+    bool found = false;
+    while (fgets(line, sizeof line, f)) {
+        char *v[10];
+        if (line[0] == '#' || !split_fields(line, v, 10))
+            continue;
+        if (!strcmp(v[0], key) && !strcmp(v[1], machine) && !strcmp(v[2], signature)) {
+            snprintf(out->choice, sizeof out->choice, "%s", v[3]);
+            out->ms = atof(v[4]);
+            out->default_ms = atof(v[6]);
+            snprintf(out->date, sizeof out->date, "%s", v[9]);
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* Rewrites the file with key's row for this machine replaced. The fields
+ * hold no commas: names and signatures are the experiment's own words. */
+static void store(rl_ctx *ctx, const char *path, const char *row, const char *key,
+                  const char *machine)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", ctx->args.out_dir, ctx->label);
+    rl_mkdirs(dir);
+    size_t cap = 1 << 16, len = 0;
+    char *all = malloc(cap);
+    if (!all)
+        rl_die(RL_EXIT_FAILED, "out of memory for %s", path);
+    len += (size_t)snprintf(all, cap, "# rooflab tuning: each kernel's shape chosen on this machine "
+                            "(harness/tuning.c); --retune times them again\n"
+                            "key,machine,signature,choice,ms,default,default_ms,tried,failed,date_utc\n");
+    FILE *f = fopen(path, "r");
+    char line[1024], prefix[512];
+    snprintf(prefix, sizeof prefix, "%s,%s,", key, machine);
+    while (f && fgets(line, sizeof line, f))
+        if (line[0] != '#' && strncmp(line, "key,", 4) && strncmp(line, prefix, strlen(prefix)) &&
+            len + strlen(line) + 1 < cap)
+            len += (size_t)snprintf(all + len, cap - len, "%s", line);
+    if (f)
+        fclose(f);
+    snprintf(all + len, cap - len, "%s\n", row);
+    if (rl_write_file_atomic(path, all) != 0)
+        fprintf(stderr, "tuning: cannot write %s (%m): the choice is not kept\n", path);
+    free(all);
+}
+
+static int index_of_name(const rl_tune *t, const char *name)
+{
+    char n[64];
+    for (int i = 0; i < t->n; i++) {
+        t->name(t->state, i, n, sizeof n);
+        if (!strcmp(n, name))
+            return i;
+    }
+    return -1;
+}
+
+int rl_tune_choose(rl_ctx *ctx, const rl_tune *t)
+{
+    if (t->n < 1 || t->n > MAX_CANDIDATES || t->fallback < 0 || t->fallback >= t->n)
+        rl_die(RL_EXIT_FAILED, "internal error: tuning %s: %d candidates, default %d", t->key,
+               t->n, t->fallback);
+    char path[1024], machine[300], chosen[64], dflt[64], what[300];
+    for (int i = 0; i < t->n; i++) {
+        t->name(t->state, i, chosen, sizeof chosen);
+        if (strchr(chosen, ','))
+            rl_die(RL_EXIT_FAILED, "internal error: tuning %s: a comma in '%s'", t->key, chosen);
+    }
+    if (strchr(t->key, ',') || strchr(t->signature, ','))
+        rl_die(RL_EXIT_FAILED, "internal error: tuning %s: a comma in its key or signature", t->key);
+    tuning_path(ctx, path, sizeof path);
+    machine_of(ctx, machine, sizeof machine);
+    t->name(t->state, t->fallback, dflt, sizeof dflt);
+    int lock = rl_lock_beside(path);
+    cached c;
+    int pick = -1;
+    if (!ctx->args.retune && read_cached(path, t->key, machine, t->signature, &c) &&
+        (pick = index_of_name(t, c.choice)) >= 0) {
+        rl_unlock(lock);
+        t->set(t->state, pick);
+        snprintf(what, sizeof what, "%s (%.3g ms a call, the default %s %.3g ms; cached %s)",
+                 c.choice, c.ms, dflt, c.default_ms, c.date);
+    } else if (!ctx->args.retune && (ctx->args.mode == RL_MODE_QUICK || ctx->args.budget_s > 0)) {
+        rl_unlock(lock); /* a smoke test or a clock: the defaults, nothing timed */
+        t->set(t->state, pick = t->fallback);
+        snprintf(what, sizeof what, "%s, the default (not tuned: %s tunes only where a lab or "
+                 "full run or --retune has)", dflt, ctx->args.budget_s > 0 ? "--budget" : "--quick");
+    } else {
+        char note[96];
+        snprintf(note, sizeof note, "tuning %s: %d candidates", t->key, t->n);
+        rl_progress_note(ctx, note);
+        double ms[MAX_CANDIDATES], t0 = rl_now_s();
+        int failed;
+        pick = time_candidates(ctx, t, ms, &failed);
+        t->set(t->state, pick);
+        t->name(t->state, pick, chosen, sizeof chosen);
+        char row[1024], date[32];
+        rl_utc_now(date, sizeof date);
+        snprintf(row, sizeof row, "%s,%s,%s,%s,%.4f,%s,%.4f,%d,%d,%s", t->key, machine,
+                 t->signature, chosen, ms[pick], dflt, ms[t->fallback], t->n, failed, date);
+        store(ctx, path, row, t->key, machine);
+        rl_unlock(lock);
+        snprintf(what, sizeof what, "%s (%.3g ms a call, the default %s %.3g ms; %d candidates "
+                 "timed now in %.1f s%s)", chosen, ms[pick], dflt, ms[t->fallback], t->n,
+                 rl_now_s() - t0, failed ? ", some failed validation" : "");
+    }
+    rl_progress_clear();
+    printf("tuning      %s: %s\n", t->what, what);
+    rl_meta(ctx, t->key, "%s; %s", what, t->signature);
+    return pick;
+}
