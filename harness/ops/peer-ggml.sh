@@ -54,7 +54,7 @@ else
             die "could not clone $GGML_URL at $GGML_COMMIT (offline?): pass a ggml tree as GGML_SRC=path"
     fi
 fi
-commit=$(git -C "$src" rev-parse --short=8 HEAD 2>/dev/null || echo "unknown (not a git tree)")
+commit=$(git -C "$src" rev-parse --short=8 HEAD 2>/dev/null || echo "$GGML_COMMIT (not a git tree: as GGML_COMMIT says)")
 tbo=$peer/build/bin/test-backend-ops
 generator=$(command -v ninja >/dev/null && echo Ninja || echo "Unix Makefiles")
 if [ ! -x "$tbo" ] || [ "$(cat "$peer/build/.source" 2>/dev/null)" != "$(cd "$src" && pwd) $commit" ]; then
@@ -74,6 +74,7 @@ formats=(f16 q8 q6 q5 q4 q2)
 declare -A PEER=([f16]=f16 [q8]=q8_0 [q6]=q6_K [q5]=q5_0 [q4]=q4_0 [q2]=q2_K)
 declare -A EXTRA=([q4]=q4_K)
 declare -A OURS_MS OURS_VAR GGML_MS EXTRA_MS OURS_ALL GGML_ALL
+TUNED=
 
 ceilings=results/$LABEL/ceilings.csv
 ours_round() {
@@ -81,6 +82,10 @@ ours_round() {
     local flags=(--matrix "$MATRIX" --cache hot --backend cpu --label "$LABEL" --no-plot)
     [ -f "$ceilings" ] && flags+=(--ceilings "$ceilings")
     "$B/exp-03" "${flags[@]}" >"$log" 2>&1 || die "exp-03 --matrix failed (round $1): $log"
+    # the decode shapes the tuner chose (or took from results/LABEL/tuning.csv)
+    sed -n 's/^tuning *\(.*\)/  round '"$1"' ours  tuned: \1/p' "$log"
+    TUNED=$(sed -n 's/^tuning *\([a-z0-9]*\) decode shape: \([^(]*\) (.*/\1 \2/p' "$log" |
+            sed 's/ *$//' | paste -sd ';' -)
     # the table's rows: format bits/w variant ms/call ...; the fastest variant per format
     while read -r f v ms; do
         echo "  round $1 ours  $f $v $ms ms"
@@ -136,6 +141,7 @@ trap 'rm -f "$tmp"' EXIT
     echo "# matrix: $MATRIX (rows x k)"
     echo "# ggml_commit: $commit"
     echo "# ours: $B/exp-03 --matrix $MATRIX --cache hot --backend cpu (fastest valid variant per format)"
+    echo "# ours_tuning: ${TUNED:-none (no SIMD kernels, or the GPU)} (results/$LABEL/tuning.csv)"
     echo "# ggml: test-backend-ops perf -o MUL_MAT -b CPU -p \"type_a=TYPE,type_b=f32,m=$rows,n=1,k=$k,\""
     echo "# git_commit: $(git rev-parse --short=12 HEAD 2>/dev/null)"
     echo "# date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
