@@ -88,6 +88,13 @@ void gemv_sgemm_f32(float *y, const float *w, const float *x, int rows, int k, i
  * other families (quant.h's F16 format). */
 void gemv_fp16_cuda(const gemv_args *a);
 void gemv_fp16_cpu(const gemv_args *a);
+/* The CPU kernel's rows per step at n = 1, chosen at run time (a tuner
+ * times the -1-ended candidates on the machine; the default is the
+ * fallback). set_rows says false for a row count that is no candidate. */
+extern const int GEMV_FP16_ROWS[];
+int gemv_fp16_rows_default(void);
+int gemv_fp16_get_rows(void);
+bool gemv_fp16_set_rows(int rows);
 /* FP16 to FP32 on the CPU, in parallel. */
 void gemv_convert_fp16(float *dst, const fp16 *src, size_t n);
 

@@ -1,7 +1,8 @@
 /*
- * tune.c -- the CPU integer decode's shape, chosen on this machine: for
- * each format, rows decoded side by side and the prefetch distance
- * (cpu/quant_dot.h's candidates), timed by the harness (harness/tuning.c)
+ * tune.c -- the CPU decode's shape, chosen on this machine: for each
+ * integer format, rows decoded side by side and the prefetch distance
+ * (cpu/quant_dot.h's candidates), and for F16 the FP16 GEMV's rows per
+ * step (gemv.h's), timed by the harness (harness/tuning.c)
  * on a matrix read from DRAM, each candidate validated first against the
  * double-precision reference within the int8 bound. The compile-time
  * choices of the Zen machines they were tuned on are the defaults: on a
@@ -35,7 +36,9 @@ static void shape_name(void *state, int i, char *buf, size_t len)
 {
     const shape_tuning *s = state;
     const quant_dot_shape *q = &s->shapes[i];
-    if (q->prefetch > 0)
+    if (s->f == QF_F16)
+        snprintf(buf, len, "%d rows", q->rows);
+    else if (q->prefetch > 0)
         snprintf(buf, len, "%d row%s %d B ahead", q->rows, q->rows > 1 ? "s" : "", q->prefetch);
     else
         snprintf(buf, len, "%d row%s no prefetch", q->rows, q->rows > 1 ? "s" : "");
@@ -44,7 +47,9 @@ static void shape_name(void *state, int i, char *buf, size_t len)
 static void shape_set(void *state, int i)
 {
     const shape_tuning *s = state;
-    if (!quant_dot_set_shape(s->f, s->shapes[i]))
+    bool ok = s->f == QF_F16 ? gemv_fp16_set_rows(s->shapes[i].rows)
+                             : quant_dot_set_shape(s->f, s->shapes[i]);
+    if (!ok)
         rl_die(RL_EXIT_FAILED, "internal error: %s: shape %d rejected", quant_formats[s->f].name, i);
 }
 
@@ -87,11 +92,18 @@ static void prepare(rl_ctx *ctx, shape_tuning *s, const fp16 *w16)
     s->bound = rl_host_alloc(sizeof(double) * BASE_ROWS);
     quant_reference(s->ref, s->f, s->w, s->x, BASE_ROWS, TUNE_K, 1, false);
     quant_int8_error_bound(s->bound, s->f, s->w, s->x, BASE_ROWS, TUNE_K);
+    /* what the choice depends on besides the machine; not the copies, which
+     * follow the LLC the ceilings measured */
+    if (s->f == QF_F16) { /* experiment 02's GEMV: rows per step */
+        for (const int *r = GEMV_FP16_ROWS; *r >= 0 && s->n < 16; r++)
+            s->shapes[s->n++] = (quant_dot_shape){*r, 0};
+        snprintf(s->signature, sizeof s->signature, "fp16 gemv; rows 2 4 8%s; %d x %d from DRAM",
+                 s->n > 3 ? " 16" : "", BASE_ROWS, TUNE_K);
+        return;
+    }
     for (const int *r = QUANT_DOT_ROWS; *r >= 0; r++)
         for (const int *p = QUANT_DOT_PREFETCH; *p >= 0 && s->n < 16; p++)
             s->shapes[s->n++] = (quant_dot_shape){*r, *p};
-    /* what the choice depends on besides the machine; not the copies, which
-     * follow the LLC the ceilings measured */
     snprintf(s->signature, sizeof s->signature, "%s; rows 1 2 4; prefetch 0 1024 4096; "
              "%d x %d from DRAM", quant_isa_name(quant_isa_best()), BASE_ROWS, TUNE_K);
 }
@@ -99,7 +111,8 @@ static void prepare(rl_ctx *ctx, shape_tuning *s, const fp16 *w16)
 /* The default's index among the candidates. */
 static int default_index(const shape_tuning *s)
 {
-    quant_dot_shape d = quant_dot_shape_default(s->f);
+    quant_dot_shape d = s->f == QF_F16 ? (quant_dot_shape){gemv_fp16_rows_default(), 0}
+                                        : quant_dot_shape_default(s->f);
     for (int i = 0; i < s->n; i++)
         if (s->shapes[i].rows == d.rows && s->shapes[i].prefetch == d.prefetch)
             return i;
@@ -122,7 +135,7 @@ void tune_decode(rl_ctx *ctx)
         return; /* the GPU's kernels and the portable C ones have no shape to choose */
     fp16 *w16 = rl_host_random_f16(ctx, (size_t)BASE_ROWS * TUNE_K, -1, 1);
     fp16 *x = rl_host_random_f16(ctx, TUNE_K, -1, 1);
-    for (quant_format f = QF_Q8; f < QF_COUNT; f++) {
+    for (quant_format f = QF_F16; f < QF_COUNT; f++) {
         shape_tuning s = {.f = f, .x = x};
         prepare(ctx, &s, w16);
         char key[32], what[48];

@@ -59,18 +59,21 @@ void gemv_scalar_cpu(const gemv_args *a)
 #define GEMV_ACC 8
 #endif
 #define GEMV_ROWS(NT) (GEMV_ACC / (NT) > 8 ? 8 : GEMV_ACC / (NT) < 1 ? 1 : GEMV_ACC / (NT))
+/* One token may take more rows (a candidate of the tuner): 16 only where
+ * 32 vector registers hold their accumulators and weights. */
+#define GEMV_MOST_ROWS (GEMV_ACC >= 16 ? 16 : 8)
 
 /* ROWS rows that lie `stride` rows apart, NT tokens, one pass over k. */
 static inline __attribute__((always_inline)) void rows_vec(const gemv_args *a, int r0, int stride,
                                                           int ROWS, int NT)
 {
     const int k = a->k;
-    v8f acc[8][GEMV_MAX_BATCH];
+    v8f acc[GEMV_MOST_ROWS][GEMV_MAX_BATCH];
     for (int j = 0; j < ROWS; j++)
         for (int t = 0; t < NT; t++)
             acc[j][t] = (v8f){0};
     for (int i = 0; i < k; i += 8) {
-        v8f wv[8];
+        v8f wv[GEMV_MOST_ROWS];
         for (int j = 0; j < ROWS; j++)
             wv[j] = fp16x8_to_v8f(a->w + (size_t)(r0 + j * stride) * k + i);
         for (int t = 0; t < NT; t++) {
@@ -94,8 +97,8 @@ static inline __attribute__((always_inline)) void rows_vec(const gemv_args *a, i
  * share go one at a time. The counts must be constants inside the loop
  * for the compiler to keep the accumulators in registers: one function
  * per token count. */
-#define GEMV_VEC_FOR(NT, ROWS)                                                  \
-    static void gemv_vec_##NT(const gemv_args *a)                               \
+#define GEMV_VEC(name, NT, ROWS)                                                \
+    static void name(const gemv_args *a)                                        \
     {                                                                           \
         _Pragma("omp parallel")                                                 \
         {                                                                       \
@@ -109,14 +112,50 @@ static inline __attribute__((always_inline)) void rows_vec(const gemv_args *a, i
                 rows_vec(a, r, 0, 1, NT);                                       \
         }                                                                       \
     }
-GEMV_VEC_FOR(1, GEMV_ROWS(1))
-GEMV_VEC_FOR(2, GEMV_ROWS(2))
-GEMV_VEC_FOR(3, GEMV_ROWS(3))
-GEMV_VEC_FOR(4, GEMV_ROWS(4))
-GEMV_VEC_FOR(5, GEMV_ROWS(5))
-GEMV_VEC_FOR(6, GEMV_ROWS(6))
-GEMV_VEC_FOR(7, GEMV_ROWS(7))
-GEMV_VEC_FOR(8, GEMV_ROWS(8))
+/* One token: a function per candidate row count, chosen at run time. */
+GEMV_VEC(gemv_vec_1_2, 1, 2)
+GEMV_VEC(gemv_vec_1_4, 1, 4)
+GEMV_VEC(gemv_vec_1_8, 1, 8)
+#if GEMV_MOST_ROWS >= 16
+GEMV_VEC(gemv_vec_1_16, 1, 16)
+const int GEMV_FP16_ROWS[] = {2, 4, 8, 16, -1};
+#else
+const int GEMV_FP16_ROWS[] = {2, 4, 8, -1};
+#endif
+
+static int one_token_rows = GEMV_ROWS(1);
+
+int gemv_fp16_rows_default(void) { return GEMV_ROWS(1); }
+int gemv_fp16_get_rows(void) { return one_token_rows; }
+
+bool gemv_fp16_set_rows(int rows)
+{
+    for (const int *r = GEMV_FP16_ROWS; *r >= 0; r++)
+        if (*r == rows) {
+            one_token_rows = rows;
+            return true;
+        }
+    return false;
+}
+
+static void gemv_vec_1(const gemv_args *a)
+{
+    switch (one_token_rows) {
+    case 2: gemv_vec_1_2(a); break;
+    case 4: gemv_vec_1_4(a); break;
+#if GEMV_MOST_ROWS >= 16
+    case 16: gemv_vec_1_16(a); break;
+#endif
+    default: gemv_vec_1_8(a); break;
+    }
+}
+GEMV_VEC(gemv_vec_2, 2, GEMV_ROWS(2))
+GEMV_VEC(gemv_vec_3, 3, GEMV_ROWS(3))
+GEMV_VEC(gemv_vec_4, 4, GEMV_ROWS(4))
+GEMV_VEC(gemv_vec_5, 5, GEMV_ROWS(5))
+GEMV_VEC(gemv_vec_6, 6, GEMV_ROWS(6))
+GEMV_VEC(gemv_vec_7, 7, GEMV_ROWS(7))
+GEMV_VEC(gemv_vec_8, 8, GEMV_ROWS(8))
 
 bool gemv_batch_ok(int n, char *why, size_t len)
 {
