@@ -59,7 +59,7 @@ static double median_call_s(const rl_tune *t, int i)
 
 /* Validates every candidate, then times the valid ones: ms[i], NaN for
  * one that failed. The index chosen. */
-static int time_candidates(rl_ctx *ctx, const rl_tune *t, double *ms, int *failed)
+static int time_candidates(const rl_tune *t, double *ms, int *failed)
 {
     char why[256];
     *failed = 0;
@@ -80,7 +80,6 @@ static int time_candidates(rl_ctx *ctx, const rl_tune *t, double *ms, int *faile
             if (!isnan(ms[i]))
                 ms[i] = fmin(ms[i], 1e3 * median_call_s(t, i));
         }
-    (void)ctx;
     int best = -1;
     for (int i = 0; i < t->n; i++)
         if (!isnan(ms[i]) && (best < 0 || ms[i] < ms[best]))
@@ -147,7 +146,7 @@ static void store(rl_ctx *ctx, const char *path, const char *row, const char *ke
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/%s", ctx->args.out_dir, ctx->label);
     rl_mkdirs(dir);
-    size_t cap = 1 << 16, len = 0;
+    size_t cap = 1 << 14, len = 0;
     char *all = malloc(cap);
     if (!all)
         rl_die(RL_EXIT_FAILED, "out of memory for %s", path);
@@ -157,10 +156,15 @@ static void store(rl_ctx *ctx, const char *path, const char *row, const char *ke
     FILE *f = fopen(path, "r");
     char line[1024], prefix[512];
     snprintf(prefix, sizeof prefix, "%s,%s,", key, machine);
-    while (f && fgets(line, sizeof line, f))
-        if (line[0] != '#' && strncmp(line, "key,", 4) && strncmp(line, prefix, strlen(prefix)) &&
-            len + strlen(line) + 1 < cap)
-            len += (size_t)snprintf(all + len, cap - len, "%s", line);
+    /* every other row kept as it was: other keys, other machines */
+    while (f && fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || !strncmp(line, "key,", 4) || !strncmp(line, prefix, strlen(prefix)))
+            continue;
+        while (len + strlen(line) + strlen(row) + 2 >= cap)
+            if (!(all = realloc(all, cap *= 2)))
+                rl_die(RL_EXIT_FAILED, "out of memory for %s", path);
+        len += (size_t)snprintf(all + len, cap - len, "%s", line);
+    }
     if (f)
         fclose(f);
     snprintf(all + len, cap - len, "%s\n", row);
@@ -216,7 +220,7 @@ int rl_tune_choose(rl_ctx *ctx, const rl_tune *t)
         rl_progress_note(ctx, note);
         double ms[MAX_CANDIDATES], t0 = rl_now_s();
         int failed;
-        pick = time_candidates(ctx, t, ms, &failed);
+        pick = time_candidates(t, ms, &failed);
         t->set(t->state, pick);
         t->name(t->state, pick, chosen, sizeof chosen);
         char row[1024], date[32];
