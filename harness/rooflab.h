@@ -687,6 +687,9 @@ typedef struct rl_tune {
     void (*set)(void *state, int i);                         /* make i the kernel's shape */
     bool (*check)(void *state, char *why, size_t len);       /* validate the shape set */
     void (*call)(void *state);                               /* one call, as timed */
+    /* Optional: build the inputs check and call need, only when the
+     * candidates are timed (not for a cached choice or a default). */
+    void (*prepare)(void *state);
     void *state;
 } rl_tune;
 /* Sets and returns the candidate chosen, and prints and records it (no

@@ -212,14 +212,16 @@ int rl_tune_choose(rl_ctx *ctx, const rl_tune *t)
     } else if (!ctx->args.retune && (ctx->args.mode == RL_MODE_QUICK || ctx->args.budget_s > 0)) {
         rl_unlock(lock); /* a smoke test or a clock: the defaults, nothing timed */
         t->set(t->state, pick = t->fallback);
-        snprintf(what, sizeof what, "%s, the default (not tuned: %s tunes only where a lab or "
-                 "full run or --retune has)", dflt, ctx->args.budget_s > 0 ? "--budget" : "--quick");
+        snprintf(what, sizeof what, "%s (the default: %s times nothing; a lab run or --retune "
+                 "tunes)", dflt, ctx->args.budget_s > 0 ? "--budget" : "--quick");
     } else {
         char note[96];
         snprintf(note, sizeof note, "tuning %s: %d candidates", t->key, t->n);
         rl_progress_note(ctx, note);
         double ms[MAX_CANDIDATES], t0 = rl_now_s();
         int failed;
+        if (t->prepare)
+            t->prepare(t->state);
         pick = time_candidates(t, ms, &failed);
         t->set(t->state, pick);
         t->name(t->state, pick, chosen, sizeof chosen);

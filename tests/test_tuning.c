@@ -16,7 +16,7 @@
 #include <string.h>
 
 typedef struct toy_tunable {
-    int current, calls, checks, chosen;
+    int current, calls, checks, chosen, prepared;
 } toy_tunable;
 
 static toy_tunable toy;
@@ -27,6 +27,8 @@ static void toy_name(void *state, int i, char *buf, size_t len)
     (void)state;
     snprintf(buf, len, "shape %d", i);
 }
+
+static void toy_prepare(void *state) { ((toy_tunable *)state)->prepared++; }
 
 static void toy_set(void *state, int i) { ((toy_tunable *)state)->current = i; }
 
@@ -58,7 +60,7 @@ static double want[1] = {1};
 static void toy_declare(rl_ctx *ctx)
 {
     rl_tune t = {"tuning_toy", "toy shape", "toy; shapes 0 1 2", 3, 0, toy_name, toy_set,
-                 toy_check, toy_call, &toy};
+                 toy_check, toy_call, toy_prepare, &toy};
     toy.chosen = rl_tune_choose(ctx, &t);
     rl_part_add(ctx, &(rl_part){0});
     rl_point_add(ctx, &(rl_point){.run = run, .arg = out_buf, .out = out_buf,
@@ -116,6 +118,7 @@ Test(tuning, a_lab_run_keeps_the_fastest_valid_shape_and_caches_it, .init = cr_r
     cr_assert_eq(toy.chosen, 1, "shape 1 is 30x faster than the default; shape 2 failed");
     cr_assert_eq(toy.current, 1, "the choice is the shape left set");
     cr_assert_eq(toy.checks, 3, "every candidate validated once");
+    cr_assert_eq(toy.prepared, 1, "the inputs built once, before the candidates");
     cr_assert_eq(toy.calls, 2 * 2 * 8, "two passes of a warm-up and 7 calls, valid ones only");
     snprintf(path, sizeof path, "%s/results/toy/tuning.csv", dir);
     char *csv = read_all(path);
@@ -127,7 +130,8 @@ Test(tuning, a_lab_run_keeps_the_fastest_valid_shape_and_caches_it, .init = cr_r
 
     run_toy(dir, NULL, false);
     cr_assert_eq(toy.chosen, 1, "the cached choice");
-    cr_assert_eq(toy.calls + toy.checks, 0, "a cached choice times and checks nothing");
+    cr_assert_eq(toy.calls + toy.checks + toy.prepared, 0,
+                 "a cached choice builds, times and checks nothing");
 
     run_toy(dir, NULL, true);
     cr_assert_eq(toy.chosen, 1);
@@ -145,7 +149,7 @@ Test(tuning, a_quick_run_keeps_the_default_and_times_nothing, .init = cr_redirec
     run_toy(dir, "--quick", false);
     cr_assert_eq(toy.chosen, 0, "the default");
     cr_assert_eq(toy.current, 0);
-    cr_assert_eq(toy.calls + toy.checks, 0);
+    cr_assert_eq(toy.calls + toy.checks + toy.prepared, 0);
     snprintf(path, sizeof path, "%s/results/toy/tuning.csv", dir);
     cr_assert_eq(read_all(path), NULL, "nothing tuned, nothing cached");
     rm_tree(dir);

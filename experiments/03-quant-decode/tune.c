@@ -20,13 +20,21 @@
  * reads DRAM, as the model's decode does. At most 64 copies. */
 enum { BASE_ROWS = 1024, TUNE_K = 4096, MAX_COPIES = 64 };
 
+/* The random FP16 weights of the base matrix and x, shared by every
+ * format and made by the first that is timed. */
+typedef struct tune_inputs {
+    fp16 *w16, *x;
+} tune_inputs;
+
 typedef struct shape_tuning {
+    rl_ctx *ctx;
+    tune_inputs *in;
     quant_format f;
     quant_dot_shape shapes[16];
     int n;
     int rows;           /* BASE_ROWS x copies */
     void *w, *scratch;  /* rows x the format's row bytes */
-    fp16 *x;
+    const fp16 *x;      /* in->x, once built */
     float *y;
     double *ref, *bound; /* BASE_ROWS: every copy's rows have the same */
     char signature[96];
@@ -76,14 +84,22 @@ static bool shape_check(void *state, char *why, size_t len)
     return true;
 }
 
-static void prepare(rl_ctx *ctx, shape_tuning *s, const fp16 *w16)
+/* The inputs, built only when the candidates are timed. */
+static void shape_build(void *state)
 {
+    shape_tuning *s = state;
+    rl_ctx *ctx = s->ctx;
+    if (!s->in->w16) {
+        s->in->w16 = rl_host_random_f16(ctx, (size_t)BASE_ROWS * TUNE_K, -1, 1);
+        s->in->x = rl_host_random_f16(ctx, TUNE_K, -1, 1);
+    }
+    s->x = s->in->x;
     size_t base_bytes = quant_row_bytes(s->f, TUNE_K) * BASE_ROWS;
     int copies = rl_copies_beyond_cache(ctx, (double)base_bytes);
     copies = copies > MAX_COPIES ? MAX_COPIES : copies;
     s->rows = BASE_ROWS * copies;
     s->w = rl_host_alloc(base_bytes * (size_t)copies);
-    quant_encode_matrix(s->f, s->w, w16, BASE_ROWS, TUNE_K);
+    quant_encode_matrix(s->f, s->w, s->in->w16, BASE_ROWS, TUNE_K);
     for (int c = 1; c < copies; c++)
         memcpy((char *)s->w + c * base_bytes, s->w, base_bytes);
     s->y = rl_host_alloc(sizeof(float) * (size_t)s->rows);
@@ -92,8 +108,12 @@ static void prepare(rl_ctx *ctx, shape_tuning *s, const fp16 *w16)
     s->bound = rl_host_alloc(sizeof(double) * BASE_ROWS);
     quant_reference(s->ref, s->f, s->w, s->x, BASE_ROWS, TUNE_K, 1, false);
     quant_int8_error_bound(s->bound, s->f, s->w, s->x, BASE_ROWS, TUNE_K);
-    /* what the choice depends on besides the machine; not the copies, which
-     * follow the LLC the ceilings measured */
+}
+
+/* The candidates and the signature: what the choice depends on besides
+ * the machine (not the copies, which follow the LLC the ceilings measured). */
+static void candidates(shape_tuning *s)
+{
     if (s->f == QF_F16) { /* experiment 02's GEMV: rows per step */
         for (const int *r = GEMV_FP16_ROWS; *r >= 0 && s->n < 16; r++)
             s->shapes[s->n++] = (quant_dot_shape){*r, 0};
@@ -120,7 +140,7 @@ static int default_index(const shape_tuning *s)
            quant_formats[s->f].name);
 }
 
-static void release(shape_tuning *s)
+static void release(shape_tuning *s) /* what shape_build made, if it ran */
 {
     rl_host_free(s->w);
     rl_host_free(s->y);
@@ -133,19 +153,18 @@ void tune_decode(rl_ctx *ctx)
 {
     if (ctx->kind != RL_CPU || quant_isa_best() == QUANT_ISA_C)
         return; /* the GPU's kernels and the portable C ones have no shape to choose */
-    fp16 *w16 = rl_host_random_f16(ctx, (size_t)BASE_ROWS * TUNE_K, -1, 1);
-    fp16 *x = rl_host_random_f16(ctx, TUNE_K, -1, 1);
+    tune_inputs in = {NULL, NULL};
     for (quant_format f = QF_F16; f < QF_COUNT; f++) {
-        shape_tuning s = {.f = f, .x = x};
-        prepare(ctx, &s, w16);
+        shape_tuning s = {.ctx = ctx, .in = &in, .f = f};
+        candidates(&s);
         char key[32], what[48];
         snprintf(key, sizeof key, "tuning_%s", quant_formats[f].name);
         snprintf(what, sizeof what, "%s decode shape", quant_formats[f].name);
-        rl_tune t = {key, what, s.signature, s.n, default_index(&s), shape_name, shape_set, shape_check,
-                     shape_call, &s};
+        rl_tune t = {key, what, s.signature, s.n, default_index(&s), shape_name, shape_set,
+                     shape_check, shape_call, shape_build, &s};
         rl_tune_choose(ctx, &t);
         release(&s);
     }
-    rl_host_free(w16);
-    rl_host_free(x);
+    rl_host_free(in.w16);
+    rl_host_free(in.x);
 }
