@@ -21,11 +21,14 @@
 #                   k=14336, n=1, Llama-3's down projection)
 #   LABEL=name      results/LABEL/ (default: exp-03's label for this machine)
 #   B               our build folder (default build)
+#   RESULTS, PLOTS  the results and charts roots (default results, plots)
 set -uo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 cd "$(dirname "$0")/../.." || exit 2
 
 B=${B:-build}
+RESULTS=${RESULTS:-results}
+PLOTS=${PLOTS:-plots}
 ROUNDS=${ROUNDS:-2}
 MATRIX=${MATRIX:-4096x14336}
 GGML_COMMIT=${GGML_COMMIT:-d99724f2}
@@ -76,10 +79,10 @@ declare -A EXTRA=([q4]=q4_K)
 declare -A OURS_MS OURS_VAR GGML_MS EXTRA_MS OURS_ALL GGML_ALL
 TUNED=
 
-ceilings=results/$LABEL/ceilings.csv
+ceilings=$RESULTS/$LABEL/ceilings.csv
 ours_round() {
     local log=$peer/ours-$1.log
-    local flags=(--matrix "$MATRIX" --cache hot --backend cpu --label "$LABEL" --no-plot)
+    local flags=(--matrix "$MATRIX" --cache hot --backend cpu --label "$LABEL" --out "$RESULTS" --no-plot)
     [ -f "$ceilings" ] && flags+=(--ceilings "$ceilings")
     "$B/exp-03" "${flags[@]}" >"$log" 2>&1 || die "exp-03 --matrix failed (round $1): $log"
     # the decode shapes the tuner chose (or took from results/LABEL/tuning.csv)
@@ -129,8 +132,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 
 # ---- the CSV, the table, the chart ------------------------------------------------
-out=results/$LABEL
-mkdir -p "$out" "plots/$LABEL"
+out=$RESULTS/$LABEL
+mkdir -p "$out" "$PLOTS/$LABEL" || die "cannot make $out or $PLOTS/$LABEL"
 tmp=$out/.peers.csv.tmp.$$
 trap 'rm -f "$tmp"' EXIT
 {
@@ -141,7 +144,7 @@ trap 'rm -f "$tmp"' EXIT
     echo "# matrix: $MATRIX (rows x k)"
     echo "# ggml_commit: $commit"
     echo "# ours: $B/exp-03 --matrix $MATRIX --cache hot --backend cpu (fastest valid variant per format)"
-    echo "# ours_tuning: ${TUNED:-none (no SIMD kernels, or the GPU)} (results/$LABEL/tuning.csv)"
+    echo "# ours_tuning: ${TUNED:-none (no SIMD kernels, or the GPU)} ($RESULTS/$LABEL/tuning.csv)"
     echo "# ggml: test-backend-ops perf -o MUL_MAT -b CPU -p \"type_a=TYPE,type_b=f32,m=$rows,n=1,k=$k,\""
     echo "# git_commit: $(git rev-parse --short=12 HEAD 2>/dev/null)"
     echo "# date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -162,7 +165,7 @@ echo
 echo "wrote $out/peers.csv"
 drawn=1
 for fmt in png svg pdf; do
-    gnuplot -e "csv='$out/peers.csv'; out='plots/$LABEL/peers'; fmt='$fmt'" plots/peers.gp || drawn=0
+    gnuplot -e "csv='$out/peers.csv'; out='$PLOTS/$LABEL/peers'; fmt='$fmt'" plots/peers.gp || drawn=0
 done
-[ $drawn = 1 ] && echo "wrote plots/$LABEL/peers.{png,svg,pdf}"
+[ $drawn = 1 ] && echo "wrote $PLOTS/$LABEL/peers.{png,svg,pdf}"
 # a format slower than ggml's is a result, not a failure: the table says so

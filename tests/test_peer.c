@@ -1,0 +1,138 @@
+/*
+ * test_peer.c -- make peer-ggml's driver, harness/ops/peer-ggml.sh, with
+ * stand-ins on both sides: an exp-03 that prints its --matrix table (one
+ * time per round, from a counter) and a ggml tree whose CMake project
+ * builds a test-backend-ops that prints a time per type. The driver builds
+ * the stand-in, alternates the rounds, keeps the best of each side per
+ * format and writes the CSV, the table and the chart. Nothing is timed.
+ */
+#include "helpers.h"
+#include "internal.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static char dir[512];
+static char out[1 << 16], err[1 << 16];
+
+static void setup(void) { make_temp_dir(dir, sizeof dir); }
+static void teardown(void) { rm_tree(dir); }
+TestSuite(peer, .init = setup, .fini = teardown, .timeout = 300);
+
+static void write_file(const char *rel, const char *text, bool exec)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    char *slash = strrchr(path, '/');
+    *slash = 0;
+    cr_assert_eq(rl_mkdirs(path), 0, "%s", path);
+    *slash = '/';
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+    if (exec)
+        cr_assert_eq(chmod(path, 0755), 0);
+}
+
+/* Round 1 prints ours at 2x round 2's times: the best is round 2's. */
+static const char FAKE_EXP03[] =
+    "#!/bin/sh\n"
+    "echo \"exp-03 $*\" >> \"$FAKE_DIR/calls\"\n"
+    "n=$(cat \"$FAKE_DIR/ours-rounds\" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > \"$FAKE_DIR/ours-rounds\"\n"
+    "f=$((3 - n)) # round 1: 2, round 2: 1\n"
+    "echo 'tuning      q8 decode shape: 1 row 4096 B ahead (1 ms a call, the default 4 rows 4096 B ahead 2 ms; cached x)'\n"
+    "echo 'tuning      q4 decode shape: 2 rows no prefetch (1 ms a call, the default 1 row 4096 B ahead 2 ms; cached x)'\n"
+    "echo\n"
+    "echo '  format  bits/w variant         ms/call      GB/s    x F16'\n"
+    "for row in 'f16 16 gemv_dequant 4.0' 'q8 8.5 gemv_dequant 9.0' 'q8 8.5 gemv_int8 3.0' \\\n"
+    "           'q6 6.5 gemv_int8 2.5' 'q5 5.5 gemv_int8 2.0' 'q4 4.5 gemv_int8 1.0' 'q2 2.6 gemv_int8 0.8'; do\n"
+    "  set -- $row; echo \"  $1  $2 $3 $(awk -v t=$4 -v f=$f 'BEGIN { printf \"%.3f\", t * f }') 10.0 1.00\"\n"
+    "done\n"
+    "echo\n"
+    "echo '  weights: 8 MiB in F16'\n";
+
+/* ggml's stand-in: 2 ms for every type but q4_0 (4 ms) and q4_K (3 ms). */
+static const char FAKE_TBO[] =
+    "#include <stdio.h>\n#include <string.h>\n"
+    "int main(int argc, char **argv) {\n"
+    "    const char *p = argc > 7 ? argv[7] : \"\";\n"
+    "    double us = strstr(p, \"type_a=q4_0,\") ? 4000 : strstr(p, \"type_a=q4_K,\") ? 3000 : 2000;\n"
+    "    printf(\"  MUL_MAT(%s...): 100 runs - %.2f us/run - 117 MFLOP/run\\n\", p, us);\n"
+    "    printf(\"  Backend CPU: OK\\n\");\n"
+    "    return 0;\n}\n";
+
+static const char FAKE_CMAKE[] =
+    "cmake_minimum_required(VERSION 3.10)\nproject(fake_ggml C)\n"
+    "set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)\n"
+    "add_executable(test-backend-ops tests/fake.c)\n";
+
+static int driver(const char *env)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "env B='%s/fakeb' FAKE_DIR='%s' GGML_SRC='%s/ggml' LABEL=peer RESULTS='%s/results' "
+             "PLOTS='%s/plots' %s " RL_SOURCE_ROOT "/harness/ops/peer-ggml.sh",
+             dir, dir, dir, dir, dir, env);
+    return run_capture(cmd, out, sizeof out, err, sizeof err);
+}
+
+static void fake_trees(void)
+{
+    write_file("fakeb/exp-03", FAKE_EXP03, true);
+    write_file("ggml/tests/test-backend-ops.cpp", "// the driver checks that this exists\n", false);
+    write_file("ggml/tests/fake.c", FAKE_TBO, false);
+    write_file("ggml/CMakeLists.txt", FAKE_CMAKE, false);
+}
+
+Test(peer, two_rounds_alternate_and_the_best_of_each_side_is_kept)
+{
+    if (system("command -v cmake >/dev/null 2>&1") != 0)
+        cr_skip_test("no cmake: make peer-ggml builds ggml's test-backend-ops with it");
+    fake_trees();
+    cr_assert_eq(driver("ROUNDS=2"), 0, "%s\n%s", out, err);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/calls", dir);
+    char *calls = read_file(path, NULL);
+    cr_assert_not_null(calls);
+    cr_assert(strstr(calls, "--matrix 4096x14336 --cache hot --backend cpu --label peer"), "%s", calls);
+    free(calls);
+
+    snprintf(path, sizeof path, "%s/results/peer/peers.csv", dir);
+    char *csv = read_file(path, NULL);
+    cr_assert_not_null(csv, "peers.csv written:\n%s\n%s", out, err);
+    cr_assert(strstr(csv, "# ours_tuning: q8 1 row 4096 B ahead;q4 2 rows no prefetch"), "%s", csv);
+    cr_assert(strstr(csv, "# matrix: 4096x14336"), "%s", csv);
+    /* round 2's times (round 1 doubled them), the fastest variant per format */
+    cr_assert(strstr(csv, "\nf16,gemv_dequant,4.000,f16,2.0000,2.000,"), "%s", csv);
+    cr_assert(strstr(csv, "\nq8,gemv_int8,3.000,q8_0,2.0000,1.500,"), "%s", csv);
+    cr_assert(strstr(csv, "\nq4,gemv_int8,1.000,q4_0,4.0000,0.250,q4_K,3.0000,2.000 1.000,"),
+              "q4_K beside q4_0, and each round's time: %s", csv);
+    cr_assert(strstr(csv, "\nq2,gemv_int8,0.800,q2_K,"), "%s", csv);
+    free(csv);
+    cr_assert(strstr(out, "| q4 | 1.00 | gemv_int8 | q4_0 | 4.00 | 0.25 (q4_K: 3.00 ms) |"), "%s", out);
+    cr_assert(strstr(out, "round 1 ours  tuned: q8 decode shape"), "the tuner's choices: %s", out);
+    const char *first_ggml = strstr(out, "round 2 ggml"), *second_ours = strstr(out, "round 2 ours");
+    cr_assert(first_ggml && second_ours && first_ggml < second_ours, "round 2 starts with ggml");
+    snprintf(path, sizeof path, "%s/plots/peer/peers.png", dir);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "the chart: %s\n%s", out, err);
+    cr_assert_gt(st.st_size, 1000);
+}
+
+Test(peer, bad_settings_are_refused_with_a_reason)
+{
+    fake_trees();
+    cr_assert_eq(driver("ROUNDS=0"), 2);
+    cr_assert(strstr(err, "ROUNDS wants 1 to 10"), "%s", err);
+    cr_assert_eq(driver("MATRIX=4096"), 2);
+    cr_assert(strstr(err, "MATRIX wants ROWSxK"), "%s", err);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "env B='%s/fakeb' GGML_SRC='%s' " RL_SOURCE_ROOT
+             "/harness/ops/peer-ggml.sh", dir, dir);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 2);
+    cr_assert(strstr(err, "not a ggml tree"), "%s", err);
+}
