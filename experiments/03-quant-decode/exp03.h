@@ -98,8 +98,4 @@ const rl_point *f16_of(const rl_point *p); /* main.c: the F16 point of its group
 extern const rl_claim EXP03_CLAIMS[];
 void report(rl_ctx *ctx, const rl_points *pts, const model *m);
 
-/* tune.c: the CPU integer decode's shape per format, chosen on this
- * machine (or cached, or the defaults under --quick and --budget). */
-void tune_decode(rl_ctx *ctx);
-
 #endif

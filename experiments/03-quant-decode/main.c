@@ -14,6 +14,7 @@
  * judge (report.c) prints the summaries and the verdicts.
  */
 #include "exp03.h"
+#include "cpu/decode_tune.h"
 #include "cpu/quant_dot.h"
 
 #include <math.h>
@@ -394,7 +395,7 @@ static void declare(rl_ctx *ctx)
 {
     model *m = &the_model;
     bool matrix_only = matrix_rows > 0;
-    tune_decode(ctx);
+    decode_tune_cpu(ctx, true); /* every format's decode shape, on this machine */
     if (matrix_only) {
         plan_matrix(ctx, m);
         rl_discard_results(ctx); /* a side benchmark: its table only */

@@ -1,5 +1,6 @@
 /*
- * tune.c -- the CPU decode's shape, chosen on this machine: for each
+ * cpu/decode_tune.c -- the CPU decode's shape, chosen on this machine by
+ * harness/tuning.c, for experiments 02 (F16) and 03 (every format): for each
  * integer format, rows decoded side by side and the prefetch distance
  * (cpu/quant_dot.h's candidates), and for F16 the FP16 GEMV's rows per
  * step (gemv.h's), timed by the harness (harness/tuning.c)
@@ -8,9 +9,11 @@
  * choices of the Zen machines they were tuned on are the defaults: on a
  * Sapphire Rapids VM they were not the best (issue 27).
  */
-#include "exp03.h"
+#include "decode_tune.h"
 
-#include "cpu/quant_dot.h"
+#include "../quant.h"
+#include "quant_dot.h"
+#include "rooflab.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -149,12 +152,14 @@ static void release(shape_tuning *s) /* what shape_build made, if it ran */
     rl_host_free(s->bound);
 }
 
-void tune_decode(rl_ctx *ctx)
+void decode_tune_cpu(rl_ctx *ctx, bool integer_formats)
 {
-    if (ctx->kind != RL_CPU || quant_isa_best() == QUANT_ISA_C)
-        return; /* the GPU's kernels and the portable C ones have no shape to choose */
+    if (ctx->kind != RL_CPU)
+        return; /* the GPU's kernels have no shape to choose here */
+    /* the portable C integer kernels have none either */
+    quant_format last = integer_formats && quant_isa_best() != QUANT_ISA_C ? QF_COUNT - 1 : QF_F16;
     tune_inputs in = {NULL, NULL};
-    for (quant_format f = QF_F16; f < QF_COUNT; f++) {
+    for (quant_format f = QF_F16; f <= last; f++) {
         shape_tuning s = {.ctx = ctx, .in = &in, .f = f};
         candidates(&s);
         char key[32], what[48];

@@ -1,0 +1,19 @@
+/*
+ * cpu/decode_tune.h -- the CPU decode kernels' shapes, chosen on this
+ * machine (decode_tune.c, through harness/tuning.c).
+ */
+#ifndef CPU_DECODE_TUNE_H
+#define CPU_DECODE_TUNE_H
+
+#include <stdbool.h>
+
+struct rl_ctx;
+
+/* On the CPU backend: the FP16 GEMV's rows per step (key tuning_f16), and
+ * with integer_formats each integer format's rows and prefetch distance
+ * (tuning_q8 ... tuning_q2): cached in the label's tuning.csv, timed on
+ * this machine in a lab or full run when not (or with --retune), the
+ * defaults under --quick and --budget. Nothing on the GPU. */
+void decode_tune_cpu(struct rl_ctx *ctx, bool integer_formats);
+
+#endif
