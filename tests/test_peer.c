@@ -107,7 +107,7 @@ Test(peer, two_rounds_alternate_and_the_best_of_each_side_is_kept)
     cr_assert(strstr(csv, "# ours_tuning: q8 1 row 4096 B ahead;q4 2 rows no prefetch"), "%s", csv);
     cr_assert(strstr(csv, "# matrix: 4096x14336"), "%s", csv);
     /* round 2's times (round 1 doubled them), the fastest variant per format */
-    cr_assert(strstr(csv, "\nf16,gemv_dequant,4.000,f16,2.0000,2.000,"), "%s", csv);
+    cr_assert(strstr(csv, "\nf16,gemv_fp16,4.000,f16,2.0000,2.000,"), "%s", csv);
     cr_assert(strstr(csv, "\nq8,gemv_int8,3.000,q8_0,2.0000,1.500,"), "%s", csv);
     cr_assert(strstr(csv, "\nq4,gemv_int8,1.000,q4_0,4.0000,0.250,q4_K,3.0000,2.000 1.000,"),
               "q4_K beside q4_0, and each round's time: %s", csv);
