@@ -232,6 +232,16 @@ void rl_budget_outside(rl_ctx *ctx, double seconds)
         budget_of(ctx)->outside_s += seconds;
 }
 
+/* The last open has run: the fixed work is done, whatever the plan's
+ * estimate of it was. What the estimate said beyond what it took is time
+ * the groups left may use (it was reserved for the inputs, not kept). */
+void rl_budget_fixed_done(rl_ctx *ctx)
+{
+    rl_budget *b = budget_of(ctx);
+    if (b && b->fixed_s > b->outside_s)
+        b->fixed_s = b->outside_s;
+}
+
 static void print_rule(const char *lead, const rl_stop_rule *r)
 {
     printf("%s%d samples and %.2f s per point at least, %.2f s at most", lead, r->min_samples,

@@ -548,6 +548,7 @@ void rl_budget_group(rl_ctx *ctx, const rl_point *leader, int members, double ca
                      bool needed);
 void rl_budget_fixed(rl_ctx *ctx, double seconds);
 void rl_budget_outside(rl_ctx *ctx, double seconds);
+void rl_budget_fixed_done(rl_ctx *ctx);
 void rl_budget_print(rl_ctx *ctx);
 bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader);
 void rl_budget_group_done(rl_ctx *ctx);

@@ -118,6 +118,15 @@ static void observe_each(rl_ctx *ctx, rl_points *pts)
     rl_progress_clear();
 }
 
+/* Whether a part after part i has an open (fixed work still to do). */
+static bool opens_after(const rl_ctx *ctx, int i)
+{
+    for (int j = i + 1; j < ctx->priv->nparts; j++)
+        if (ctx->priv->parts[j].part.open)
+            return true;
+    return false;
+}
+
 static void run_part(rl_ctx *ctx, int i)
 {
     const rl_part *part = &ctx->priv->parts[i].part;
@@ -125,8 +134,11 @@ static void run_part(rl_ctx *ctx, int i)
     if (part->open) { /* where the fixed work is done, but for an observed experiment's holds */
         double t0 = rl_now_s();
         part->open(ctx, part->state);
-        if (!ctx->exp->observed)
+        if (!ctx->exp->observed) {
             rl_budget_outside(ctx, rl_now_s() - t0);
+            if (!opens_after(ctx, i))
+                rl_budget_fixed_done(ctx);
+        }
     }
     if (ctx->exp->observed)
         observe_each(ctx, &pts);
