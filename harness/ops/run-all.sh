@@ -11,6 +11,7 @@
 #                 the ones after in proportion to their weights (below), so
 #                 that time an experiment leaves unused passes to the next;
 #                 each runs with --budget (its share) and so fits it +10 %.
+#                 They run from the smallest weight to the largest.
 #   B             the build folder
 #
 # The weights: about the least wall time in which each experiment judged
@@ -41,6 +42,14 @@ if [ -n "$BUDGET" ] && ! [[ $BUDGET =~ ^[0-9]+$ && $BUDGET -ge 1 ]]; then
 fi
 
 bins=("$B"/exp-[0-9][0-9])
+# With a budget, the smallest shares run first and the largest last: what
+# an experiment leaves unused passes to the ones after it, and the large
+# ones, whose fixed work (exp-03's model) cannot shrink, need it most.
+# Without one, in order.
+if [ -n "$BUDGET" ]; then
+    mapfile -t bins < <(for b in "${bins[@]}"; do
+        echo "${WEIGHT[${b##*/exp-}]:-20} $b"; done | sort -s -n -k1,1 | cut -d' ' -f2-)
+fi
 out_dir=results
 [[ " $FLAGS " =~ \ --out\ ([^ ]+) ]] && out_dir=${BASH_REMATCH[1]}
 first_measures=0
