@@ -121,6 +121,7 @@ ggml_round() {
         better "$ms" "${GGML_MS[$f]:-}" && GGML_MS[$f]=$ms
         if [ -n "${EXTRA[$f]:-}" ]; then
             ms=$(ggml_ms "${EXTRA[$f]}")
+            [ -n "$ms" ] || die "no 'us/run' in test-backend-ops' output for ${EXTRA[$f]}"
             echo "  round $1 ggml  $f ${EXTRA[$f]} $ms ms"
             better "$ms" "${EXTRA_MS[$f]:-}" && EXTRA_MS[$f]=$ms
         fi
