@@ -1,13 +1,14 @@
 /*
- * cpu/decode_tune.c -- the CPU decode's shape, chosen on this machine by
- * harness/tuning.c, for experiments 02 (F16) and 03 (every format): for each
- * integer format, rows decoded side by side and the prefetch distance
- * (cpu/quant_dot.h's candidates), and for F16 the FP16 GEMV's rows per
- * step (gemv.h's), timed by the harness (harness/tuning.c)
- * on a matrix read from DRAM, each candidate validated first against the
- * double-precision reference within the int8 bound. The compile-time
- * choices of the Zen machines they were tuned on are the defaults: on a
- * Sapphire Rapids VM they were not the best (issue 27).
+ * cpu/decode_tune.c -- the CPU decode's shape, chosen on this machine for
+ * experiments 02 (F16) and 03 (every format):
+ *   - each integer format: rows decoded side by side and the prefetch
+ *     distance (cpu/quant_dot.h's candidates);
+ *   - F16: the FP16 GEMV's rows per step (gemv.h's).
+ * harness/tuning.c times the candidates on a matrix read from DRAM, each
+ * first validated against the double-precision reference (within the
+ * int8 bound, or F16's tolerance). The defaults are the compile-time
+ * choices of the Zen machines they were tuned on; on a Sapphire Rapids
+ * VM those were not the best (issue 27).
  */
 #include "decode_tune.h"
 
