@@ -26,7 +26,7 @@ void rl_ceilings_path(const rl_ctx *ctx, char *buf, size_t len)
     snprintf(buf, len, "%s/%s/ceilings.csv", ctx->args.out_dir, ctx->label);
 }
 
-static void identity(const rl_ctx *ctx, char *buf, size_t len)
+void rl_device_identity(const rl_ctx *ctx, char *buf, size_t len)
 {
     if (ctx->kind == RL_CUDA)
         snprintf(buf, len, "cuda | %s | %d SMs", ctx->dev->name, ctx->dev->sm_count);
@@ -70,7 +70,7 @@ static void save_curve(const rl_ctx *ctx, rl_csv *f, const rl_ceilings *c)
 void rl_ceilings_write(const rl_ctx *ctx, const char *path, const rl_ceilings *c)
 {
     char id[320], date[64];
-    identity(ctx, id, sizeof id);
+    rl_device_identity(ctx, id, sizeof id);
     rl_utc_now(date, sizeof date);
     rl_csv *f = rl_csv_open(path, CACHE_COLUMNS);
     rl_csv_meta(f, "about", "rooflab's measured ceilings for this label; delete to measure again");
@@ -151,7 +151,7 @@ bool rl_ceilings_read(const rl_ctx *ctx, const char *path, bool check, rl_ceilin
     if (!t)
         return false;
     char want[320];
-    identity(ctx, want, sizeof want);
+    rl_device_identity(ctx, want, sizeof want);
     const char *id = rl_table_meta(t, "identity"), *mode = rl_table_meta(t, "mode");
     const char *epoch = rl_table_meta(t, "epoch_s"), *date = rl_table_meta(t, "date_utc");
     double age = epoch ? difftime(time(NULL), (time_t)atoll(epoch)) : INFINITY;

@@ -30,12 +30,6 @@ static void tuning_path(const rl_ctx *ctx, char *buf, size_t len)
     snprintf(buf, len, "%s/%s/tuning.csv", ctx->args.out_dir, ctx->label);
 }
 
-/* The machine: what the ceilings file calls it, and its thread count. */
-static void machine_of(const rl_ctx *ctx, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s | %d threads", ctx->dev->name, ctx->dev->threads);
-}
-
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -92,82 +86,45 @@ static int time_candidates(const rl_tune *t, double *ms, int *failed)
 
 /* ---- tuning.csv: key,machine,signature,choice,ms,default,default_ms,tried,failed,date --- */
 
-typedef struct cached {
-    char choice[64];
-    double ms, default_ms;
-    char date[32];
-} cached;
+static const char *const COLUMNS[] = {"key", "machine", "signature", "choice", "ms", "default",
+                                      "default_ms", "tried", "failed", "date_utc"};
+enum { NCOLS = sizeof COLUMNS / sizeof COLUMNS[0] };
 
-static bool split_fields(char *line, char **f, int n)
+/* The row of key for this machine and signature, or -1. */
+static int cached_row(const rl_table *t, const char *key, const char *machine,
+                      const char *signature)
 {
-    for (int i = 0; i < n; i++) {
-        f[i] = line;
-        char *comma = strchr(line, ',');
-        if (i < n - 1) {
-            if (!comma)
-                return false;
-            *comma = 0;
-            line = comma + 1;
-        }
-    }
-    f[n - 1][strcspn(f[n - 1], "\r\n")] = 0;
-    return true;
+    for (int r = t ? t->nrows - 1 : -1; r >= 0; r--)
+        if (!strcmp(rl_table_get(t, r, "key"), key) &&
+            !strcmp(rl_table_get(t, r, "machine"), machine) &&
+            !strcmp(rl_table_get(t, r, "signature"), signature))
+            return r;
+    return -1;
 }
 
-static bool read_cached(const char *path, const char *key, const char *machine,
-                        const char *signature, cached *out)
+/* Rewrites the file with key's row for this machine replaced by row, the
+ * others kept (old: the file as the harness's one CSV reader, table.c,
+ * read it). The fields hold no commas: rl_tune_choose refuses them. */
+static void store(rl_ctx *ctx, const char *path, const rl_table *old, const char *row,
+                  const char *key, const char *machine)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return false;
-    char line[1024];
-    bool found = false;
-    while (fgets(line, sizeof line, f)) {
-        char *v[10];
-        if (line[0] == '#' || !split_fields(line, v, 10))
-            continue;
-        if (!strcmp(v[0], key) && !strcmp(v[1], machine) && !strcmp(v[2], signature)) {
-            snprintf(out->choice, sizeof out->choice, "%s", v[3]);
-            out->ms = atof(v[4]);
-            out->default_ms = atof(v[6]);
-            snprintf(out->date, sizeof out->date, "%s", v[9]);
-            found = true;
-        }
-    }
-    fclose(f);
-    return found;
-}
-
-/* Rewrites the file with key's row for this machine replaced. The fields
- * hold no commas: names and signatures are the experiment's own words. */
-static void store(rl_ctx *ctx, const char *path, const char *row, const char *key,
-                  const char *machine)
-{
-    char dir[1024];
+    char dir[1024], *all = NULL;
+    size_t len = 0;
     snprintf(dir, sizeof dir, "%s/%s", ctx->args.out_dir, ctx->label);
     rl_mkdirs(dir);
-    size_t cap = 1 << 14, len = 0;
-    char *all = malloc(cap);
-    if (!all)
+    FILE *f = open_memstream(&all, &len);
+    if (!f)
         rl_die(RL_EXIT_FAILED, "out of memory for %s", path);
-    len += (size_t)snprintf(all, cap, "# rooflab tuning: each kernel's shape chosen on this machine "
-                            "(harness/tuning.c); --retune times them again\n"
-                            "key,machine,signature,choice,ms,default,default_ms,tried,failed,date_utc\n");
-    FILE *f = fopen(path, "r");
-    char line[1024], prefix[512];
-    snprintf(prefix, sizeof prefix, "%s,%s,", key, machine);
-    /* every other row kept as it was: other keys, other machines */
-    while (f && fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || !strncmp(line, "key,", 4) || !strncmp(line, prefix, strlen(prefix)))
-            continue;
-        while (len + strlen(line) + strlen(row) + 2 >= cap)
-            if (!(all = realloc(all, cap *= 2)))
-                rl_die(RL_EXIT_FAILED, "out of memory for %s", path);
-        len += (size_t)snprintf(all + len, cap - len, "%s", line);
-    }
-    if (f)
-        fclose(f);
-    snprintf(all + len, cap - len, "%s\n", row);
+    fprintf(f, "# rooflab tuning: each kernel's shape chosen on this machine (harness/tuning.c); "
+               "--retune times them again\n");
+    for (int c = 0; c < NCOLS; c++)
+        fprintf(f, "%s%s", COLUMNS[c], c + 1 < NCOLS ? "," : "\n");
+    for (int r = 0; old && r < old->nrows; r++)
+        if (strcmp(rl_table_get(old, r, "key"), key) || strcmp(rl_table_get(old, r, "machine"), machine))
+            for (int c = 0; c < NCOLS; c++)
+                fprintf(f, "%s%s", rl_table_get(old, r, COLUMNS[c]), c + 1 < NCOLS ? "," : "\n");
+    fprintf(f, "%s\n", row);
+    fclose(f);
     if (rl_write_file_atomic(path, all) != 0)
         fprintf(stderr, "tuning: cannot write %s (%m): the choice is not kept\n", path);
     free(all);
@@ -198,17 +155,19 @@ int rl_tune_choose(rl_ctx *ctx, const rl_tune *t)
     if (strchr(t->key, ',') || strchr(t->signature, ','))
         rl_die(RL_EXIT_FAILED, "internal error: tuning %s: a comma in its key or signature", t->key);
     tuning_path(ctx, path, sizeof path);
-    machine_of(ctx, machine, sizeof machine);
+    rl_device_identity(ctx, machine, sizeof machine);
     t->name(t->state, t->fallback, dflt, sizeof dflt);
     int lock = rl_lock_beside(path);
-    cached c;
-    int pick = -1;
-    if (!ctx->args.retune && read_cached(path, t->key, machine, t->signature, &c) &&
-        (pick = index_of_name(t, c.choice)) >= 0) {
+    char why[256];
+    rl_table *old = rl_table_read(path, why, sizeof why); /* NULL: none yet */
+    int row = ctx->args.retune ? -1 : cached_row(old, t->key, machine, t->signature);
+    int pick = row >= 0 ? index_of_name(t, rl_table_get(old, row, "choice")) : -1;
+    if (pick >= 0) {
         rl_unlock(lock);
         t->set(t->state, pick);
         snprintf(what, sizeof what, "%s (%.3g ms a call, the default %s %.3g ms; cached %s)",
-                 c.choice, c.ms, dflt, c.default_ms, c.date);
+                 rl_table_get(old, row, "choice"), rl_table_num(old, row, "ms"), dflt,
+                 rl_table_num(old, row, "default_ms"), rl_table_get(old, row, "date_utc"));
     } else if (!ctx->args.retune && (ctx->args.mode == RL_MODE_QUICK || ctx->args.budget_s > 0)) {
         rl_unlock(lock); /* a smoke test or a clock: the defaults, nothing timed */
         t->set(t->state, pick = t->fallback);
@@ -225,16 +184,17 @@ int rl_tune_choose(rl_ctx *ctx, const rl_tune *t)
         pick = time_candidates(t, ms, &failed);
         t->set(t->state, pick);
         t->name(t->state, pick, chosen, sizeof chosen);
-        char row[1024], date[32];
+        char line[1024], date[32];
         rl_utc_now(date, sizeof date);
-        snprintf(row, sizeof row, "%s,%s,%s,%s,%.4f,%s,%.4f,%d,%d,%s", t->key, machine,
+        snprintf(line, sizeof line, "%s,%s,%s,%s,%.4f,%s,%.4f,%d,%d,%s", t->key, machine,
                  t->signature, chosen, ms[pick], dflt, ms[t->fallback], t->n, failed, date);
-        store(ctx, path, row, t->key, machine);
+        store(ctx, path, old, line, t->key, machine);
         rl_unlock(lock);
         snprintf(what, sizeof what, "%s (%.3g ms a call, the default %s %.3g ms; %d candidates "
                  "timed now in %.1f s%s)", chosen, ms[pick], dflt, ms[t->fallback], t->n,
                  rl_now_s() - t0, failed ? ", some failed validation" : "");
     }
+    rl_table_free(old);
     rl_progress_clear();
     printf("tuning      %s: %s\n", t->what, what);
     rl_meta(ctx, t->key, "%s; %s", what, t->signature);
