@@ -262,10 +262,18 @@ static inline __m256 block_any(quant_format f, const char *blk, const quant_x8 *
 }
 
 /* The shape of each format's kernel, chosen at run time from the
- * candidates below (harness/tune.c times them on this machine; the
- * defaults are the fallback): rows side by side, and how far ahead each
- * block's bytes are asked for. */
-static int shape_rows[QF_COUNT], shape_prefetch[QF_COUNT];
+ * candidates below (decode_tune.c times them on this machine through
+ * harness/tuning.c; these defaults are the fallback): rows side by side,
+ * and how far ahead each block's bytes are asked for. */
+#if defined(QDOT_VNNI512) || defined(QDOT_AVXVNNI)
+#define Q8_DEFAULT_ROWS 1
+#else
+#define Q8_DEFAULT_ROWS 4
+#endif
+static int shape_rows[QF_COUNT] = {[QF_Q8] = Q8_DEFAULT_ROWS, [QF_Q6] = 1, [QF_Q5] = 1,
+                                   [QF_Q4] = 1, [QF_Q2] = 1};
+static int shape_prefetch[QF_COUNT] = {[QF_Q8] = 4096, [QF_Q6] = 4096, [QF_Q5] = 4096,
+                                       [QF_Q4] = 4096, [QF_Q2] = 4096};
 
 static inline void prefetch_block(const char *blk, int bytes, int ahead)
 {
@@ -330,29 +338,11 @@ static int rows_index(int rows) { return rows == 4 ? 2 : rows == 2 ? 1 : 0; }
 
 quant_dot_shape quant_dot_shape_default(quant_format f)
 {
-#if defined(QDOT_VNNI512) || defined(QDOT_AVXVNNI)
-    int q8_rows = 1;
-#else
-    int q8_rows = 4;
-#endif
-    return (quant_dot_shape){f == QF_Q8 ? q8_rows : 1, 4096};
-}
-
-static void shapes_init(void)
-{
-    static bool done;
-    if (done)
-        return;
-    for (quant_format f = QF_Q8; f < QF_COUNT; f++) {
-        quant_dot_shape d = quant_dot_shape_default(f);
-        shape_rows[f] = d.rows, shape_prefetch[f] = d.prefetch;
-    }
-    done = true;
+    return (quant_dot_shape){f == QF_Q8 ? Q8_DEFAULT_ROWS : 1, 4096};
 }
 
 bool quant_dot_set_shape(quant_format f, quant_dot_shape s)
 {
-    shapes_init();
     bool rows_ok = s.rows == 1 || s.rows == 2 || s.rows == 4;
     if (f == QF_F16 || f >= QF_COUNT || !rows_ok || s.prefetch < 0 || s.prefetch > 65536)
         return false;
@@ -362,7 +352,6 @@ bool quant_dot_set_shape(quant_format f, quant_dot_shape s)
 
 quant_dot_shape quant_dot_get_shape(quant_format f)
 {
-    shapes_init();
     return f == QF_F16 || f >= QF_COUNT ? (quant_dot_shape){0, 0}
                                         : (quant_dot_shape){shape_rows[f], shape_prefetch[f]};
 }
@@ -377,7 +366,6 @@ quant_dot_rows quant_dot_simd(quant_format f)
         {rows_simd_q4_1, rows_simd_q4_2, rows_simd_q4_4},
         {rows_simd_q2_1, rows_simd_q2_2, rows_simd_q2_4},
     };
-    shapes_init();
     return f > QF_F16 && f < QF_COUNT ? BY_FORMAT[f][rows_index(shape_rows[f])] : NULL;
 }
 
