@@ -47,9 +47,11 @@ Test(measure, a_fast_member_is_batched_to_the_slow_members_time)
     rl_measure_group(&ctx, works, 2, m, &rounds);
     /* Alone, a 2 ms call is a sample of one (samples are at least 1 ms);
      * beside a 40 ms one, about 20. Preemption lengthens calls, never
-     * shortens them: at least 5 however loaded the machine is. */
+     * shortens them: at least 5 however loaded the machine is, and at
+     * most twice 20 (a preempted slow call lengthens the batch it sets:
+     * 23 was seen under a parallel build). */
     cr_assert_geq(m[0].calls_per_sample, 5, "fast: %d calls a sample", m[0].calls_per_sample);
-    cr_assert_leq(m[0].calls_per_sample, 21, "fast: %d calls a sample", m[0].calls_per_sample);
+    cr_assert_leq(m[0].calls_per_sample, 40, "fast: %d calls a sample", m[0].calls_per_sample);
     cr_assert_eq(m[1].calls_per_sample, 1);
     cr_assert_geq(rounds.rounds, 3, "every member sampled in every round");
     cr_assert_eq(rounds.rounds, m[0].stats.samples);
