@@ -1,0 +1,152 @@
+/*
+ * decode.c -- experiment 07's decode parts: one per configuration and
+ * cache length L, its points the batches. Every sequence has its own
+ * cache of L keys and values per KV head, so the bytes grow with the
+ * batch as the FLOPs do: the arithmetic intensity stays G FLOP/B.
+ */
+#include "exp07.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* A configuration at one L: the cache of its largest batch (smaller
+ * batches read its first sequences), an output per variant, the
+ * materialized variant's scratch, and the double reference of the first
+ * rows, which every batch shares (a row depends on its own sequence
+ * only). */
+typedef struct decode_part {
+    const attn_config *cfg;
+    int ctx, bmax;
+    size_t scratch_bytes;
+    int ref_rows, drawn_seqs;
+    fp16 *q, *k, *v;         /* device */
+    fp16 *hq, *hk, *hv;      /* host: the drawn sequences */
+    float *out_fused, *out_mat;
+    void *scratch;
+    double *ref;
+} decode_part;
+
+static size_t seq_kv(const decode_part *P) { return (size_t)P->cfg->heads_kv * P->ctx * P->cfg->dim; }
+static size_t seq_q(const decode_part *P) { return (size_t)P->cfg->heads_q * P->cfg->dim; }
+
+static void open_decode(rl_ctx *ctx, void *state)
+{
+    decode_part *P = state;
+    int s = P->drawn_seqs;
+    P->hq = rl_host_random_f16(ctx, s * seq_q(P), -1, 1);
+    P->hk = rl_host_random_f16(ctx, s * seq_kv(P), -1, 1);
+    P->hv = rl_host_random_f16(ctx, s * seq_kv(P), -1, 1);
+    P->q = upload_repeated(ctx, P->hq, s, P->bmax, seq_q(P) * sizeof(fp16));
+    P->k = upload_repeated(ctx, P->hk, s, P->bmax, seq_kv(P) * sizeof(fp16));
+    P->v = upload_repeated(ctx, P->hv, s, P->bmax, seq_kv(P) * sizeof(fp16));
+    size_t out = (size_t)P->bmax * seq_q(P) * sizeof(float);
+    P->out_fused = rl_alloc(ctx->be, out);
+    P->out_mat = rl_alloc(ctx->be, out);
+    P->scratch = P->scratch_bytes ? rl_alloc(ctx->be, P->scratch_bytes) : NULL;
+    attention_args host = {.q = P->hq, .k = P->hk, .v = P->hv, .batch = s,
+                           .heads_q = P->cfg->heads_q, .heads_kv = P->cfg->heads_kv,
+                           .ctx = P->ctx, .dim = P->cfg->dim};
+    P->ref = rl_host_alloc(sizeof(double) * (size_t)P->ref_rows * P->cfg->dim);
+    attention_reference(P->ref, &host, ATTN_DECODE, 0, (size_t)P->ref_rows);
+}
+
+static void close_decode(rl_ctx *ctx, const rl_points *pts, void *state)
+{
+    (void)pts;
+    decode_part *P = state;
+    void *dev[] = {P->q, P->k, P->v, P->out_fused, P->out_mat, P->scratch};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        rl_free(ctx->be, dev[i]);
+    rl_host_free(P->hq);
+    rl_host_free(P->hk);
+    rl_host_free(P->hv);
+    rl_host_free(P->ref);
+}
+
+static attention_args args_of(rl_ctx *ctx, const decode_part *P, int batch, float *out)
+{
+    return (attention_args){out, P->q, P->k, P->v, batch, P->cfg->heads_q, P->cfg->heads_kv,
+                            P->ctx, P->cfg->dim, P->scratch, rl_stream(ctx->be)};
+}
+
+/* The materialized point is checked against the reference rows; the
+ * fused one also against the materialized output on every other row. */
+static void prepare_decode(rl_ctx *ctx, rl_point *p)
+{
+    call *c = RL_DATA_MUT(call, p);
+    decode_part *P = c->part;
+    const attention_variant *v = (const attention_variant *)p->variant;
+    c->attn.args = args_of(ctx, P, c->batch, v->fused ? P->out_fused : P->out_mat);
+    p->out = c->attn.args.out;
+    if (!v->fused) {
+        p->want = P->ref;
+        p->count = (size_t)c->validated_rows * c->dim;
+        return;
+    }
+    attention_args mat = args_of(ctx, P, c->batch, P->out_mat);
+    size_t rows = (size_t)c->batch * c->heads_q;
+    p->want = fused_want(ctx, &mat, ATTN_DECODE, P->ref, (size_t)c->validated_rows, rows);
+    p->frees_want = true;
+    p->count = rows * c->dim;
+}
+
+/* The largest batch whose part fits the working-set limit: K and V, and
+ * the materialized scores. */
+static int batch_cap(const rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int *batches)
+{
+    int cap = 0;
+    for (const int *b = batches; *b; b++) {
+        double kv = (double)*b * ctx_len * cfg->heads_kv * cfg->dim * 4.0;
+        double scores = (double)*b * cfg->heads_q * ctx_len * 6.0;
+        if (kv + scores <= rl_max_bytes(ctx))
+            cap = *b;
+    }
+    return cap;
+}
+
+void declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int *batches,
+                    bool materialized)
+{
+    int bmax = batch_cap(ctx, cfg, ctx_len, batches);
+    if (!bmax)
+        return;
+    decode_part *P = RL_NEW(ctx, decode_part);
+    *P = (decode_part){.cfg = cfg, .ctx = ctx_len, .bmax = bmax};
+    P->ref_rows = attention_validated_rows((long)bmax * cfg->heads_q, ctx_len, cfg->dim, cfg->heads_q);
+    P->drawn_seqs = (P->ref_rows + cfg->heads_q - 1) / cfg->heads_q;
+    rl_part_add(ctx, &(rl_part){.open = open_decode, .done = close_decode, .state = P});
+    int backend = rl_kernel_backend(ctx);
+    for (const int *b = batches; *b && *b <= bmax; b++) {
+        int group = rl_group_new(ctx);
+        for (const attention_variant *v = attention_variants; v->name; v++) {
+            if (v->phase != ATTN_DECODE || !attention_family.has(v, backend))
+                continue;
+            attention_args shape = {.batch = *b, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
+                                    .ctx = ctx_len, .dim = cfg->dim};
+            /* the fused point's check runs the materialized variant: its scratch too */
+            size_t scratch = attention_scratch_bytes(v, backend, &shape);
+            P->scratch_bytes = scratch > P->scratch_bytes ? scratch : P->scratch_bytes;
+            if ((!v->fused && !materialized) || !rl_runs(ctx, &attention_family, KERNEL_VARIANT(v)))
+                continue;
+            call *c = RL_NEW(ctx, call);
+            int rows = *b * cfg->heads_q;
+            *c = (call){.kind = DECODE_ATTN, .phase = "decode", .config = cfg->name, .batch = *b,
+                        .ctx = ctx_len, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
+                        .group = cfg->heads_q / cfg->heads_kv, .dim = cfg->dim,
+                        .validated_rows = rows < P->ref_rows ? rows : P->ref_rows, .part = P,
+                        .attn.launch = RL_LAUNCHER(ctx, v)};
+            c->kv_bytes = attention_kv_bytes(ATTN_DECODE, &shape);
+            c->score_bytes = v->fused ? 0 : attention_score_bytes(backend) * attention_scores(ATTN_DECODE, &shape);
+            double bytes = attention_bytes(ATTN_DECODE, v->fused, backend, &shape);
+            rl_point_add(ctx, &(rl_point){
+                .variant = KERNEL_VARIANT(v), .group = group, .call = attention_kernel_call(&c->attn),
+                RL_POINT_DATA(c), .prepare = prepare_decode,
+                .count = (size_t)(v->fused ? rows : c->validated_rows) * cfg->dim, .atol = ATTENTION_ATOL,
+                .rtol = ATTENTION_RTOL, .flops = attention_flops(ATTN_DECODE, &shape),
+                .bytes = bytes, .footprint = bytes, .pattern = RL_READ,
+                /* the verdicts read the fused points from L = 2048 on */
+                .optional = !v->fused || ctx_len < 2048});
+        }
+    }
+}

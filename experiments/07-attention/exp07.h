@@ -1,0 +1,80 @@
+/*
+ * exp07.h -- what experiment 07's files share: one point's data (a call of
+ * an attention variant, or of the weight GEMM, with its shape), the
+ * sweeps, the claims.
+ */
+#ifndef EXP07_H
+#define EXP07_H
+
+#include "attention.h"
+#include "gemv.h"
+#include "rooflab.h"
+
+/* The decode configurations: 32 query heads of dimension 128, sharing 32,
+ * 8 or 4 KV heads (multi-head, and grouped-query with groups of 4 and 8:
+ * Llama 3 8B's is GQA-4). */
+typedef struct attn_config {
+    const char *name;
+    int heads_q, heads_kv, dim;
+} attn_config;
+extern const attn_config CONFIGS[];
+enum { NCONFIGS = 3, LLAMA_CONFIG = 1 }; /* LLAMA_CONFIG: GQA-4, the share's configuration */
+
+/* The layer whose weight GEMM is the rest of a decode step: Llama 3 8B's
+ * seven matrices (q, k, v, o: 4096 x (4096 + 1024 + 1024 + 4096); gate,
+ * up, down: 3 x 4096 x 14336), 218 M weights, timed as one 53248 x 4096
+ * FP16 matrix: the same bytes and FLOPs. */
+enum { LAYER_K = 4096, LAYER_ROWS = 53248 };
+
+typedef enum point_kind { DECODE_ATTN, WEIGHT_GEMM, PREFILL_ATTN } point_kind;
+
+/* One call: what a point is (its CSV columns) and what it runs. */
+typedef struct call {
+    point_kind kind;
+    const char *phase;  /* "decode" or "prefill" */
+    const char *config; /* "MHA", "GQA-4", "GQA-8"; "layer" for the weight GEMM */
+    int batch, ctx, heads_q, heads_kv, group, dim;
+    int validated_rows;
+    double kv_bytes, score_bytes;
+    attention_call attn; /* the attention's call, bound when prepared */
+    gemv_call gemm;      /* or the weight GEMM's (every row), and its check (the first rows) */
+    gemv_call gemm_check;
+    void *part;          /* its part's buffers (decode.c, prefill.c, weights.c) */
+} call;
+
+/* The sweeps, by the run's mode (main.c). */
+typedef struct sweep {
+    const int *batches, *contexts, *prefill_n; /* 0-ended */
+    bool materialized_everywhere; /* else the materialized decode only for GQA-4 */
+} sweep;
+sweep exp07_sweep(const rl_ctx *ctx);
+
+/* Each declares its parts and points (decode.c, weights.c, prefill.c). */
+void declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int *batches,
+                    bool materialized);
+void declare_weights(rl_ctx *ctx, const int *batches);
+void declare_prefill(rl_ctx *ctx, int n);
+/* The heads a prefill point runs: 1 on the CPU (its threads split the
+ * queries), 16 on a GPU (enough blocks to fill it). */
+int prefill_heads(const rl_ctx *ctx);
+
+/* The claims, and the verdicts from every point (judge.c). */
+extern const rl_claim EXP07_CLAIMS[];
+void exp07_judge(rl_ctx *ctx, const rl_points *all);
+/* The measured ridge, FLOP/B: the compute roof over DRAM's read rung. */
+double exp07_ridge(rl_ctx *ctx);
+
+/* Shared by the parts: the rows to validate (a prefix whose double
+ * reference costs at most ~2^25 multiply-adds, at least min_rows), and
+ * the fused point's reference: its first rows the double reference, the
+ * others the materialized variant's output, so that each fused point is
+ * checked against the reference and against the materialized path. */
+int attention_validated_rows(long rows, int ctx, int dim, int min_rows);
+double *fused_want(rl_ctx *ctx, const attention_args *materialized, attention_phase ph,
+                   const double *ref, size_t ref_rows, size_t rows);
+/* A device buffer of items items of item_bytes each: the first drawn
+ * items (host) uploaded, then repeated. Only those are validated against
+ * the reference; the values of the others do not change the time. */
+void *upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items, size_t item_bytes);
+
+#endif

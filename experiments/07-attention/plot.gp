@@ -1,0 +1,63 @@
+# Experiment 07's charts, drawn from exp-07.csv only (plots/style.gp first).
+#
+#   exp-07:         the roofline: the weight GEMM's points move right with
+#                   the batch, attention's stay at G FLOP/B
+#   exp-07-prefill: bytes (counted) and time against n, fused and materialized
+#   exp-07-share:   attention's share of the decode step against the batch
+
+is(col, val) = strcol(col) eq val
+# Rows of one phase, configuration and variant; others give NaN (skipped).
+pick3(config, variant, c) = (is('config', config) && is('variant', variant)) ? column(c) : NaN
+ridge_roof = meta('ceiling_tflops') eq '' ? NaN : real(meta('ceiling_tflops'))
+dram_read = roof_best('DRAM', 'read')
+
+# ---- chart 1: the roofline ----------------------------------------------------------
+set output chart('')
+set title verdict_title('At decode, does the batch move the matmul right and leave attention put?', \
+                        'attention_ai_flat_GQA4')
+set logscale xy
+set xlabel 'arithmetic intensity (FLOP/B, counted)'
+set ylabel 'TFLOP/s'
+set key top left
+configs = 'MHA GQA4 GQA8'
+plot \
+    (x * dram_read / 1000 < ridge_roof ? x * dram_read / 1000 : ridge_roof) with lines lc rgb model_color \
+        title sprintf('roofline: DRAM read %.0f GB/s, compute %.3f TFLOP/s (measured)', dram_read, ridge_roof), \
+    for [i = 1:nruns] run(i) using (pick3('layer', strcol('variant'), 'ai')):(pick3('layer', strcol('variant'), 'tflops')) \
+        with linespoints pt 7 title key(i, 'weight GEMM, B = 1 ... 64'), \
+    for [i = 1:nruns] for [c in configs] run(i) using (pick3(c, 'decode_fused', 'ai')):(pick3(c, 'decode_fused', 'tflops')) \
+        with points pt 5 title key(i, 'attention (fused), ' . c . ', every B and L')
+unset logscale
+
+# ---- chart 2: prefill, bytes and time against n ------------------------------------------
+set output chart('-prefill')
+set multiplot layout 1, 2 title verdict_title('At prefill, does fusion keep the n x n scores out of memory?', \
+                                              'prefill_bytes_drop')
+set logscale xy
+set xlabel 'n (tokens)'
+set key top left
+set title 'bytes per call (counted)'
+set ylabel 'MB'
+plot for [i = 1:nruns] for [v in 'prefill_materialized prefill_fused'] run(i) \
+    using (is('variant', v) ? column('ctx') : NaN):(column('bytes') / 1e6) with linespoints title key(i, v) noenhanced
+set title 'time per call (median, q1-q3)'
+set ylabel 'ms'
+plot for [i = 1:nruns] for [v in 'prefill_materialized prefill_fused'] run(i) \
+    using (is('variant', v) ? column('ctx') : NaN):(column('time_us_median') / 1000): \
+          (column('time_us_q1') / 1000):(column('time_us_q3') / 1000) with yerrorlines title key(i, v) noenhanced
+unset multiplot
+unset logscale
+
+# ---- chart 3: attention's share of the step -------------------------------------------
+set output chart('-share')
+set title verdict_title('Does attention take a growing share of the decode step as the batch grows?', \
+                        'attention_share_grows')
+set logscale x 2
+set xlabel 'batch B'
+set ylabel "attention's share of the step (GQA4 + Llama 3 8B layer)"
+set yrange [0:1]
+set key top left
+contexts = system("awk -F, '/^#/ {next} !h {for (i = 1; i <= NF; i++) {if ($i == \"ctx\") c = i; if ($i == \"config\") g = i}; h = 1; next} $g == \"GQA4\" && !s[$c]++ {printf \"%s \", $c}' " . run(1))
+plot for [i = 1:nruns] for [L in contexts] run(i) \
+    using (pick3('GQA4', 'decode_fused', 'ctx') == real(L) ? column('batch') : NaN):'share_of_step' \
+    with linespoints title key(i, 'L = ' . L)

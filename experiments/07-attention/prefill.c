@@ -1,0 +1,118 @@
+/*
+ * prefill.c -- experiment 07's prefill parts: one per prompt length n,
+ * every query against every key. The materialized path writes the n x n
+ * scores to memory between its two library GEMMs; the fused one keeps
+ * each tile of them in cache (CPU) or shared memory (GPU).
+ */
+#include "exp07.h"
+
+enum { PREFILL_DIM = 128 };
+
+int prefill_heads(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? 16 : 1; }
+
+/* One length n: Q, K and V of every head (head 0 drawn, the others
+ * repeating it), an output per variant, the largest scratch. */
+typedef struct prefill_part {
+    int n, heads, ref_rows;
+    size_t scratch_bytes;
+    fp16 *q, *k, *v, *hq, *hk, *hv;
+    float *out_fused, *out_mat;
+    void *scratch;
+    double *ref;
+} prefill_part;
+
+static size_t head_items(const prefill_part *P) { return (size_t)P->n * PREFILL_DIM; }
+
+static void open_prefill(rl_ctx *ctx, void *state)
+{
+    prefill_part *P = state;
+    size_t bytes = head_items(P) * sizeof(fp16);
+    P->hq = rl_host_random_f16(ctx, head_items(P), -1, 1);
+    P->hk = rl_host_random_f16(ctx, head_items(P), -1, 1);
+    P->hv = rl_host_random_f16(ctx, head_items(P), -1, 1);
+    P->q = upload_repeated(ctx, P->hq, 1, P->heads, bytes);
+    P->k = upload_repeated(ctx, P->hk, 1, P->heads, bytes);
+    P->v = upload_repeated(ctx, P->hv, 1, P->heads, bytes);
+    P->out_fused = rl_alloc(ctx->be, P->heads * head_items(P) * sizeof(float));
+    P->out_mat = rl_alloc(ctx->be, P->heads * head_items(P) * sizeof(float));
+    P->scratch = P->scratch_bytes ? rl_alloc(ctx->be, P->scratch_bytes) : NULL;
+    attention_args host = {.q = P->hq, .k = P->hk, .v = P->hv, .batch = 1, .heads_q = 1,
+                           .heads_kv = 1, .ctx = P->n, .dim = PREFILL_DIM};
+    P->ref = rl_host_alloc(sizeof(double) * (size_t)P->ref_rows * PREFILL_DIM);
+    attention_reference(P->ref, &host, ATTN_PREFILL, 0, (size_t)P->ref_rows);
+}
+
+static void close_prefill(rl_ctx *ctx, const rl_points *pts, void *state)
+{
+    (void)pts;
+    prefill_part *P = state;
+    void *dev[] = {P->q, P->k, P->v, P->out_fused, P->out_mat, P->scratch};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        rl_free(ctx->be, dev[i]);
+    rl_host_free(P->hq);
+    rl_host_free(P->hk);
+    rl_host_free(P->hv);
+    rl_host_free(P->ref);
+}
+
+static attention_args args_of(rl_ctx *ctx, const prefill_part *P, float *out)
+{
+    return (attention_args){out, P->q, P->k, P->v, P->heads, 1, 1, P->n, PREFILL_DIM,
+                            P->scratch, rl_stream(ctx->be)};
+}
+
+static void prepare_prefill(rl_ctx *ctx, rl_point *p)
+{
+    call *c = RL_DATA_MUT(call, p);
+    prefill_part *P = c->part;
+    bool fused = ((const attention_variant *)p->variant)->fused;
+    c->attn.args = args_of(ctx, P, fused ? P->out_fused : P->out_mat);
+    p->out = c->attn.args.out;
+    if (!fused) {
+        p->want = P->ref;
+        return;
+    }
+    attention_args mat = args_of(ctx, P, P->out_mat);
+    p->want = fused_want(ctx, &mat, ATTN_PREFILL, P->ref, (size_t)P->ref_rows,
+                         (size_t)P->heads * P->n);
+    p->frees_want = true;
+}
+
+void declare_prefill(rl_ctx *ctx, int n)
+{
+    prefill_part *P = RL_NEW(ctx, prefill_part);
+    *P = (prefill_part){.n = n, .heads = prefill_heads(ctx)};
+    attention_args shape = {.batch = P->heads, .heads_q = 1, .heads_kv = 1, .ctx = n, .dim = PREFILL_DIM};
+    int backend = rl_kernel_backend(ctx);
+    /* the materialized scores must fit the working-set limit */
+    if (attention_score_bytes(backend) * attention_scores(ATTN_PREFILL, &shape) > rl_max_bytes(ctx))
+        return;
+    P->ref_rows = attention_validated_rows(n, n, PREFILL_DIM, 64);
+    rl_part_add(ctx, &(rl_part){.open = open_prefill, .done = close_prefill, .state = P});
+    int group = rl_group_new(ctx);
+    for (const attention_variant *v = attention_variants; v->name; v++) {
+        if (v->phase != ATTN_PREFILL || !attention_family.has(v, backend))
+            continue;
+        /* the fused point's check runs the materialized variant: its scratch too */
+        size_t scratch = attention_scratch_bytes(v, backend, &shape);
+        P->scratch_bytes = scratch > P->scratch_bytes ? scratch : P->scratch_bytes;
+        if (!rl_runs(ctx, &attention_family, KERNEL_VARIANT(v)))
+            continue;
+        call *c = RL_NEW(ctx, call);
+        *c = (call){.kind = PREFILL_ATTN, .phase = "prefill", .config = "", .batch = P->heads,
+                    .ctx = n, .heads_q = 1, .heads_kv = 1, .group = 1, .dim = PREFILL_DIM,
+                    .validated_rows = P->ref_rows, .part = P, .attn.launch = RL_LAUNCHER(ctx, v),
+                    .kv_bytes = attention_kv_bytes(ATTN_PREFILL, &shape),
+                    .score_bytes = v->fused ? 0 : attention_score_bytes(backend) *
+                                                      attention_scores(ATTN_PREFILL, &shape)};
+        double bytes = attention_bytes(ATTN_PREFILL, v->fused, backend, &shape);
+        /* The fused path's working set: Q, K, V and O, its tiles in cache. */
+        rl_point_add(ctx, &(rl_point){
+            .variant = KERNEL_VARIANT(v), .group = group, .call = attention_kernel_call(&c->attn),
+            RL_POINT_DATA(c), .prepare = prepare_prefill,
+            .count = (size_t)(v->fused ? P->heads * n : P->ref_rows) * PREFILL_DIM,
+            .atol = ATTENTION_ATOL, .rtol = ATTENTION_RTOL,
+            .flops = attention_flops(ATTN_PREFILL, &shape), .bytes = bytes, .footprint = bytes,
+            .pattern = RL_COPY});
+    }
+}
