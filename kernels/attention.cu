@@ -41,6 +41,7 @@
  */
 #include "attention.h"
 #include "check.h"
+#include "cublas_handle.cuh"
 #include "warp.cuh"
 
 #include <cublas_v2.h>
@@ -71,25 +72,6 @@ static int sm_count(void)
         RL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
     }
     return sms;
-}
-
-/* One cuBLAS handle for this file, created on first use (outside any
- * timing: every variant is validated before it is timed), bound to the
- * caller's stream whenever that changes. gemv.cu's and gemm.cu's are
- * static to their files. */
-static cublasHandle_t cublas(cudaStream_t stream)
-{
-    static cublasHandle_t handle;
-    static cudaStream_t bound;
-    if (!handle) {
-        RL_CUBLAS_CHECK(cublasCreate(&handle));
-        RL_CUBLAS_CHECK(cublasSetStream(handle, stream));
-        bound = stream;
-    } else if (bound != stream) {
-        RL_CUBLAS_CHECK(cublasSetStream(handle, stream));
-        bound = stream;
-    }
-    return handle;
 }
 
 static void require_common(const attention_args *a)
@@ -406,7 +388,7 @@ static void materialized(const attention_args *a, int count, int M, int L)
     RL_REQUIRE(a->scratch && aligned(a->scratch, 16), "the materialized path needs its scratch");
     RL_REQUIRE(L <= SOFTMAX_MAX_ROW, "the softmax kernel holds rows of at most 16384 scores");
     cudaStream_t st = (cudaStream_t)a->stream;
-    cublasHandle_t h = cublas(st);
+    cublasHandle_t h = rl_cublas_on(st);
     const int d = a->dim;
     const size_t scores = (size_t)count * M * L;
     float *S = static_cast<float *>(a->scratch);

@@ -9,6 +9,7 @@
  * blas is cuBLAS with FP16 inputs, which picks its own tiles.
  */
 #include "check.h"
+#include "cublas_handle.cuh"
 #include "gemm.h"
 
 #include <cublas_v2.h>
@@ -111,9 +112,8 @@ static int tiled_blocks_per_sm(void)
 
 /* ---- cuBLAS ------------------------------------------------------------ */
 
-/* One handle for the process, created on first use (outside any timing:
- * every variant runs once for validation before it is timed). */
-static cublasHandle_t cublas(struct CUstream_st *stream)
+/* The process's handle (cublas_handle.cuh). */
+cublasHandle_t rl_cublas_on(struct CUstream_st *stream)
 {
     static cublasHandle_t handle;
     static struct CUstream_st *bound;
@@ -138,7 +138,7 @@ static void launch_cublas(const gemm_args *g)
     cublasOperation_t op_b = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasOperation_t op_a = g->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
     int ldb = g->trans_b ? g->k : g->n, lda = g->trans_a ? g->m : g->k;
-    RL_CUBLAS_CHECK(cublasGemmEx(cublas(g->stream), op_b, op_a, g->n, g->m, g->k, &one, g->b,
+    RL_CUBLAS_CHECK(cublasGemmEx(rl_cublas_on(g->stream), op_b, op_a, g->n, g->m, g->k, &one, g->b,
                                  CUDA_R_16F, ldb, g->a, CUDA_R_16F, lda, &zero, g->c, CUDA_R_32F,
                                  g->n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }

@@ -8,6 +8,7 @@
  * by several rows.
  */
 #include "check.h"
+#include "cublas_handle.cuh"
 #include "gemv.h"
 #include "warp.cuh"
 
@@ -124,17 +125,6 @@ extern "C" void gemv_fp16_cuda(const gemv_args *a)
 
 /* ---- variant 3: cuBLAS ------------------------------------------------------ */
 
-/* One handle for the process, created on first use (outside any timing:
- * every variant is validated before it is timed). */
-static cublasHandle_t cublas_on(cudaStream_t stream)
-{
-    static cublasHandle_t handle;
-    if (!handle)
-        RL_CUBLAS_CHECK(cublasCreate(&handle));
-    RL_CUBLAS_CHECK(cublasSetStream(handle, stream));
-    return handle;
-}
-
 /* cuBLAS is column-major: y (n x rows, row-major) is the rows x n matrix
  * C = W^T' X' in its terms, with W (rows x k, row-major) seen as a k x rows
  * matrix to transpose, and x as k x n. At n = 1 this is a GEMV through the
@@ -143,7 +133,7 @@ static cublasHandle_t cublas_on(cudaStream_t stream)
 extern "C" void gemv_library_cuda(const gemv_args *a)
 {
     const float one = 1.0f, zero = 0.0f;
-    RL_CUBLAS_CHECK(cublasGemmEx(cublas_on(a->stream), CUBLAS_OP_T, CUBLAS_OP_N, a->rows, a->n,
+    RL_CUBLAS_CHECK(cublasGemmEx(rl_cublas_on(a->stream), CUBLAS_OP_T, CUBLAS_OP_N, a->rows, a->n,
                                  a->k, &one, a->w, CUDA_R_16F, a->k, a->x, CUDA_R_16F, a->k,
                                  &zero, a->y, CUDA_R_32F, a->rows, CUBLAS_COMPUTE_32F,
                                  CUBLAS_GEMM_DEFAULT));

@@ -75,6 +75,12 @@ double *fused_want(rl_ctx *ctx, const attention_args *materialized, attention_ph
 /* A device buffer of items items of item_bytes each: the first drawn
  * items (host) uploaded, then repeated. Only those are validated against
  * the reference; the values of the others do not change the time. */
+/* What a decode or prefill part holds, freed at its end. */
+typedef struct attention_buffers {
+    void *q, *k, *v, *out_fused, *out_mat, *scratch; /* device */
+    void *hq, *hk, *hv, *ref;                         /* host */
+} attention_buffers;
+void free_attention_buffers(rl_ctx *ctx, attention_buffers b);
 void *upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items, size_t item_bytes);
 
 #endif

@@ -84,6 +84,16 @@ void *upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items,
     return dev;
 }
 
+void free_attention_buffers(rl_ctx *ctx, attention_buffers b)
+{
+    void *dev[] = {b.q, b.k, b.v, b.out_fused, b.out_mat, b.scratch};
+    void *host[] = {b.hq, b.hk, b.hv, b.ref};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        rl_free(ctx->be, dev[i]);
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        rl_host_free(host[i]);
+}
+
 /* ---- the columns ------------------------------------------------------------------- */
 
 /* The timed point of the other kind that a derived column compares with. */

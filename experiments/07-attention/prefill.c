@@ -46,13 +46,8 @@ static void close_prefill(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     (void)pts;
     prefill_part *P = state;
-    void *dev[] = {P->q, P->k, P->v, P->out_fused, P->out_mat, P->scratch};
-    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
-        rl_free(ctx->be, dev[i]);
-    rl_host_free(P->hq);
-    rl_host_free(P->hk);
-    rl_host_free(P->hv);
-    rl_host_free(P->ref);
+    free_attention_buffers(ctx, (attention_buffers){P->q, P->k, P->v, P->out_fused, P->out_mat,
+                                                    P->scratch, P->hq, P->hk, P->hv, P->ref});
 }
 
 static attention_args args_of(rl_ctx *ctx, const prefill_part *P, float *out)
