@@ -32,7 +32,7 @@ typedef enum point_kind { DECODE_ATTN, WEIGHT_GEMM, PREFILL_ATTN } point_kind;
 typedef struct call {
     point_kind kind;
     const char *phase;  /* "decode" or "prefill" */
-    const char *config; /* "MHA", "GQA-4", "GQA-8"; "layer" for the weight GEMM */
+    const char *config; /* "MHA", "GQA4", "GQA8"; "layer" for the weight GEMM */
     int batch, ctx, heads_q, heads_kv, group, dim;
     int validated_rows;
     double kv_bytes, score_bytes;
@@ -57,6 +57,14 @@ void declare_prefill(rl_ctx *ctx, int n);
 /* The heads a prefill point runs: 1 on the CPU (its threads split the
  * queries), 16 on a GPU (enough blocks to fill it). */
 int prefill_heads(const rl_ctx *ctx);
+
+/* The timed point of a kind (and role, when not NULL) at a batch, and at
+ * a configuration and length unless it is the weight GEMM; NULL if none
+ * was timed. Attention's share of the decode step: the fused point's time
+ * over its own plus the weight GEMM's at the same batch (main.c). */
+const rl_point *exp07_find(const rl_points *all, point_kind kind, const char *role,
+                           const char *config, int batch, int ctx_len);
+double exp07_share(const rl_points *all, const char *config, int batch, int ctx_len);
 
 /* The claims, and the verdicts from every point (judge.c). */
 extern const rl_claim EXP07_CLAIMS[];

@@ -170,25 +170,9 @@ static void judge_mbu(rl_ctx *ctx, const rl_points *all, const attn_config *cfg)
     rl_judge_given(ctx, &EXP07_CLAIMS[ATTN_MBU], cfg->name, rl_point_mbu(ctx, worst), &pr, note);
 }
 
-static const rl_point *find_point(const rl_points *all, point_kind kind, const char *role,
-                                  const char *config, int batch, int ctx_len)
-{
-    for (int i = 0; i < all->n; i++) {
-        const rl_point *p = &all->v[i];
-        const call *c = RL_DATA(call, p);
-        if (rl_point_timed(p) && c->kind == kind && (!role || is_role(p, role)) &&
-            c->batch == batch && (kind == WEIGHT_GEMM || (c->ctx == ctx_len && !strcmp(c->config, config))))
-            return p;
-    }
-    return NULL;
-}
-
 static double share(const rl_points *all, int batch, int ctx_len)
 {
-    const rl_point *a = find_point(all, DECODE_ATTN, "decode_fused", CONFIGS[LLAMA_CONFIG].name,
-                                   batch, ctx_len),
-                   *w = find_point(all, WEIGHT_GEMM, NULL, NULL, batch, 0);
-    return a && w ? a->seconds / (a->seconds + w->seconds) : NAN;
+    return exp07_share(all, CONFIGS[LLAMA_CONFIG].name, batch, ctx_len);
 }
 
 /* Llama 3 8B's configuration (GQA-4) at the longest L measured at B = 1
@@ -236,9 +220,9 @@ static void judge_prefill_speed(rl_ctx *ctx, const rl_points *all, const sweep *
     for (const int *n = s->prefill_n; *n; n++) {
         if ((double)*n * *n * 4 <= llc)
             continue;
-        const rl_point *mat = find_point(all, PREFILL_ATTN, "prefill_materialized", "",
+        const rl_point *mat = exp07_find(all, PREFILL_ATTN, "prefill_materialized", "",
                                          prefill_heads(ctx), *n),
-                       *fused = find_point(all, PREFILL_ATTN, "prefill_fused", "", prefill_heads(ctx), *n);
+                       *fused = exp07_find(all, PREFILL_ATTN, "prefill_fused", "", prefill_heads(ctx), *n);
         char scope[32], note[240];
         snprintf(scope, sizeof scope, "n%d", *n);
         snprintf(note, sizeof note, "scores %.0f MiB per head against the %.0f MiB %s",

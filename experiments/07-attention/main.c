@@ -96,19 +96,25 @@ void free_attention_buffers(rl_ctx *ctx, attention_buffers b)
 
 /* ---- the columns ------------------------------------------------------------------- */
 
-/* The timed point of the other kind that a derived column compares with. */
-static const rl_point *twin(rl_ctx *ctx, const rl_point *p, point_kind kind, const char *role)
+const rl_point *exp07_find(const rl_points *all, point_kind kind, const char *role,
+                           const char *config, int batch, int ctx_len)
 {
-    const call *c = RL_DATA(call, p);
-    const rl_points *all = rl_points_all(ctx);
     for (int i = 0; i < all->n; i++) {
-        const rl_point *q = &all->v[i];
-        const call *d = RL_DATA(call, q);
-        if (rl_point_timed(q) && d->kind == kind && rl_point_has_role(q, role) &&
-            d->batch == c->batch && (kind == WEIGHT_GEMM || (d->ctx == c->ctx && !strcmp(d->config, c->config))))
-            return q;
+        const rl_point *p = &all->v[i];
+        const call *c = RL_DATA(call, p);
+        if (rl_point_timed(p) && c->kind == kind && (!role || rl_point_has_role(p, role)) &&
+            c->batch == batch &&
+            (kind == WEIGHT_GEMM || (c->ctx == ctx_len && !strcmp(c->config, config))))
+            return p;
     }
     return NULL;
+}
+
+double exp07_share(const rl_points *all, const char *config, int batch, int ctx_len)
+{
+    const rl_point *a = exp07_find(all, DECODE_ATTN, "decode_fused", config, batch, ctx_len),
+                   *w = exp07_find(all, WEIGHT_GEMM, NULL, NULL, batch, 0);
+    return a && w ? a->seconds / (a->seconds + w->seconds) : NAN;
 }
 
 static bool is_fused(const rl_point *p)
@@ -120,16 +126,18 @@ static bool is_fused(const rl_point *p)
  * weight GEMM's at the same batch (fused points). */
 static double col_share(rl_ctx *ctx, const rl_point *p)
 {
+    const call *c = RL_DATA(call, p);
     if (!rl_point_has_role(p, "decode_fused") || !rl_point_timed(p))
         return NAN;
-    const rl_point *gemm = twin(ctx, p, WEIGHT_GEMM, NULL);
-    return gemm ? p->seconds / (p->seconds + gemm->seconds) : NAN;
+    return exp07_share(rl_points_all(ctx), c->config, c->batch, c->ctx);
 }
 
 static const rl_point *materialized_twin(rl_ctx *ctx, const rl_point *p)
 {
     const call *c = RL_DATA(call, p);
-    return twin(ctx, p, c->kind, c->kind == PREFILL_ATTN ? "prefill_materialized" : "decode_materialized");
+    return exp07_find(rl_points_all(ctx), c->kind,
+                      c->kind == PREFILL_ATTN ? "prefill_materialized" : "decode_materialized",
+                      c->config, c->batch, c->ctx);
 }
 
 static rl_ratio speedup_of(rl_ctx *ctx, const rl_point *p)

@@ -18,13 +18,18 @@ set title verdict_title('At decode, does the batch move the matmul right and lea
 set logscale xy
 set xlabel 'arithmetic intensity (FLOP/B, counted)'
 set ylabel 'TFLOP/s'
-set key top left
+set key bottom right
+# From below MHA's 1 FLOP/B to past the ridge and the largest batch's GEMM.
+set xrange [0.5:*]
+set samples 400
 configs = 'MHA GQA4 GQA8'
 plot \
     (x * dram_read / 1000 < ridge_roof ? x * dram_read / 1000 : ridge_roof) with lines lc rgb model_color \
         title sprintf('roofline: DRAM read %.0f GB/s, compute %.3f TFLOP/s (measured)', dram_read, ridge_roof), \
     for [i = 1:nruns] run(i) using (pick3('layer', strcol('variant'), 'ai')):(pick3('layer', strcol('variant'), 'tflops')) \
-        with linespoints pt 7 title key(i, 'weight GEMM, B = 1 ... 64'), \
+        with linespoints pt 7 title key(i, 'weight GEMM (Llama 3 8B layer), one point per B'), \
+    run(1) using (pick3('layer', strcol('variant'), 'ai')):(pick3('layer', strcol('variant'), 'tflops')): \
+        (sprintf('B = %d', column('batch'))) with labels offset 0, 1 font small_font notitle, \
     for [i = 1:nruns] for [c in configs] run(i) using (pick3(c, 'decode_fused', 'ai')):(pick3(c, 'decode_fused', 'tflops')) \
         with points pt 5 title key(i, 'attention (fused), ' . c . ', every B and L')
 unset logscale
@@ -55,7 +60,7 @@ set title verdict_title('Does attention take a growing share of the decode step 
 set logscale x 2
 set xlabel 'batch B'
 set ylabel "attention's share of the step (GQA4 + Llama 3 8B layer)"
-set yrange [0:1]
+set yrange [0:*]
 set key top left
 contexts = system("awk -F, '/^#/ {next} !h {for (i = 1; i <= NF; i++) {if ($i == \"ctx\") c = i; if ($i == \"config\") g = i}; h = 1; next} $g == \"GQA4\" && !s[$c]++ {printf \"%s \", $c}' " . run(1))
 plot for [i = 1:nruns] for [L in contexts] run(i) \

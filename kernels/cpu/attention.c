@@ -7,7 +7,7 @@
  * as on a GPU: every key and value is converted from FP16 once (F16C)
  * and used by all G query heads that share it, so the arithmetic per
  * byte is G FLOP/B and the loop must keep the memory bus busy. The
- * fused variant folds each block of 64 keys into a running softmax
+ * fused variant folds each block of 32 keys into a running softmax
  * (its maximum, its sum, the rescaled partial output); the materialized
  * one writes every score to memory, takes the softmax in a second pass
  * and reads the scores again for P V.
@@ -31,8 +31,8 @@
 enum {
     MAX_GROUP = 8,   /* query heads per KV head: 8 accumulators, one vector sum */
     MAX_DIM = 128,   /* the head dimension the stack buffers hold */
-    KEY_BLOCK = 64,  /* keys per online-softmax update at decode */
-    PREFETCH_KEYS = 64, /* how far ahead the score loop prefetches K and V rows */
+    KEY_BLOCK = 32,  /* keys per online-softmax update at decode (below) */
+    ROWS_AT_ONCE = 4, /* values folded into each output vector per load and store */
     BR = 128,        /* prefill tile: queries ... */
     BC = 128         /* ... by keys; with Q, O, S and P, ~200 KiB of a core's cache */
 };
@@ -58,6 +58,18 @@ static inline v8f sum8(const v8f a[8])
 }
 
 static inline v8f splat8(float x) { return (v8f){x, x, x, x, x, x, x, x}; }
+
+/* Every cache line of n rows of d halves. The fused decode reads a block
+ * of K, then the same block of V, then the next K: left to itself, the
+ * hardware prefetcher follows one of the two streams at a time and
+ * restarts at each switch (measured: a plain read in that order ran at
+ * ~0.7 of one that interleaves the two). Prefetching the other stream's
+ * rows while computing on this one keeps both in flight. */
+static inline void prefetch_rows(const fp16 *rows, int n, int d)
+{
+    for (int i = 0; i < n * d; i += 32) /* 32 halves: 64 B */
+        __builtin_prefetch(rows + i);
+}
 
 /* e^x for x <= 0 (scores minus their maximum), to ~2e-7 relative: x =
  * n ln2 + r with |r| <= ln2 / 2, a degree-6 polynomial for e^r, 2^n put
@@ -113,21 +125,19 @@ static float max_of(const float *s, int n)
  * s[g * stride + j] = q[g] . k[j]. Each step takes 8 / G keys so that G x
  * 8/G = 8 dot products are summed at once (sum8); each key's row is
  * converted from FP16 once for all G heads. G is a constant where this
- * is inlined, so the loops unroll into registers. */
+ * is inlined, so the loops unroll into registers. pf, when not NULL, is
+ * the other stream's rows to prefetch meanwhile (below). */
 static inline __attribute__((always_inline)) void block_scores(float *s, size_t stride,
                                                                const float *q, const fp16 *k,
-                                                               const fp16 *v, int nk, int d,
-                                                               const int G)
+                                                               int nk, int d, const int G,
+                                                               const fp16 *pf)
 {
     const int kps = MAX_GROUP / G;
     int j = 0;
     for (; j + kps <= nk; j += kps) {
         v8f acc[8] = {0};
-        for (int u = 0; u < kps; u++) /* the next block's rows, while this one computes */
-            for (int c = 0; c < d; c += 32) {
-                __builtin_prefetch(k + (size_t)(j + u + PREFETCH_KEYS) * d + c);
-                __builtin_prefetch(v + (size_t)(j + u + PREFETCH_KEYS) * d + c);
-            }
+        if (pf)
+            prefetch_rows(pf + (size_t)j * d, kps, d);
         for (int c = 0; c < d; c += 8) {
 #pragma GCC unroll 8
             for (int u = 0; u < kps; u++) {
@@ -151,37 +161,46 @@ static inline __attribute__((always_inline)) void block_scores(float *s, size_t 
         }
 }
 
-/* acc[g] += sum_j p[g * stride + j] v[j] over nk values. For each 8 of
- * the d columns, the keys stream through U interleaved accumulators per
- * head (U x G >= 4), so that no FMA waits on the one before it. */
-static inline __attribute__((always_inline)) void block_accumulate(float *acc, const float *p,
+/* acc[g] += sum_j p[g * stride + j] v[j] over nk values, the rows of V in
+ * order: ROWS_AT_ONCE rows converted, then each 8 of a head's output
+ * loaded, given all their terms, stored (acc stays in L1; G x d floats
+ * would not fit the registers). Row order matters more than registers:
+ * walking V column by column (8 of d at a time, down all nk rows) kept
+ * the sums in registers but read each cache line d / 32 times, strided,
+ * and left the memory bus idle; this order reads each row once, like a
+ * stream. pf: as in block_scores. */
+static inline __attribute__((always_inline)) void block_accumulate(float *restrict acc,
+                                                                   const float *restrict p,
                                                                    size_t stride, const fp16 *v,
-                                                                   int nk, int d, const int G)
+                                                                   int nk, int d, const int G,
+                                                                   const fp16 *pf)
 {
-    const int U = G >= 4 ? 1 : 4 / G;
-    for (int c = 0; c < d; c += 8) {
-        v8f a[8] = {0};
-        int j = 0;
-        for (; j + U <= nk; j += U)
+    enum { R = ROWS_AT_ONCE };
+    int j = 0;
+    for (; j + R <= nk; j += R) {
+        if (pf)
+            prefetch_rows(pf + (size_t)j * d, R, d);
+        for (int c = 0; c < d; c += 8) {
+            v8f vc[R];
 #pragma GCC unroll 4
-            for (int u = 0; u < U; u++) {
-                v8f vc = fp16x8_to_v8f(v + (size_t)(j + u) * d + c);
+            for (int u = 0; u < R; u++)
+                vc[u] = fp16x8_to_v8f(v + (size_t)(j + u) * d + c);
 #pragma GCC unroll 8
-                for (int g = 0; g < G; g++)
-                    a[u * G + g] = v8f_fma(splat8(p[g * stride + j + u]), vc, a[u * G + g]);
+            for (int g = 0; g < G; g++) {
+                v8f a = v8f_load(acc + g * d + c);
+#pragma GCC unroll 4
+                for (int u = 0; u < R; u++)
+                    a = v8f_fma(splat8(p[g * stride + j + u]), vc[u], a);
+                v8f_store(acc + g * d + c, a);
             }
-        for (; j < nk; j++) {
-            v8f vc = fp16x8_to_v8f(v + (size_t)j * d + c);
-            for (int g = 0; g < G; g++)
-                a[g] = v8f_fma(splat8(p[g * stride + j]), vc, a[g]);
-        }
-        for (int g = 0; g < G; g++) {
-            v8f sum = v8f_load(acc + g * d + c);
-            for (int u = 0; u < U; u++)
-                sum += a[u * G + g];
-            v8f_store(acc + g * d + c, sum);
         }
     }
+    for (; j < nk; j++)
+        for (int c = 0; c < d; c += 8) {
+            v8f vc = fp16x8_to_v8f(v + (size_t)j * d + c);
+            for (int g = 0; g < G; g++)
+                v8f_store(acc + g * d + c, v8f_fma(splat8(p[g * stride + j]), vc, v8f_load(acc + g * d + c)));
+        }
 }
 
 /* The online softmax, for rows of scores that arrive a block at a time:
@@ -245,20 +264,28 @@ static void decode_task_at(decode_task *t, const attention_args *a, int task)
     t->out = a->out + t->first_row * d;
 }
 
+/* One (sequence, KV head): its cache a block at a time, K then V. (Split
+ * into 2, 4 or 8 pieces read side by side, flash-decoding's way, ran
+ * slower on a 2-core Zen 3: the prefetches of 2 streams already keep a
+ * core's misses in flight.) */
 static inline __attribute__((always_inline)) void decode_fused_g(const attention_args *a, int task,
                                                                  const int G)
 {
     decode_task t;
     decode_task_at(&t, a, task);
     const int d = a->dim, L = a->ctx;
-    float acc[MAX_GROUP * MAX_DIM] = {0}, s[MAX_GROUP * KEY_BLOCK], m[MAX_GROUP], l[MAX_GROUP];
+    float acc[MAX_GROUP * MAX_DIM] __attribute__((aligned(32))) = {0};
+    float s[MAX_GROUP * KEY_BLOCK], m[MAX_GROUP], l[MAX_GROUP];
     for (int g = 0; g < G; g++)
         m[g] = -INFINITY, l[g] = 0;
     for (int j0 = 0; j0 < L; j0 += KEY_BLOCK) {
         int nk = L - j0 < KEY_BLOCK ? L - j0 : KEY_BLOCK;
-        block_scores(s, KEY_BLOCK, t.q, t.k + (size_t)j0 * d, t.v + (size_t)j0 * d, nk, d, G);
+        const fp16 *k = t.k + (size_t)j0 * d, *v = t.v + (size_t)j0 * d;
+        /* V's block while the scores are made, the next K's while V is read */
+        const fp16 *next_k = j0 + 2 * KEY_BLOCK <= L ? k + (size_t)KEY_BLOCK * d : NULL;
+        block_scores(s, KEY_BLOCK, t.q, k, nk, d, G, v);
         online_update(s, KEY_BLOCK, nk, G, m, l, acc, (size_t)d);
-        block_accumulate(acc, s, KEY_BLOCK, t.v + (size_t)j0 * d, nk, d, G);
+        block_accumulate(acc, s, KEY_BLOCK, v, nk, d, G, next_k);
     }
     for (int g = 0; g < G; g++)
         for (int i = 0; i < d; i++)
@@ -293,8 +320,7 @@ static inline __attribute__((always_inline)) void decode_scores_g(const attentio
     size_t L = (size_t)a->ctx;
     for (int j0 = 0; j0 < a->ctx; j0 += KEY_BLOCK) {
         int nk = a->ctx - j0 < KEY_BLOCK ? a->ctx - j0 : KEY_BLOCK;
-        block_scores(S + t.first_row * L + j0, L, t.q, t.k + (size_t)j0 * a->dim, t.k + (size_t)j0 * a->dim, nk,
-                     a->dim, G);
+        block_scores(S + t.first_row * L + j0, L, t.q, t.k + (size_t)j0 * a->dim, nk, a->dim, G, NULL);
     }
 }
 
@@ -305,10 +331,10 @@ static inline __attribute__((always_inline)) void decode_pv_g(const attention_ar
     decode_task t;
     decode_task_at(&t, a, task);
     size_t L = (size_t)a->ctx;
-    float acc[MAX_GROUP * MAX_DIM] = {0};
+    float acc[MAX_GROUP * MAX_DIM] __attribute__((aligned(32))) = {0};
     for (int j0 = 0; j0 < a->ctx; j0 += KEY_BLOCK) {
         int nk = a->ctx - j0 < KEY_BLOCK ? a->ctx - j0 : KEY_BLOCK;
-        block_accumulate(acc, P + t.first_row * L + j0, L, t.v + (size_t)j0 * a->dim, nk, a->dim, G);
+        block_accumulate(acc, P + t.first_row * L + j0, L, t.v + (size_t)j0 * a->dim, nk, a->dim, G, NULL);
     }
     for (int i = 0; i < G * a->dim; i++)
         t.out[i] = acc[i];
