@@ -213,7 +213,7 @@ $(call obj,tests/test_vmath_8_lanes.c): CFLAGS += -mno-avx512f
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: peer-ggml build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
+.PHONY: peer-ggml peer-ggml-attention build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN) $(if $(NVCC),$(B)/kernel-resources.txt)
@@ -251,6 +251,12 @@ all:
 peer-ggml:
 	@$(MAKE) --no-print-directory build
 	@B='$(B)' LABEL='$(LABEL)' harness/ops/peer-ggml.sh
+
+# Experiment 07's CPU decode attention beside ggml's FLASH_ATTN_EXT
+# (harness/ops/peer-ggml-attention.sh --help: SHAPES, ROUNDS, GGML_SRC).
+peer-ggml-attention:
+	@$(MAKE) --no-print-directory build
+	@B='$(B)' LABEL='$(LABEL)' harness/ops/peer-ggml-attention.sh
 
 # The read bandwidth over footprints and the knees found on it, against the
 # reported cache sizes: the ceilings' curve, reused or measured (a minute).
@@ -383,6 +389,8 @@ help:
 	@echo '  make reference     full sweeps of every experiment into results/reference/<device>/'
 	@echo '  make peer-ggml     exp-03'"'"'s CPU decode beside ggml'"'"'s test-backend-ops, per format (GGML_SRC=path'
 	@echo '                     or a clone at a pinned commit; ROUNDS=2): results/<label>/peers.csv, plots/<label>/peers.*'
+	@echo '  make peer-ggml-attention  exp-07'"'"'s CPU decode attention beside ggml'"'"'s FLASH_ATTN_EXT on the same'
+	@echo '                     shapes (SHAPES="B,HQ,HKV,D,L", ROUNDS=2): results/<label>/peers-attention.csv'
 	@echo '  make mountain      the memory mountain: read bandwidth over footprints (the ceilings'"'"
 	@echo '                     curve, reused or measured: a minute), its knees against the reported'
 	@echo '                     cache sizes, into plots/<label>/mountain.{png,pdf,svg}'

@@ -55,11 +55,19 @@ static const char FAKE_EXP03[] =
     "echo\n"
     "echo '  weights: 8 MiB in F16'\n";
 
-/* ggml's stand-in: 2 ms for every type but q4_0 (4 ms) and q4_K (3 ms). */
+/* ggml's stand-in: 2 ms for every type but q4_0 (4 ms) and q4_K (3 ms);
+ * for FLASH_ATTN_EXT 9 ms, and only for the one decode shape its perf
+ * cases have (an unknown shape prints no case, as ggml's filter does). */
 static const char FAKE_TBO[] =
     "#include <stdio.h>\n#include <string.h>\n"
     "int main(int argc, char **argv) {\n"
     "    const char *p = argc > 7 ? argv[7] : \"\";\n"
+    "    if (argc > 3 && !strcmp(argv[3], \"FLASH_ATTN_EXT\")) {\n"
+    "        if (!strcmp(p, \"hsk=64,hsv=64,nh=8,nr23=\\\\[8,1\\\\],kv=7680,nb=1,.*type_K=f16,type_V=f16\"))\n"
+    "            printf(\"  FLASH_ATTN_EXT(hsk=64,...): 100 runs - 9000.00 us/run - 10 GFLOP/run\\n\");\n"
+    "        printf(\"  Backend CPU: OK\\n\");\n"
+    "        return 0;\n"
+    "    }\n"
     "    double us = strstr(p, \"type_a=q4_0,\") ? 4000 : strstr(p, \"type_a=q4_K,\") ? 3000 : 2000;\n"
     "    printf(\"  MUL_MAT(%s...): 100 runs - %.2f us/run - 117 MFLOP/run\\n\", p, us);\n"
     "    printf(\"  Backend CPU: OK\\n\");\n"
@@ -70,19 +78,33 @@ static const char FAKE_CMAKE[] =
     "set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)\n"
     "add_executable(test-backend-ops tests/fake.c)\n";
 
-static int driver(const char *env)
+/* exp-07 --shape's table: 3 ms fused and 4 ms materialized in round 1,
+ * 2 ms and 3 ms after. */
+static const char FAKE_EXP07[] =
+    "#!/bin/sh\n"
+    "echo \"exp-07 $*\" >> \"$FAKE_DIR/calls\"\n"
+    "n=$(cat \"$FAKE_DIR/ours07-rounds\" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > \"$FAKE_DIR/ours07-rounds\"\n"
+    "f=$([ $n = 1 ] && echo 1000 || echo 0)\n"
+    "echo '  phase   config   B   L|n variant                  time/us      GB/s'\n"
+    "echo \"  decode  shape    1  7680 decode_fused             $((2000 + f)).00       7.1\"\n"
+    "echo \"  decode  shape    1  7680 decode_materialized      $((3000 + f)).00       9.3\"\n";
+
+static int run_script(const char *script, const char *env)
 {
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
              "env B='%s/fakeb' FAKE_DIR='%s' GGML_SRC='%s/ggml' LABEL=peer RESULTS='%s/results' "
-             "PLOTS='%s/plots' %s " RL_SOURCE_ROOT "/harness/ops/peer-ggml.sh",
-             dir, dir, dir, dir, dir, env);
+             "PLOTS='%s/plots' %s " RL_SOURCE_ROOT "/harness/ops/%s",
+             dir, dir, dir, dir, dir, env, script);
     return run_capture(cmd, out, sizeof out, err, sizeof err);
 }
+
+static int driver(const char *env) { return run_script("peer-ggml.sh", env); }
 
 static void fake_trees(void)
 {
     write_file("fakeb/exp-03", FAKE_EXP03, true);
+    write_file("fakeb/exp-07", FAKE_EXP07, true);
     write_file("ggml/tests/test-backend-ops.cpp", "// the driver checks that this exists\n", false);
     write_file("ggml/tests/fake.c", FAKE_TBO, false);
     write_file("ggml/CMakeLists.txt", FAKE_CMAKE, false);
@@ -135,4 +157,33 @@ Test(peer, bad_settings_are_refused_with_a_reason)
              "/harness/ops/peer-ggml.sh", dir, dir);
     cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 2);
     cr_assert(strstr(err, "not a ggml tree"), "%s", err);
+}
+
+/* make peer-ggml-attention: ours per shape (--shape), ggml's perf case of
+ * the same shape by its regular expression, the best of the rounds. */
+Test(peer, attention_rounds_keep_the_best_and_name_the_shape)
+{
+    if (system("command -v cmake >/dev/null 2>&1") != 0)
+        cr_skip_test("no cmake: make peer-ggml-attention builds ggml's test-backend-ops with it");
+    fake_trees();
+    cr_assert_eq(run_script("peer-ggml-attention.sh", "ROUNDS=2"), 0, "%s\n%s", out, err);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/calls", dir);
+    char *calls = read_file(path, NULL);
+    cr_assert_not_null(calls);
+    cr_assert(strstr(calls, "--shape 1,64,8,64,7680 --cache hot --backend cpu --label peer"), "%s", calls);
+    free(calls);
+    snprintf(path, sizeof path, "%s/results/peer/peers-attention.csv", dir);
+    char *csv = read_file(path, NULL);
+    cr_assert_not_null(csv, "peers-attention.csv written:\n%s\n%s", out, err);
+    /* round 2's times (round 1's were 1 ms slower), K and V 15 MiB, ggml's 9 ms */
+    cr_assert(strstr(csv, "\n\"1,64,8,64,7680\",15.0,2.0000,3.0000,9.0000,0.222,3.0000 2.0000,9.0000 9.0000"),
+              "%s", csv);
+    free(csv);
+    cr_assert(strstr(out, "| 1,64,8,64,7680 | 15.0 | 2.000 | 3.000 | 9.000 | 0.22 |"), "%s", out);
+    /* a shape ggml has no perf case for is an error that says so */
+    cr_assert_eq(run_script("peer-ggml-attention.sh", "ROUNDS=1 SHAPES=4,32,8,128,2048"), 2);
+    cr_assert(strstr(err, "no FLASH_ATTN_EXT perf case of shape 4,32,8,128,2048"), "%s", err);
+    cr_assert_eq(run_script("peer-ggml-attention.sh", "SHAPES=1,64"), 2);
+    cr_assert(strstr(err, "SHAPES wants B,HQ,HKV,D,L"), "%s", err);
 }

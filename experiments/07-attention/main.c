@@ -199,6 +199,34 @@ static const rl_column TABLE[] = {
 
 static const kernel_family *const FAMILIES[] = {&attention_family, &gemv_family, NULL};
 
+/* ---- --shape: one decode shape, beside ggml's flash attention ----------------------- */
+
+static const char *shape_choice = "";
+static const rl_option OPTIONS[] = {
+    {"shape", "B,HQ,HKV,D,L", "instead of the sweeps: time the decode of one shape (B sequences, HQ "
+     "query heads sharing HKV KV heads of dimension D, a cache of L), fused and materialized, to "
+     "compare with ggml's test-backend-ops FLASH_ATTN_EXT; writes no results", NULL, &shape_choice},
+    {0},
+};
+static attn_config shape_config = {"shape", 0, 0, 0};
+static int shape_batch, shape_ctx; /* 0: the sweeps */
+
+static void read_options(rl_ctx *ctx)
+{
+    (void)ctx;
+    if (!shape_choice[0])
+        return;
+    int b, hq, hkv, d, L;
+    char tail;
+    if (sscanf(shape_choice, "%d,%d,%d,%d,%d%c", &b, &hq, &hkv, &d, &L, &tail) != 5 || b < 1 ||
+        b > 1024 || hkv < 1 || hq % hkv != 0 || (hq / hkv != 1 && hq / hkv != 2 && hq / hkv != 4 &&
+        hq / hkv != 8) || (d != 64 && d != 128) || L < 1 || L > (1 << 20))
+        rl_die(RL_EXIT_USAGE, "exp-07: --shape wants B,HQ,HKV,D,L with HQ / HKV of 1, 2, 4 or 8 and "
+               "D 64 or 128 (e.g. 1,64,8,64,7680: ggml's perf case), not '%s'", shape_choice);
+    shape_config = (attn_config){"shape", hq, hkv, d};
+    shape_batch = b, shape_ctx = L;
+}
+
 static void declare(rl_ctx *ctx);
 
 static const rl_experiment EXP07 = {
@@ -228,6 +256,8 @@ static const rl_experiment EXP07 = {
     .compare_value = "time_us_median",
     .declare = declare,
     .judge = exp07_judge,
+    .options = OPTIONS,
+    .read_options = read_options,
 };
 
 static void list_ints(char *buf, size_t len, const int *v)
@@ -262,6 +292,13 @@ static void describe(rl_ctx *ctx, const sweep *s)
 
 static void declare(rl_ctx *ctx)
 {
+    if (shape_batch) { /* a side benchmark: its table only */
+        printf("\nshape       B = %d, %d query heads, %d KV heads of dimension %d, L = %d\n",
+               shape_batch, shape_config.heads_q, shape_config.heads_kv, shape_config.dim, shape_ctx);
+        rl_discard_results(ctx);
+        declare_decode(ctx, &shape_config, shape_ctx, (const int[]){shape_batch, 0}, true);
+        return;
+    }
     sweep s = exp07_sweep(ctx);
     describe(ctx, &s);
     /* the weight GEMM first: the decode rows' share of the step reads its times */

@@ -10,12 +10,8 @@
 # the side-by-side table on the console, and a chart of ms per format, ours
 # beside ggml's, to plots/LABEL/peers.{png,svg,pdf}.
 #
-#   GGML_SRC=path   a ggml source tree (github.com/ggml-org/ggml). Without it
-#                   the script clones ggml at GGML_COMMIT into $B/peer-ggml/src,
-#                   which needs the network; offline, pass a tree.
-#   GGML_COMMIT=c   the pinned commit (default d99724f2, the one the Intel
-#                   table of issue 27 used); a GGML_SRC tree is used as it is,
-#                   and its commit (if it is a git tree) goes in the CSV
+#   GGML_SRC=path   a ggml source tree; GGML_COMMIT=c the commit cloned
+#                   without one (default d99724f2): harness/ops/ggml-lib.sh
 #   ROUNDS=N        alternating rounds (default 2; at most 10)
 #   MATRIX=RxK      the matrix (default 4096x14336: ggml's perf case m=4096,
 #                   k=14336, n=1, Llama-3's down projection)
@@ -31,8 +27,6 @@ RESULTS=${RESULTS:-results}
 PLOTS=${PLOTS:-plots}
 ROUNDS=${ROUNDS:-2}
 MATRIX=${MATRIX:-4096x14336}
-GGML_COMMIT=${GGML_COMMIT:-d99724f2}
-GGML_URL=https://github.com/ggml-org/ggml
 die() { echo "peer-ggml: $*" >&2; exit 2; }
 
 [[ $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 && $ROUNDS -le 10 ]] || die "ROUNDS wants 1 to 10, not '$ROUNDS'"
@@ -40,35 +34,12 @@ die() { echo "peer-ggml: $*" >&2; exit 2; }
 rows=${BASH_REMATCH[1]} k=${BASH_REMATCH[2]}
 [ -x "$B/exp-03" ] || die "$B/exp-03 is not built (make build)"
 LABEL=${LABEL:-$("$B/exp-03" --backend cpu --print-label)} || die "exp-03 --print-label failed"
-for tool in cmake gnuplot; do command -v $tool >/dev/null || die "$tool is needed (make deps)"; done
+command -v gnuplot >/dev/null || die "gnuplot is needed (make deps)"
 
-# ---- ggml: the source, then test-backend-ops --------------------------------------
-peer=$B/peer-ggml
-mkdir -p "$peer" || die "cannot make $peer"
-if [ -n "${GGML_SRC:-}" ]; then
-    src=$GGML_SRC
-    [ -f "$src/tests/test-backend-ops.cpp" ] || die "GGML_SRC=$src has no tests/test-backend-ops.cpp: not a ggml tree"
-else
-    src=$peer/src
-    if [ ! -f "$src/tests/test-backend-ops.cpp" ]; then
-        echo "peer-ggml: cloning $GGML_URL at $GGML_COMMIT into $src"
-        rm -rf "$src"
-        git clone -q "$GGML_URL" "$src" && git -C "$src" checkout -q "$GGML_COMMIT" ||
-            die "could not clone $GGML_URL at $GGML_COMMIT (offline?): pass a ggml tree as GGML_SRC=path"
-    fi
-fi
-commit=$(git -C "$src" rev-parse --short=8 HEAD 2>/dev/null || echo "$GGML_COMMIT (not a git tree: as GGML_COMMIT says)")
-tbo=$peer/build/bin/test-backend-ops
-generator=$(command -v ninja >/dev/null && echo Ninja || echo "Unix Makefiles")
-if [ ! -x "$tbo" ] || [ "$(cat "$peer/build/.source" 2>/dev/null)" != "$(cd "$src" && pwd) $commit" ]; then
-    echo "peer-ggml: building ggml's test-backend-ops (CPU backend, -march=native, OpenMP) in $peer/build (minutes)"
-    cmake -S "$src" -B "$peer/build" -G "$generator" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
-        -DGGML_OPENMP=ON -DGGML_BUILD_TESTS=ON -DGGML_BUILD_EXAMPLES=OFF >"$peer/cmake.log" 2>&1 ||
-        die "cmake failed: $peer/cmake.log"
-    cmake --build "$peer/build" --target test-backend-ops -j "$(nproc)" >"$peer/build.log" 2>&1 ||
-        die "the build failed: $peer/build.log"
-    echo "$(cd "$src" && pwd) $commit" >"$peer/build/.source"
-fi
+# ---- ggml: the source, then test-backend-ops (harness/ops/ggml-lib.sh) ----------
+# shellcheck source=harness/ops/ggml-lib.sh
+. harness/ops/ggml-lib.sh
+ggml_build # sets src, commit and tbo
 
 # ---- the formats and their ggml peers ---------------------------------------------
 # Ours, ggml's type of the same bits per weight (q5: q5_0, 5.5 bits, as ours;
@@ -128,8 +99,8 @@ ggml_round() {
     done
 }
 
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-flags=$(grep -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|avx512_fp16|avx512_bf16|amx_tile|f16c|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')
+cpu=$(cpu_name)
+flags=$(cpu_flags)
 echo "peer-ggml: $MATRIX, n = 1, $(nproc) threads, on $cpu ($flags); ggml $commit; $ROUNDS rounds"
 for ((r = 1; r <= ROUNDS; r++)); do
     if ((r % 2)); then ours_round $r; ggml_round $r; else ggml_round $r; ours_round $r; fi

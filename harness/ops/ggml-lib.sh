@@ -1,0 +1,53 @@
+# harness/ops/ggml-lib.sh -- sourced by the peer scripts (peer-ggml.sh,
+# peer-ggml-attention.sh): ggml's source and its test-backend-ops, built
+# once per source tree and commit into $B/peer-ggml/build.
+#
+#   GGML_SRC=path   a ggml source tree (github.com/ggml-org/ggml). Without it
+#                   the source is cloned at GGML_COMMIT into $B/peer-ggml/src,
+#                   which needs the network; offline, pass a tree.
+#   GGML_COMMIT=c   the pinned commit (default d99724f2, the one the tables
+#                   of issues 27 and 28 used); a GGML_SRC tree is used as it
+#                   is, and its commit (if it is a git tree) is reported
+#
+# The caller defines die() and B. ggml_build sets src, commit and tbo (the
+# test-backend-ops binary) and peer (its folder).
+GGML_COMMIT=${GGML_COMMIT:-d99724f2}
+GGML_URL=https://github.com/ggml-org/ggml
+
+ggml_build() {
+    command -v cmake >/dev/null || die "cmake is needed to build ggml (make deps)"
+    local generator
+    peer=$B/peer-ggml
+    mkdir -p "$peer" || die "cannot make $peer"
+    if [ -n "${GGML_SRC:-}" ]; then
+        src=$GGML_SRC
+        [ -f "$src/tests/test-backend-ops.cpp" ] || die "GGML_SRC=$src has no tests/test-backend-ops.cpp: not a ggml tree"
+    else
+        src=$peer/src
+        if [ ! -f "$src/tests/test-backend-ops.cpp" ]; then
+            echo "peer: cloning $GGML_URL at $GGML_COMMIT into $src"
+            rm -rf "$src"
+            git clone -q "$GGML_URL" "$src" && git -C "$src" checkout -q "$GGML_COMMIT" ||
+                die "could not clone $GGML_URL at $GGML_COMMIT (offline?): pass a ggml tree as GGML_SRC=path"
+        fi
+    fi
+    commit=$(git -C "$src" rev-parse --short=8 HEAD 2>/dev/null || echo "$GGML_COMMIT (not a git tree: as GGML_COMMIT says)")
+    tbo=$peer/build/bin/test-backend-ops
+    generator=$(command -v ninja >/dev/null && echo Ninja || echo "Unix Makefiles")
+    if [ ! -x "$tbo" ] || [ "$(cat "$peer/build/.source" 2>/dev/null)" != "$(cd "$src" && pwd) $commit" ]; then
+        echo "peer: building ggml's test-backend-ops (CPU backend, -march=native, OpenMP) in $peer/build (minutes)"
+        cmake -S "$src" -B "$peer/build" -G "$generator" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON \
+            -DGGML_OPENMP=ON -DGGML_BUILD_TESTS=ON -DGGML_BUILD_EXAMPLES=OFF >"$peer/cmake.log" 2>&1 ||
+            die "cmake failed: $peer/cmake.log"
+        cmake --build "$peer/build" --target test-backend-ops -j "$(nproc)" >"$peer/build.log" 2>&1 ||
+            die "the build failed: $peer/build.log"
+        echo "$(cd "$src" && pwd) $commit" >"$peer/build/.source"
+    fi
+}
+
+# The CPU's name and the vector flags that matter to both sides.
+cpu_name() { sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1; }
+cpu_flags() {
+    grep -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|avx512_fp16|avx512_bf16|amx_tile|f16c|fma' /proc/cpuinfo |
+        sort -u | tr '\n' ' '
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# harness/ops/peer-ggml-attention.sh -- make peer-ggml-attention: experiment
+# 07's CPU decode attention beside ggml's flash attention, on this machine,
+# in one session. It builds ggml's test-backend-ops (harness/ops/ggml-lib.sh),
+# then, ROUNDS times, alternating:
+#   ours:  $B/exp-07 --shape B,HQ,HKV,D,L --cache hot --backend cpu
+#          (decode_fused and decode_materialized, each validated first)
+#   ggml:  test-backend-ops perf -o FLASH_ATTN_EXT -b CPU -p REGEX, the perf
+#          case of the same shape: hsk = hsv = D, nh = HKV, nr23 = [HQ/HKV, B],
+#          kv = L, nb = 1 (one query per sequence: decode), F16 K and V
+# and writes the best of the rounds per shape and side to
+# results/LABEL/peers-attention.csv and the side-by-side table on the
+# console (both with every thread of the machine).
+#
+#   SHAPES="B,HQ,HKV,D,L ..."  the shapes (default 1,64,8,64,7680: the one
+#                   decode shape with F16 K and V among ggml's perf cases at
+#                   d99724f2 that ours runs -- its others have d = 256 and 16
+#                   query heads per KV head); a shape ggml has no perf case
+#                   for is an error
+#   ROUNDS=N        alternating rounds (default 2; at most 10)
+#   LABEL=name      results/LABEL/ (default: exp-07's label for this machine)
+#   B               our build folder (default build)
+#   RESULTS         the results root (default results)
+#   GGML_SRC, GGML_COMMIT: harness/ops/ggml-lib.sh
+set -uo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
+cd "$(dirname "$0")/../.." || exit 2
+
+B=${B:-build}
+RESULTS=${RESULTS:-results}
+ROUNDS=${ROUNDS:-2}
+SHAPES=${SHAPES:-1,64,8,64,7680}
+die() { echo "peer-ggml-attention: $*" >&2; exit 2; }
+
+[[ $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 && $ROUNDS -le 10 ]] || die "ROUNDS wants 1 to 10, not '$ROUNDS'"
+for s in $SHAPES; do
+    [[ $s =~ ^[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+$ ]] || die "SHAPES wants B,HQ,HKV,D,L items (e.g. 1,64,8,64,7680), not '$s'"
+done
+[ -x "$B/exp-07" ] || die "$B/exp-07 is not built (make build)"
+LABEL=${LABEL:-$("$B/exp-07" --backend cpu --print-label)} || die "exp-07 --print-label failed"
+
+# shellcheck source=harness/ops/ggml-lib.sh
+. harness/ops/ggml-lib.sh
+ggml_build # sets src, commit, tbo and peer
+
+declare -A OURS_MS MAT_MS GGML_MS OURS_ALL GGML_ALL
+ceilings=$RESULTS/$LABEL/ceilings.csv
+
+# ggml's regular expression for a shape (its vars(): hsk, hsv, nh, nr23, kv, nb, ..., type_K, type_V).
+ggml_regex() {
+    local b hq hkv d L
+    IFS=, read -r b hq hkv d L <<<"$1"
+    echo "hsk=$d,hsv=$d,nh=$hkv,nr23=\\[$((hq / hkv)),$b\\],kv=$L,nb=1,.*type_K=f16,type_V=f16"
+}
+# min of the current best and a new time (ms), either maybe empty
+best_of() { awk -v a="$1" -v b="${2:-}" 'BEGIN { printf "%s", (b == "" || a + 0 < b + 0) ? a : b }'; }
+
+ours_round() {
+    local r=$1 s log ms mat
+    for s in $SHAPES; do
+        log=$peer/ours-attention-$r-${s//,/x}.log
+        local flags=(--shape "$s" --cache hot --backend cpu --label "$LABEL" --out "$RESULTS" --no-plot)
+        [ -f "$ceilings" ] && flags+=(--ceilings "$ceilings")
+        "$B/exp-07" "${flags[@]}" >"$log" 2>&1 || die "exp-07 --shape $s failed (round $r): $log"
+        # the table's rows: phase config B L variant time/us ...
+        ms=$(awk '$1 == "decode" && $2 == "shape" && $5 == "decode_fused" { printf "%.4f", $6 / 1000 }' "$log")
+        mat=$(awk '$1 == "decode" && $2 == "shape" && $5 == "decode_materialized" { printf "%.4f", $6 / 1000 }' "$log")
+        [ -n "$ms" ] || die "no decode_fused row in $log"
+        echo "  round $r ours  $s decode_fused $ms ms, decode_materialized ${mat:-?} ms"
+        OURS_ALL[$s]+="${OURS_ALL[$s]:+ }$ms"
+        OURS_MS[$s]=$(best_of "$ms" "${OURS_MS[$s]:-}")
+        [ -n "$mat" ] && MAT_MS[$s]=$(best_of "$mat" "${MAT_MS[$s]:-}")
+    done
+}
+ggml_round() {
+    local r=$1 s out ms
+    for s in $SHAPES; do
+        out=$("$tbo" perf -o FLASH_ATTN_EXT -b CPU -p "$(ggml_regex "$s")" 2>&1) ||
+            die "test-backend-ops failed for $s: $out"
+        ms=$(sed -n 's/.* \([0-9.][0-9.]*\) us\/run.*/\1/p' <<<"$out" | head -1 | awk '{ printf "%.4f", $1 / 1000 }')
+        [ -n "$ms" ] || die "ggml has no FLASH_ATTN_EXT perf case of shape $s ($(ggml_regex "$s")): $out"
+        echo "  round $r ggml  $s FLASH_ATTN_EXT $ms ms"
+        GGML_ALL[$s]+="${GGML_ALL[$s]:+ }$ms"
+        GGML_MS[$s]=$(best_of "$ms" "${GGML_MS[$s]:-}")
+    done
+}
+
+cpu=$(cpu_name)
+flags=$(cpu_flags)
+echo "peer-ggml-attention: decode shapes $SHAPES, $(nproc) threads, on $cpu ($flags); ggml $commit; $ROUNDS rounds"
+for ((r = 1; r <= ROUNDS; r++)); do
+    if ((r % 2)); then ours_round $r; ggml_round $r; else ggml_round $r; ours_round $r; fi
+done
+
+out=$RESULTS/$LABEL
+mkdir -p "$out" || die "cannot make $out"
+tmp=$out/.peers-attention.csv.tmp.$$
+trap 'rm -f "$tmp"' EXIT
+{
+    echo "# about: experiment 07's CPU decode attention beside ggml's FLASH_ATTN_EXT (F16 K and V, one query per sequence), best of $ROUNDS alternating rounds"
+    echo "# cpu: $cpu"
+    echo "# cpu_flags: $flags"
+    echo "# threads: $(nproc)"
+    echo "# ggml_commit: $commit"
+    echo "# ours: $B/exp-07 --shape B,HQ,HKV,D,L --cache hot --backend cpu"
+    echo "# ggml: test-backend-ops perf -o FLASH_ATTN_EXT -b CPU -p 'hsk=D,hsv=D,nh=HKV,nr23=\\[HQ/HKV,B\\],kv=L,nb=1,.*type_K=f16,type_V=f16'"
+    echo "# kv_mib: the K and V bytes per call, B x L x HKV x D x 2 x 2"
+    echo "# git_commit: $(git rev-parse --short=12 HEAD 2>/dev/null)"
+    echo "# date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "shape,kv_mib,ours_fused_ms,ours_materialized_ms,ggml_ms,ours_over_ggml,ours_ms_rounds,ggml_ms_rounds"
+    for s in $SHAPES; do
+        IFS=, read -r b hq hkv d L <<<"$s"
+        kv=$(awk -v b="$b" -v h="$hkv" -v d="$d" -v l="$L" 'BEGIN { printf "%.1f", b * l * h * d * 4 / 1048576 }')
+        ratio=$(awk -v a="${OURS_MS[$s]}" -v b="${GGML_MS[$s]}" 'BEGIN { printf "%.3f", a / b }')
+        echo "\"$s\",$kv,${OURS_MS[$s]},${MAT_MS[$s]:-},${GGML_MS[$s]},$ratio,${OURS_ALL[$s]},${GGML_ALL[$s]}"
+    done
+} >"$tmp" && mv "$tmp" "$out/peers-attention.csv"
+
+echo
+echo "| shape B,HQ,HKV,D,L | K+V MiB | rooflab fused ms | rooflab materialized ms | ggml FLASH_ATTN_EXT ms | rooflab / ggml |"
+echo "| --- | --- | --- | --- | --- | --- |"
+awk -F, '!/^#/ && $1 != "shape" {
+    n = split($0, f, ","); shape = f[1] "," f[2] "," f[3] "," f[4] "," f[5]; gsub(/"/, "", shape)
+    printf "| %s | %s | %.3f | %s | %.3f | %.2f |\n", shape, f[6], f[7], f[8] == "" ? "-" : sprintf("%.3f", f[8]), f[9], f[10] }' "$out/peers-attention.csv"
+echo
+echo "wrote $out/peers-attention.csv"
