@@ -244,7 +244,7 @@ all:
 	@B='$(B)' harness/ops/deps.sh run
 	@$(MAKE) --no-print-directory build
 	@label=$(SHELL_LABEL) || exit $$?; \
-	B='$(B)' LABEL="$$label" FLAGS='$(BASEFLAGS)' BUDGET='$(BUDGET)' harness/ops/run-all.sh
+	B='$(B)' LABEL="$$label" FLAGS='$(BASEFLAGS)' BUDGET='$(BUDGET)' EXPS='$(EXPS)' harness/ops/run-all.sh
 
 # Experiment 03's CPU decode beside ggml's test-backend-ops, on this machine
 # (harness/ops/peer-ggml.sh --help: GGML_SRC, GGML_COMMIT, ROUNDS, MATRIX).
@@ -387,6 +387,7 @@ help:
 	@echo '                     (same in k of N) and each point'"'"'s spread (results/<prefix>/stability.md);'
 	@echo '                     SPIN=1 keeps one core busy meanwhile'
 	@echo '  make reference     full sweeps of every experiment into results/reference/<device>/'
+	@echo '                     (EXPS="07": only those, the others'"'"' CSVs kept)'
 	@echo '  make peer-ggml     exp-03'"'"'s CPU decode beside ggml'"'"'s test-backend-ops, per format (GGML_SRC=path'
 	@echo '                     or a clone at a pinned commit; ROUNDS=2): results/<label>/peers.csv, plots/<label>/peers.*'
 	@echo '  make peer-ggml-attention  exp-07'"'"'s CPU decode attention beside ggml'"'"'s FLASH_ATTN_EXT on the same'
@@ -436,7 +437,8 @@ help:
 	@echo '  MODE=lab|quick     its mode (default lab), SPIN=1 a busy loop on one core meanwhile'
 	@echo '  SMS="75 80 ..."    CUDA architectures (default: $(SMS), plus PTX of the newest)'
 	@echo '  OUT=dir            for make gpu-day: where the tarball goes'
-	@echo '  PARTITIONS, EXPS   for make slurm: the partitions, the experiments (default all)'
+	@echo '  PARTITIONS, EXPS   for make slurm: the partitions, the experiments (default all);'
+	@echo '                     EXPS also for make all and make reference'
 	@echo '  PREFIX=name        for make slurm: labels PREFIX/<gpu> (default reference, or'
 	@echo '                     cluster for QUICK=1)'
 	@echo '  SBATCH_ARGS="..."  for make slurm: added to every sbatch (--account=..., --qos=...)'

@@ -17,6 +17,10 @@ const gemv_variant gemv_variants[] = {
     {.number = 3, .name = "gemm_library", .role = "library", .max_n = 0,
      .what = "the library GEMM: FP16 -> FP32 and OpenBLAS SGEMM (CPU), cublasGemmEx FP16 in, FP32 out (GPU)",
      .cpu = gemv_library_cpu, .cuda = CUDA_ONLY(gemv_library_cuda), .cpu_scratch = gemv_library_cpu_scratch},
+    {.number = 4, .name = "gemm_library_tiled", .role = "tiled", .max_n = 0,
+     .what = "the library GEMM on blocks of 64 rows: each block FP16 -> FP32 in a thread's cache, "
+             "then OpenBLAS SGEMM on it (CPU only: cuBLAS takes FP16 as it is)",
+     .cpu = gemv_library_tiled_cpu, .cpu_scratch = gemv_library_tiled_cpu_scratch},
     {0},
 };
 

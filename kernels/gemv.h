@@ -82,6 +82,10 @@ size_t gemv_scalar_cpu_scratch(int rows, int k, int n);
 void gemv_library_cuda(const gemv_args *a);
 void gemv_library_cpu(const gemv_args *a);
 size_t gemv_library_cpu_scratch(int rows, int k, int n);
+/* The CPU library GEMM on blocks of 64 rows converted in each thread's
+ * buffer (variant 4: each weight read once, in FP16). */
+void gemv_library_tiled_cpu(const gemv_args *a);
+size_t gemv_library_tiled_cpu_scratch(int rows, int k, int n);
 /* The CPU library GEMM on FP32 operands already in place: y = x w^T. */
 void gemv_sgemm_f32(float *y, const float *w, const float *x, int rows, int k, int n);
 /* Variant 2 of each backend, the bandwidth kernel, for FP16 weights in

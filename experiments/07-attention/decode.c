@@ -112,8 +112,11 @@ void declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int 
     P->drawn_seqs = (P->ref_rows + cfg->heads_q - 1) / cfg->heads_q;
     rl_part_add(ctx, &(rl_part){.open = open_decode, .done = close_decode, .state = P});
     int backend = rl_kernel_backend(ctx);
+    /* One group per part: its batches and variants timed in the same
+     * rounds, beside one set of probes (a group per batch spent three
+     * times the points' own time on probes) */
+    int group = rl_group_new(ctx);
     for (const int *b = batches; *b && *b <= bmax; b++) {
-        int group = rl_group_new(ctx);
         for (const attention_variant *v = attention_variants; v->name; v++) {
             if (v->phase != ATTN_DECODE || !attention_family.has(v, backend))
                 continue;

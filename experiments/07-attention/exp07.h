@@ -45,7 +45,8 @@ typedef struct call {
 /* The sweeps, by the run's mode (main.c). */
 typedef struct sweep {
     const int *batches, *contexts, *prefill_n; /* 0-ended */
-    bool materialized_everywhere; /* else the materialized decode only for GQA-4 */
+    /* where the materialized decode runs: every part, GQA4's, or none */
+    enum { MATERIALIZED_ALL, MATERIALIZED_LLAMA, MATERIALIZED_NONE } materialized;
 } sweep;
 sweep exp07_sweep(const rl_ctx *ctx);
 

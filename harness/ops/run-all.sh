@@ -12,6 +12,9 @@
 #                 that time an experiment leaves unused passes to the next;
 #                 each runs with --budget (its share) and so fits it +10 %.
 #                 They run from the smallest weight to the largest.
+#   EXPS="07 03"  only these experiments (two-digit numbers; default all):
+#                 make reference EXPS=07 re-measures one experiment's
+#                 reference run and leaves the others' CSVs as they are
 #   B             the build folder
 #
 # The weights: about the least wall time in which each experiment judged
@@ -41,7 +44,17 @@ if [ -n "$BUDGET" ] && ! [[ $BUDGET =~ ^[0-9]+$ && $BUDGET -ge 1 ]]; then
     exit 2
 fi
 
-bins=("$B"/exp-[0-9][0-9])
+EXPS=${EXPS:-}
+if [ -n "$EXPS" ]; then
+    bins=()
+    for n in $EXPS; do
+        [[ $n =~ ^[0-9][0-9]$ ]] || { echo "run-all: EXPS lists two-digit numbers (07 03), not '$n'" >&2; exit 2; }
+        [ -x "$B/exp-$n" ] || { echo "run-all: no experiment $n ($B/exp-$n is not built)" >&2; exit 2; }
+        bins+=("$B/exp-$n")
+    done
+else
+    bins=("$B"/exp-[0-9][0-9])
+fi
 # With a budget, the smallest shares run first and the largest last: what
 # an experiment leaves unused passes to the ones after it, and the large
 # ones, whose fixed work (exp-03's model) cannot shrink, need it most.
