@@ -49,7 +49,7 @@ void rl_print_usage(const char *prog, const char *title, const rl_option *extra)
         snprintf(left, sizeof left, "--%s%s%s", o->name, o->metavar ? " " : "",
                  o->metavar ? o->metavar : "");
         printf("  %-24s %s", left, o->help);
-        if (o->value && *o->value && o->metavar)
+        if (o->value && *o->value && **o->value && o->metavar) /* "" is no default */
             printf(" (default %s)", *o->value);
         printf("\n");
     }

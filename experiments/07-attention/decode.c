@@ -114,9 +114,17 @@ void declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int 
     int backend = rl_kernel_backend(ctx);
     /* One group per part: its batches and variants timed in the same
      * rounds, beside one set of probes (a group per batch spent three
-     * times the points' own time on probes) */
-    int group = rl_group_new(ctx);
+     * times the points' own time on probes). A group's probe of a level
+     * is as large as its largest point there, so a point that half fits
+     * the cache can beat it; the full sweep, with time for it, gives each
+     * batch short of 4x the LLC a group and probes of its own. */
+    int shared = rl_group_new(ctx);
     for (const int *b = batches; *b && *b <= bmax; b++) {
+        attention_args at_b = {.batch = *b, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
+                               .ctx = ctx_len, .dim = cfg->dim};
+        bool own = ctx->args.mode == RL_MODE_FULL &&
+                   !rl_beyond_cache(ctx, attention_bytes(ATTN_DECODE, true, backend, &at_b));
+        int group = own ? rl_group_new(ctx) : shared;
         for (const attention_variant *v = attention_variants; v->name; v++) {
             if (v->phase != ATTN_DECODE || !attention_family.has(v, backend))
                 continue;
