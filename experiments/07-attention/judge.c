@@ -59,20 +59,21 @@ static bool of_config(const rl_point *p, const attn_config *cfg)
 static void judge_ai_flat(rl_ctx *ctx, const rl_points *all, const attn_config *cfg)
 {
     double lo = INFINITY, hi = 0;
-    int blo = 0, bhi = 0;
+    int blo = 0, bhi = 0, llo = 0, lhi = 0;
     for (int i = 0; i < all->n; i++) {
         const rl_point *p = &all->v[i];
         if (!of_config(p, cfg) || !is_role(p, "decode_fused"))
             continue;
         double ai = ai_of(p);
+        const call *c = RL_DATA(call, p);
         if (ai < lo)
-            lo = ai, blo = RL_DATA(call, p)->batch;
+            lo = ai, blo = c->batch, llo = c->ctx;
         if (ai > hi)
-            hi = ai, bhi = RL_DATA(call, p)->batch;
+            hi = ai, bhi = c->batch, lhi = c->ctx;
     }
     char note[200];
-    snprintf(note, sizeof note, "fused points: AI %.3f (B = %d) to %.3f (B = %d) FLOP/B; G = %d",
-             lo, blo, hi, bhi, cfg->heads_q / cfg->heads_kv);
+    snprintf(note, sizeof note, "fused points: AI %.3f (B = %d, L = %d) to %.3f (B = %d, L = %d) "
+             "FLOP/B; G = %d", lo, blo, llo, hi, bhi, lhi, cfg->heads_q / cfg->heads_kv);
     rl_judge(ctx, &EXP07_CLAIMS[AI_FLAT], cfg->name, hi > 0 ? hi / lo : NAN, note);
 }
 
@@ -201,7 +202,7 @@ static void judge_share(rl_ctx *ctx, const rl_points *all, const sweep *s)
         rl_judge(ctx, &EXP07_CLAIMS[SHARE_GROWS], NULL, NAN, note);
         return;
     }
-    snprintf(note, sizeof note, "GQA-4, L = %d: share", L);
+    snprintf(note, sizeof note, "%s, L = %d: share", CONFIGS[LLAMA_CONFIG].name, L);
     for (const int *b = s->batches; *b; b++)
         if (!isnan(share(all, *b, L)))
             rl_appendf(note, sizeof note, " %.2f at B = %d,", share(all, *b, L), *b);
