@@ -120,16 +120,14 @@ void declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int 
      * batch short of 4x the LLC a group and probes of its own. */
     int shared = rl_group_new(ctx);
     for (const int *b = batches; *b && *b <= bmax; b++) {
-        attention_args at_b = {.batch = *b, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
-                               .ctx = ctx_len, .dim = cfg->dim};
+        attention_args shape = {.batch = *b, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
+                                .ctx = ctx_len, .dim = cfg->dim};
         bool own = ctx->args.mode == RL_MODE_FULL &&
-                   !rl_beyond_cache(ctx, attention_bytes(ATTN_DECODE, true, backend, &at_b));
+                   !rl_beyond_cache(ctx, attention_bytes(ATTN_DECODE, true, backend, &shape));
         int group = own ? rl_group_new(ctx) : shared;
         for (const attention_variant *v = attention_variants; v->name; v++) {
             if (v->phase != ATTN_DECODE || !attention_family.has(v, backend))
                 continue;
-            attention_args shape = {.batch = *b, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
-                                    .ctx = ctx_len, .dim = cfg->dim};
             /* the fused point's check runs the materialized variant: its scratch too */
             size_t scratch = attention_scratch_bytes(v, backend, &shape);
             P->scratch_bytes = scratch > P->scratch_bytes ? scratch : P->scratch_bytes;
