@@ -50,3 +50,14 @@ double rl_gemm_bytes(double m, double n, double k, double bytes_per_elem)
     return bytes_per_elem * (m * k + k * n + m * n);
 }
 
+
+double rl_spill_slowdown_sequential(double f, double r) { return (1.0 - f) + f * r; }
+
+double rl_spill_slowdown_overlapped(double f, double r) { return fmax(1.0 - f, f * r); }
+
+double rl_moe_experts_touched(double experts, double top_k, double batch)
+{
+    if (!(experts > 0) || top_k < 0 || top_k > experts || batch < 0)
+        return NAN;
+    return experts * (1.0 - pow(1.0 - top_k / experts, batch));
+}

@@ -41,6 +41,17 @@ long long rl_waves(long long tiles, int sms, int blocks_per_sm);
 double rl_gemm_flops(double m, double n, double k);
 double rl_gemm_bytes(double m, double n, double k, double bytes_per_elem);
 
+/* Weights spilled to a slower tier (experiment 08): a fraction f of a
+ * memory-bound step's bytes read r times slower. Read one tier after the
+ * other, t / t0 = (1 - f) + f r (1.9x at f = 0.1, r = 10); both tiers
+ * streaming at once, t / t0 = max(1 - f, f r). */
+double rl_spill_slowdown_sequential(double f, double r);
+double rl_spill_slowdown_overlapped(double f, double r);
+/* Mixture of experts: the experts a step at batch B touches, E experts,
+ * top-k of them per token, routed uniformly and independently: E (1 - (1 -
+ * k/E)^B) (8, 29, 82, 112, 126 of 128 at top-8, B = 1, 4, 16, 32, 64). */
+double rl_moe_experts_touched(double experts, double top_k, double batch);
+
 /* ------------------------------------------------------------------------
  * Wave planning (waves.c): the tile schedule of a GEMM on a number of SMs
  * ---------------------------------------------------------------------- */

@@ -119,3 +119,29 @@ Test(datasheet, figures_match_the_claims_register)
     cr_assert_float_eq(rl_datasheet_by_slug("h200")->mem_gbps, 4800, 1e-9);
     cr_assert_float_eq(rl_datasheet_by_slug("t4")->mem_gbps, 320, 1e-9);
 }
+
+/* Experiment 08's models, to the claims register's figures. */
+Test(models, spill_slowdown_of_the_claims)
+{
+    assert_rounds_to(rl_spill_slowdown_sequential(0.1, 10), 1.9, 0.1, "10 % of the weights 10x slower");
+    cr_assert_float_eq(rl_spill_slowdown_sequential(0, 10), 1.0, 1e-12, "nothing spilled");
+    cr_assert_float_eq(rl_spill_slowdown_sequential(1, 10), 10.0, 1e-12, "everything on the slow tier");
+    /* overlapped: the slower of the two tiers' shares sets the time */
+    cr_assert_float_eq(rl_spill_slowdown_overlapped(0.1, 10), 1.0, 1e-12, "0.9 vs 1.0");
+    cr_assert_float_eq(rl_spill_slowdown_overlapped(0.05, 10), 0.95, 1e-12, "the fast tier's 0.95");
+    cr_assert_float_eq(rl_spill_slowdown_overlapped(0.5, 10), 5.0, 1e-12, "the slow tier's 5");
+    for (double f = 0; f <= 1; f += 0.125)
+        cr_assert_leq(rl_spill_slowdown_overlapped(f, 10), rl_spill_slowdown_sequential(f, 10) + 1e-12,
+                      "overlap never costs more than one tier after the other (f = %g)", f);
+}
+
+Test(models, moe_experts_touched_of_the_claims)
+{
+    /* Qwen3-30B-A3B's shape: 128 experts, top-8 */
+    static const int batch[] = {1, 4, 16, 32, 64}, stated[] = {8, 29, 82, 112, 126};
+    for (int i = 0; i < 5; i++)
+        assert_rounds_to(rl_moe_experts_touched(128, 8, batch[i]), stated[i], 1, "experts touched");
+    cr_assert_float_eq(rl_moe_experts_touched(64, 64, 1), 64, 1e-9, "top-E touches every expert");
+    cr_assert(isnan(rl_moe_experts_touched(8, 9, 1)), "top-k beyond E is no routing");
+    cr_assert(rl_moe_experts_touched(128, 8, 1e6) <= 128, "never more than E");
+}
