@@ -20,11 +20,7 @@ typedef struct decode_part {
     int ctx, bmax;
     size_t scratch_bytes;
     int ref_rows, drawn_seqs;
-    fp16 *q, *k, *v;         /* device */
-    fp16 *hq, *hk, *hv;      /* host: the drawn sequences */
-    float *out_fused, *out_mat;
-    void *scratch;
-    double *ref;
+    attention_buffers b;
 } decode_part;
 
 static size_t seq_kv(const decode_part *P) { return (size_t)P->cfg->heads_kv * P->ctx * P->cfg->dim; }
@@ -33,36 +29,23 @@ static size_t seq_q(const decode_part *P) { return (size_t)P->cfg->heads_q * P->
 static void open_decode(rl_ctx *ctx, void *state)
 {
     decode_part *P = state;
-    int s = P->drawn_seqs;
-    P->hq = rl_host_random_f16(ctx, s * seq_q(P), -1, 1);
-    P->hk = rl_host_random_f16(ctx, s * seq_kv(P), -1, 1);
-    P->hv = rl_host_random_f16(ctx, s * seq_kv(P), -1, 1);
-    P->q = upload_repeated(ctx, P->hq, s, P->bmax, seq_q(P) * sizeof(fp16));
-    P->k = upload_repeated(ctx, P->hk, s, P->bmax, seq_kv(P) * sizeof(fp16));
-    P->v = upload_repeated(ctx, P->hv, s, P->bmax, seq_kv(P) * sizeof(fp16));
-    size_t out = (size_t)P->bmax * seq_q(P) * sizeof(float);
-    P->out_fused = rl_alloc(ctx->be, out);
-    P->out_mat = rl_alloc(ctx->be, out);
-    P->scratch = P->scratch_bytes ? rl_alloc(ctx->be, P->scratch_bytes) : NULL;
-    attention_args host = {.q = P->hq, .k = P->hk, .v = P->hv, .batch = s,
-                           .heads_q = P->cfg->heads_q, .heads_kv = P->cfg->heads_kv,
-                           .ctx = P->ctx, .dim = P->cfg->dim};
-    P->ref = rl_host_alloc(sizeof(double) * (size_t)P->ref_rows * P->cfg->dim);
-    attention_reference(P->ref, &host, ATTN_DECODE, 0, (size_t)P->ref_rows);
+    attention_args shape = {.batch = P->drawn_seqs, .heads_q = P->cfg->heads_q,
+                            .heads_kv = P->cfg->heads_kv, .ctx = P->ctx, .dim = P->cfg->dim};
+    open_attention_buffers(ctx, &P->b, shape, ATTN_DECODE, seq_q(P), seq_kv(P),
+                           (size_t)P->drawn_seqs, (size_t)P->bmax, P->scratch_bytes,
+                           (size_t)P->ref_rows);
 }
 
 static void close_decode(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     (void)pts;
-    decode_part *P = state;
-    free_attention_buffers(ctx, (attention_buffers){P->q, P->k, P->v, P->out_fused, P->out_mat,
-                                                    P->scratch, P->hq, P->hk, P->hv, P->ref});
+    free_attention_buffers(ctx, &((decode_part *)state)->b);
 }
 
 static attention_args args_of(rl_ctx *ctx, const decode_part *P, int batch, float *out)
 {
-    return (attention_args){out, P->q, P->k, P->v, batch, P->cfg->heads_q, P->cfg->heads_kv,
-                            P->ctx, P->cfg->dim, P->scratch, rl_stream(ctx->be)};
+    return (attention_args){out, P->b.q, P->b.k, P->b.v, batch, P->cfg->heads_q, P->cfg->heads_kv,
+                            P->ctx, P->cfg->dim, P->b.scratch, rl_stream(ctx->be)};
 }
 
 /* The materialized point is checked against the reference rows; the
@@ -72,16 +55,16 @@ static void prepare_decode(rl_ctx *ctx, rl_point *p)
     call *c = RL_DATA_MUT(call, p);
     decode_part *P = c->part;
     const attention_variant *v = (const attention_variant *)p->variant;
-    c->attn.args = args_of(ctx, P, c->batch, v->fused ? P->out_fused : P->out_mat);
+    c->attn.args = args_of(ctx, P, c->batch, v->fused ? P->b.out_fused : P->b.out_mat);
     p->out = c->attn.args.out;
     if (!v->fused) {
-        p->want = P->ref;
+        p->want = P->b.ref;
         p->count = (size_t)c->validated_rows * c->dim;
         return;
     }
-    attention_args mat = args_of(ctx, P, c->batch, P->out_mat);
+    attention_args mat = args_of(ctx, P, c->batch, P->b.out_mat);
     size_t rows = (size_t)c->batch * c->heads_q;
-    p->want = fused_want(ctx, &mat, ATTN_DECODE, P->ref, (size_t)c->validated_rows, rows);
+    p->want = fused_want(ctx, &mat, ATTN_DECODE, P->b.ref, (size_t)c->validated_rows, rows);
     p->frees_want = true;
     p->count = rows * c->dim;
 }

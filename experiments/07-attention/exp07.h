@@ -81,15 +81,28 @@ double exp07_ridge(rl_ctx *ctx);
 int attention_validated_rows(long rows, int ctx, int dim, int min_rows);
 double *fused_want(rl_ctx *ctx, const attention_args *materialized, attention_phase ph,
                    const double *ref, size_t ref_rows, size_t rows);
-/* A device buffer of items items of item_bytes each: the first drawn
- * items (host) uploaded, then repeated. Only those are validated against
- * the reference; the values of the others do not change the time. */
-/* What a decode or prefill part holds, freed at its end. */
+/* What a decode or prefill part holds, freed at its end: q, K and V on
+ * the device, copies of the few drawn on the host (only those are
+ * validated against the reference; the values of the others do not
+ * change the time), an output per variant, the scratch, the reference of
+ * the first rows. */
 typedef struct attention_buffers {
-    void *q, *k, *v, *out_fused, *out_mat, *scratch; /* device */
-    void *hq, *hk, *hv, *ref;                         /* host */
+    fp16 *q, *k, *v, *hq, *hk, *hv;
+    float *out_fused, *out_mat;
+    void *scratch;
+    double *ref;
 } attention_buffers;
-void free_attention_buffers(rl_ctx *ctx, attention_buffers b);
+/* Fills b for `copies` sequences (decode) or heads (prefill) of q_items
+ * and kv_items halves each, the first `drawn` of them drawn and the rest
+ * repeating them, and computes the reference of the first ref_rows rows
+ * of the call `shape` describes over the drawn ones (its q, k and v are
+ * set here). */
+void open_attention_buffers(rl_ctx *ctx, attention_buffers *b, attention_args shape,
+                            attention_phase ph, size_t q_items, size_t kv_items, size_t drawn,
+                            size_t copies, size_t scratch_bytes, size_t ref_rows);
+void free_attention_buffers(rl_ctx *ctx, attention_buffers *b);
+/* A device buffer of items items of item_bytes each: the first drawn
+ * items (host) uploaded, then repeated. */
 void *upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items, size_t item_bytes);
 
 #endif

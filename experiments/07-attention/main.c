@@ -91,10 +91,28 @@ void *upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items,
     return dev;
 }
 
-void free_attention_buffers(rl_ctx *ctx, attention_buffers b)
+void open_attention_buffers(rl_ctx *ctx, attention_buffers *b, attention_args shape,
+                            attention_phase ph, size_t q_items, size_t kv_items, size_t drawn,
+                            size_t copies, size_t scratch_bytes, size_t ref_rows)
 {
-    void *dev[] = {b.q, b.k, b.v, b.out_fused, b.out_mat, b.scratch};
-    void *host[] = {b.hq, b.hk, b.hv, b.ref};
+    b->hq = rl_host_random_f16(ctx, drawn * q_items, -1, 1);
+    b->hk = rl_host_random_f16(ctx, drawn * kv_items, -1, 1);
+    b->hv = rl_host_random_f16(ctx, drawn * kv_items, -1, 1);
+    b->q = upload_repeated(ctx, b->hq, drawn, copies, q_items * sizeof(fp16));
+    b->k = upload_repeated(ctx, b->hk, drawn, copies, kv_items * sizeof(fp16));
+    b->v = upload_repeated(ctx, b->hv, drawn, copies, kv_items * sizeof(fp16));
+    b->out_fused = rl_alloc(ctx->be, copies * q_items * sizeof(float));
+    b->out_mat = rl_alloc(ctx->be, copies * q_items * sizeof(float));
+    b->scratch = scratch_bytes ? rl_alloc(ctx->be, scratch_bytes) : NULL;
+    shape.q = b->hq, shape.k = b->hk, shape.v = b->hv;
+    b->ref = rl_host_alloc(sizeof(double) * ref_rows * (size_t)shape.dim);
+    attention_reference(b->ref, &shape, ph, 0, ref_rows);
+}
+
+void free_attention_buffers(rl_ctx *ctx, attention_buffers *b)
+{
+    void *dev[] = {b->q, b->k, b->v, b->out_fused, b->out_mat, b->scratch};
+    void *host[] = {b->hq, b->hk, b->hv, b->ref};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         rl_free(ctx->be, dev[i]);
     for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)

@@ -15,10 +15,7 @@ int prefill_heads(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? 16 : 1; }
 typedef struct prefill_part {
     int n, heads, ref_rows;
     size_t scratch_bytes;
-    fp16 *q, *k, *v, *hq, *hk, *hv;
-    float *out_fused, *out_mat;
-    void *scratch;
-    double *ref;
+    attention_buffers b;
 } prefill_part;
 
 static size_t head_items(const prefill_part *P) { return (size_t)P->n * PREFILL_DIM; }
@@ -26,34 +23,21 @@ static size_t head_items(const prefill_part *P) { return (size_t)P->n * PREFILL_
 static void open_prefill(rl_ctx *ctx, void *state)
 {
     prefill_part *P = state;
-    size_t bytes = head_items(P) * sizeof(fp16);
-    P->hq = rl_host_random_f16(ctx, head_items(P), -1, 1);
-    P->hk = rl_host_random_f16(ctx, head_items(P), -1, 1);
-    P->hv = rl_host_random_f16(ctx, head_items(P), -1, 1);
-    P->q = upload_repeated(ctx, P->hq, 1, P->heads, bytes);
-    P->k = upload_repeated(ctx, P->hk, 1, P->heads, bytes);
-    P->v = upload_repeated(ctx, P->hv, 1, P->heads, bytes);
-    P->out_fused = rl_alloc(ctx->be, P->heads * head_items(P) * sizeof(float));
-    P->out_mat = rl_alloc(ctx->be, P->heads * head_items(P) * sizeof(float));
-    P->scratch = P->scratch_bytes ? rl_alloc(ctx->be, P->scratch_bytes) : NULL;
-    attention_args host = {.q = P->hq, .k = P->hk, .v = P->hv, .batch = 1, .heads_q = 1,
-                           .heads_kv = 1, .ctx = P->n, .dim = PREFILL_DIM};
-    P->ref = rl_host_alloc(sizeof(double) * (size_t)P->ref_rows * PREFILL_DIM);
-    attention_reference(P->ref, &host, ATTN_PREFILL, 0, (size_t)P->ref_rows);
+    attention_args shape = {.batch = 1, .heads_q = 1, .heads_kv = 1, .ctx = P->n, .dim = PREFILL_DIM};
+    open_attention_buffers(ctx, &P->b, shape, ATTN_PREFILL, head_items(P), head_items(P), 1,
+                           (size_t)P->heads, P->scratch_bytes, (size_t)P->ref_rows);
 }
 
 static void close_prefill(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     (void)pts;
-    prefill_part *P = state;
-    free_attention_buffers(ctx, (attention_buffers){P->q, P->k, P->v, P->out_fused, P->out_mat,
-                                                    P->scratch, P->hq, P->hk, P->hv, P->ref});
+    free_attention_buffers(ctx, &((prefill_part *)state)->b);
 }
 
 static attention_args args_of(rl_ctx *ctx, const prefill_part *P, float *out)
 {
-    return (attention_args){out, P->q, P->k, P->v, P->heads, 1, 1, P->n, PREFILL_DIM,
-                            P->scratch, rl_stream(ctx->be)};
+    return (attention_args){out, P->b.q, P->b.k, P->b.v, P->heads, 1, 1, P->n, PREFILL_DIM,
+                            P->b.scratch, rl_stream(ctx->be)};
 }
 
 static void prepare_prefill(rl_ctx *ctx, rl_point *p)
@@ -61,14 +45,14 @@ static void prepare_prefill(rl_ctx *ctx, rl_point *p)
     call *c = RL_DATA_MUT(call, p);
     prefill_part *P = c->part;
     bool fused = ((const attention_variant *)p->variant)->fused;
-    c->attn.args = args_of(ctx, P, fused ? P->out_fused : P->out_mat);
+    c->attn.args = args_of(ctx, P, fused ? P->b.out_fused : P->b.out_mat);
     p->out = c->attn.args.out;
     if (!fused) {
-        p->want = P->ref;
+        p->want = P->b.ref;
         return;
     }
-    attention_args mat = args_of(ctx, P, P->out_mat);
-    p->want = fused_want(ctx, &mat, ATTN_PREFILL, P->ref, (size_t)P->ref_rows,
+    attention_args mat = args_of(ctx, P, P->b.out_mat);
+    p->want = fused_want(ctx, &mat, ATTN_PREFILL, P->b.ref, (size_t)P->ref_rows,
                          (size_t)P->heads * P->n);
     p->frees_want = true;
 }

@@ -45,6 +45,15 @@ ggml_build() {
     fi
 }
 
+# ROUNDS rounds of the caller's ours_round and ggml_round, alternating
+# which goes first, so that neither side always meets the machine warm.
+alternate_rounds() {
+    local r
+    for ((r = 1; r <= ROUNDS; r++)); do
+        if ((r % 2)); then ours_round $r; ggml_round $r; else ggml_round $r; ours_round $r; fi
+    done
+}
+
 # The CPU's name and the vector flags that matter to both sides.
 cpu_name() { sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1; }
 cpu_flags() {

@@ -88,9 +88,7 @@ ggml_round() {
 cpu=$(cpu_name)
 flags=$(cpu_flags)
 echo "peer-ggml-attention: decode shapes $SHAPES, $(nproc) threads, on $cpu ($flags); ggml $commit; $ROUNDS rounds"
-for ((r = 1; r <= ROUNDS; r++)); do
-    if ((r % 2)); then ours_round $r; ggml_round $r; else ggml_round $r; ours_round $r; fi
-done
+alternate_rounds
 
 out=$RESULTS/$LABEL
 mkdir -p "$out" || die "cannot make $out"
