@@ -7,6 +7,7 @@
 #include "check.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,4 +86,118 @@ int moe_touched(const int *experts, int batch, int top_k, int n_experts)
             seen[experts[i]] = true, touched++;
     free(seen);
     return touched;
+}
+
+/* ---- the plan ------------------------------------------------------------------ */
+
+size_t moe_plan_ints(int n_experts, int batch, int top_k)
+{
+    size_t pairs = (size_t)batch * (top_k > 0 ? top_k : 1);
+    size_t dense_pairs = (size_t)batch * n_experts;
+    size_t most = pairs > dense_pairs ? pairs : dense_pairs;
+    return 2 * (size_t)n_experts + 1 + 2 * most;
+}
+
+moe_plan moe_plan_build(int *buf, const int *experts, int batch, int n_experts, int top_k, bool dense)
+{
+    RL_REQUIRE(batch >= 1 && top_k >= 1 && top_k <= n_experts, "a plan takes 1 to E experts per token");
+    int *expert = buf, *start = expert + n_experts;
+    int *token = start + n_experts + 1;
+    size_t pairs = dense ? (size_t)batch * n_experts : (size_t)batch * top_k;
+    int *out = token + pairs;
+    /* count each expert's pairs, then place them in token order */
+    int *count = calloc((size_t)n_experts, sizeof(int));
+    RL_REQUIRE(count, "out of memory for a plan");
+    for (size_t i = 0; i < (size_t)batch * top_k; i++) {
+        RL_REQUIRE(experts[i] >= 0 && experts[i] < n_experts, "a routed expert lies in 0..E-1");
+        count[experts[i]]++;
+    }
+    int active = 0, at = 0;
+    for (int e = 0; e < n_experts; e++) {
+        int n = dense ? batch : count[e];
+        if (!n)
+            continue;
+        expert[active] = e, start[active] = at;
+        count[e] = at; /* now where its next pair goes */
+        at += n, active++;
+    }
+    start[active] = at;
+    if (dense) {
+        for (int i = 0; i < active; i++)
+            for (int t = 0; t < batch; t++)
+                token[start[i] + t] = t, out[start[i] + t] = expert[i] * batch + t;
+    } else {
+        for (int t = 0; t < batch; t++)
+            for (int j = 0; j < top_k; j++) {
+                int e = experts[(size_t)t * top_k + j], slot = count[e]++;
+                token[slot] = t, out[slot] = t * top_k + j;
+            }
+    }
+    free(count);
+    return (moe_plan){active, expert, start, token, out};
+}
+
+moe_plan moe_plan_rebase(moe_plan p, const int *from, const int *to)
+{
+    moe_plan q = p;
+    q.expert = to + (p.expert - from);
+    q.start = to + (p.start - from);
+    q.token = to + (p.token - from);
+    q.out = to + (p.out - from);
+    return q;
+}
+
+/* ---- the table ------------------------------------------------------------------ */
+
+const moe_variant moe_variants[] = {
+    {.number = 1, .name = "moe_active", .role = "active",
+     .what = "each expert some token chose, read once for all its tokens (8 per pass): a 16-byte "
+             "load GEMV per expert (CPU: gemv_fp16 on the gathered tokens; GPU: one launch, a warp "
+             "per row of every active expert)",
+     .cpu = moe_active_cpu, .cuda = CUDA_ONLY(moe_active_cuda), .key = {"active experts", "active experts"}},
+    {.number = 2, .name = "moe_dense", .role = "dense", .dense = true,
+     .what = "every expert against every token, the chosen outputs gathered after: reads all E "
+             "experts whatever the routing (the wrong kernel)",
+     .cpu = moe_dense_cpu, .cuda = CUDA_ONLY(moe_dense_cuda), .key = {"dense (all experts)", "dense (all experts)"}},
+    {0},
+};
+
+static bool has(const void *row, int backend)
+{
+    const moe_variant *v = row;
+    return backend == KERNEL_CUDA ? v->cuda != NULL : v->cpu != NULL;
+}
+
+static void detail(const void *row, char *buf, size_t len)
+{
+    const moe_variant *v = row;
+    snprintf(buf, len, "%s", v->dense ? "reads all E" : "reads the touched");
+}
+
+const kernel_family moe_family = {"moe", "cpu/moe.c", "moe.cu", moe_variants, sizeof moe_variants[0],
+                                  has, detail, NULL};
+
+size_t moe_scratch_bytes(const moe_variant *v, int backend, int n_experts, int rows, int k, int batch)
+{
+    size_t all = v->dense ? (size_t)n_experts * batch * rows * sizeof(float) : 0;
+    /* the CPU's gathered tokens of one pass and their outputs (the experts run one after
+     * another, each across every thread) */
+    size_t gather = backend == KERNEL_CPU
+                        ? (size_t)MOE_PASS_TOKENS * ((size_t)k * sizeof(fp16) + (size_t)rows * sizeof(float))
+                        : 0;
+    return all + gather;
+}
+
+double moe_bytes(const moe_variant *v, double experts_read, int n_experts, int rows, int k,
+                 int batch, int top_k)
+{
+    double weights = (v->dense ? n_experts : experts_read) * 2.0 * rows * k;
+    double io = 2.0 * k * batch + 4.0 * rows * batch * top_k;
+    double scratch = v->dense ? 4.0 * rows * ((double)n_experts * batch + (double)batch * top_k) : 0;
+    return weights + io + scratch;
+}
+
+double moe_flops(const moe_variant *v, int n_experts, int rows, int k, int batch, int top_k)
+{
+    return 2.0 * rows * k * batch * (v->dense ? n_experts : top_k);
 }

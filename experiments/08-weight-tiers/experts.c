@@ -1,0 +1,256 @@
+/*
+ * experts.c -- experiment 08's mixture of experts: one layer's expert
+ * matrix (E experts of rows x k), at batch 1 over top-k (the active
+ * bytes), and over the batch at a fixed top-k (the experts touched), each
+ * point rotating through several seeded routings so that successive calls
+ * read other experts, as successive tokens do.
+ */
+#include "exp08.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A point's routings: on the host (the reference's), and for each one the
+ * routing and its two plans in one device buffer. */
+typedef struct moe_routes {
+    int n;
+    int **experts;     /* host, n of batch x top_k */
+    int **dev;         /* device: the routing, then the active plan, then the dense plan */
+    moe_plan *active, *dense;
+} moe_routes;
+
+/* The experts of `layers` layers (copies of one drawn layer): a step reads
+ * the next layer's, so that the experts a step leaves in the cache are
+ * not the ones the next reads, as in a model, where every other layer
+ * runs in between (with one layer, uniform routing at top-1 would find
+ * about LLC / E of its experts still cached). */
+typedef struct moe_part {
+    moe_shape shape;
+    int layers;
+    int bmax, most_slots, most_out; /* most_out: batch x top_k, the most of a point */
+    size_t scratch_bytes;
+    fp16 *hw, *hx, *w, *x;
+    float *y;
+    void *scratch;
+    double *ref;       /* the reference of the point being checked */
+    call **calls;      /* to free their routings' device buffers */
+    int ncalls, cap;
+} moe_part;
+
+static void open_moe(rl_ctx *ctx, void *state)
+{
+    moe_part *M = state;
+    const moe_shape *s = &M->shape;
+    size_t n = (size_t)s->experts * s->rows * s->k;
+    rl_progress_note(ctx, "drawing the experts");
+    M->hw = rl_host_random_f16(ctx, n, -1, 1);
+    M->hx = rl_host_random_f16(ctx, (size_t)M->bmax * s->k, -1, 1);
+    M->w = rl_alloc(ctx->be, (size_t)M->layers * n * sizeof(fp16));
+    for (int l = 0; l < M->layers; l++)
+        rl_upload(ctx->be, M->w + (size_t)l * n, M->hw, n * sizeof(fp16));
+    M->x = rl_alloc_copy(ctx->be, M->hx, (size_t)M->bmax * s->k * sizeof(fp16));
+    M->y = rl_alloc(ctx->be, (size_t)M->most_out * s->rows * sizeof(float));
+    M->scratch = M->scratch_bytes ? rl_alloc(ctx->be, M->scratch_bytes) : NULL;
+    M->ref = rl_host_alloc(sizeof(double) * (size_t)M->most_slots * s->rows);
+}
+
+static void close_moe(rl_ctx *ctx, const rl_points *pts, void *state)
+{
+    (void)pts;
+    moe_part *M = state;
+    for (int i = 0; i < M->ncalls; i++) {
+        moe_routes *R = M->calls[i]->routes;
+        for (int r = 0; r < R->n && R->dev; r++)
+            rl_free(ctx->be, R->dev[r]);
+        free(R->dev);
+        R->dev = NULL;
+    }
+    void *dev[] = {M->w, M->x, M->y, M->scratch};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        rl_free(ctx->be, dev[i]);
+    rl_host_free(M->hw);
+    rl_host_free(M->hx);
+    rl_host_free(M->ref);
+}
+
+/* The routings' device copies, made when the point is first prepared. */
+static void upload_routes(rl_ctx *ctx, const call *c, moe_routes *R)
+{
+    if (R->dev)
+        return;
+    int E = c->experts, B = c->batch, K = c->top_k;
+    size_t route = (size_t)B * K, plan = moe_plan_ints(E, B, K);
+    int *host = malloc(sizeof(int) * (route + 2 * plan));
+    R->dev = calloc((size_t)R->n, sizeof *R->dev);
+    R->active = calloc((size_t)R->n, sizeof *R->active);
+    R->dense = calloc((size_t)R->n, sizeof *R->dense);
+    if (!host || !R->dev || !R->active || !R->dense)
+        rl_die(RL_EXIT_FAILED, "exp-08: out of memory for the routings");
+    for (int r = 0; r < R->n; r++) {
+        memcpy(host, R->experts[r], sizeof(int) * route);
+        moe_plan a = moe_plan_build(host + route, host, B, E, K, false);
+        moe_plan d = moe_plan_build(host + route + plan, host, B, E, K, true);
+        R->dev[r] = rl_alloc_copy(ctx->be, host, sizeof(int) * (route + 2 * plan));
+        R->active[r] = moe_plan_rebase(a, host, R->dev[r]);
+        R->dense[r] = moe_plan_rebase(d, host, R->dev[r]);
+    }
+    free(host);
+}
+
+static moe_args args_for(rl_ctx *ctx, const call *c, int r)
+{
+    const moe_part *M = c->state;
+    const moe_routes *R = c->routes;
+    return (moe_args){M->y, M->w, M->x, R->dev[r], R->active[r], R->dense[r], c->experts, c->rows,
+                      c->k, c->batch, c->top_k, M->scratch, rl_stream(ctx->be)};
+}
+
+/* Each call runs the next routing on the next layer. */
+static void run_rotating(void *arg)
+{
+    call *c = arg;
+    const moe_part *M = c->state;
+    int r = c->next % c->routes->n, layer = c->next % M->layers;
+    c->next = (c->next + 1) % (c->routes->n * M->layers);
+    moe_args *a = &c->moe.args;
+    a->w = M->w + (size_t)layer * c->experts * c->rows * c->k;
+    a->experts = c->routes->dev[r];
+    a->active = c->routes->active[r];
+    a->dense = c->routes->dense[r];
+    moe_call_run(&c->moe);
+}
+
+/* The check runs the first routing; its first output rows are compared
+ * with the reference. */
+static void prepare_moe(rl_ctx *ctx, rl_point *p)
+{
+    call *c = RL_DATA_MUT(call, p);
+    moe_part *M = c->state;
+    upload_routes(ctx, c, c->routes);
+    c->moe.args = args_for(ctx, c, 0);
+    c->moe_check.args = c->moe.args;
+    moe_reference(M->ref, M->hw, M->hx, c->routes->experts[0], c->rows, c->k, c->top_k, c->validated);
+    p->out = M->y;
+    p->want = M->ref;
+}
+
+/* ---- declaring --------------------------------------------------------------- */
+
+/* Slots the reference affords: ~2^27 multiply-adds in double. */
+static int validated_slots(const moe_shape *s, int batch, int top_k)
+{
+    int afford = (int)((1L << 27) / ((long)s->rows * s->k));
+    int slots = batch * top_k;
+    return slots < afford ? slots : afford < 1 ? 1 : afford;
+}
+
+/* Layers enough for 32x the last-level cache (about 3 % of a step's
+ * experts still cached), as many as the working-set limit allows. */
+static int layers_for(rl_ctx *ctx, double layer_bytes)
+{
+    const rl_ceilings *c = rl_ceilings_get(ctx);
+    double llc = c->level_bytes[RL_LLC] > 0 ? c->level_bytes[RL_LLC] : ctx->dev->llc_bytes;
+    int want = (int)ceil(32 * llc / layer_bytes), most = (int)(rl_max_bytes(ctx) / layer_bytes);
+    int layers = want < most ? want : most;
+    return layers > 1 ? layers : 1;
+}
+
+static moe_part *moe_part_new(rl_ctx *ctx, const sweep *s, const char *heading)
+{
+    moe_part *M = RL_NEW(ctx, moe_part);
+    *M = (moe_part){.shape = s->moe};
+    M->layers = layers_for(ctx, 2.0 * s->moe.experts * s->moe.rows * s->moe.k);
+    rl_part_add(ctx, &(rl_part){.open = open_moe, .done = close_moe, .state = M, .heading = heading});
+    return M;
+}
+
+static void add_point(rl_ctx *ctx, const sweep *s, moe_part *M, point_kind kind, int group,
+                      const moe_variant *v, int top_k, int batch, moe_routing how, bool optional)
+{
+    if (!v || !rl_runs(ctx, &moe_family, KERNEL_VARIANT(v)))
+        return;
+    const moe_shape *sh = &M->shape;
+    moe_routes *R = RL_NEW(ctx, moe_routes);
+    *R = (moe_routes){.n = s->routings};
+    R->experts = rl_keep(ctx, sizeof(int *) * (size_t)R->n);
+    double touched = 0;
+    for (int r = 0; r < R->n; r++) {
+        R->experts[r] = rl_keep(ctx, sizeof(int) * (size_t)batch * top_k);
+        moe_route(R->experts[r], batch, sh->experts, top_k, how, rl_next_seed(ctx));
+        touched += moe_touched(R->experts[r], batch, top_k, sh->experts);
+    }
+    touched /= R->n;
+    call *c = RL_NEW(ctx, call);
+    *c = (call){.kind = kind, .part = kind == MOE_TOP_K ? "moe_top_k" : "moe_batch",
+                .routing = how == MOE_UNIFORM ? "uniform" : "skewed", .f = NAN, .rows = sh->rows,
+                .k = sh->k, .experts = sh->experts, .top_k = top_k, .batch = batch,
+                .touched = touched, .touched_model = rl_moe_experts_touched(sh->experts, top_k, batch),
+                .validated = validated_slots(sh, batch, top_k), .state = M, .routes = R,
+                .moe.launch = RL_LAUNCHER(ctx, v), .moe_check.launch = RL_LAUNCHER(ctx, v)};
+    if (M->ncalls == M->cap) {
+        M->cap = M->cap ? 2 * M->cap : 16;
+        call **grown = rl_keep(ctx, sizeof(call *) * (size_t)M->cap);
+        if (M->ncalls)
+            memcpy(grown, M->calls, sizeof(call *) * (size_t)M->ncalls);
+        M->calls = grown;
+    }
+    M->calls[M->ncalls++] = c;
+    M->bmax = batch > M->bmax ? batch : M->bmax;
+    M->most_out = batch * top_k > M->most_out ? batch * top_k : M->most_out;
+    M->most_slots = c->validated > M->most_slots ? c->validated : M->most_slots;
+    size_t scratch = moe_scratch_bytes(v, rl_kernel_backend(ctx), sh->experts, sh->rows, sh->k, batch);
+    M->scratch_bytes = scratch > M->scratch_bytes ? scratch : M->scratch_bytes;
+    double all = 2.0 * sh->experts * sh->rows * sh->k * M->layers;
+    rl_point_add(ctx, &(rl_point){
+        .variant = KERNEL_VARIANT(v), .group = group, .run = run_rotating, .arg = c, RL_POINT_DATA(c),
+        .check_call = moe_kernel_call(&c->moe_check), .prepare = prepare_moe,
+        .count = (size_t)c->validated * sh->rows, .atol = gemv_atol(sh->k),
+        .flops = moe_flops(v, sh->experts, sh->rows, sh->k, batch, top_k),
+        .bytes = moe_bytes(v, touched, sh->experts, sh->rows, sh->k, batch, top_k),
+        /* the routings rotate over every expert of every layer: all are the working set */
+        .footprint = all, .pattern = RL_READ, .optional = optional});
+}
+
+static const moe_variant *by_role(const rl_ctx *ctx, const char *role)
+{
+    return (const moe_variant *)rl_variant_by_role(ctx, &moe_family, role);
+}
+
+/* Batch 1, every top-k of the sweep: the active variant; the dense one
+ * at the model's top-k. */
+void declare_moe_top_k(rl_ctx *ctx, const sweep *s)
+{
+    moe_part *M = moe_part_new(ctx, s, "MoE at batch 1: the active experts' bytes over top-k");
+    int group = rl_group_new(ctx);
+    for (const int *k = s->top_ks; *k; k++)
+        if (*k <= M->shape.experts)
+            add_point(ctx, s, M, MOE_TOP_K, group, by_role(ctx, "active"), *k, 1, MOE_UNIFORM, false);
+    add_point(ctx, s, M, MOE_TOP_K, group, by_role(ctx, "dense"), M->shape.top_k, 1, MOE_UNIFORM, true);
+}
+
+/* The model's top-k over the batch: uniform routing (the model's case),
+ * skewed beside it, the dense variant at the first and last batch. */
+void declare_moe_batch(rl_ctx *ctx, const sweep *s)
+{
+    moe_part *M = moe_part_new(ctx, s, "MoE over the batch: the experts touched");
+    int group = rl_group_new(ctx), last = 0;
+    for (const int *b = s->batches; *b; b++) {
+        add_point(ctx, s, M, MOE_BATCH, group, by_role(ctx, "active"), M->shape.top_k, *b, MOE_UNIFORM, false);
+        add_point(ctx, s, M, MOE_BATCH, group, by_role(ctx, "active"), M->shape.top_k, *b, MOE_SKEWED, true);
+        last = *b;
+    }
+    add_point(ctx, s, M, MOE_BATCH, group, by_role(ctx, "dense"), M->shape.top_k, last, MOE_UNIFORM, true);
+}
+
+/* ---- what the columns and verdicts read --------------------------------------- */
+
+double exp08_t_over_t1(const rl_points *all, const rl_point *p)
+{
+    const call *c = RL_DATA(call, p);
+    if (c->kind != MOE_BATCH || !rl_point_timed(p) || !p->variant)
+        return NAN;
+    const rl_point *one = exp08_find(all, MOE_BATCH, p->variant->role, NAN, c->top_k, 1, c->routing);
+    return one ? p->seconds / one->seconds : NAN;
+}

@@ -1,0 +1,170 @@
+/*
+ * judge.c -- experiment 08's claims, and their verdicts.
+ *
+ * The spill claims judge f = 0.1 with the r measured in the same run
+ * (the fast tier's rate, the GEMV's at f = 0, over the slow tier's copy
+ * of f = 0.1's rows); the MoE claims judge the active variant's time
+ * against its bytes over the roof measured beside it (batch 1), and its
+ * growth over the batch against the touched-experts curve.
+ */
+#include "exp08.h"
+
+#include <math.h>
+#include <stdio.h>
+
+enum { SPILL_SEQ, SPILL_OVL, MOE_ACTIVE, MOE_DENSE, MOE_ROUTED, MOE_CURVE };
+
+static const double JUDGED_F = 0.1;
+
+const rl_claim EXP08_CLAIMS[] = {
+    [SPILL_SEQ] = {"spill_sequential_model",
+                   "spill, f = 0.1: sequential t/t0 over its model (1 - f) + f r, r measured",
+                   0.85, 1.15, "x", 2, .predicted_text = "within +-15 %"},
+    /* 0: on max(1 - f, f r); 1: on (1 - f) + f r */
+    [SPILL_OVL] = {"spill_overlapped_closer",
+                   "spill, f = 0.1: overlapped t/t0 between its model max(1 - f, f r) (0) and the "
+                   "sequential one (1)", -INFINITY, 0.5, "", 2,
+                   .predicted_text = "below 0.5: closer to its own model"},
+    [MOE_ACTIVE] = {"moe_active_bytes",
+                    "MoE, B = 1: step time over the active bytes / the roof measured beside it",
+                    0.85, 1.15, "x", 2, .on_ceiling = true, .predicted_text = "within +-15 %"},
+    [MOE_DENSE] = {"moe_dense_over_active",
+                   "MoE, B = 1: the dense kernel's time over the active one's, over their bytes' ratio",
+                   0.7, 1.3, "x", 2, .predicted_text = "~1: the time is the bytes"},
+    [MOE_ROUTED] = {"moe_routed_touched", "MoE: experts the routings touch over E (1 - (1 - k/E)^B) "
+                    "(counted)", 0.95, 1.05, "x", 3, .counted = true},
+    [MOE_CURVE] = {"moe_touched_curve", "MoE over the batch: t(B)/t(1) over touched(B)/touched(1)",
+                   0.8, 1.2, "x", 2, .predicted_text = "within +-20 %", .premise_mbu = 0.7},
+    {0},
+};
+
+/* ---- spill ------------------------------------------------------------------------ */
+
+/* The slow tier must be slower for the models to say anything; when the
+ * file came from memory (a host that caches the disk in RAM, tmpfs) it
+ * is not. */
+static void tier_premise(rl_premise *pr, double r)
+{
+    if (pr->met && !(r >= 2)) {
+        pr->met = false;
+        snprintf(pr->why, sizeof pr->why, "the slow tier read only %.2fx slower than the fast one "
+                 "(r < 2): its reads came from memory, not from a slower tier", r);
+    }
+}
+
+static void judge_spill(rl_ctx *ctx, const rl_points *all)
+{
+    const rl_point *seq = exp08_find(all, SPILL, "sequential", JUDGED_F, 0, 0, NULL),
+                   *ovl = exp08_find(all, SPILL, "overlapped", JUDGED_F, 0, 0, NULL);
+    double r = exp08_spill_r(all, JUDGED_F), f = JUDGED_F;
+    double ms = rl_spill_slowdown_sequential(f, r), mo = rl_spill_slowdown_overlapped(f, r);
+    double ts = seq ? exp08_t_over_t0(all, seq) : NAN, to = ovl ? exp08_t_over_t0(all, ovl) : NAN;
+    const rl_point *tier = exp08_find(all, SPILL, "slow_tier", f, 0, 0, NULL);
+    char note[400];
+    snprintf(note, sizeof note, "r = %.2f (the fast tier %.1f GB/s, the GEMV at f = 0; the slow "
+             "tier %.2f GB/s, f = 0.1's rows); sequential t/t0 %.2f against %.2f", r,
+             exp08_spill_t0_gbps(all), tier ? rl_point_gbps(tier) : NAN, ts, ms);
+    rl_premise pr = rl_premise_start();
+    tier_premise(&pr, r);
+    rl_judge_given(ctx, &EXP08_CLAIMS[SPILL_SEQ], NULL, ts / ms, &pr, note);
+
+    snprintf(note, sizeof note, "overlapped t/t0 %.2f; its model %.2f, the sequential %.2f (r = %.2f)",
+             to, mo, ms, r);
+    if (pr.met && !(ms > 1.1 * mo)) {
+        pr.met = false;
+        snprintf(pr.why, sizeof pr.why, "the two models differ by under 10 %% at r = %.2f (%.2f and "
+                 "%.2f): no measurement can tell them apart", r, mo, ms);
+    }
+    rl_judge_given(ctx, &EXP08_CLAIMS[SPILL_OVL], NULL, (to - mo) / (ms - mo), &pr, note);
+}
+
+/* ---- MoE ------------------------------------------------------------------------------ */
+
+static void judge_active(rl_ctx *ctx, const rl_points *all, const sweep *s)
+{
+    for (const int *k = s->top_ks; *k; k++) {
+        const rl_point *p = exp08_find(all, MOE_TOP_K, "active", NAN, *k, 1, "uniform");
+        char scope[16], note[300] = "not measured";
+        snprintf(scope, sizeof scope, "k%d", *k);
+        if (p) {
+            char roof[160];
+            rl_point_roof_text(ctx, p, roof, sizeof roof);
+            snprintf(note, sizeof note, "top-%d of %d: %.1f MiB of active weights in %.1f us, "
+                     "%.1f GB/s against %s", *k, s->moe.experts, p->bytes / 1048576, p->seconds * 1e6,
+                     rl_point_gbps(p), roof);
+        }
+        rl_judge(ctx, &EXP08_CLAIMS[MOE_ACTIVE], scope, p ? 1 / rl_point_mbu(ctx, p) : NAN, note);
+    }
+}
+
+static void judge_dense(rl_ctx *ctx, const rl_points *all, const sweep *s)
+{
+    int k = s->moe.top_k;
+    const rl_point *a = exp08_find(all, MOE_TOP_K, "active", NAN, k, 1, "uniform"),
+                   *d = exp08_find(all, MOE_TOP_K, "dense", NAN, k, 1, "uniform");
+    char note[300] = "not measured";
+    double value = NAN;
+    if (a && d) {
+        value = (d->seconds / a->seconds) / (d->bytes / a->bytes);
+        snprintf(note, sizeof note, "top-%d of %d: dense %.2f ms, active %.3f ms (%.1fx), their "
+                 "bytes %.1fx apart", k, s->moe.experts, d->seconds * 1e3, a->seconds * 1e3,
+                 d->seconds / a->seconds, d->bytes / a->bytes);
+    }
+    rl_judge(ctx, &EXP08_CLAIMS[MOE_DENSE], NULL, value, note);
+}
+
+static void judge_routed(rl_ctx *ctx, const rl_points *all, const sweep *s)
+{
+    for (const int *b = s->batches; *b; b++) {
+        const call *found = NULL;
+        for (int i = 0; i < all->n && !found; i++) {
+            const call *c = RL_DATA(call, &all->v[i]);
+            if (c->kind == MOE_BATCH && c->batch == *b && c->routing[0] == 'u')
+                found = c;
+        }
+        char scope[16], note[200] = "no uniform point at this batch";
+        snprintf(scope, sizeof scope, "B%d", *b);
+        if (found)
+            snprintf(note, sizeof note, "%d routings: %.2f experts on average, the model %.2f "
+                     "(of %d, top-%d)", s->routings, found->touched, found->touched_model,
+                     found->experts, found->top_k);
+        rl_judge(ctx, &EXP08_CLAIMS[MOE_ROUTED], scope,
+                 found ? found->touched / found->touched_model : NAN, note);
+    }
+}
+
+static void judge_curve(rl_ctx *ctx, const rl_points *all, const sweep *s)
+{
+    const rl_point *one = exp08_find(all, MOE_BATCH, "active", NAN, s->moe.top_k, 1, "uniform");
+    for (const int *b = s->batches; *b; b++) {
+        if (*b == 1)
+            continue;
+        const rl_point *p = exp08_find(all, MOE_BATCH, "active", NAN, s->moe.top_k, *b, "uniform");
+        char scope[16], note[300] = "not measured";
+        snprintf(scope, sizeof scope, "B%d", *b);
+        double value = NAN;
+        rl_premise pr = rl_premise_start();
+        if (p && one) {
+            const call *c = RL_DATA(call, p);
+            double model = c->touched_model / rl_moe_experts_touched(c->experts, c->top_k, 1);
+            value = (p->seconds / one->seconds) / model;
+            snprintf(note, sizeof note, "t(%d)/t(1) = %.2f; the model touches %.1f of %d experts "
+                     "against %d at B = 1 (a ratio of %.2f; the routings' %.2f)", *b,
+                     p->seconds / one->seconds, c->touched_model, c->experts, c->top_k, model,
+                     c->touched / RL_DATA(call, one)->touched);
+            rl_premise_memory_bound(ctx, &pr, &EXP08_CLAIMS[MOE_CURVE], one, "B = 1");
+            rl_premise_memory_bound(ctx, &pr, &EXP08_CLAIMS[MOE_CURVE], p, scope);
+        }
+        rl_judge_given(ctx, &EXP08_CLAIMS[MOE_CURVE], scope, value, &pr, note);
+    }
+}
+
+void exp08_judge(rl_ctx *ctx, const rl_points *all)
+{
+    sweep s = exp08_sweep(ctx);
+    judge_spill(ctx, all);
+    judge_active(ctx, all, &s);
+    judge_dense(ctx, all, &s);
+    judge_routed(ctx, all, &s);
+    judge_curve(ctx, all, &s);
+}
