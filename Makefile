@@ -213,7 +213,7 @@ $(call obj,tests/test_vmath_8_lanes.c): CFLAGS += -mno-avx512f
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: peer-ggml peer-ggml-attention build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
+.PHONY: peer-ggml peer-ggml-attention peer-ggml-moe build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN) $(if $(NVCC),$(B)/kernel-resources.txt)
@@ -257,6 +257,12 @@ peer-ggml:
 peer-ggml-attention:
 	@$(MAKE) --no-print-directory build
 	@B='$(B)' LABEL='$(LABEL)' harness/ops/peer-ggml-attention.sh
+
+# Experiment 08's CPU MoE layer beside ggml's MUL_MAT_ID
+# (harness/ops/peer-ggml-moe.sh --help: SHAPES, ROUNDS, GGML_SRC).
+peer-ggml-moe:
+	@$(MAKE) --no-print-directory build
+	@B='$(B)' LABEL='$(LABEL)' harness/ops/peer-ggml-moe.sh
 
 # The read bandwidth over footprints and the knees found on it, against the
 # reported cache sizes: the ceilings' curve, reused or measured (a minute).
@@ -390,6 +396,8 @@ help:
 	@echo '                     (EXPS="07": only those, the others'"'"' CSVs kept)'
 	@echo '  make peer-ggml     exp-03'"'"'s CPU decode beside ggml'"'"'s test-backend-ops, per format (GGML_SRC=path'
 	@echo '                     or a clone at a pinned commit; ROUNDS=2): results/<label>/peers.csv, plots/<label>/peers.*'
+	@echo '  make peer-ggml-moe exp-08'"'"'s CPU MoE layer (active experts) beside ggml'"'"'s MUL_MAT_ID on the same'
+	@echo '                     shapes (SHAPES="E,K,B,M,N", ROUNDS=2): results/<label>/peers-moe.csv'
 	@echo '  make peer-ggml-attention  exp-07'"'"'s CPU decode attention beside ggml'"'"'s FLASH_ATTN_EXT on the same'
 	@echo '                     shapes (SHAPES="B,HQ,HKV,D,L", ROUNDS=2): results/<label>/peers-attention.csv'
 	@echo '  make mountain      the memory mountain: read bandwidth over footprints (the ceilings'"'"

@@ -26,7 +26,7 @@ const spill_variant spill_variants[] = {
              "threads compute the fast rows, then 2 MiB chunks as they land (CPU); one kernel "
              "reading the slow rows in place, zero-copy (GPU)",
      .cpu = spill_overlapped_cpu, .cuda = CUDA_ONLY(spill_zero_copy_cuda),
-     .key = {"overlapped (read-ahead)", "zero-copy (mapped, in place)"}},
+     .key = {"overlapped (queued reads)", "zero-copy (mapped, in place)"}},
     {.number = 3, .name = "spill_tier_read", .role = "slow_tier",
      .what = "the slow tier's bandwidth: only the copy of the slow rows into the fast tier",
      .cpu = spill_tier_read_cpu, .cuda = CUDA_ONLY(spill_tier_read_cuda),

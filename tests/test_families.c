@@ -5,13 +5,16 @@
  * experiment or a chart looks a variant up by names one row, and no chart
  * names a variant (it reads roles and key words from the CSV's header).
  */
+#include "attention.h"
 #include "busy.h"
 #include "helpers.h"
 #include "fusion.h"
 #include "gemm.h"
 #include "gemv.h"
 #include "launch.h"
+#include "moe.h"
 #include "quant.h"
+#include "spill.h"
 
 #include <criterion/criterion.h>
 #include <glob.h>
@@ -20,8 +23,9 @@
 #include <string.h>
 
 /* Every family; a new one is added here. */
-static const kernel_family *const FAMILIES[] = {&busy_family, &fusion_family, &gemm_family,
-                                                &gemv_family, &launch_family, &quant_family,
+static const kernel_family *const FAMILIES[] = {&attention_family, &busy_family, &fusion_family,
+                                                &gemm_family, &gemv_family, &launch_family,
+                                                &moe_family, &quant_family, &spill_family,
                                                 &step_family, NULL};
 
 static void check_family(const kernel_family *f)
@@ -62,6 +66,10 @@ static const struct {
     {&step_family, "op_by_op"}, {&step_family, "graph"},
     {&busy_family, "compute"}, {&busy_family, "latency"}, {&busy_family, "bandwidth"}, /* 01 */
     {&gemv_family, "library"}, /* experiment 02's chart (role_gemv_library) */
+    {&attention_family, "decode_fused"}, {&attention_family, "decode_materialized"}, /* 07 */
+    {&attention_family, "prefill_fused"}, {&attention_family, "prefill_materialized"},
+    {&spill_family, "sequential"}, {&spill_family, "overlapped"}, {&spill_family, "slow_tier"}, /* 08 */
+    {&moe_family, "active"}, {&moe_family, "dense"},
 };
 
 Test(families, the_roles_experiments_use_name_a_row)

@@ -2,8 +2,13 @@
  * test_moe.c -- experiment 08's routing: each token's top-k experts are
  * distinct and in range, a seed gives one routing, uniform routing touches
  * as many experts as the model says (the mean over seeds), skewed routing
- * fewer, and top-E touches every expert.
+ * fewer, and top-E touches every expert; the plans hold every pair once;
+ * both kernels match the double-precision reference on both backends (the
+ * CUDA suite skips without a GPU), and fail it when they read another
+ * expert than the routing's.
  */
+#include "gemv.h"
+#include "helpers.h"
 #include "moe.h"
 #include "rooflab.h"
 
@@ -75,4 +80,144 @@ Test(moe, skewed_routing_touches_fewer_and_top_e_touches_all)
         assert_valid(all, 4, 32, 32);
         cr_assert_eq(moe_touched(all, 4, 32, 32), 32);
     }
+}
+
+/* ---- the plan -------------------------------------------------------------------- */
+
+/* Every (token, slot) pair once, under the expert it was routed to; the
+ * active plan lists the touched experts only, the dense one every expert
+ * with every token. */
+Test(moe, plans_hold_every_pair_once)
+{
+    enum { E = 12, B = 9, K = 3 };
+    int ex[B * K];
+    moe_route(ex, B, E, K, MOE_SKEWED, 5);
+    int *buf = malloc(sizeof(int) * moe_plan_ints(E, B, K));
+    moe_plan p = moe_plan_build(buf, ex, B, E, K, false);
+    cr_assert_eq(p.active, moe_touched(ex, B, K, E));
+    int seen[B * K] = {0};
+    for (int i = 0; i < p.active; i++)
+        for (int s = p.start[i]; s < p.start[i + 1]; s++) {
+            int out = p.out[s];
+            cr_assert(out >= 0 && out < B * K);
+            cr_assert_eq(p.token[s], out / K, "pair %d's token", s);
+            cr_assert_eq(ex[out], p.expert[i], "pair %d under expert %d", s, p.expert[i]);
+            seen[out]++;
+        }
+    for (int s = 0; s < B * K; s++)
+        cr_assert_eq(seen[s], 1, "output row %d planned %d times", s, seen[s]);
+    moe_plan d = moe_plan_build(buf, ex, B, E, K, true);
+    cr_assert_eq(d.active, E);
+    cr_assert_eq(d.start[E], E * B);
+    for (int i = 0; i < E; i++)
+        for (int t = 0; t < B; t++)
+            cr_assert_eq(d.out[d.start[i] + t], d.expert[i] * B + t);
+    free(buf);
+}
+
+/* ---- the kernels against the reference ---------------------------------------- */
+
+typedef struct moe_case {
+    int experts, rows, k, batch, top_k;
+    moe_routing how;
+} moe_case;
+
+/* Batches past 8 tokens on one expert (two passes over its weights), rows
+ * off a warp's and a block's multiple, top-1 to top-E. */
+static const moe_case CASES[] = {
+    {6, 40, 64, 1, 1, MOE_UNIFORM},  {6, 40, 64, 3, 2, MOE_UNIFORM}, {6, 33, 128, 11, 6, MOE_UNIFORM},
+    {16, 72, 256, 20, 4, MOE_SKEWED}, {4, 264, 64, 9, 1, MOE_SKEWED},
+};
+
+typedef struct moe_job {
+    moe_call call;
+} moe_job;
+
+static void launch(void *p) { moe_call_run(&((moe_job *)p)->call); }
+
+/* Runs variant v on one case; `wrong` routes the kernel's plan one expert
+ * off the reference's, which a correct check must catch. */
+static rl_check run_case(rl_backend *be, const moe_variant *v, const moe_case *c, bool wrong, uint64_t seed)
+{
+    int backend = rl_kind(be) == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU;
+    size_t nw = (size_t)c->experts * c->rows * c->k, nx = (size_t)c->batch * c->k;
+    size_t slots = (size_t)c->batch * c->top_k;
+    fp16 *hw = rl_host_alloc(nw * sizeof(fp16)), *hx = rl_host_alloc(nx * sizeof(fp16));
+    rl_fill_uniform_f16(hw, nw, -1, 1, seed);
+    rl_fill_uniform_f16(hx, nx, -1, 1, seed + 1);
+    int *ex = malloc(sizeof(int) * slots), *run = malloc(sizeof(int) * slots);
+    moe_route(ex, c->batch, c->experts, c->top_k, c->how, seed + 2);
+    for (size_t s = 0; s < slots; s++)
+        run[s] = wrong ? (ex[s] + 1) % c->experts : ex[s];
+    double *want = rl_host_alloc(sizeof(double) * slots * c->rows);
+    moe_reference(want, hw, hx, ex, c->rows, c->k, c->top_k, (int)slots);
+
+    size_t plan = moe_plan_ints(c->experts, c->batch, c->top_k);
+    int *host = malloc(sizeof(int) * (slots + 2 * plan));
+    memcpy(host, run, sizeof(int) * slots);
+    moe_plan a = moe_plan_build(host + slots, host, c->batch, c->experts, c->top_k, false);
+    moe_plan d = moe_plan_build(host + slots + plan, host, c->batch, c->experts, c->top_k, true);
+    int *dev = rl_alloc_copy(be, host, sizeof(int) * (slots + 2 * plan));
+    fp16 *w = rl_alloc_copy(be, hw, nw * sizeof(fp16)), *x = rl_alloc_copy(be, hx, nx * sizeof(fp16));
+    float *y = rl_alloc(be, slots * c->rows * sizeof(float));
+    size_t scratch_bytes = moe_scratch_bytes(v, backend, c->experts, c->rows, c->k, c->batch);
+    void *scratch = scratch_bytes ? rl_alloc(be, scratch_bytes) : NULL;
+    moe_job j = {{backend == KERNEL_CUDA ? v->cuda : v->cpu,
+                  {y, w, x, dev, moe_plan_rebase(a, host, dev), moe_plan_rebase(d, host, dev),
+                   c->experts, c->rows, c->k, c->batch, c->top_k, scratch, rl_stream(be)}}};
+    rl_check r = rl_validate_f32(be, launch, &j, y, slots * c->rows, want, gemv_atol(c->k), 0);
+    rl_free(be, dev), rl_free(be, w), rl_free(be, x), rl_free(be, y), rl_free(be, scratch);
+    rl_host_free(hw), rl_host_free(hx), rl_host_free(want);
+    free(ex), free(run), free(host);
+    return r;
+}
+
+static void check_every_variant(rl_backend *be)
+{
+    int backend = rl_kind(be) == RL_CUDA ? KERNEL_CUDA : KERNEL_CPU, checked = 0;
+    for (const moe_variant *v = moe_variants; v->name; v++) {
+        if (!moe_family.has(v, backend))
+            continue;
+        for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++, checked++) {
+            const moe_case *c = &CASES[i];
+            rl_check r = run_case(be, v, c, false, 100 + 7 * i);
+            char msg[256];
+            rl_check_describe(&r, msg, sizeof msg);
+            cr_assert(r.ok, "%s %s (E %d, %d x %d, B %d, top-%d): %s", rl_backend_name(rl_kind(be)),
+                      v->name, c->experts, c->rows, c->k, c->batch, c->top_k, msg);
+            cr_assert_not(run_case(be, v, c, true, 100 + 7 * i).ok,
+                          "%s read other experts than the routing's and passed", v->name);
+        }
+    }
+    cr_assert_geq(checked, 2 * (int)(sizeof CASES / sizeof CASES[0]), "both variants ran");
+}
+
+Test(moe_cpu, every_variant_matches_the_reference)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
+    cr_assert_not_null(be, "%s", why);
+    check_every_variant(be);
+    rl_backend_close(be);
+}
+
+/* The counted bytes: the touched experts' weights once (all E for the
+ * dense path, which also writes and reads back its E x B rows), x in, y out. */
+Test(moe, bytes_are_the_counted_formula)
+{
+    const moe_variant *active = &moe_variants[0], *dense = &moe_variants[1];
+    cr_assert(!active->dense && dense->dense);
+    double expert = 2.0 * 768 * 2048, io = 2.0 * 2048 * 4 + 4.0 * 768 * 4 * 8;
+    cr_assert_float_eq(moe_bytes(active, 29.5, 128, 768, 2048, 4, 8), 29.5 * expert + io, 1e-3);
+    cr_assert_float_eq(moe_bytes(dense, 29.5, 128, 768, 2048, 4, 8),
+                       128 * expert + io + 4.0 * 768 * (128 * 4 + 4 * 8), 1e-3);
+    cr_assert_float_eq(moe_flops(active, 128, 768, 2048, 4, 8), 2.0 * 768 * 2048 * 4 * 8, 1e-3);
+    cr_assert_float_eq(moe_flops(dense, 128, 768, 2048, 4, 8), 2.0 * 768 * 2048 * 4 * 128, 1e-3);
+}
+
+Test(cuda_moe, every_variant_matches_the_reference)
+{
+    rl_backend *be = gpu_or_skip();
+    check_every_variant(be);
+    rl_backend_close(be);
 }

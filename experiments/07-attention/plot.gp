@@ -10,6 +10,11 @@ is(col, val) = strcol(col) eq val
 pick3(config, variant, c) = (is('config', config) && is('variant', variant)) ? column(c) : NaN
 ridge_roof = meta('ceiling_tflops') eq '' ? NaN : real(meta('ceiling_tflops'))
 dram_read = roof_best('DRAM', 'read')
+# The variants by their roles (the CSV's role_attention_* lines), never by name.
+decode_fused = any_meta('role_attention_decode_fused')
+prefill_mat = any_meta('role_attention_prefill_materialized')
+prefill_fused = any_meta('role_attention_prefill_fused')
+prefill_variants = prefill_mat . ' ' . prefill_fused
 
 # ---- chart 1: the roofline ----------------------------------------------------------
 set output chart('')
@@ -39,7 +44,7 @@ plot \
         with linespoints pt 7 title key(i, 'weight GEMM (Llama 3 8B layer), one point per B'), \
     run(1) using (pick3('layer', strcol('variant'), 'ai')):(pick3('layer', strcol('variant'), 'tflops')): \
         (sprintf('B = %d', column('batch'))) with labels offset 0, 1 font small_font notitle, \
-    for [i = 1:nruns] for [c in configs] run(i) using (pick3(c, 'decode_fused', 'ai')):(pick3(c, 'decode_fused', 'tflops')) \
+    for [i = 1:nruns] for [c in configs] run(i) using (pick3(c, decode_fused, 'ai')):(pick3(c, decode_fused, 'tflops')) \
         with points pt 5 title key(i, 'attention (fused), ' . c . ', every B and L'), \
     for [j = 1:2] '+' using (1):(on_gpu && $0 == 0 ? pub_gbps(j) / 1000 : NaN) every ::0::0 \
         with points pt 12 ps 2 lc rgb published_color title (on_gpu && j == 1 ? 'H100 decode attention, MHA (published, another machine)' : '')
@@ -61,14 +66,14 @@ set ylabel 'MB'
 # during attention 50 to 80 % lower once FlashAttention works.
 drop_lo = published_value('attn_hbm_drop_low') / 100
 drop_hi = published_value('attn_hbm_drop_high') / 100
-plot for [i = 1:nruns] for [v in 'prefill_materialized prefill_fused'] run(i) \
+plot for [i = 1:nruns] for [v in prefill_variants] run(i) \
     using (is('variant', v) ? column('ctx') : NaN):(column('bytes') / 1e6) with linespoints title key(i, v) noenhanced, \
-    for [j = 1:2] run(1) using (is('variant', 'prefill_materialized') ? column('ctx') : NaN): \
+    for [j = 1:2] run(1) using (is('variant', prefill_mat) ? column('ctx') : NaN): \
         (column('bytes') * (1 - (j == 1 ? drop_lo : drop_hi)) / 1e6) with lines dt 2 lc rgb published_color \
         title (j == 1 ? sprintf('%.0f-%.0f %% less (published: the articles)', 100 * drop_lo, 100 * drop_hi) : '') noenhanced
 set title 'time per call (median, q1-q3)'
 set ylabel 'ms'
-plot for [i = 1:nruns] for [v in 'prefill_materialized prefill_fused'] run(i) \
+plot for [i = 1:nruns] for [v in prefill_variants] run(i) \
     using (is('variant', v) ? column('ctx') : NaN):(column('time_us_median') / 1000): \
           (column('time_us_q1') / 1000):(column('time_us_q3') / 1000) with yerrorlines title key(i, v) noenhanced
 unset multiplot
@@ -86,5 +91,5 @@ set yrange [0:*]
 set key top left
 contexts = system("awk -F, '/^#/ {next} !h {for (i = 1; i <= NF; i++) {if ($i == \"ctx\") c = i; if ($i == \"config\") g = i}; h = 1; next} $g == \"GQA4\" && !s[$c]++ {printf \"%s \", $c}' " . run(1))
 plot for [i = 1:nruns] for [L in contexts] run(i) \
-    using (pick3('GQA4', 'decode_fused', 'ctx') == real(L) ? column('batch') : NaN):'share_of_step' \
+    using (pick3('GQA4', decode_fused, 'ctx') == real(L) ? column('batch') : NaN):'share_of_step' \
     with linespoints title key(i, 'L = ' . L)

@@ -52,6 +52,9 @@ const char *exp08_spill_dir(void);
 void declare_spill(rl_ctx *ctx, const sweep *s);
 void declare_moe_top_k(rl_ctx *ctx, const sweep *s);
 void declare_moe_batch(rl_ctx *ctx, const sweep *s);
+/* --moe-shape: one shape, one routing and one layer repeated (ggml's
+ * perf case's way), for the peer table. */
+void declare_moe_shape(rl_ctx *ctx, const moe_shape *shape, int batch);
 
 /* The timed point of a kind, role and shape (f for spill; top_k, batch and
  * routing for MoE), or NULL. */

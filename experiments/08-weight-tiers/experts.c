@@ -157,11 +157,11 @@ static int layers_for(rl_ctx *ctx, double layer_bytes)
     return layers > 1 ? layers : 1;
 }
 
-static moe_part *moe_part_new(rl_ctx *ctx, const sweep *s, const char *heading)
+static moe_part *moe_part_new(rl_ctx *ctx, const sweep *s, const char *heading, bool one_layer)
 {
     moe_part *M = RL_NEW(ctx, moe_part);
     *M = (moe_part){.shape = s->moe};
-    M->layers = layers_for(ctx, 2.0 * s->moe.experts * s->moe.rows * s->moe.k);
+    M->layers = one_layer ? 1 : layers_for(ctx, 2.0 * s->moe.experts * s->moe.rows * s->moe.k);
     rl_part_add(ctx, &(rl_part){.open = open_moe, .done = close_moe, .state = M, .heading = heading});
     return M;
 }
@@ -222,7 +222,7 @@ static const moe_variant *by_role(const rl_ctx *ctx, const char *role)
  * at the model's top-k. */
 void declare_moe_top_k(rl_ctx *ctx, const sweep *s)
 {
-    moe_part *M = moe_part_new(ctx, s, "MoE at batch 1: the active experts' bytes over top-k");
+    moe_part *M = moe_part_new(ctx, s, "MoE at batch 1: the active experts' bytes over top-k", false);
     int group = rl_group_new(ctx);
     for (const int *k = s->top_ks; *k; k++)
         if (*k <= M->shape.experts)
@@ -234,7 +234,7 @@ void declare_moe_top_k(rl_ctx *ctx, const sweep *s)
  * skewed beside it, the dense variant at the first and last batch. */
 void declare_moe_batch(rl_ctx *ctx, const sweep *s)
 {
-    moe_part *M = moe_part_new(ctx, s, "MoE over the batch: the experts touched");
+    moe_part *M = moe_part_new(ctx, s, "MoE over the batch: the experts touched", false);
     int group = rl_group_new(ctx), last = 0;
     for (const int *b = s->batches; *b; b++) {
         add_point(ctx, s, M, MOE_BATCH, group, by_role(ctx, "active"), M->shape.top_k, *b, MOE_UNIFORM, false);
@@ -242,6 +242,18 @@ void declare_moe_batch(rl_ctx *ctx, const sweep *s)
         last = *b;
     }
     add_point(ctx, s, M, MOE_BATCH, group, by_role(ctx, "dense"), M->shape.top_k, last, MOE_UNIFORM, true);
+}
+
+/* One shape, as ggml's MUL_MAT_ID perf case times it: one routing (each
+ * token's top-k distinct experts, uniform) and one layer, repeated, so
+ * that the active experts stay wherever the last call left them (in the
+ * cache when they fit it), the active variant only. */
+void declare_moe_shape(rl_ctx *ctx, const moe_shape *shape, int batch)
+{
+    sweep s = {.moe = *shape, .routings = 1};
+    moe_part *M = moe_part_new(ctx, &s, "MoE, one shape (one routing, repeated)", true);
+    add_point(ctx, &s, M, MOE_BATCH, rl_group_new(ctx), by_role(ctx, "active"), shape->top_k, batch,
+              MOE_UNIFORM, false);
 }
 
 /* ---- what the columns and verdicts read --------------------------------------- */

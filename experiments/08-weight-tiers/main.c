@@ -172,11 +172,36 @@ static const kernel_family *const FAMILIES[] = {&spill_family, &moe_family, &gem
 
 /* ---- options ------------------------------------------------------------------------ */
 
+static const char *moe_shape_choice = "";
 static const rl_option OPTIONS[] = {
     {"spill-dir", "DIR", "where the CPU's slow tier keeps its file (a folder on a disk, not tmpfs; "
      "the file is unnamed and goes when the run ends)", NULL, &spill_dir},
+    {"moe-shape", "E,K,B[,M,N]", "instead of the sweeps: time the active-experts kernel at one shape "
+     "(E experts of M x N, default 768 x 2048, top-K, a batch of B) with one routing and one layer "
+     "repeated, as ggml's test-backend-ops MUL_MAT_ID perf case does; writes no results", NULL,
+     &moe_shape_choice},
     {0},
 };
+static moe_shape side_shape; /* experts 0: the sweeps */
+static int side_batch;
+
+static void read_options(rl_ctx *ctx)
+{
+    (void)ctx;
+    if (!moe_shape_choice[0])
+        return;
+    int e, k, b, m = 768, n = 2048, used = 0, more = 0;
+    int got = sscanf(moe_shape_choice, "%d,%d,%d%n,%d,%d%n", &e, &k, &b, &used, &m, &n, &more);
+    size_t len = strlen(moe_shape_choice);
+    bool whole = (got == 3 && (size_t)used == len) || (got == 5 && (size_t)more == len);
+    if (!whole || e < 1 || e > 1024 || k < 1 || k > e || b < 1 || b > 512 ||
+        m < 1 || m > 65536 || n < 8 || n > 65536 || n % 8 != 0)
+        rl_die(RL_EXIT_USAGE, "exp-08: --moe-shape wants E,K,B or E,K,B,M,N: 1 <= K <= E <= 1024, B "
+               "1 to 512, N a multiple of 8 (e.g. 128,8,1: ggml's Qwen3-30B-A3B case), not '%s'",
+               moe_shape_choice);
+    side_shape = (moe_shape){e, m, n, k};
+    side_batch = b;
+}
 
 static void declare(rl_ctx *ctx);
 
@@ -207,6 +232,7 @@ static const rl_experiment EXP08 = {
     .declare = declare,
     .judge = exp08_judge,
     .options = OPTIONS,
+    .read_options = read_options,
 };
 
 static void list_ints(char *buf, size_t len, const int *v)
@@ -241,6 +267,13 @@ static void describe(rl_ctx *ctx, const sweep *s)
 static void declare(rl_ctx *ctx)
 {
     decode_tune_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
+    if (side_shape.experts) { /* a side benchmark: its table only */
+        printf("\nshape       %d experts of %dx%d FP16, top-%d, B = %d\n", side_shape.experts,
+               side_shape.rows, side_shape.k, side_shape.top_k, side_batch);
+        rl_discard_results(ctx);
+        declare_moe_shape(ctx, &side_shape, side_batch);
+        return;
+    }
     sweep s = exp08_sweep(ctx);
     describe(ctx, &s);
     declare_spill(ctx, &s);

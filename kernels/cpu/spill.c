@@ -102,17 +102,20 @@ static int chunk_length(const spill_args *a, const aio *q, int c)
  * (the caller reads the others itself). */
 static int queue_reads(const spill_args *a, aio *q)
 {
-    int fd = a->slow->direct_fd >= 0 ? a->slow->direct_fd : a->slow->fd;
     size_t row_bytes = (size_t)a->k * sizeof(fp16);
     struct iocb **list = calloc((size_t)q->chunks, sizeof *list);
     RL_REQUIRE(list, "out of memory for the reads");
     for (int c = 0; c < q->chunks; c++) {
         int first = c * q->chunk_rows;
+        fp16 *dst = a->staging + (size_t)first * a->k;
+        size_t bytes = (size_t)chunk_length(a, q, c) * row_bytes,
+               offset = (size_t)(a->slow_first + first) * row_bytes;
+        /* with O_DIRECT where the chunk allows it, else through the page
+         * cache (the kernel then reads it as it is queued) */
+        int fd = a->slow->direct_fd >= 0 && aligned(dst, bytes, offset) ? a->slow->direct_fd : a->slow->fd;
         q->cb[c] = (struct iocb){.aio_data = (uint64_t)c, .aio_lio_opcode = IOCB_CMD_PREAD,
-                                 .aio_fildes = (uint32_t)fd,
-                                 .aio_buf = (uint64_t)(uintptr_t)(a->staging + (size_t)first * a->k),
-                                 .aio_nbytes = (uint64_t)chunk_length(a, q, c) * row_bytes,
-                                 .aio_offset = (int64_t)((size_t)(a->slow_first + first) * row_bytes)};
+                                 .aio_fildes = (uint32_t)fd, .aio_buf = (uint64_t)(uintptr_t)dst,
+                                 .aio_nbytes = (uint64_t)bytes, .aio_offset = (int64_t)offset};
         list[c] = &q->cb[c];
     }
     long queued = 0;

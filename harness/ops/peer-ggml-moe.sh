@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# harness/ops/peer-ggml-moe.sh -- make peer-ggml-moe: experiment 08's CPU
+# MoE layer (the active experts) beside ggml's MUL_MAT_ID, on this machine,
+# in one session. It builds ggml's test-backend-ops (harness/ops/ggml-lib.sh),
+# then, ROUNDS times, alternating:
+#   ours:  $B/exp-08 --moe-shape E,K,B,M,N --cache hot --backend cpu
+#          (moe_active, validated first; one routing, repeated)
+#   ggml:  test-backend-ops perf -o MUL_MAT_ID -b CPU -p REGEX, the perf
+#          case of the same shape: F16 experts (n_mats = E of m = M rows by
+#          k = N), n_used = K, n = B tokens, F32 tokens; its ids are each
+#          token's K distinct experts, drawn once and repeated
+# and writes the best of the rounds per shape and side to
+# results/LABEL/peers-moe.csv and the side-by-side table on the console
+# (both with every thread of the machine).
+#
+#   SHAPES="E,K,B,M,N ..."  the shapes (default: ggml's Qwen3-30B-A3B cases,
+#                   128 experts of 768 x 2048, top-8, B = 1, 4, 8, 32, 64,
+#                   and its 32-expert case, 1792 x 2048, top-4, B = 1 and 8);
+#                   a shape ggml has no perf case for is an error
+#   ROUNDS=N        alternating rounds (default 2; at most 10)
+#   LABEL=name      results/LABEL/ (default: exp-08's label for this machine)
+#   B               our build folder (default build)
+#   RESULTS         the results root (default results)
+#   GGML_SRC, GGML_COMMIT: harness/ops/ggml-lib.sh
+set -uo pipefail
+case "${1:-}" in -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
+cd "$(dirname "$0")/../.." || exit 2
+
+B=${B:-build}
+RESULTS=${RESULTS:-results}
+ROUNDS=${ROUNDS:-2}
+SHAPES=${SHAPES:-128,8,1,768,2048 128,8,4,768,2048 128,8,8,768,2048 128,8,32,768,2048 128,8,64,768,2048 32,4,1,1792,2048 32,4,8,1792,2048}
+die() { echo "peer-ggml-moe: $*" >&2; exit 2; }
+
+[[ $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 && $ROUNDS -le 10 ]] || die "ROUNDS wants 1 to 10, not '$ROUNDS'"
+for s in $SHAPES; do
+    [[ $s =~ ^[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+$ ]] || die "SHAPES wants E,K,B,M,N items (e.g. 128,8,1,768,2048), not '$s'"
+done
+[ -x "$B/exp-08" ] || die "$B/exp-08 is not built (make build)"
+LABEL=${LABEL:-$("$B/exp-08" --backend cpu --print-label)} || die "exp-08 --print-label failed"
+
+# shellcheck source=harness/ops/ggml-lib.sh
+. harness/ops/ggml-lib.sh
+ggml_build # sets src, commit, tbo and peer
+
+declare -A OURS_MS GGML_MS OURS_ALL GGML_ALL
+ceilings=$RESULTS/$LABEL/ceilings.csv
+
+# ggml's regular expression for a shape (its vars(): type_a, type_b, n_mats, n_used, b, m, n, k).
+ggml_regex() {
+    local e k b m n
+    IFS=, read -r e k b m n <<<"$1"
+    echo "type_a=f16,type_b=f32,n_mats=$e,n_used=$k,b=0,m=$m,n=$b,k=$n\\)"
+}
+# min of the current best and a new time (ms), either maybe empty
+best_of() { awk -v a="$1" -v b="${2:-}" 'BEGIN { printf "%s", (b == "" || a + 0 < b + 0) ? a : b }'; }
+
+ours_round() {
+    local r=$1 s log ms
+    for s in $SHAPES; do
+        log=$peer/ours-moe-$r-${s//,/x}.log
+        local flags=(--moe-shape "$s" --cache hot --backend cpu --label "$LABEL" --out "$RESULTS" --no-plot)
+        [ -f "$ceilings" ] && flags+=(--ceilings "$ceilings")
+        "$B/exp-08" "${flags[@]}" >"$log" 2>&1 || die "exp-08 --moe-shape $s failed (round $r): $log"
+        # the table's rows: part variant routing f top-k B touched time/us ...
+        ms=$(awk '$1 == "moe_batch" && $2 == "moe_active" { printf "%.4f", $8 / 1000 }' "$log")
+        [ -n "$ms" ] || die "no moe_active row in $log"
+        echo "  round $r ours  $s moe_active $ms ms"
+        OURS_ALL[$s]+="${OURS_ALL[$s]:+ }$ms"
+        OURS_MS[$s]=$(best_of "$ms" "${OURS_MS[$s]:-}")
+    done
+}
+ggml_round() {
+    local r=$1 s out ms
+    for s in $SHAPES; do
+        out=$("$tbo" perf -o MUL_MAT_ID -b CPU -p "$(ggml_regex "$s")" 2>&1) ||
+            die "test-backend-ops failed for $s: $out"
+        ms=$(sed -n 's/.* \([0-9.][0-9.]*\) us\/run.*/\1/p' <<<"$out" | head -1 | awk '{ printf "%.4f", $1 / 1000 }')
+        [ -n "$ms" ] || die "ggml has no MUL_MAT_ID perf case of shape $s ($(ggml_regex "$s")): $out"
+        echo "  round $r ggml  $s MUL_MAT_ID $ms ms"
+        GGML_ALL[$s]+="${GGML_ALL[$s]:+ }$ms"
+        GGML_MS[$s]=$(best_of "$ms" "${GGML_MS[$s]:-}")
+    done
+}
+
+cpu=$(cpu_name)
+flags=$(cpu_flags)
+echo "peer-ggml-moe: shapes $SHAPES, $(nproc) threads, on $cpu ($flags); ggml $commit; $ROUNDS rounds"
+alternate_rounds
+
+out=$RESULTS/$LABEL
+mkdir -p "$out" || die "cannot make $out"
+tmp=$out/.peers-moe.csv.tmp.$$
+trap 'rm -f "$tmp"' EXIT
+{
+    echo "# about: experiment 08's CPU MoE layer (the active experts) beside ggml's MUL_MAT_ID (F16 experts, F32 tokens), best of $ROUNDS alternating rounds"
+    echo "# cpu: $cpu"
+    echo "# cpu_flags: $flags"
+    echo "# threads: $(nproc)"
+    echo "# ggml_commit: $commit"
+    echo "# ours: $B/exp-08 --moe-shape E,K,B,M,N --cache hot --backend cpu (one routing and one layer, repeated)"
+    echo "# ggml: test-backend-ops perf -o MUL_MAT_ID -b CPU -p 'type_a=f16,type_b=f32,n_mats=E,n_used=K,b=0,m=M,n=B,k=N'"
+    echo "# touched_mib: at most min(E, K x B) experts of M x N x 2 bytes (each side's routing draws its own)"
+    echo "# git_commit: $(git rev-parse --short=12 HEAD 2>/dev/null)"
+    echo "# date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "shape,touched_mib,ours_ms,ggml_ms,ours_over_ggml,ours_ms_rounds,ggml_ms_rounds"
+    for s in $SHAPES; do
+        IFS=, read -r e k b m n <<<"$s"
+        mib=$(awk -v e="$e" -v k="$k" -v b="$b" -v m="$m" -v n="$n" 'BEGIN { t = k * b < e ? k * b : e; printf "%.1f", t * m * n * 2 / 1048576 }')
+        ratio=$(awk -v a="${OURS_MS[$s]}" -v b="${GGML_MS[$s]}" 'BEGIN { printf "%.3f", a / b }')
+        echo "\"$s\",$mib,${OURS_MS[$s]},${GGML_MS[$s]},$ratio,${OURS_ALL[$s]},${GGML_ALL[$s]}"
+    done
+} >"$tmp" && mv "$tmp" "$out/peers-moe.csv"
+
+echo
+echo "| shape E,K,B,M,N | at most MiB | rooflab moe_active ms | ggml MUL_MAT_ID ms | rooflab / ggml |"
+echo "| --- | --- | --- | --- | --- |"
+awk -F, '!/^#/ && $1 != "shape" {
+    n = split($0, f, ","); shape = f[1] "," f[2] "," f[3] "," f[4] "," f[5]; gsub(/"/, "", shape)
+    printf "| %s | %s | %.3f | %.3f | %.2f |\n", shape, f[6], f[7], f[8], f[9] }' "$out/peers-moe.csv"
+echo
+echo "wrote $out/peers-moe.csv"
