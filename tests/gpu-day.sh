@@ -89,11 +89,11 @@ GPU_DAY_BUDGET_S=${GPU_DAY_BUDGET_S:-540} # a 600 s lease less its start and the
 CHECK_GPU_BUDGET_S=${CHECK_GPU_BUDGET_S:-$((GPU_DAY_BUDGET_S / 3))}
 GPU_DAY_EXPS=${GPU_DAY_EXPS:-}
 GPU_DAY_FIRST=${GPU_DAY_FIRST:-04}
-# The order rule's answer at c9e9333 against 085351b, the commit of
+# The order rule's answer at e8b42b2 against 085351b, the commit of
 # lease3-lab: gemv.cu and cublas_handle.cuh (exp-02), quant.cu (exp-03),
-# fusion.cu (exp-05) among the kernels' .cu files, exp-07 new since;
-# harness/*.cu for all.
-GPU_DAY_DEFAULT_ORDER=${GPU_DAY_DEFAULT_ORDER:-04 02 03 05 07 01 06}
+# fusion.cu (exp-05) among the kernels' .cu files, exp-07 and exp-08 new
+# since; harness/*.cu for all.
+GPU_DAY_DEFAULT_ORDER=${GPU_DAY_DEFAULT_ORDER:-04 02 03 05 07 08 01 06}
 GPU_DAY_MODE=${GPU_DAY_MODE:-lab}
 export GPU_DAY_QUICK=${GPU_DAY_QUICK:-1}
 GPU_DAY_QUICK_BUDGET_S=${GPU_DAY_QUICK_BUDGET_S:-12}

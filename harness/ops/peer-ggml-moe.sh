@@ -50,7 +50,7 @@ ceilings=$RESULTS/$LABEL/ceilings.csv
 ggml_regex() {
     local e k b m n
     IFS=, read -r e k b m n <<<"$1"
-    echo "type_a=f16,type_b=f32,n_mats=$e,n_used=$k,b=0,m=$m,n=$b,k=$n\\)"
+    echo "type_a=f16,type_b=f32,n_mats=$e,n_used=$k,b=0,m=$m,n=$b,k=$n\$"
 }
 # min of the current best and a new time (ms), either maybe empty
 best_of() { awk -v a="$1" -v b="${2:-}" 'BEGIN { printf "%s", (b == "" || a + 0 < b + 0) ? a : b }'; }
