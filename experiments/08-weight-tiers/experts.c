@@ -65,7 +65,9 @@ static void close_moe(rl_ctx *ctx, const rl_points *pts, void *state)
         for (int r = 0; r < R->n && R->dev; r++)
             rl_free(ctx->be, R->dev[r]);
         free(R->dev);
-        R->dev = NULL;
+        free(R->active);
+        free(R->dense);
+        R->dev = NULL, R->active = R->dense = NULL;
     }
     void *dev[] = {M->w, M->x, M->y, M->scratch};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
