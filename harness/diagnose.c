@@ -26,6 +26,14 @@ void rl_appendf(char *buf, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
+void rl_list_ints(char *buf, size_t len, const int *v)
+{
+    if (len)
+        buf[0] = 0;
+    for (int i = 0; v[i]; i++)
+        rl_appendf(buf, len, "%s%d", i ? " " : "", v[i]);
+}
+
 void rl_cuda_version_string(int version, char *buf, size_t len)
 {
     snprintf(buf, len, "%d.%d", version / 1000, version % 1000 / 10);

@@ -311,6 +311,8 @@ void rl_format_bytes(double bytes, char *buf, size_t len);
  * clause by clause. Once buf is full, further appends do nothing
  * (diagnose.c). */
 void rl_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A 0-ended list of whole numbers as words ("1 4 64"), for metadata. */
+void rl_list_ints(char *buf, size_t len, const int *v);
 /* Prints "rooflab: <message>" to stderr and exits with code. */
 void rl_die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 /* Writes a whole file through a temporary and a rename; 0 on success. */

@@ -4,7 +4,8 @@
  * time per round, from a counter) and a ggml tree whose CMake project
  * builds a test-backend-ops that prints a time per type. The driver builds
  * the stand-in, alternates the rounds, keeps the best of each side per
- * format and writes the CSV, the table and the chart. Nothing is timed.
+ * format and writes the CSV, the table and the chart; the same for the
+ * attention (exp-07) and MoE (exp-08) drivers. Nothing is timed.
  */
 #include "helpers.h"
 #include "internal.h"
@@ -57,11 +58,18 @@ static const char FAKE_EXP03[] =
 
 /* ggml's stand-in: 2 ms for every type but q4_0 (4 ms) and q4_K (3 ms);
  * for FLASH_ATTN_EXT 9 ms, and only for the one decode shape its perf
- * cases have (an unknown shape prints no case, as ggml's filter does). */
+ * cases have (an unknown shape prints no case, as ggml's filter does);
+ * for MUL_MAT_ID 2.5 ms, for one shape (128 experts, top-8, n = 4). */
 static const char FAKE_TBO[] =
     "#include <stdio.h>\n#include <string.h>\n"
     "int main(int argc, char **argv) {\n"
     "    const char *p = argc > 7 ? argv[7] : \"\";\n"
+    "    if (argc > 3 && !strcmp(argv[3], \"MUL_MAT_ID\")) {\n"
+    "        if (!strcmp(p, \"type_a=f16,type_b=f32,n_mats=128,n_used=8,b=0,m=768,n=4,k=2048$\"))\n"
+    "            printf(\"  MUL_MAT_ID(type_a=f16,...): 100 runs - 2500.00 us/run - 100 MFLOP/run\\n\");\n"
+    "        printf(\"  Backend CPU: OK\\n\");\n"
+    "        return 0;\n"
+    "    }\n"
     "    if (argc > 3 && !strcmp(argv[3], \"FLASH_ATTN_EXT\")) {\n"
     "        if (!strcmp(p, \"hsk=64,hsv=64,nh=8,nr23=\\\\[8,1\\\\],kv=7680,nb=1,.*type_K=f16,type_V=f16\"))\n"
     "            printf(\"  FLASH_ATTN_EXT(hsk=64,...): 100 runs - 9000.00 us/run - 10 GFLOP/run\\n\");\n"
@@ -89,6 +97,15 @@ static const char FAKE_EXP07[] =
     "echo \"  decode  shape    1  7680 decode_fused             $((2000 + f)).00       7.1\"\n"
     "echo \"  decode  shape    1  7680 decode_materialized      $((3000 + f)).00       9.3\"\n";
 
+/* exp-08 --moe-shape's table: 3 ms in round 1, 2 ms after. */
+static const char FAKE_EXP08[] =
+    "#!/bin/sh\n"
+    "echo \"exp-08 $*\" >> \"$FAKE_DIR/calls\"\n"
+    "n=$(cat \"$FAKE_DIR/ours08-rounds\" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > \"$FAKE_DIR/ours08-rounds\"\n"
+    "f=$([ $n = 1 ] && echo 1000 || echo 0)\n"
+    "echo '  part      variant          routing     f top-k   B touched     time/us      GB/s'\n"
+    "echo \"  moe_batch moe_active       uniform     -     8   4    29.0     $((2000 + f)).00      40.0\"\n";
+
 static int run_script(const char *script, const char *env)
 {
     char cmd[4096];
@@ -105,6 +122,7 @@ static void fake_trees(void)
 {
     write_file("fakeb/exp-03", FAKE_EXP03, true);
     write_file("fakeb/exp-07", FAKE_EXP07, true);
+    write_file("fakeb/exp-08", FAKE_EXP08, true);
     write_file("ggml/tests/test-backend-ops.cpp", "// the driver checks that this exists\n", false);
     write_file("ggml/tests/fake.c", FAKE_TBO, false);
     write_file("ggml/CMakeLists.txt", FAKE_CMAKE, false);
@@ -186,4 +204,32 @@ Test(peer, attention_rounds_keep_the_best_and_name_the_shape)
     cr_assert(strstr(err, "no FLASH_ATTN_EXT perf case of shape 4,32,8,128,2048"), "%s", err);
     cr_assert_eq(run_script("peer-ggml-attention.sh", "SHAPES=1,64"), 2);
     cr_assert(strstr(err, "SHAPES wants B,HQ,HKV,D,L"), "%s", err);
+}
+
+/* make peer-ggml-moe: ours per shape (--moe-shape), ggml's MUL_MAT_ID perf
+ * case of the same shape, the best of the rounds. */
+Test(peer, moe_rounds_keep_the_best_and_name_the_shape)
+{
+    if (system("command -v cmake >/dev/null 2>&1") != 0)
+        cr_skip_test("no cmake: make peer-ggml-moe builds ggml's test-backend-ops with it");
+    fake_trees();
+    cr_assert_eq(run_script("peer-ggml-moe.sh", "ROUNDS=2 SHAPES=128,8,4,768,2048"), 0, "%s\n%s", out, err);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/calls", dir);
+    char *calls = read_file(path, NULL);
+    cr_assert_not_null(calls);
+    cr_assert(strstr(calls, "--moe-shape 128,8,4,768,2048 --cache hot --backend cpu --label peer"), "%s", calls);
+    free(calls);
+    snprintf(path, sizeof path, "%s/results/peer/peers-moe.csv", dir);
+    char *csv = read_file(path, NULL);
+    cr_assert_not_null(csv, "peers-moe.csv written:\n%s\n%s", out, err);
+    /* round 2's time (round 1's was 1 ms slower); at most 32 experts of 3 MiB */
+    cr_assert(strstr(csv, "\n\"128,8,4,768,2048\",96.0,2.0000,2.5000,0.800,3.0000 2.0000,2.5000 2.5000"),
+              "%s", csv);
+    free(csv);
+    cr_assert(strstr(out, "| 128,8,4,768,2048 | 96.0 | 2.000 | 2.500 | 0.80 |"), "%s", out);
+    cr_assert_eq(run_script("peer-ggml-moe.sh", "ROUNDS=1 SHAPES=128,8,2,768,2048"), 2);
+    cr_assert(strstr(err, "no MUL_MAT_ID perf case of shape 128,8,2,768,2048"), "%s", err);
+    cr_assert_eq(run_script("peer-ggml-moe.sh", "SHAPES=128,8"), 2);
+    cr_assert(strstr(err, "SHAPES wants E,K,B,M,N"), "%s", err);
 }

@@ -285,19 +285,12 @@ static const rl_experiment EXP07 = {
     .read_options = read_options,
 };
 
-static void list_ints(char *buf, size_t len, const int *v)
-{
-    buf[0] = 0;
-    for (int i = 0; v[i]; i++)
-        rl_appendf(buf, len, "%s%d", i ? " " : "", v[i]);
-}
-
 static void describe(rl_ctx *ctx, const sweep *s)
 {
     char b[64], l[64], n[64];
-    list_ints(b, sizeof b, s->batches);
-    list_ints(l, sizeof l, s->contexts);
-    list_ints(n, sizeof n, s->prefill_n);
+    rl_list_ints(b, sizeof b, s->batches);
+    rl_list_ints(l, sizeof l, s->contexts);
+    rl_list_ints(n, sizeof n, s->prefill_n);
     rl_meta(ctx, "decode", "batch B = %s; cache length L = %s; 32 query heads of dimension 128, "
             "32 / 8 / 4 KV heads (MHA, GQA-4, GQA-8); FP16 q, K and V, FP32 out; parts capped by "
             "the working-set limit", b, l);

@@ -235,20 +235,13 @@ static const rl_experiment EXP08 = {
     .read_options = read_options,
 };
 
-static void list_ints(char *buf, size_t len, const int *v)
-{
-    buf[0] = 0;
-    for (int i = 0; v[i]; i++)
-        rl_appendf(buf, len, "%s%d", i ? " " : "", v[i]);
-}
-
 static void describe(rl_ctx *ctx, const sweep *s)
 {
     char f[96] = "", k[64], b[64];
     for (const double *x = s->fractions; *x >= 0; x++)
         rl_appendf(f, sizeof f, "%s%g", x == s->fractions ? "" : " ", *x);
-    list_ints(k, sizeof k, s->top_ks);
-    list_ints(b, sizeof b, s->batches);
+    rl_list_ints(k, sizeof k, s->top_ks);
+    rl_list_ints(b, sizeof b, s->batches);
     rl_meta(ctx, "spill", "a %dx%d FP16 GEMV (n = 1), f = %s of its rows in the slow tier: %s", s->spill_rows,
             s->spill_k, f, ctx->kind == RL_CUDA ? "pinned host memory, mapped" : "a file on the disk, "
             "its pages dropped (posix_fadvise DONTNEED) before each call");

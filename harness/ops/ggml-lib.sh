@@ -45,6 +45,18 @@ ggml_build() {
     fi
 }
 
+# ggml's time per call, ms, of the first perf case of op $1 whose vars()
+# match the regular expression $2 (test-backend-ops' "N us/run"); empty
+# when none matches.
+ggml_perf_ms() {
+    local out
+    out=$("$tbo" perf -o "$1" -b CPU -p "$2" 2>&1) || die "test-backend-ops failed for $1 ($2): $out"
+    sed -n 's/.* \([0-9.][0-9.]*\) us\/run.*/\1/p' <<<"$out" | head -1 | awk '{ printf "%.4f", $1 / 1000 }'
+}
+
+# The smaller of a time and the best so far (ms), the best maybe empty.
+best_of() { awk -v a="$1" -v b="${2:-}" 'BEGIN { printf "%s", (b == "" || a + 0 < b + 0) ? a : b }'; }
+
 # ROUNDS rounds of the caller's ours_round and ggml_round, alternating
 # which goes first, so that neither side always meets the machine warm.
 alternate_rounds() {

@@ -52,8 +52,6 @@ ggml_regex() {
     IFS=, read -r b hq hkv d L <<<"$1"
     echo "hsk=$d,hsv=$d,nh=$hkv,nr23=\\[$((hq / hkv)),$b\\],kv=$L,nb=1,.*type_K=f16,type_V=f16"
 }
-# min of the current best and a new time (ms), either maybe empty
-best_of() { awk -v a="$1" -v b="${2:-}" 'BEGIN { printf "%s", (b == "" || a + 0 < b + 0) ? a : b }'; }
 
 ours_round() {
     local r=$1 s log ms mat
@@ -73,12 +71,10 @@ ours_round() {
     done
 }
 ggml_round() {
-    local r=$1 s out ms
+    local r=$1 s ms
     for s in $SHAPES; do
-        out=$("$tbo" perf -o FLASH_ATTN_EXT -b CPU -p "$(ggml_regex "$s")" 2>&1) ||
-            die "test-backend-ops failed for $s: $out"
-        ms=$(sed -n 's/.* \([0-9.][0-9.]*\) us\/run.*/\1/p' <<<"$out" | head -1 | awk '{ printf "%.4f", $1 / 1000 }')
-        [ -n "$ms" ] || die "ggml has no FLASH_ATTN_EXT perf case of shape $s ($(ggml_regex "$s")): $out"
+        ms=$(ggml_perf_ms FLASH_ATTN_EXT "$(ggml_regex "$s")")
+        [ -n "$ms" ] || die "ggml has no FLASH_ATTN_EXT perf case of shape $s ($(ggml_regex "$s"))"
         echo "  round $r ggml  $s FLASH_ATTN_EXT $ms ms"
         GGML_ALL[$s]+="${GGML_ALL[$s]:+ }$ms"
         GGML_MS[$s]=$(best_of "$ms" "${GGML_MS[$s]:-}")

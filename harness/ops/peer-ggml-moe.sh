@@ -52,8 +52,6 @@ ggml_regex() {
     IFS=, read -r e k b m n <<<"$1"
     echo "type_a=f16,type_b=f32,n_mats=$e,n_used=$k,b=0,m=$m,n=$b,k=$n\$"
 }
-# min of the current best and a new time (ms), either maybe empty
-best_of() { awk -v a="$1" -v b="${2:-}" 'BEGIN { printf "%s", (b == "" || a + 0 < b + 0) ? a : b }'; }
 
 ours_round() {
     local r=$1 s log ms
@@ -71,12 +69,10 @@ ours_round() {
     done
 }
 ggml_round() {
-    local r=$1 s out ms
+    local r=$1 s ms
     for s in $SHAPES; do
-        out=$("$tbo" perf -o MUL_MAT_ID -b CPU -p "$(ggml_regex "$s")" 2>&1) ||
-            die "test-backend-ops failed for $s: $out"
-        ms=$(sed -n 's/.* \([0-9.][0-9.]*\) us\/run.*/\1/p' <<<"$out" | head -1 | awk '{ printf "%.4f", $1 / 1000 }')
-        [ -n "$ms" ] || die "ggml has no MUL_MAT_ID perf case of shape $s ($(ggml_regex "$s")): $out"
+        ms=$(ggml_perf_ms MUL_MAT_ID "$(ggml_regex "$s")")
+        [ -n "$ms" ] || die "ggml has no MUL_MAT_ID perf case of shape $s ($(ggml_regex "$s"))"
         echo "  round $r ggml  $s MUL_MAT_ID $ms ms"
         GGML_ALL[$s]+="${GGML_ALL[$s]:+ }$ms"
         GGML_MS[$s]=$(best_of "$ms" "${GGML_MS[$s]:-}")

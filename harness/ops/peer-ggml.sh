@@ -76,10 +76,7 @@ ours_round() {
              sort -k1,1 -k3,3g | awk '!seen[$1]++')
 }
 ggml_ms() { # type -> ms per call, from the console's "N us/run"
-    local out
-    out=$("$tbo" perf -o MUL_MAT -b CPU -p "type_a=$1,type_b=f32,m=$rows,n=1,k=$k," 2>&1) ||
-        die "test-backend-ops failed for $1: $out"
-    sed -n 's/.* \([0-9.][0-9.]*\) us\/run.*/\1/p' <<<"$out" | head -1 | awk '{ printf "%.4f", $1 / 1000 }'
+    ggml_perf_ms MUL_MAT "type_a=$1,type_b=f32,m=$rows,n=1,k=$k,"
 }
 better() { [ -z "$2" ] || awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
 ggml_round() {
