@@ -71,8 +71,7 @@ static bool fail(char *why, size_t len, const char *what, const char *dir)
     return false;
 }
 
-static bool open_file_tier(spill_tier *t, const char *dir, const fp16 *rows, size_t bytes,
-                           char *why, size_t len)
+bool spill_dir_usable(const char *dir, char *why, size_t len)
 {
     struct statfs fs;
     if (statfs(dir, &fs) != 0)
@@ -82,6 +81,16 @@ static bool open_file_tier(spill_tier *t, const char *dir, const fp16 *rows, siz
                  "tier; give a folder on a disk (--spill-dir)", dir);
         return false;
     }
+    if (access(dir, W_OK) != 0)
+        return fail(why, len, "cannot write the slow tier's file", dir);
+    return true;
+}
+
+static bool open_file_tier(spill_tier *t, const char *dir, const fp16 *rows, size_t bytes,
+                           char *why, size_t len)
+{
+    if (!spill_dir_usable(dir, why, len))
+        return false;
     t->fd = open(dir, O_TMPFILE | O_RDWR, 0600);
     if (t->fd < 0) { /* a file system without O_TMPFILE: a named file, unlinked at once */
         char path[512];

@@ -64,6 +64,9 @@ typedef struct spill_tier {
 bool spill_tier_open(spill_tier *t, int backend, const char *dir, const fp16 *rows, size_t bytes,
                      char *why, size_t len);
 void spill_tier_close(spill_tier *t);
+/* Whether dir can hold the CPU's slow tier: a folder, writable, on a file
+ * system that is not memory; else why not. */
+bool spill_dir_usable(const char *dir, char *why, size_t len);
 /* CPU: drops the file's pages from the page cache (every call of the
  * variants does, before it reads). */
 void spill_tier_drop(const spill_tier *t);

@@ -170,7 +170,8 @@ Test(exp08, usage_errors_exit_2)
     }
 }
 
-/* The slow tier in memory: the run stops with the reason before timing. */
+/* The slow tier in memory, or no folder: the run stops with the reason
+ * before it measures anything. */
 Test(exp08, a_slow_tier_in_memory_is_refused)
 {
     struct statfs fs;
@@ -179,8 +180,11 @@ Test(exp08, a_slow_tier_in_memory_is_refused)
     char args[256];
     snprintf(args, sizeof args, "--spill-dir /dev/shm --quick --backend cpu --label shm");
     int rc = run_experiment(EXP08, dir, args, out, sizeof out, err, sizeof err);
-    cr_assert_neq(rc, 0, "%s", out);
-    cr_assert(strstr(err, "lives in memory"), "%s", err);
+    cr_assert_eq(rc, RL_EXIT_USAGE, "%s", out);
+    cr_assert(strstr(err, "--spill-dir: /dev/shm lives in memory"), "%s", err);
+    cr_assert_eq(run_experiment(EXP08, dir, "--spill-dir /no/such/dir --quick --backend cpu", out,
+                                sizeof out, err, sizeof err), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "/no/such/dir"), "%s", err);
 }
 
 Test(exp08, help_and_list)

@@ -46,8 +46,11 @@ typedef struct sweep {
     int routings;                /* routings a point rotates through */
 } sweep;
 sweep exp08_sweep(const rl_ctx *ctx);
-/* Where the CPU's slow tier keeps its file (--spill-dir). */
+/* Where the CPU's slow tier keeps its file (--spill-dir, or the first
+ * folder on a disk of /var/tmp, $TMPDIR, /tmp); NULL when none is, and
+ * exp08_spill_why says why (the spill part is then left out). */
 const char *exp08_spill_dir(void);
+const char *exp08_spill_why(void);
 
 void declare_spill(rl_ctx *ctx, const sweep *s);
 void declare_moe_top_k(rl_ctx *ctx, const sweep *s);

@@ -57,6 +57,11 @@ static void tier_premise(rl_premise *pr, double r)
 
 static void judge_spill(rl_ctx *ctx, const rl_points *all)
 {
+    if (ctx->kind != RL_CUDA && !exp08_spill_dir()) {
+        rl_judge(ctx, &EXP08_CLAIMS[SPILL_SEQ], NULL, NAN, exp08_spill_why());
+        rl_judge(ctx, &EXP08_CLAIMS[SPILL_OVL], NULL, NAN, exp08_spill_why());
+        return;
+    }
     const rl_point *seq = exp08_find(all, SPILL, "sequential", JUDGED_F, 0, 0, NULL),
                    *ovl = exp08_find(all, SPILL, "overlapped", JUDGED_F, 0, 0, NULL);
     double r = exp08_spill_r(all, JUDGED_F), f = JUDGED_F;

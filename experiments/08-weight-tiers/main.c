@@ -22,6 +22,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- the sweeps ------------------------------------------------------------------ */
@@ -46,8 +47,33 @@ sweep exp08_sweep(const rl_ctx *ctx)
                    RL_BY_MODE(ctx, 16, 32, 64)};
 }
 
-static const char *spill_dir = "/var/tmp";
-const char *exp08_spill_dir(void) { return spill_dir; }
+/* --spill-dir, or "": the first of /var/tmp, $TMPDIR and /tmp that is a
+ * writable folder on a disk (/tmp is memory on many systems). */
+static const char *spill_dir = "";
+static char spill_why[600];
+
+const char *exp08_spill_dir(void) { return spill_dir[0] ? spill_dir : NULL; }
+const char *exp08_spill_why(void) { return spill_why; }
+
+static void choose_spill_dir(void)
+{
+    char why[256];
+    if (spill_dir[0]) {
+        if (!spill_dir_usable(spill_dir, why, sizeof why))
+            rl_die(RL_EXIT_USAGE, "exp-08: --spill-dir: %s", why);
+        return;
+    }
+    const char *tmpdir = getenv("TMPDIR");
+    const char *candidates[] = {"/var/tmp", tmpdir && tmpdir[0] ? tmpdir : "/tmp", "/tmp"};
+    snprintf(spill_why, sizeof spill_why, "no folder on a disk for the slow tier's file (--spill-dir DIR):");
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        if (spill_dir_usable(candidates[i], why, sizeof why)) {
+            spill_dir = candidates[i];
+            return;
+        }
+        rl_appendf(spill_why, sizeof spill_why, " %s", why);
+    }
+}
 
 /* ---- finding points --------------------------------------------------------------- */
 
@@ -175,7 +201,8 @@ static const kernel_family *const FAMILIES[] = {&spill_family, &moe_family, &gem
 static const char *moe_shape_choice = "";
 static const rl_option OPTIONS[] = {
     {"spill-dir", "DIR", "where the CPU's slow tier keeps its file (a folder on a disk, not tmpfs; "
-     "the file is unnamed and goes when the run ends)", NULL, &spill_dir},
+     "the file is unnamed and goes when the run ends; default the first of /var/tmp, $TMPDIR "
+     "and /tmp on a disk)", NULL, &spill_dir},
     {"moe-shape", "E,K,B[,M,N]", "instead of the sweeps: time the active-experts kernel at one shape "
      "(E experts of M x N, default 768 x 2048, top-K, a batch of B) with one routing and one layer "
      "repeated, as ggml's test-backend-ops MUL_MAT_ID perf case does; writes no results", NULL,
@@ -187,7 +214,8 @@ static int side_batch;
 
 static void read_options(rl_ctx *ctx)
 {
-    (void)ctx;
+    if (ctx->kind != RL_CUDA)
+        choose_spill_dir();
     if (!moe_shape_choice[0])
         return;
     int e, k, b, m = 768, n = 2048, used = 0, more = 0;
@@ -245,7 +273,7 @@ static void describe(rl_ctx *ctx, const sweep *s)
     rl_meta(ctx, "spill", "a %dx%d FP16 GEMV (n = 1), f = %s of its rows in the slow tier: %s", s->spill_rows,
             s->spill_k, f, ctx->kind == RL_CUDA ? "pinned host memory, mapped" : "a file on the disk, "
             "its pages dropped (posix_fadvise DONTNEED) before each call");
-    rl_meta(ctx, "spill_dir", "%s", ctx->kind == RL_CUDA ? "" : spill_dir);
+    rl_meta(ctx, "spill_dir", "%s", ctx->kind == RL_CUDA ? "" : spill_dir[0] ? spill_dir : spill_why);
     rl_meta(ctx, "moe", "%d experts of %dx%d FP16; batch 1 at top-k = %s; top-%d at B = %s; %d "
             "seeded routings per point, uniform and skewed (Zipf 1/(e+1))", s->moe.experts,
             s->moe.rows, s->moe.k, k, s->moe.top_k, b, s->routings);
@@ -269,7 +297,8 @@ static void declare(rl_ctx *ctx)
     }
     sweep s = exp08_sweep(ctx);
     describe(ctx, &s);
-    declare_spill(ctx, &s);
+    if (ctx->kind == RL_CUDA || exp08_spill_dir()) /* else the spill claims say why not */
+        declare_spill(ctx, &s);
     declare_moe_top_k(ctx, &s);
     declare_moe_batch(ctx, &s);
 }
