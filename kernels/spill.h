@@ -16,9 +16,9 @@
  *     over both (an offloading engine's copy per step: cudaMemcpyAsync;
  *     pread on the CPU): t/t0 = (1 - f) + f r;
  *   - overlapped: both tiers read at once (GPU: one kernel, the slow rows
- *     read in place through the mapping, zero-copy; CPU: a reader thread
- *     reads the file in chunks while the threads compute the fast rows,
- *     then each chunk as it lands): t/t0 = max(1 - f, f r);
+ *     read in place through the mapping, zero-copy; CPU: every chunk's
+ *     read queued at once (io_submit) before the threads compute the fast
+ *     rows, then each chunk as it lands): t/t0 = max(1 - f, f r);
  *   - slow_tier: only the copy of the slow rows into the fast tier: the
  *     slow tier's bandwidth, measured beside the others (r).
  *
@@ -99,6 +99,10 @@ void spill_tier_read_cpu(const spill_args *a);
 void spill_sequential_cuda(const spill_args *a);
 void spill_zero_copy_cuda(const spill_args *a);
 void spill_tier_read_cuda(const spill_args *a);
+/* The CPU's tier (cpu/spill_tier.c): the file's fields of t. */
+bool spill_tier_open_cpu(spill_tier *t, const char *dir, const fp16 *rows, size_t bytes, char *why,
+                         size_t len);
+void spill_tier_close_cpu(spill_tier *t);
 /* The GPU's tier (spill.cu). */
 bool spill_tier_open_cuda(spill_tier *t, const fp16 *rows, size_t bytes, char *why, size_t len);
 void spill_tier_close_cuda(spill_tier *t);

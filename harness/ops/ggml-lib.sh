@@ -57,6 +57,20 @@ ggml_perf_ms() {
 # The smaller of a time and the best so far (ms), the best maybe empty.
 best_of() { awk -v a="$1" -v b="${2:-}" 'BEGIN { printf "%s", (b == "" || a + 0 < b + 0) ? a : b }'; }
 
+# One round of ggml's perf case $2 at each of the caller's $SHAPES (round
+# $1): its ggml_regex gives a shape's vars(); each time goes into
+# GGML_ALL[shape], the best into GGML_MS[shape] (the caller's arrays).
+ggml_shapes_round() {
+    local r=$1 op=$2 s ms
+    for s in $SHAPES; do
+        ms=$(ggml_perf_ms "$op" "$(ggml_regex "$s")")
+        [ -n "$ms" ] || die "ggml has no $op perf case of shape $s ($(ggml_regex "$s"))"
+        echo "  round $r ggml  $s $op $ms ms"
+        GGML_ALL[$s]+="${GGML_ALL[$s]:+ }$ms"
+        GGML_MS[$s]=$(best_of "$ms" "${GGML_MS[$s]:-}")
+    done
+}
+
 # ROUNDS rounds of the caller's ours_round and ggml_round, alternating
 # which goes first, so that neither side always meets the machine warm.
 alternate_rounds() {

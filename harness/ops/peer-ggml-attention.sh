@@ -70,16 +70,7 @@ ours_round() {
         [ -n "$mat" ] && MAT_MS[$s]=$(best_of "$mat" "${MAT_MS[$s]:-}")
     done
 }
-ggml_round() {
-    local r=$1 s ms
-    for s in $SHAPES; do
-        ms=$(ggml_perf_ms FLASH_ATTN_EXT "$(ggml_regex "$s")")
-        [ -n "$ms" ] || die "ggml has no FLASH_ATTN_EXT perf case of shape $s ($(ggml_regex "$s"))"
-        echo "  round $r ggml  $s FLASH_ATTN_EXT $ms ms"
-        GGML_ALL[$s]+="${GGML_ALL[$s]:+ }$ms"
-        GGML_MS[$s]=$(best_of "$ms" "${GGML_MS[$s]:-}")
-    done
-}
+ggml_round() { ggml_shapes_round "$1" FLASH_ATTN_EXT; }
 
 cpu=$(cpu_name)
 flags=$(cpu_flags)

@@ -68,16 +68,7 @@ ours_round() {
         OURS_MS[$s]=$(best_of "$ms" "${OURS_MS[$s]:-}")
     done
 }
-ggml_round() {
-    local r=$1 s ms
-    for s in $SHAPES; do
-        ms=$(ggml_perf_ms MUL_MAT_ID "$(ggml_regex "$s")")
-        [ -n "$ms" ] || die "ggml has no MUL_MAT_ID perf case of shape $s ($(ggml_regex "$s"))"
-        echo "  round $r ggml  $s MUL_MAT_ID $ms ms"
-        GGML_ALL[$s]+="${GGML_ALL[$s]:+ }$ms"
-        GGML_MS[$s]=$(best_of "$ms" "${GGML_MS[$s]:-}")
-    done
-}
+ggml_round() { ggml_shapes_round "$1" MUL_MAT_ID; }
 
 cpu=$(cpu_name)
 flags=$(cpu_flags)
