@@ -56,8 +56,12 @@ static void check_rows(const rl_table *t, const char *shape)
     cr_assert_eq(table_count(t, "shape", shape), total, "no other n for %s", shape);
 }
 
+/* The host's cache sizes would decide which levels the points land in
+ * (a 105 MiB L3 holds every quick point): the test pretends a 32 MiB one,
+ * so every machine runs the same sweep against the same levels. */
 Test(exp02, quick_cpu_run_writes_csv_verdicts_and_charts)
 {
+    setenv("ROOFLAB_LLC", "32Mi", 1);
     int rc = run_exp02("--quick --backend cpu --max-bytes 64Mi --label e2e");
     cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
     cr_assert(strstr(out, "claim       "), "%s", out);
@@ -108,6 +112,28 @@ Test(exp02, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert_eq(missing_charts(dir, "e2e", charts, 3, first, sizeof first), 0,
                  "%s is missing, empty or states no verdict", first);
     cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
+}
+
+/* A run whose points all fit the last-level cache (a quick run on a
+ * Sapphire Rapids VM's 105 MiB L3) has no DRAM-level row: the chart draws
+ * the run-start ladder's roofs instead of the group roofs' DRAM band, and
+ * gnuplot must not stop at a statistic over no rows. */
+Test(exp02, a_run_with_no_dram_level_point_still_draws_its_charts)
+{
+    setenv("ROOFLAB_LLC", "1Gi", 1);
+    int rc = run_exp02("--quick --backend cpu --shape 4096x14336 --max-bytes 128Mi --label cached");
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/results/cached/exp-02.csv", dir);
+    rl_table *t = load_results(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    for (int r = 0; r < t->nrows; r++)
+        cr_assert_str_neq(rl_table_get(t, r, "mem_level"), "DRAM", "row %d fits the pretended LLC", r);
+    rl_table_free(t);
+    static const char *const charts[] = {"exp-02", "exp-02-batch", "exp-02-util"};
+    char first[1024] = "";
+    cr_assert_eq(missing_charts(dir, "cached", charts, 3, first, sizeof first), 0,
+                 "%s is missing, empty or states no verdict", first);
 }
 
 /* The H200's quick run (results/reference/h200/gpu-day-logs/lease2-quick):

@@ -64,8 +64,12 @@ static void check_decode_row(const rl_table *t, int r)
     }
 }
 
+/* The prefill verdict needs a length whose scores (n x n x 4 B per head)
+ * outgrow the LLC: n = 4096's 64 MiB does on a 32 MiB L3, not on a
+ * 105 MiB one. The test pretends 32 MiB, so it asks the same of every host. */
 Test(exp07, quick_cpu_run_writes_csv_verdicts_and_charts)
 {
+    setenv("ROOFLAB_LLC", "32Mi", 1);
     int rc = run_exp07("--quick --backend cpu --label e2e");
     cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
     cr_assert(strstr(out, "verdicts (cpu backend"), "%s", out);

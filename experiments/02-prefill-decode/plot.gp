@@ -46,13 +46,12 @@ have_sheet = sheet_peak > 0 && sheet_bw > 0
 group_roofs = has_columns(csv, 'group_roof_gbps group_roof_gbps_q1 group_roof_gbps_q3')
 in_dram(c) = strcol('mem_level') eq 'DRAM' && column(c) > 0 ? column(c) : NaN
 # A run whose points all fit the caches (a quick run on a large-LLC
-# machine) has no DRAM rows: stats then warns and sets no STATS_*, so
-# the count starts at 0.
+# machine) has no DRAM rows: stats then warns and leaves STATS_* undefined
+# (it clears them before it reads), so the count asks exists() first.
 group_rows = 0
 if (group_roofs) {
-    STATS_records = 0
     stats csv using (in_dram('group_roof_gbps')) nooutput
-    group_rows = STATS_records
+    group_rows = exists('STATS_records') ? STATS_records : 0
 }
 if (group_roofs && group_rows > 0) {
     stats csv using (in_dram('group_roof_gbps')) nooutput
@@ -64,9 +63,8 @@ if (group_roofs && group_rows > 0) {
 }
 group_roofs = group_roofs && group_rows > 0
 if (group_roofs && has_columns(csv, 'group_roof_tflops')) {
-    STATS_records = 0
     stats csv using (column('group_roof_tflops') > 0 ? column('group_roof_tflops') : NaN) nooutput
-    if (STATS_records > 0) { peak = STATS_max }
+    if (exists('STATS_records') && STATS_records > 0) { peak = STATS_max }
 }
 ridge = peak / bw
 
