@@ -111,6 +111,9 @@ Test(build, the_vnni_decode_paths_build_and_use_vpdpbusd)
     cr_assert_gt(count_in_object(Q, "icelake-server", "vpdpbusd"), 0, "AVX-512 VNNI: no vpdpbusd");
     cr_assert_eq(count_in_object(Q, "haswell", "vpdpbusd"), 0, "AVX2 has no vpdpbusd");
     cr_assert_gt(count_in_object(Q, "haswell", "vpmaddubsw"), 0, "AVX2: maddubs");
+    /* q2's block on 512-bit registers where AVX-512 is there, on 256 elsewhere */
+    cr_assert_gt(count_in_object(Q, "icelake-server", "vpdpbusd.*zmm"), 0, "AVX-512 VNNI: no 512-bit q2");
+    cr_assert_eq(count_in_object(Q, "alderlake", "vpdpbusd.*zmm"), 0, "AVX-VNNI has no zmm");
 }
 
 /* The vector cos (cpu/vmath.h) on 16 lanes where the build targets

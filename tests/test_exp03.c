@@ -225,6 +225,31 @@ Test(exp03, one_matrix_is_timed_in_every_format_and_writes_nothing)
     cr_assert_eq(run_exp03("--backend cpu --matrix 4096"), RL_EXIT_USAGE);
 }
 
+/* --matrix --cache hot, a lab run: each format's shape is timed on that
+ * matrix, as it lives, and cached under keys of its own, so the choice
+ * for DRAM (the model's decode) is neither used nor overwritten. */
+Test(exp03, a_hot_matrix_is_tuned_on_itself_under_its_own_keys)
+{
+    int rc = run_exp03("--backend cpu --label h --matrix 256x512 --cache hot --variant gemv_int8 --no-plot");
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    cr_assert(strstr(out, "q2 decode shape: ") && strstr(out, "timed now"), "%s", out);
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/results/h/tuning.csv", dir);
+    rl_table *t = rl_table_read(path, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    for (int f = 0; f < 6; f++) {
+        char key[64];
+        snprintf(key, sizeof key, "tuning_%s_256x512_hot", FORMATS[f]);
+        int found = rl_table_find(t, "key", key);
+        cr_assert_geq(found, 0, "no %s row in %s", key, path);
+        cr_assert(strstr(rl_table_get(t, found, "signature"), "256 x 512 hot"), "%s",
+                  rl_table_get(t, found, "signature"));
+    }
+    for (int r = 0; r < t->nrows; r++)
+        cr_assert(strstr(rl_table_get(t, r, "key"), "_hot"), "a DRAM key written: %s", rl_table_get(t, r, "key"));
+    rl_table_free(t);
+}
+
 Test(exp03, usage_errors_exit_2)
 {
     cr_assert_eq(run_exp03("--bogus"), RL_EXIT_USAGE);

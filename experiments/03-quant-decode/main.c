@@ -398,7 +398,9 @@ static void declare(rl_ctx *ctx)
 {
     model *m = &the_model;
     bool matrix_only = matrix_rows > 0;
-    decode_tune_cpu(ctx, true); /* every format's decode shape, on this machine */
+    /* every format's decode shape, on this machine: for DRAM, or for --matrix's hot matrix */
+    bool hot_matrix = matrix_only && ctx->args.cache == RL_HOT;
+    decode_tune_cpu_at(ctx, true, hot_matrix ? matrix_rows : 0, matrix_k);
     if (matrix_only) {
         plan_matrix(ctx, m);
         rl_discard_results(ctx); /* a side benchmark: its table only */

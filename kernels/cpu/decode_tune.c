@@ -21,7 +21,11 @@
 
 /* One 1024 x 4096 matrix, encoded once and repeated until the weights span
  * 4x the last-level cache (rl_copies_beyond_cache), so that every call
- * reads DRAM, as the model's decode does. At most 64 copies. */
+ * reads DRAM, as the model's decode does. At most 64 copies. A hot matrix
+ * of its own size (decode_tune_cpu_at) is timed as it is, once: where it
+ * lives decides the shape: on a Sapphire Rapids VM the tuner chose 2 rows
+ * a step for the F16 GEMV from DRAM, yet on ggml's 117 MB matrix, half in
+ * its L3, 8 rows took a quarter less time than 2 (alternating, 3 rounds). */
 enum { BASE_ROWS = 1024, TUNE_K = 4096, MAX_COPIES = 64 };
 
 /* The random FP16 weights of the base matrix and x, shared by every
@@ -36,12 +40,14 @@ typedef struct shape_tuning {
     quant_format f;
     quant_dot_shape shapes[16];
     int n;
-    int rows;           /* BASE_ROWS x copies */
+    int base_rows, k;   /* the matrix: BASE_ROWS x TUNE_K, or decode_tune_cpu_at's */
+    bool hot;           /* that one matrix, hot (else copies beyond the cache) */
+    int rows;           /* base_rows x copies */
     void *w, *scratch;  /* rows x the format's row bytes */
     const fp16 *x;      /* in->x, once built */
     float *y;
-    double *ref, *bound; /* BASE_ROWS: every copy's rows have the same */
-    char signature[96];
+    double *ref, *bound; /* base_rows: every copy's rows have the same */
+    char signature[128];
 } shape_tuning;
 
 static void shape_name(void *state, int i, char *buf, size_t len)
@@ -68,7 +74,7 @@ static void shape_set(void *state, int i)
 static void shape_call(void *state)
 {
     shape_tuning *s = state;
-    quant_args a = {s->f, s->y, s->w, s->x, s->rows, TUNE_K, 1, s->scratch, NULL};
+    quant_args a = {s->f, s->y, s->w, s->x, s->rows, s->k, 1, s->scratch, NULL};
     quant_decode_int8(&a, quant_isa_best());
 }
 
@@ -78,8 +84,8 @@ static bool shape_check(void *state, char *why, size_t len)
     shape_tuning *s = state;
     memset(s->y, 0xFF, sizeof(float) * (size_t)s->rows); /* NaN: an unwritten output fails */
     shape_call(s);
-    for (int c = 0; c < s->rows / BASE_ROWS; c++) {
-        rl_check k = rl_compare_f32_bound(s->y + (size_t)c * BASE_ROWS, s->ref, s->bound, BASE_ROWS);
+    for (int c = 0; c < s->rows / s->base_rows; c++) {
+        rl_check k = rl_compare_f32_bound(s->y + (size_t)c * s->base_rows, s->ref, s->bound, s->base_rows);
         if (!k.ok) {
             rl_check_describe(&k, why, len);
             return false;
@@ -94,24 +100,24 @@ static void shape_build(void *state)
     shape_tuning *s = state;
     rl_ctx *ctx = s->ctx;
     if (!s->in->w16) {
-        s->in->w16 = rl_host_random_f16(ctx, (size_t)BASE_ROWS * TUNE_K, -1, 1);
-        s->in->x = rl_host_random_f16(ctx, TUNE_K, -1, 1);
+        s->in->w16 = rl_host_random_f16(ctx, (size_t)s->base_rows * s->k, -1, 1);
+        s->in->x = rl_host_random_f16(ctx, s->k, -1, 1);
     }
     s->x = s->in->x;
-    size_t base_bytes = quant_row_bytes(s->f, TUNE_K) * BASE_ROWS;
-    int copies = rl_copies_beyond_cache(ctx, (double)base_bytes);
+    size_t base_bytes = quant_row_bytes(s->f, s->k) * s->base_rows;
+    int copies = s->hot ? 1 : rl_copies_beyond_cache(ctx, (double)base_bytes);
     copies = copies > MAX_COPIES ? MAX_COPIES : copies;
-    s->rows = BASE_ROWS * copies;
+    s->rows = s->base_rows * copies;
     s->w = rl_host_alloc(base_bytes * (size_t)copies);
-    quant_encode_matrix(s->f, s->w, s->in->w16, BASE_ROWS, TUNE_K);
+    quant_encode_matrix(s->f, s->w, s->in->w16, s->base_rows, s->k);
     for (int c = 1; c < copies; c++)
         memcpy((char *)s->w + c * base_bytes, s->w, base_bytes);
     s->y = rl_host_alloc(sizeof(float) * (size_t)s->rows);
-    s->scratch = rl_host_alloc(quant_int8_scratch(s->rows, TUNE_K, 1));
-    s->ref = rl_host_alloc(sizeof(double) * BASE_ROWS);
-    s->bound = rl_host_alloc(sizeof(double) * BASE_ROWS);
-    quant_reference(s->ref, s->f, s->w, s->x, BASE_ROWS, TUNE_K, 1, false);
-    quant_int8_error_bound(s->bound, s->f, s->w, s->x, BASE_ROWS, TUNE_K);
+    s->scratch = rl_host_alloc(quant_int8_scratch(s->rows, s->k, 1));
+    s->ref = rl_host_alloc(sizeof(double) * s->base_rows);
+    s->bound = rl_host_alloc(sizeof(double) * s->base_rows);
+    quant_reference(s->ref, s->f, s->w, s->x, s->base_rows, s->k, 1, false);
+    quant_int8_error_bound(s->bound, s->f, s->w, s->x, s->base_rows, s->k);
 }
 
 /* The candidates and the signature: what the choice depends on besides
@@ -121,15 +127,22 @@ static void candidates(shape_tuning *s)
     if (s->f == QF_F16) { /* experiment 02's GEMV: rows per step */
         for (const int *r = GEMV_FP16_ROWS; *r >= 0 && s->n < 16; r++)
             s->shapes[s->n++] = (quant_dot_shape){*r, 0};
-        snprintf(s->signature, sizeof s->signature, "fp16 gemv; rows 2 4 8%s; %d x %d from DRAM",
-                 s->n > 3 ? " 16" : "", BASE_ROWS, TUNE_K);
+        snprintf(s->signature, sizeof s->signature, "fp16 gemv; rows 2 4 8%s; %d x %d %s",
+                 s->n > 3 ? " 16" : "", s->base_rows, s->k, s->hot ? "hot" : "from DRAM");
         return;
     }
     for (const int *r = QUANT_DOT_ROWS; *r >= 0; r++)
         for (const int *p = QUANT_DOT_PREFETCH; *p >= 0 && s->n < 16; p++)
             s->shapes[s->n++] = (quant_dot_shape){*r, *p};
-    snprintf(s->signature, sizeof s->signature, "%s; rows 1 2 4; prefetch 0 1024 4096; "
-             "%d x %d from DRAM", quant_isa_name(quant_isa_best()), BASE_ROWS, TUNE_K);
+    /* a kernel rewritten for other registers is a new kernel: its cached
+     * choice (timed on the old one) no longer applies */
+    bool zmm = false;
+#if defined(QUANT_Q2_ZMM)
+    zmm = s->f == QF_Q2;
+#endif
+    snprintf(s->signature, sizeof s->signature, "%s%s; rows 1 2 4; prefetch 0 1024 4096; %d x %d %s",
+             quant_isa_name(quant_isa_best()), zmm ? " zmm" : "", s->base_rows, s->k,
+             s->hot ? "hot" : "from DRAM");
 }
 
 /* The default's index among the candidates. */
@@ -153,7 +166,7 @@ static void release(shape_tuning *s) /* what shape_build made, if it ran */
     rl_host_free(s->bound);
 }
 
-void decode_tune_cpu(rl_ctx *ctx, bool integer_formats)
+void decode_tune_cpu_at(rl_ctx *ctx, bool integer_formats, int rows, int k)
 {
     if (ctx->kind != RL_CPU)
         return; /* the GPU's kernels have no shape to choose here */
@@ -161,10 +174,15 @@ void decode_tune_cpu(rl_ctx *ctx, bool integer_formats)
     quant_format last = integer_formats && quant_isa_best() != QUANT_ISA_C ? QF_COUNT - 1 : QF_F16;
     tune_inputs in = {NULL, NULL};
     for (quant_format f = QF_F16; f <= last; f++) {
-        shape_tuning s = {.ctx = ctx, .in = &in, .f = f};
+        bool hot = rows > 0;
+        shape_tuning s = {.ctx = ctx, .in = &in, .f = f, .base_rows = hot ? rows : BASE_ROWS,
+                          .k = hot ? k : TUNE_K, .hot = hot};
         candidates(&s);
-        char key[32], what[48];
-        snprintf(key, sizeof key, "tuning_%s", quant_formats[f].name);
+        char key[64], what[48];
+        if (hot) /* its own key: the DRAM choice stays the model's */
+            snprintf(key, sizeof key, "tuning_%s_%dx%d_hot", quant_formats[f].name, rows, k);
+        else
+            snprintf(key, sizeof key, "tuning_%s", quant_formats[f].name);
         snprintf(what, sizeof what, "%s decode shape", quant_formats[f].name);
         rl_tune t = {key, what, s.signature, s.n, default_index(&s), shape_name, shape_set,
                      shape_check, shape_call, shape_build, &s};
@@ -174,3 +192,5 @@ void decode_tune_cpu(rl_ctx *ctx, bool integer_formats)
     rl_host_free(in.w16);
     rl_host_free(in.x);
 }
+
+void decode_tune_cpu(rl_ctx *ctx, bool integer_formats) { decode_tune_cpu_at(ctx, integer_formats, 0, 0); }

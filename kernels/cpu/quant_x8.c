@@ -124,6 +124,16 @@ static void layout_q2(int8_t *dst, const int8_t *q)
             dst[32 * i + c] = q[4 * c + i];
 }
 
+/* q2 on AVX-512, per 256 values: plane i of both halves side by side, the
+ * 64 bytes one 512-bit vector of the block's planes meets. */
+static void layout_q2_zmm(int8_t *dst, const int8_t *q)
+{
+    for (int i = 0; i < 4; i++)
+        for (int h = 0; h < 2; h++)
+            for (int c = 0; c < 32; c++)
+                dst[64 * i + 32 * h + c] = q[128 * h + 4 * c + i];
+}
+
 /* The lane order of the SIMD kernels' per-block sums (quant_dot_avx2.c:
  * hadd4 of their partial sums): x's scales and offsets are stored in it,
  * so each lane meets its own scale without a shuffle per row. */
@@ -165,6 +175,13 @@ void quant_x8_fill(quant_x8 *qx, const fp16 *x, quant_format f, quant_isa isa, i
         }
         int8_t *dst = qx->q + (size_t)QUANT_BLOCK * b;
         bool simd = isa != QUANT_ISA_C;
+#if defined(QUANT_Q2_ZMM)
+        if (simd && f == QF_Q2) {
+            layout_q2_zmm(dst, nat);
+            fill_vectors(qx, f, b);
+            continue;
+        }
+#endif
         for (int c = 0; c < QUANT_BLOCK; c += 128) {
             if (simd && (f == QF_Q4 || f == QF_Q5)) {
                 layout_nibbles(dst + c, nat + c);
