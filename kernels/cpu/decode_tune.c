@@ -137,8 +137,8 @@ static void candidates(shape_tuning *s)
     /* a kernel rewritten for other registers is a new kernel: its cached
      * choice (timed on the old one) no longer applies */
     bool zmm = false;
-#if defined(QUANT_Q2_ZMM)
-    zmm = s->f == QF_Q2;
+#if defined(QUANT_DOT_ZMM)
+    zmm = s->f == QF_Q2 || s->f == QF_Q6;
 #endif
     snprintf(s->signature, sizeof s->signature, "%s%s; rows 1 2 4; prefetch 0 1024 4096; %d x %d %s",
              quant_isa_name(quant_isa_best()), zmm ? " zmm" : "", s->base_rows, s->k,

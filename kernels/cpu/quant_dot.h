@@ -30,18 +30,18 @@ typedef enum quant_isa {
     QUANT_ISA_C = 0,       /* portable C */
     QUANT_ISA_AVX2,        /* maddubs + madd */
     QUANT_ISA_AVXVNNI,     /* vpdpbusd, VEX (Alder Lake, Zen 5...) */
-    QUANT_ISA_AVX512VNNI,  /* vpdpbusd, EVEX on 256-bit registers, q2 on 512 (Ice Lake, Zen 4...) */
+    QUANT_ISA_AVX512VNNI,  /* vpdpbusd, EVEX on 256-bit registers, q2 and q6 on 512 (Ice Lake, Zen 4...) */
     QUANT_ISA_COUNT
 } quant_isa;
 
-/* q2's AVX-512 block takes both halves of a block in one 512-bit vector,
- * so x's integers for it interleave the halves (quant_x8.c): the two files
- * decide it from the same macros. AVX-512 VNNI without BW exists on no CPU.
- * CPU_ARCH='-march=native -DQ2_YMM' builds the 256-bit q2 block instead,
- * to time the two side by side. */
-#if !defined(Q2_YMM) && defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX2__) && \
+/* q2's and q6's AVX-512 blocks take both halves of a block in one 512-bit
+ * vector, so x's integers for them interleave the halves (quant_x8.c): the
+ * two files decide it from the same macros. AVX-512 VNNI without BW exists
+ * on no CPU. CPU_ARCH='-march=native -DQUANT_DOT_YMM' builds the 256-bit
+ * blocks instead, to time the two side by side. */
+#if !defined(QUANT_DOT_YMM) && defined(__AVX512VNNI__) && defined(__AVX512VL__) && defined(__AVX512BW__) && defined(__AVX2__) && \
     defined(__FMA__) && defined(__F16C__)
-#define QUANT_Q2_ZMM 1
+#define QUANT_DOT_ZMM 1
 #endif
 
 /* The SIMD implementation this build compiled (QUANT_ISA_C when none). */

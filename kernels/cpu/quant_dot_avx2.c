@@ -1,9 +1,10 @@
 /*
  * cpu/quant_dot_avx2.c -- the integer-dot decode in 256-bit vectors:
  * AVX2, with AVX-VNNI or AVX-512 VNNI's vpdpbusd where the build targets
- * them (one instruction for four byte products and their sum); q2, the
- * format whose matrix fits a cache and so is bound by instructions, takes
- * 512-bit vectors where AVX-512 is there.
+ * them (one instruction for four byte products and their sum); q2 and
+ * q6, the formats with the most instructions per byte (bound by them, not
+ * by memory, where their matrix fits a cache), take 512-bit vectors where
+ * AVX-512 is there.
  *
  * Each kernel reads a block as quant.h lays it out for the GPU and never
  * moves a weight between lanes: nibbles split with one AND and one shift,
@@ -26,7 +27,7 @@
 
 /* The preprocessor cannot compare enum constants: one macro per choice. */
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
-#define QDOT_VNNI512 1 /* and q2 in 512-bit vectors where BW is there too (QUANT_Q2_ZMM) */
+#define QDOT_VNNI512 1 /* and q2, q6 in 512-bit vectors where BW is there too (QUANT_DOT_ZMM) */
 #define QDOT_ISA QUANT_ISA_AVX512VNNI
 #elif defined(__AVXVNNI__)
 #define QDOT_AVXVNNI 1
@@ -174,6 +175,48 @@ static inline void q6_high_bits(__m256i qh, __m256i *pe, __m256i *po, __m256i *r
     *ro = _mm256_or_si256(*ro, _mm256_unpackhi_epi8(a1, b1));
 }
 
+#if defined(QUANT_DOT_ZMM)
+/* AVX-512: the 256-bit block below with both halves (c = 0 low, c = 1
+ * high) in one 512-bit vector, x interleaved to match (quant_x8.c): ql's
+ * P and R vectors by two lane shuffles of two loads, qh in one load, each
+ * half's scales by one permutation. The four sums come back as the halves
+ * of two vectors, for the same hadd4 as the 256-bit path. */
+static inline __m256 block_q6(const q6_block *b, const int8_t *xq, const int16_t *s16,
+                              const float *dv, const float *off)
+{
+    const uint8_t *ql = (const uint8_t *)b->ql;
+    __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b->s));
+    __m256i o = _mm256_madd_epi16(sc, _mm256_loadu_si256((const __m256i *)s16));
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m = _mm512_set1_epi8(0x30);
+    const __m512i first = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3));
+    const __m512i second = _mm512_add_epi8(first, _mm512_set1_epi8(4));
+    /* scales as int16: [sub-blocks 0-3 x2, 4-7 x2 | 8-11, 12-15]: the
+     * 256-bit path's sq for c = 0 and c = 1 */
+    __m512i sq = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), _mm512_castsi256_si512(sc));
+    __m512i sp = _mm512_shuffle_epi8(sq, first), sr = _mm512_shuffle_epi8(sq, second);
+    __m512i lo = _mm512_loadu_si512(ql), hi = _mm512_loadu_si512(ql + 64);
+    __m512i p = _mm512_shuffle_i64x2(lo, hi, 0x88), r = _mm512_shuffle_i64x2(lo, hi, 0xDD);
+    __m512i pe = _mm512_and_si512(p, m4), po = _mm512_and_si512(_mm512_srli_epi16(p, 4), m4);
+    __m512i re = _mm512_and_si512(r, m4), ro = _mm512_and_si512(_mm512_srli_epi16(r, 4), m4);
+    __m512i qh = _mm512_loadu_si512(b->qh);
+    __m512i a0 = _mm512_and_si512(_mm512_slli_epi16(qh, 4), m), b0 = _mm512_and_si512(qh, m);
+    __m512i a1 = _mm512_and_si512(_mm512_slli_epi16(qh, 2), m), b1 = _mm512_and_si512(_mm512_srli_epi16(qh, 2), m);
+    pe = _mm512_or_si512(pe, _mm512_unpacklo_epi8(a0, b0));
+    po = _mm512_or_si512(po, _mm512_unpacklo_epi8(a1, b1));
+    re = _mm512_or_si512(re, _mm512_unpackhi_epi8(a0, b0));
+    ro = _mm512_or_si512(ro, _mm512_unpackhi_epi8(a1, b1));
+    __m512i ip = _mm512_add_epi16(_mm512_maddubs_epi16(pe, _mm512_loadu_si512(xq)),
+                                  _mm512_maddubs_epi16(po, _mm512_loadu_si512(xq + 64)));
+    __m512i ir = _mm512_add_epi16(_mm512_maddubs_epi16(re, _mm512_loadu_si512(xq + 128)),
+                                  _mm512_maddubs_epi16(ro, _mm512_loadu_si512(xq + 192)));
+    __m512i i02 = _mm512_madd_epi16(ip, sp), i13 = _mm512_madd_epi16(ir, sr);
+    __m256i h = hadd4(_mm512_castsi512_si256(i02), _mm512_castsi512_si256(i13),
+                      _mm512_extracti64x4_epi64(i02, 1), _mm512_extracti64x4_epi64(i13, 1));
+    __m256 sum = _mm256_fmadd_ps(_mm256_cvtepi32_ps(h), _mm256_loadu_ps(dv),
+                                 _mm256_mul_ps(_mm256_cvtepi32_ps(o), _mm256_loadu_ps(off)));
+    return _mm256_mul_ps(fp16_splat(b->d), sum);
+}
+#else
 /* Per 128 weights the two nibble vectors' sums have lanes [groups 4c x 4 |
  * 4c + 2 x 4] (P) and [4c + 1 | 4c + 3] (R); hadd4 gives groups
  * [0 1 4 5 | 2 3 6 7], x's dv order. The offset's lanes are in natural
@@ -208,19 +251,20 @@ static inline __m256 block_q6(const q6_block *b, const int8_t *xq, const int16_t
                                  _mm256_mul_ps(_mm256_cvtepi32_ps(o), _mm256_loadu_ps(off)));
     return _mm256_mul_ps(fp16_splat(b->d), sum);
 }
+#endif
 
 /* ---- q2: four 2-bit planes, a 4-bit scale and min per 16 ---------------------------- */
 
-#if defined(QUANT_Q2_ZMM)
+#if defined(QUANT_DOT_ZMM)
 /* AVX-512: the block's 64 bytes of planes in one vector (low half weights
  * 0-127, high half 128-255) and x interleaved to match (quant_x8.c), so
  * dword n of every plane holds sub-block n (two 16-bit lanes): four dpbusd
  * leave sub-block n's sum in lane n (|sum| <= 16 x 3 x 127 = 6096, so its
  * low word is the value), and madd by [scale, 0] words scales it. Each
  * lane then meets its group's x scale (group n / 2), and the halves fold
- * to the 8 lanes the rows add up. About 20 vector instructions a block,
- * where the 256-bit path takes about 50: on a Zen 5 (whole 512-bit units)
- * a q2 matrix in L3 is bound by them, not by its bytes. */
+ * to the 8 lanes the rows add up. GCC 12's 1-row loop: 55 instructions
+ * a block, where the 256-bit maddubs path took 72 (on a Zen 5 a q2 matrix
+ * in L3 was bound by them, not by its bytes: 1.36x ggml's time). */
 static inline __m256 block_q2(const q2_block *b, const int8_t *xq, const int16_t *s16,
                               const float *dv, const float *dx)
 {

@@ -124,14 +124,14 @@ static void layout_q2(int8_t *dst, const int8_t *q)
             dst[32 * i + c] = q[4 * c + i];
 }
 
-/* q2 on AVX-512, per 256 values: plane i of both halves side by side, the
- * 64 bytes one 512-bit vector of the block's planes meets. */
-static void layout_q2_zmm(int8_t *dst, const int8_t *q)
+/* q2 and q6 on AVX-512: the 256-bit layout's vector k of both halves side
+ * by side (64 bytes, what one 512-bit vector of the block's bits meets):
+ * dst[64 k + 32 h + j] = per128[128 h + 32 k + j]. */
+static void interleave_halves(int8_t *dst, const int8_t *per128)
 {
-    for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 4; k++)
         for (int h = 0; h < 2; h++)
-            for (int c = 0; c < 32; c++)
-                dst[64 * i + 32 * h + c] = q[128 * h + 4 * c + i];
+            memcpy(dst + 64 * k + 32 * h, per128 + 128 * h + 32 * k, 32);
 }
 
 /* The lane order of the SIMD kernels' per-block sums (quant_dot_avx2.c:
@@ -159,7 +159,7 @@ static void fill_vectors(quant_x8 *qx, quant_format f, int b)
 
 void quant_x8_fill(quant_x8 *qx, const fp16 *x, quant_format f, quant_isa isa, int b0, int b1)
 {
-    int8_t nat[QUANT_BLOCK];
+    int8_t nat[QUANT_BLOCK], per128[QUANT_BLOCK];
     for (int b = b0; b < b1; b++) {
         const fp16 *xb = x + (size_t)QUANT_BLOCK * b;
         for (int g = 0; g < 8; g++) {
@@ -175,25 +175,25 @@ void quant_x8_fill(quant_x8 *qx, const fp16 *x, quant_format f, quant_isa isa, i
         }
         int8_t *dst = qx->q + (size_t)QUANT_BLOCK * b;
         bool simd = isa != QUANT_ISA_C;
-#if defined(QUANT_Q2_ZMM)
-        if (simd && f == QF_Q2) {
-            layout_q2_zmm(dst, nat);
-            fill_vectors(qx, f, b);
-            continue;
-        }
+        bool zmm = false;
+#if defined(QUANT_DOT_ZMM)
+        zmm = simd && (f == QF_Q2 || f == QF_Q6);
 #endif
+        int8_t *out = zmm ? per128 : dst;
         for (int c = 0; c < QUANT_BLOCK; c += 128) {
             if (simd && (f == QF_Q4 || f == QF_Q5)) {
-                layout_nibbles(dst + c, nat + c);
-                layout_nibbles(dst + c + 64, nat + c + 64);
+                layout_nibbles(out + c, nat + c);
+                layout_nibbles(out + c + 64, nat + c + 64);
             } else if (simd && f == QF_Q6) {
-                layout_q6(dst + c, nat + c);
+                layout_q6(out + c, nat + c);
             } else if (simd && f == QF_Q2) {
-                layout_q2(dst + c, nat + c);
+                layout_q2(out + c, nat + c);
             } else {
-                memcpy(dst + c, nat + c, 128);
+                memcpy(out + c, nat + c, 128);
             }
         }
+        if (zmm)
+            interleave_halves(dst, per128);
         fill_vectors(qx, f, b);
     }
 }
