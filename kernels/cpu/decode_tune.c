@@ -173,8 +173,8 @@ void decode_tune_cpu_at(rl_ctx *ctx, bool integer_formats, int rows, int k)
     /* the portable C integer kernels have none either */
     quant_format last = integer_formats && quant_isa_best() != QUANT_ISA_C ? QF_COUNT - 1 : QF_F16;
     tune_inputs in = {NULL, NULL};
+    bool hot = rows > 0;
     for (quant_format f = QF_F16; f <= last; f++) {
-        bool hot = rows > 0;
         shape_tuning s = {.ctx = ctx, .in = &in, .f = f, .base_rows = hot ? rows : BASE_ROWS,
                           .k = hot ? k : TUNE_K, .hot = hot};
         candidates(&s);

@@ -17,8 +17,9 @@ struct rl_ctx;
 void decode_tune_cpu(struct rl_ctx *ctx, bool integer_formats);
 
 /* The same, timed on one hot rows x k matrix instead (exp-03 --matrix
- * --cache hot): a matrix that fits a cache may want another shape than one
- * read from DRAM, so its choice is cached under its own keys
+ * --cache hot, and a cache-sized model): a matrix that fits a cache may
+ * want another shape than one read from DRAM, so its choice is cached
+ * under its own keys
  * (tuning_f16_4096x14336_hot ...). rows = 0: decode_tune_cpu. */
 void decode_tune_cpu_at(struct rl_ctx *ctx, bool integer_formats, int rows, int k);
 

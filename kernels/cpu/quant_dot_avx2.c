@@ -255,6 +255,16 @@ static inline __m256 block_q6(const q6_block *b, const int8_t *xq, const int16_t
 
 /* ---- q2: four 2-bit planes, a 4-bit scale and min per 16 ---------------------------- */
 
+/* The 16 sub-blocks' 4-bit scales as bytes, and the min part: lane g =
+ * the sum over group g's two sub-blocks of m x's sum (both block paths). */
+static inline __m128i q2_scales_mins(const q2_block *b, const int16_t *s16, __m256i *m)
+{
+    __m128i sm = _mm_loadu_si128((const __m128i *)b->sm);
+    __m128i mins = _mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F));
+    *m = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), _mm256_loadu_si256((const __m256i *)s16));
+    return _mm_and_si128(sm, _mm_set1_epi8(0x0F));
+}
+
 #if defined(QUANT_DOT_ZMM)
 /* AVX-512: the block's 64 bytes of planes in one vector (low half weights
  * 0-127, high half 128-255) and x interleaved to match (quant_x8.c), so
@@ -269,10 +279,8 @@ static inline __m256 block_q2(const q2_block *b, const int8_t *xq, const int16_t
                               const float *dv, const float *dx)
 {
     (void)dv;
-    __m128i sm = _mm_loadu_si128((const __m128i *)b->sm);
-    __m128i scales = _mm_and_si128(sm, _mm_set1_epi8(0x0F));
-    __m128i mins = _mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F));
-    __m256i m = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), _mm256_loadu_si256((const __m256i *)s16));
+    __m256i m;
+    __m128i scales = q2_scales_mins(b, s16, &m);
     const __m512i m2 = _mm512_set1_epi8(3);
     __m512i q = _mm512_loadu_si512(b->qs);
     __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(q, m2), _mm512_loadu_si512(xq));
@@ -293,11 +301,8 @@ static inline __m256 block_q2(const q2_block *b, const int8_t *xq, const int16_t
 static inline __m256 block_q2(const q2_block *b, const int8_t *xq, const int16_t *s16,
                               const float *dv, const float *dx)
 {
-    __m128i sm = _mm_loadu_si128((const __m128i *)b->sm);
-    __m128i scales = _mm_and_si128(sm, _mm_set1_epi8(0x0F));
-    __m128i mins = _mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F));
-    /* the min part: sum over sub-blocks of m x's sum, lane g = group g */
-    __m256i m = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins), _mm256_loadu_si256((const __m256i *)s16));
+    __m256i m;
+    __m128i scales = q2_scales_mins(b, s16, &m);
     const __m256i m2 = splat8(3);
     const uint8_t *qs = (const uint8_t *)b->qs;
     __m256i i[2];
@@ -310,8 +315,8 @@ static inline __m256 block_q2(const q2_block *b, const int8_t *xq, const int16_t
         /* Dword n of every plane holds sub-block 8c + n (two 16-bit lanes),
          * so four dpbusd leave each sub-block's whole sum in its own int32
          * lane (|sum| <= 16 x 3 x 127 = 6096: its low word is the value),
-         * and madd by [scale, 0] words scales it: 6 instructions where the
-         * maddubs path takes 9. */
+         * and madd by [scale, 0] words scales it: four dpbusd, an add and
+         * a madd, where maddubs takes four, three adds and a madd. */
         __m256i d = _mm256_add_epi32(dot_u8s8x2(q0, load32(x), q1, load32(x + 32)),
                                      dot_u8s8x2(q2, load32(x + 64), q3, load32(x + 96)));
         __m128i s8 = c ? _mm_unpackhi_epi64(scales, scales) : scales;
