@@ -99,6 +99,9 @@ extern const int GEMV_FP16_ROWS[];
 int gemv_fp16_rows_default(void);
 int gemv_fp16_get_rows(void);
 bool gemv_fp16_set_rows(int rows);
+/* Its vector width in floats (16 on AVX-512, else 8): part of what a
+ * cached choice was timed on. */
+int gemv_fp16_lanes(void);
 /* FP16 to FP32 on the CPU, in parallel. */
 void gemv_convert_fp16(float *dst, const fp16 *src, size_t n);
 

@@ -116,6 +116,19 @@ Test(build, the_vnni_decode_paths_build_and_use_vpdpbusd)
     cr_assert_eq(count_in_object(Q, "alderlake", "vpdpbusd.*zmm"), 0, "AVX-VNNI has no zmm");
 }
 
+/* The F16 GEMV converts 16 halves per instruction where the build targets
+ * AVX-512 (half the conversions of 8-lane steps: what bound it in cache),
+ * and fuses its multiply-add wherever FMA is there (ISO C does not
+ * contract a * b + c on its own). */
+Test(build, the_fp16_gemv_takes_the_widest_vectors_and_fuses_its_multiply_add)
+{
+    static const char *const G = "kernels/cpu/gemv.c";
+    cr_assert_gt(count_in_object(G, "icelake-server", "vcvtph2ps.*zmm"), 0, "AVX-512: no 16-half conversion");
+    cr_assert_gt(count_in_object(G, "icelake-server", "vfmadd...ps.*zmm"), 0, "AVX-512: no 16-lane FMA");
+    cr_assert_eq(count_in_object(G, "haswell", "zmm"), 0, "AVX2 has no zmm");
+    cr_assert_gt(count_in_object(G, "haswell", "vfmadd...ps.*ymm"), 0, "FMA: the multiply-add is not fused");
+}
+
 /* The vector cos (cpu/vmath.h) on 16 lanes where the build targets
  * AVX-512 (zmm registers, the clamp in one vrangeps) and on 8 elsewhere;
  * test_vmath.c and test_vmath_8_lanes.c check the arithmetic of both. */

@@ -127,8 +127,9 @@ static void candidates(shape_tuning *s)
     if (s->f == QF_F16) { /* experiment 02's GEMV: rows per step */
         for (const int *r = GEMV_FP16_ROWS; *r >= 0 && s->n < 16; r++)
             s->shapes[s->n++] = (quant_dot_shape){*r, 0};
-        snprintf(s->signature, sizeof s->signature, "fp16 gemv; rows 2 4 8%s; %d x %d %s",
-                 s->n > 3 ? " 16" : "", s->base_rows, s->k, s->hot ? "hot" : "from DRAM");
+        /* the lanes name the kernel: a choice timed on 8-lane steps is retimed */
+        snprintf(s->signature, sizeof s->signature, "fp16 gemv on %d lanes with fma; rows 2 4 8%s; %d x %d %s",
+                 gemv_fp16_lanes(), s->n > 3 ? " 16" : "", s->base_rows, s->k, s->hot ? "hot" : "from DRAM");
         return;
     }
     for (const int *r = QUANT_DOT_ROWS; *r >= 0; r++)
