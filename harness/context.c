@@ -58,8 +58,11 @@ static void describe_device(const rl_device_info *d, char *buf, size_t len)
         rl_format_bytes(d->l1d_bytes, a, sizeof a);
         rl_format_bytes(d->l2_bytes, b, sizeof b);
         rl_format_bytes(d->l3_bytes, c, sizeof c);
-        snprintf(buf, len, "%s, %d cores, %d threads, L1d %s, L2 %s, L3 %s", d->name, d->cores,
-                 d->threads, a, b, c);
+        char id[64] = "";
+        if (d->cpu_id[0])
+            snprintf(id, sizeof id, " (%s)", d->cpu_id);
+        snprintf(buf, len, "%s%s, %d cores, %d threads, L1d %s, L2 %s, L3 %s", d->name, id,
+                 d->cores, d->threads, a, b, c);
     }
 }
 

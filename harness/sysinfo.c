@@ -90,18 +90,27 @@ static void tidy_model(char *s)
 void rl_cpu_describe(rl_device_info *info)
 {
     snprintf(info->name, sizeof info->name, "unknown CPU");
+    info->cpu_id[0] = '\0';
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (f) {
-        char line[512];
-        while (fgets(line, sizeof line, f))
+        char line[4096]; /* a flags line runs past 1,500 characters */
+        int family = -1, model = -1;
+        /* the first processor's lines; its blank line ends them */
+        while (fgets(line, sizeof line, f) && line[0] != '\n') {
+            char *colon = strchr(line, ':');
+            if (!colon)
+                continue;
             if (!strncmp(line, "model name", 10)) {
-                char *colon = strchr(line, ':');
-                if (colon) {
-                    snprintf(info->name, sizeof info->name, "%s", colon + 2);
-                    info->name[strcspn(info->name, "\n")] = '\0';
-                }
-                break;
+                snprintf(info->name, sizeof info->name, "%s", colon + 2);
+                info->name[strcspn(info->name, "\n")] = '\0';
+            } else if (!strncmp(line, "cpu family", 10)) {
+                family = atoi(colon + 1);
+            } else if (!strncmp(line, "model", 5) && (line[5] == '\t' || line[5] == ' ')) {
+                model = atoi(colon + 1);
             }
+        }
+        if (family >= 0 && model >= 0)
+            snprintf(info->cpu_id, sizeof info->cpu_id, "family %d, model %d", family, model);
         fclose(f);
     }
     tidy_model(info->name);

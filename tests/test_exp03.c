@@ -116,6 +116,19 @@ static void check_measured(const rl_table *t)
         }
 }
 
+/* /proc/cpuinfo names an x86 family (its size reads 0: read it by lines). */
+static bool cpuinfo_has_family(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[4096];
+    bool found = false;
+    while (f && !found && fgets(line, sizeof line, f))
+        found = !strncmp(line, "cpu family", 10);
+    if (f)
+        fclose(f);
+    return found;
+}
+
 Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
 {
     int rc = run_exp03("--quick --backend cpu --max-bytes 64Mi --label e2e");
@@ -144,6 +157,13 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(has_meta(t, meta[i]), "metadata '%s' missing", meta[i]);
     check_measured(t);
+    /* Which CPU: a VM names Zen 3, 4 and 5 all "AMD EPYC"; its family and
+     * model tell them apart, so they go wherever the device is named. */
+    if (cpuinfo_has_family()) {
+        const char *detail = rl_table_meta(t, "device_detail");
+        cr_assert(detail && strstr(detail, " (family ") && strstr(detail, ", model "), "%s", detail);
+        cr_assert(strstr(out, detail), "the device line prints it: %s", detail);
+    }
 
     /* The published table: every quant type, both phases, marked, its F16 the anchor. */
     cr_assert_eq(table_count(t, "source", "measured"), 6 * NVARIANTS);

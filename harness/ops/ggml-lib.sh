@@ -81,7 +81,14 @@ alternate_rounds() {
 }
 
 # The CPU's name and the vector flags that matter to both sides.
-cpu_name() { sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1; }
+# The family and model tell Zen 3 from 4 and 5 where a VM names them all "AMD EPYC".
+cpu_name() {
+    local name family model
+    name=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+    family=$(sed -n 's/^cpu family[[:space:]]*: //p' /proc/cpuinfo | head -1)
+    model=$(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -1)
+    echo "${name:-unknown CPU}${family:+ (family $family, model $model)}"
+}
 cpu_flags() {
     grep -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|avx512_fp16|avx512_bf16|amx_tile|f16c|fma' /proc/cpuinfo |
         sort -u | tr '\n' ' '
