@@ -26,12 +26,25 @@ void rl_ceilings_path(const rl_ctx *ctx, char *buf, size_t len)
     snprintf(buf, len, "%s/%s/ceilings.csv", ctx->args.out_dir, ctx->label);
 }
 
+/* What a cached roof or tuned shape was measured on. A CPU's family and
+ * model are part of it: a VM names Zen 3, 4 and 5 all "AMD EPYC", and a
+ * results folder carried from one to another must not lend it their
+ * roofs or shapes. No commas: tuning.csv keeps it in a column. */
+void rl_cpu_identity(const rl_device_info *d, char *buf, size_t len)
+{
+    if (d->cpu_family > 0 && d->cpu_model >= 0) /* 0: a zeroed struct, not a CPU */
+        snprintf(buf, len, "cpu | %s | family %d model %d | %d threads", d->name, d->cpu_family,
+                 d->cpu_model, d->threads);
+    else
+        snprintf(buf, len, "cpu | %s | %d threads", d->name, d->threads);
+}
+
 void rl_device_identity(const rl_ctx *ctx, char *buf, size_t len)
 {
     if (ctx->kind == RL_CUDA)
         snprintf(buf, len, "cuda | %s | %d SMs", ctx->dev->name, ctx->dev->sm_count);
     else
-        snprintf(buf, len, "cpu | %s | %d threads", ctx->dev->name, ctx->dev->threads);
+        rl_cpu_identity(ctx->dev, buf, len);
 }
 
 static void save_row(rl_csv *f, const char *roof, const char *level, const char *pattern,

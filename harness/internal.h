@@ -549,8 +549,10 @@ void rl_budget_group(rl_ctx *ctx, const rl_point *leader, int members, double ca
 void rl_budget_fixed(rl_ctx *ctx, double seconds);
 void rl_budget_outside(rl_ctx *ctx, double seconds);
 void rl_budget_fixed_done(rl_ctx *ctx);
-/* "cpu | NAME | N threads" or "cuda | NAME | N SMs": whose roofs and tuning a file holds. */
+/* "cpu | NAME | family F model M | N threads" (no family where /proc/cpuinfo has
+ * none) or "cuda | NAME | N SMs": whose roofs and tuning a file holds. */
 void rl_device_identity(const rl_ctx *ctx, char *buf, size_t len);
+void rl_cpu_identity(const rl_device_info *d, char *buf, size_t len);
 void rl_budget_print(rl_ctx *ctx);
 bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader);
 void rl_budget_group_done(rl_ctx *ctx);

@@ -97,8 +97,9 @@ typedef struct rl_device_info {
     char nvml[160];          /* what NVML said, or why it is unavailable */
     /* CPU */
     int cores, threads;
-    char cpu_id[48]; /* "family 25, model 1" (x86): what tells Zen 3 from 4 and 5 when the
-                        VM names them all "AMD EPYC"; empty where /proc/cpuinfo has none */
+    /* x86 family and model (25 and 1: Zen 3), -1 where /proc/cpuinfo has none: what
+     * tells Zen 3 from 4 and 5 where a VM names them all "AMD EPYC" */
+    int cpu_family, cpu_model;
     double l1d_bytes, l2_bytes, l3_bytes;
     /* both: the cache a "cold" measurement must defeat (GPU L2, CPU LLC) */
     double llc_bytes;

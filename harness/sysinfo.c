@@ -90,11 +90,10 @@ static void tidy_model(char *s)
 void rl_cpu_describe(rl_device_info *info)
 {
     snprintf(info->name, sizeof info->name, "unknown CPU");
-    info->cpu_id[0] = '\0';
+    info->cpu_family = info->cpu_model = -1;
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (f) {
         char line[4096]; /* a flags line runs past 1,500 characters */
-        int family = -1, model = -1;
         /* the first processor's lines; its blank line ends them */
         while (fgets(line, sizeof line, f) && line[0] != '\n') {
             char *colon = strchr(line, ':');
@@ -104,13 +103,11 @@ void rl_cpu_describe(rl_device_info *info)
                 snprintf(info->name, sizeof info->name, "%s", colon + 2);
                 info->name[strcspn(info->name, "\n")] = '\0';
             } else if (!strncmp(line, "cpu family", 10)) {
-                family = atoi(colon + 1);
+                info->cpu_family = atoi(colon + 1);
             } else if (!strncmp(line, "model", 5) && (line[5] == '\t' || line[5] == ' ')) {
-                model = atoi(colon + 1);
+                info->cpu_model = atoi(colon + 1);
             }
         }
-        if (family >= 0 && model >= 0)
-            snprintf(info->cpu_id, sizeof info->cpu_id, "family %d, model %d", family, model);
         fclose(f);
     }
     tidy_model(info->name);

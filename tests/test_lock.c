@@ -187,8 +187,9 @@ static void write_cache_for_this_cpu(const char *path)
     cr_assert_not_null(fixture);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f, "cannot write %s", path);
-    fprintf(f, "# identity: cpu | %s | %d threads\n# date_utc: written by test_lock.c\n", d->name,
-            d->threads);
+    char id[320];
+    rl_cpu_identity(d, id, sizeof id);
+    fprintf(f, "# identity: %s\n# date_utc: written by test_lock.c\n", id);
     /* Everything of the fixture but its own identity and date lines. */
     for (char *line = strtok(fixture, "\n"); line; line = strtok(NULL, "\n"))
         if (strncmp(line, "# identity:", 11) && strncmp(line, "# date_utc:", 11))

@@ -165,3 +165,42 @@ Test(tuning, the_command_line_takes_retune)
     cr_assert_eq(rl_parse_args(1, none, NULL, &a), 0);
     cr_assert_not(a.retune);
 }
+
+/* A VM names Zen 3, 4 and 5 all "AMD EPYC": a shape cached under this
+ * CPU's name and thread count but another family and model is timed
+ * again, never lent, and the file keeps both machines' rows. */
+Test(tuning, a_choice_cached_on_another_model_of_the_same_name_is_timed_again,
+     .init = cr_redirect_stdout, .timeout = 120)
+{
+    char why[256];
+    rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
+    cr_assert_not_null(be, "%s", why);
+    rl_device_info other = *rl_device(be);
+    rl_backend_close(be);
+    if (other.cpu_family <= 0)
+        cr_skip_test("/proc/cpuinfo names no x86 family here");
+    char me[320], them[320];
+    rl_cpu_identity(&other, me, sizeof me);
+    other.cpu_model++;
+    rl_cpu_identity(&other, them, sizeof them);
+    cr_assert(strstr(me, " | family ") && strcmp(me, them), "%s / %s", me, them);
+
+    char dir[1024], path[1200];
+    make_temp_dir(dir, sizeof dir);
+    run_toy(dir, NULL, false);
+    snprintf(path, sizeof path, "%s/results/toy/tuning.csv", dir);
+    char csv[8192], *at;
+    snprintf(csv, sizeof csv, "%s", read_all(path));
+    cr_assert((at = strstr(csv, me)), "this machine's identity in %s", csv);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "%.*s%s%s", (int)(at - csv), csv, them, at + strlen(me));
+    fclose(f);
+
+    run_toy(dir, NULL, false);
+    cr_assert_gt(toy.calls, 0, "the other model's choice was lent");
+    cr_assert_eq(toy.chosen, 1);
+    char *now = read_all(path);
+    cr_assert(strstr(now, them) && strstr(now, me), "both machines' rows: %s", now);
+    rm_tree(dir);
+}
