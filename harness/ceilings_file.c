@@ -32,7 +32,7 @@ void rl_ceilings_path(const rl_ctx *ctx, char *buf, size_t len)
  * roofs or shapes. No commas: tuning.csv keeps it in a column. */
 void rl_cpu_identity(const rl_device_info *d, char *buf, size_t len)
 {
-    if (d->cpu_family > 0 && d->cpu_model >= 0) /* 0: a zeroed struct, not a CPU */
+    if (rl_cpu_model_known(d))
         snprintf(buf, len, "cpu | %s | family %d model %d | %d threads", d->name, d->cpu_family,
                  d->cpu_model, d->threads);
     else

@@ -59,7 +59,7 @@ static void describe_device(const rl_device_info *d, char *buf, size_t len)
         rl_format_bytes(d->l2_bytes, b, sizeof b);
         rl_format_bytes(d->l3_bytes, c, sizeof c);
         char id[64] = "";
-        if (d->cpu_family > 0 && d->cpu_model >= 0) /* 0: a zeroed struct, not a CPU */
+        if (rl_cpu_model_known(d))
             snprintf(id, sizeof id, " (family %d, model %d)", d->cpu_family, d->cpu_model);
         snprintf(buf, len, "%s%s, %d cores, %d threads, L1d %s, L2 %s, L3 %s", d->name, id,
                  d->cores, d->threads, a, b, c);

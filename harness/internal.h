@@ -553,6 +553,11 @@ void rl_budget_fixed_done(rl_ctx *ctx);
  * none) or "cuda | NAME | N SMs": whose roofs and tuning a file holds. */
 void rl_device_identity(const rl_ctx *ctx, char *buf, size_t len);
 void rl_cpu_identity(const rl_device_info *d, char *buf, size_t len);
+/* rl_cpu_describe found the x86 family and model (a zeroed struct has not). */
+static inline bool rl_cpu_model_known(const rl_device_info *d)
+{
+    return d->cpu_family > 0 && d->cpu_model >= 0;
+}
 void rl_budget_print(rl_ctx *ctx);
 bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader);
 void rl_budget_group_done(rl_ctx *ctx);

@@ -60,6 +60,9 @@ static inline float v8f_sum(v8f v)
 #define VF_LANES 8
 #endif
 #endif
+#if VF_LANES == 16 && !defined(__AVX512F__)
+#error "VF_LANES 16 needs AVX-512F (cpu/simd.h's 16-lane helpers use its intrinsics)"
+#endif
 typedef float vf __attribute__((vector_size(4 * VF_LANES)));
 typedef int32_t vfi __attribute__((vector_size(4 * VF_LANES)));
 typedef uint32_t vfu __attribute__((vector_size(4 * VF_LANES)));
@@ -112,19 +115,10 @@ static inline v8f fp16x8_to_v8f(const fp16 *p)
  * 256-bit ones (the F16 GEMV's bottleneck in cache). */
 static inline vf fp16_to_vf(const fp16 *p)
 {
-#if VF_LANES == 16 && defined(__AVX512F__)
+#if VF_LANES == 16
     __m256i h;
     memcpy(&h, p, sizeof h);
-    __m512 f = _mm512_cvtph_ps(h);
-    vf v;
-    memcpy(&v, &f, sizeof v);
-    return v;
-#elif VF_LANES == 16
-    v8f lo = fp16x8_to_v8f(p), hi = fp16x8_to_v8f(p + 8);
-    vf v;
-    memcpy(&v, &lo, sizeof lo);
-    memcpy((char *)&v + sizeof lo, &hi, sizeof hi);
-    return v;
+    return (vf)_mm512_cvtph_ps(h);
 #else
     return fp16x8_to_v8f(p);
 #endif
@@ -133,12 +127,10 @@ static inline vf fp16_to_vf(const fp16 *p)
 /* a * b + c on VF_LANES lanes, fused where the CPU has FMA. */
 static inline vf vf_fma(vf a, vf b, vf c)
 {
-#if VF_LANES == 16 && defined(__AVX512F__)
+#if VF_LANES == 16
     return (vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
-#elif VF_LANES == 8
-    return v8f_fma(a, b, c);
 #else
-    return a * b + c;
+    return v8f_fma(a, b, c);
 #endif
 }
 
