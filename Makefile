@@ -213,7 +213,7 @@ $(call obj,tests/test_vmath_8_lanes.c): CFLAGS += -mno-avx512f
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: peer-ggml peer-ggml-attention peer-ggml-moe build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
+.PHONY: peer-ggml peer-ggml-attention peer-ggml-moe cpu-loops build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN) $(if $(NVCC),$(B)/kernel-resources.txt)
@@ -357,6 +357,12 @@ sass: build
 	@[ -n "$(KERNEL)" ] || { echo 'usage: make sass KERNEL=pattern [SM=90]  (e.g. KERNEL=gemv_dp4a)'; exit 2; }
 	@B='$(B)' NVCC='$(NVCC)' harness/ops/sass.sh '$(KERNEL)' '$(SM)'
 
+# The loops of a CPU kernel file as compiled for MARCH (default native: any
+# x86 -march, no such CPU needed): each arithmetic loop's instructions,
+# prefetches and multiply-adds (harness/ops/cpu-loops.sh --help).
+cpu-loops:
+	@harness/ops/cpu-loops.sh '$(or $(FILE),kernels/cpu/quant_dot_avx2.c)' '$(or $(FUNC),rows_simd_q.*_1)' '$(or $(MARCH),native)'
+
 # The README's "Adding a kernel variant", done in a scratch copy: a row is
 # validated, timed, written and drawn (a CPU build of its own: a minute).
 test-add-variant:
@@ -408,6 +414,8 @@ help:
 	@echo '  make readme-tables regenerate each experiment README'"'"'s Results section and lab-sheet times from the reference runs'
 	@echo '  make sass KERNEL=gemv_dp4a [SM=90]  the SASS of the matching CUDA kernels: registers,'
 	@echo '                     each loop'"'"'s instructions by kind (no GPU needed)'
+	@echo '  make cpu-loops [FILE=...] [FUNC=...] [MARCH=...]  the loops of a CPU kernel file as'
+	@echo '                     compiled for any -march: instructions, prefetches, multiply-adds'
 	@echo '  make test-add-variant  add a kernel variant in a scratch copy and check it is'
 	@echo '                     validated, timed, written and drawn (CI runs it)'
 	@echo '  make check-gpu     on a GPU machine: build for it, validate every CUDA kernel, run'

@@ -116,6 +116,44 @@ Test(build, the_vnni_decode_paths_build_and_use_vpdpbusd)
     cr_assert_eq(count_in_object(Q, "alderlake", "vpdpbusd.*zmm"), 0, "AVX-VNNI has no zmm");
 }
 
+/* The prefetches in the innermost arithmetic loop of one function, as
+ * make cpu-loops (harness/ops/cpu-loops.sh) prints it for a -march. */
+static int prefetches_in_block_loop(const char *function, const char *march)
+{
+    char cmd[1024], head[128];
+    snprintf(cmd, sizeof cmd, "cd '%s' && harness/ops/cpu-loops.sh kernels/cpu/quant_dot_avx2.c '%s' '%s'",
+             RL_SOURCE_ROOT, function, march);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s\n%s", cmd, err);
+    snprintf(head, sizeof head, "\n%s:\n", function);
+    const char *at = strstr(out, head);
+    cr_assert_not_null(at, "no %s in:\n%s", function, out);
+    for (const char *l = strstr(at + 1, "\n  loop "); l && l[1] == ' '; l = strstr(l + 1, "\n")) {
+        const char *eol = strchr(l + 1, '\n'), *holds = strstr(l, "holds a loop");
+        int n = 0, prefetches = 0;
+        if ((!holds || (eol && holds > eol)) && sscanf(l, "\n  loop at +0x%*x: %d instructions, %d prefetch", &n, &prefetches) == 2)
+            return prefetches;
+    }
+    cr_assert_fail("%s: every arithmetic loop holds a loop (the prefetches a loop of their own?):\n%s", function, out);
+    return -1;
+}
+
+/* The integer decode asks for each block's lines ahead with one prefetch
+ * a 64-byte line, unrolled: the block's size is a constant of each
+ * format's function. Read from quant_formats[] (another file), it ran as
+ * a loop of four instructions a line, 15-24 % of a block's instructions.
+ * One row a step: q8's 272 bytes take five lines' prefetches, q2's 84 two. */
+Test(build, the_decode_prefetches_each_line_of_a_block_without_a_loop)
+{
+    static const struct { const char *function; int lines; } ROWS1[] = {
+        {"rows_simd_q8_1", 5}, {"rows_simd_q6_1", 4}, {"rows_simd_q5_1", 3},
+        {"rows_simd_q4_1", 3}, {"rows_simd_q2_1", 2}};
+    for (size_t i = 0; i < sizeof ROWS1 / sizeof ROWS1[0]; i++)
+        for (const char *march = "haswell\0icelake-server\0"; *march; march += strlen(march) + 1)
+            cr_assert_geq(prefetches_in_block_loop(ROWS1[i].function, march), ROWS1[i].lines,
+                          "%s (-march=%s): fewer than %d prefetches in its block loop, one a line",
+                          ROWS1[i].function, march, ROWS1[i].lines);
+}
+
 /* The F16 GEMV converts 16 halves per instruction where the build targets
  * AVX-512 (half the conversions of 8-lane steps: what bound it in cache),
  * and fuses its multiply-add wherever FMA is there (ISO C does not

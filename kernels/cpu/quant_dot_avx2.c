@@ -23,6 +23,7 @@
 
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
+#include <stddef.h>
 #include <string.h>
 
 /* The preprocessor cannot compare enum constants: one macro per choice. */
@@ -77,8 +78,20 @@ static inline __m256i dot_u8s8(__m256i u, __m256i s)
 
 static inline __m256 fp16x8(const void *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
 /* One half broadcast to eight floats: F16C, not half.h's bit-level
- * conversion (a branch and a dozen instructions, per block). */
-static inline __m256 fp16_splat(fp16 h) { return _mm256_set1_ps(_cvtsh_ss(h)); }
+ * conversion (a branch and a dozen instructions, per block). Broadcast
+ * first, then convert: a broadcast load and vcvtph2ps, where converting
+ * the scalar first takes an insert, a conversion and a broadcast. */
+static inline __m256 fp16_splat(fp16 h) { return _mm256_cvtph_ps(_mm_set1_epi16((short)h)); }
+/* Two adjacent halves (q2's d and dmin) broadcast as floats, from one
+ * conversion: lanes [a b a b ...] and two in-lane permutations. */
+static inline void fp16_splat2(const fp16 *ab, __m256 *a, __m256 *b)
+{
+    int32_t pair;
+    memcpy(&pair, ab, 4);
+    __m256 v = _mm256_cvtph_ps(_mm_set1_epi32(pair));
+    *a = _mm256_permute_ps(v, 0x00);
+    *b = _mm256_permute_ps(v, 0x55);
+}
 
 static inline float hsum(__m256 v)
 {
@@ -255,6 +268,9 @@ static inline __m256 block_q6(const q6_block *b, const int8_t *xq, const int16_t
 
 /* ---- q2: four 2-bit planes, a 4-bit scale and min per 16 ---------------------------- */
 
+_Static_assert(offsetof(q2_block, dmin) == offsetof(q2_block, d) + sizeof(fp16),
+               "fp16_splat2 reads q2's d and dmin as one pair");
+
 /* The 16 sub-blocks' 4-bit scales as bytes, and the min part: lane g =
  * the sum over group g's two sub-blocks of m x's sum (both block paths). */
 static inline __m128i q2_scales_mins(const q2_block *b, const int16_t *s16, __m256i *m)
@@ -283,17 +299,19 @@ static inline __m256 block_q2(const q2_block *b, const int8_t *xq, const int16_t
     __m128i scales = q2_scales_mins(b, s16, &m);
     const __m512i m2 = _mm512_set1_epi8(3);
     __m512i q = _mm512_loadu_si512(b->qs);
-    __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(q, m2), _mm512_loadu_si512(xq));
-    d = _mm512_dpbusd_epi32(d, _mm512_and_si512(_mm512_srli_epi16(q, 2), m2), _mm512_loadu_si512(xq + 64));
-    d = _mm512_dpbusd_epi32(d, _mm512_and_si512(_mm512_srli_epi16(q, 4), m2), _mm512_loadu_si512(xq + 128));
-    d = _mm512_dpbusd_epi32(d, _mm512_and_si512(_mm512_srli_epi16(q, 6), m2), _mm512_loadu_si512(xq + 192));
-    __m512 t = _mm512_cvtepi32_ps(_mm512_madd_epi16(d, _mm512_cvtepu8_epi32(scales)));
+    __m512i sub = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(q, m2), _mm512_loadu_si512(xq));
+    sub = _mm512_dpbusd_epi32(sub, _mm512_and_si512(_mm512_srli_epi16(q, 2), m2), _mm512_loadu_si512(xq + 64));
+    sub = _mm512_dpbusd_epi32(sub, _mm512_and_si512(_mm512_srli_epi16(q, 4), m2), _mm512_loadu_si512(xq + 128));
+    sub = _mm512_dpbusd_epi32(sub, _mm512_and_si512(_mm512_srli_epi16(q, 6), m2), _mm512_loadu_si512(xq + 192));
+    __m512 t = _mm512_cvtepi32_ps(_mm512_madd_epi16(sub, _mm512_cvtepu8_epi32(scales)));
     const __m512i pairs = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
     t = _mm512_mul_ps(t, _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(_mm256_loadu_ps(dx))));
     __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1));
     __m256 sum = _mm256_add_ps(_mm512_castps512_ps256(t), hi);
     __m256 min = _mm256_mul_ps(_mm256_cvtepi32_ps(m), _mm256_loadu_ps(dx));
-    return _mm256_fmsub_ps(fp16_splat(b->d), sum, _mm256_mul_ps(fp16_splat(b->dmin), min));
+    __m256 d, dmin;
+    fp16_splat2(&b->d, &d, &dmin);
+    return _mm256_fmsub_ps(d, sum, _mm256_mul_ps(dmin, min));
 }
 #else
 /* Per 128 weights one lane per sub-block of 16 (8c..8c + 7); one hadd of
@@ -332,7 +350,9 @@ static inline __m256 block_q2(const q2_block *b, const int8_t *xq, const int16_t
     }
     __m256 sum = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_hadd_epi32(i[0], i[1])), _mm256_loadu_ps(dv));
     __m256 min = _mm256_mul_ps(_mm256_cvtepi32_ps(m), _mm256_loadu_ps(dx));
-    return _mm256_fmsub_ps(fp16_splat(b->d), sum, _mm256_mul_ps(fp16_splat(b->dmin), min));
+    __m256 d, dmin;
+    fp16_splat2(&b->d, &d, &dmin);
+    return _mm256_fmsub_ps(d, sum, _mm256_mul_ps(dmin, min));
 }
 #endif
 
@@ -373,6 +393,21 @@ static int shape_rows[QF_COUNT] = {[QF_Q8] = Q8_DEFAULT_ROWS, [QF_Q6] = 1, [QF_Q
 static int shape_prefetch[QF_COUNT] = {[QF_Q8] = 4096, [QF_Q6] = 4096, [QF_Q5] = 4096,
                                        [QF_Q4] = 4096, [QF_Q2] = 4096};
 
+/* A block's bytes as a constant of each format's function, so that the
+ * prefetch loop below unrolls to one instruction a line (quant_formats[]
+ * lives in another file: read from it, the loop ran as a loop, a quarter
+ * of q2's instructions a block). */
+static inline int block_bytes(quant_format f)
+{
+    switch (f) {
+    case QF_Q8: return sizeof(q8_block);
+    case QF_Q6: return sizeof(q6_block);
+    case QF_Q5: return sizeof(q5_block);
+    case QF_Q4: return sizeof(q4_block);
+    default: return sizeof(q2_block);
+    }
+}
+
 static inline void prefetch_block(const char *blk, int bytes, int ahead)
 {
     if (ahead > 0)
@@ -390,7 +425,7 @@ static inline __attribute__((always_inline)) void rows_simd(quant_format f, floa
                                                            int ROWS, const quant_x8 *x, int blocks)
 {
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    int bytes = quant_formats[f].block_bytes, ahead = shape_prefetch[f];
+    int bytes = block_bytes(f), ahead = shape_prefetch[f];
     for (int i = 0; i < blocks; i++)
         for (int r = 0; r < ROWS; r++) {
             const char *blk = w + r * row_bytes + (size_t)i * bytes;
