@@ -1,0 +1,170 @@
+/*
+ * harness/ops/ab_decode.c -- two builds of the CPU integer decode
+ * (kernels/cpu/quant_dot_avx2.c) in one process, call by call: the
+ * driver of `make ab-decode` (harness/ops/ab-decode.sh builds it).
+ *
+ * On a shared VM the machine's speed drifts by a quarter within minutes,
+ * so two runs of two binaries cannot tell a 10 % change from the drift.
+ * Here the "old" build's symbols are renamed (old_quant_dot_simd, ...),
+ * both kernels decode the same matrix, and each round times one call of
+ * each, alternating which goes first: both meet the same machine, and
+ * the ratio of their best and median times is what changed.
+ *
+ * Both are validated first, like any variant: every output within the
+ * int8 bound of the FP64 reference (an unwritten output, NaN, fails).
+ * Not a benchmark of the machine (experiment 03 is): only a comparison.
+ *
+ * Usage: ab-decode ROWS K ROUNDS   (formats q8..q2, each in its default
+ * shape, the same on both sides; ROWS a multiple of the threads is best).
+ */
+#define _GNU_SOURCE
+#include "../../kernels/cpu/quant_dot.h"
+#include "../../kernels/half.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* the old build, renamed by objcopy (ab-decode.sh) */
+quant_dot_rows old_quant_dot_simd(quant_format f);
+bool old_quant_dot_set_shape(quant_format f, quant_dot_shape s);
+
+enum { MOST_ROUNDS = 10000 };
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void *must_alloc(size_t bytes)
+{
+    void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p) {
+        fprintf(stderr, "ab-decode: out of memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+/* What quant_decode_int8 does, with a given row kernel: x quantized
+ * once, rows split over the threads in contiguous shares. */
+static void decode(quant_dot_rows dot, quant_format f, float *y, const void *w, const fp16 *x,
+                   int rows, int k, void *scratch)
+{
+    quant_x8 qx = quant_x8_in(scratch, k);
+    size_t row_bytes = quant_row_bytes(f, k);
+    int blocks = k / QUANT_BLOCK;
+#pragma omp parallel
+    {
+        int t = omp_get_thread_num(), nt = omp_get_num_threads();
+        quant_x8_fill(&qx, x, f, quant_isa_best(), (int)((long)blocks * t / nt),
+                      (int)((long)blocks * (t + 1) / nt));
+#pragma omp barrier
+        int lo = (int)((long)rows * t / nt), hi = (int)((long)rows * (t + 1) / nt);
+        if (hi > lo)
+            dot(y + lo, (const char *)w + (size_t)lo * row_bytes, row_bytes, hi - lo, &qx, blocks);
+    }
+}
+
+/* The first output outside the bound, or -1. */
+static int first_wrong(const float *y, const double *ref, const double *bound, int rows)
+{
+    for (int r = 0; r < rows; r++)
+        if (!isfinite(y[r]) || fabs(y[r] - ref[r]) > bound[r])
+            return r;
+    return -1;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double random_unit(void) { return 2.0 * rand() / RAND_MAX - 1.0; }
+
+/* One format: validate both, then ROUNDS alternating calls; false when a
+ * kernel is wrong. */
+static bool compare_format(quant_format f, int rows, int k, int rounds)
+{
+    size_t bytes = quant_row_bytes(f, k) * (size_t)rows;
+    fp16 *w16 = must_alloc(sizeof(fp16) * (size_t)rows * k), *x = must_alloc(sizeof(fp16) * k);
+    for (size_t i = 0; i < (size_t)rows * k; i++)
+        w16[i] = float_to_fp16((float)random_unit());
+    for (int i = 0; i < k; i++)
+        x[i] = float_to_fp16((float)random_unit());
+    void *w = must_alloc(bytes), *scratch = must_alloc(quant_x8_bytes(k));
+    quant_encode_matrix(f, w, w16, rows, k);
+    float *y = must_alloc(sizeof(float) * rows);
+    double *ref = must_alloc(sizeof(double) * rows), *bound = must_alloc(sizeof(double) * rows);
+    quant_reference(ref, f, w, x, rows, k, 1, false);
+    quant_int8_error_bound(bound, f, w, x, rows, k);
+
+    /* the same shape on both sides: this build's default */
+    quant_dot_shape shape = quant_dot_shape_default(f);
+    quant_dot_set_shape(f, shape);
+    old_quant_dot_set_shape(f, shape);
+    quant_dot_rows side[2] = {old_quant_dot_simd(f), quant_dot_simd(f)};
+    static const char *const NAME[2] = {"old", "new"};
+    bool ok = true;
+    for (int s = 0; s < 2; s++) {
+        memset(y, 0xFF, sizeof(float) * rows); /* NaN: an unwritten output fails */
+        decode(side[s], f, y, w, x, rows, k, scratch);
+        int r = first_wrong(y, ref, bound, rows);
+        if (r >= 0) {
+            printf("%-4s %s is wrong: row %d gave %g, the reference %g (bound %g)\n", quant_formats[f].name,
+                   NAME[s], r, y[r], ref[r], bound[r]);
+            ok = false;
+        }
+    }
+    if (ok) {
+        double *t[2] = {must_alloc(sizeof(double) * rounds), must_alloc(sizeof(double) * rounds)};
+        for (int i = 0; i < rounds; i++)
+            for (int j = 0; j < 2; j++) {
+                int s = (i + j) % 2; /* alternate which goes first */
+                double t0 = now();
+                decode(side[s], f, y, w, x, rows, k, scratch);
+                t[s][i] = now() - t0;
+            }
+        for (int s = 0; s < 2; s++)
+            qsort(t[s], rounds, sizeof(double), by_value);
+        char what[32];
+        snprintf(what, sizeof what, "%d row%s, %d B ahead", shape.rows, shape.rows > 1 ? "s" : "", shape.prefetch);
+        printf("%-4s %9.1f %9.1f %9.1f %9.1f %12.3f %12.3f  %s\n", quant_formats[f].name, 1e6 * t[0][0],
+               1e6 * t[1][0], 1e6 * t[0][rounds / 2], 1e6 * t[1][rounds / 2], t[1][0] / t[0][0],
+               t[1][rounds / 2] / t[0][rounds / 2], what);
+        free(t[0]), free(t[1]);
+    }
+    free(w16), free(x), free(w), free(scratch), free(y), free(ref), free(bound);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    int rows = argc == 4 ? atoi(argv[1]) : 0, k = argc == 4 ? atoi(argv[2]) : 0;
+    int rounds = argc == 4 ? atoi(argv[3]) : 0;
+    if (rows < 1 || rows > 65536 || k < QUANT_BLOCK || k > 65536 || k % QUANT_BLOCK || rounds < 3 ||
+        rounds > MOST_ROUNDS) {
+        fprintf(stderr, "usage: ab-decode ROWS K ROUNDS (ROWS 1-65536, K a multiple of 256 up to 65536, "
+                        "ROUNDS 3-%d)\n", MOST_ROUNDS);
+        return 2;
+    }
+    if (quant_isa_best() == QUANT_ISA_C) {
+        fprintf(stderr, "ab-decode: this build has no SIMD decode (no AVX2): nothing to compare\n");
+        return 77;
+    }
+    srand(1);
+    printf("%d x %d, %d rounds, %d threads; microseconds a call, best and median\n", rows, k, rounds,
+           omp_get_max_threads());
+    printf("%-4s %9s %9s %9s %9s %12s %12s  %s\n", "fmt", "old best", "new best", "old med", "new med",
+           "new/old best", "new/old med", "shape (both)");
+    bool ok = true;
+    for (quant_format f = QF_Q8; f < QF_COUNT; f++)
+        ok = compare_format(f, rows, k, rounds) && ok;
+    return ok ? 0 : 1;
+}
