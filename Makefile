@@ -363,10 +363,12 @@ sass: build
 cpu-loops:
 	@harness/ops/cpu-loops.sh '$(or $(FILE),kernels/cpu/quant_dot_avx2.c)' '$(or $(FUNC),rows_simd_q.*_1)' '$(or $(MARCH),native)'
 
-# This tree's CPU integer decode against the same file at REV (default
-# HEAD), in one process, call by call (harness/ops/ab-decode.sh --help).
+# This tree's CPU decode kernels (quant_dot_avx2.c, gemv.c) against the
+# same files at REV (default HEAD), in one process, call by call
+# (harness/ops/ab-decode.sh --help).
 ab-decode:
-	@REV='$(or $(REV),HEAD)' OLD='$(OLD)' MATRIX='$(or $(MATRIX),1024x4096)' ROUNDS='$(or $(ROUNDS),200)' CPU_ARCH='$(CPU_ARCH)' harness/ops/ab-decode.sh
+	@REV='$(or $(REV),HEAD)' OLD='$(OLD)' MATRIX='$(or $(MATRIX),1024x4096)' ROUNDS='$(or $(ROUNDS),200)' CPU_ARCH='$(CPU_ARCH)' \
+	    OPENBLAS_CFLAGS='$(OPENBLAS_CFLAGS)' OPENBLAS_LIBS='$(OPENBLAS_LIBS)' harness/ops/ab-decode.sh
 
 # The README's "Adding a kernel variant", done in a scratch copy: a row is
 # validated, timed, written and drawn (a CPU build of its own: a minute).
@@ -421,8 +423,8 @@ help:
 	@echo '                     each loop'"'"'s instructions by kind (no GPU needed)'
 	@echo '  make cpu-loops [FILE=...] [FUNC=...] [MARCH=...]  the loops of a CPU kernel file as'
 	@echo '                     compiled for any -march: instructions, prefetches, multiply-adds'
-	@echo '  make ab-decode [REV=HEAD] [MATRIX=1024x4096] [ROUNDS=200]  this tree'"'"'s CPU integer'
-	@echo '                     decode against REV'"'"'s, validated, then timed call by call in one process'
+	@echo '  make ab-decode [REV=HEAD] [MATRIX=1024x4096] [ROUNDS=200]  this tree'"'"'s CPU decode'
+	@echo '                     kernels against REV'"'"'s, validated, then timed call by call in one process'
 	@echo '  make test-add-variant  add a kernel variant in a scratch copy and check it is'
 	@echo '                     validated, timed, written and drawn (CI runs it)'
 	@echo '  make check-gpu     on a GPU machine: build for it, validate every CUDA kernel, run'

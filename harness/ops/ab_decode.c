@@ -1,7 +1,8 @@
 /*
- * harness/ops/ab_decode.c -- two builds of the CPU integer decode
- * (kernels/cpu/quant_dot_avx2.c) in one process, call by call: the
- * driver of `make ab-decode` (harness/ops/ab-decode.sh builds it).
+ * harness/ops/ab_decode.c -- two builds of the CPU decode kernels (the
+ * integer formats' kernels/cpu/quant_dot_avx2.c and F16's GEMV,
+ * kernels/cpu/gemv.c) in one process, call by call: the driver of `make
+ * ab-decode` (harness/ops/ab-decode.sh builds it).
  *
  * On a shared VM the machine's speed drifts by a quarter within minutes,
  * so two runs of two binaries cannot tell a 10 % change from the drift.
@@ -14,11 +15,12 @@
  * int8 bound of the FP64 reference (an unwritten output, NaN, fails).
  * Not a benchmark of the machine (experiment 03 is): only a comparison.
  *
- * Usage: ab-decode ROWS K ROUNDS   (formats q8..q2, each in its default
+ * Usage: ab-decode ROWS K ROUNDS   (F16 and q8..q2, each in its default
  * shape, the same on both sides; ROWS a multiple of the threads is best).
  */
 #define _GNU_SOURCE
 #include "../../kernels/cpu/quant_dot.h"
+#include "../../kernels/gemv.h"
 #include "../../kernels/half.h"
 
 #include <math.h>
@@ -31,6 +33,16 @@
 /* the old build, renamed by objcopy (ab-decode.sh) */
 quant_dot_rows old_quant_dot_simd(quant_format f);
 bool old_quant_dot_set_shape(quant_format f, quant_dot_shape s);
+void old_gemv_fp16_cpu(const gemv_args *a);
+bool old_gemv_fp16_set_rows(int rows);
+
+/* gemv.c's RL_REQUIRE fails through this (harness/util.c's in the
+ * experiments, which this tool does not link): say what, and stop. */
+void rl_fail_check(const char *library, const char *message, const char *expr, const char *file, int line)
+{
+    fprintf(stderr, "ab-decode: %s error: %s (%s at %s:%d)\n", library, message, expr, file, line);
+    exit(1);
+}
 
 enum { MOST_ROUNDS = 10000 };
 
@@ -51,11 +63,23 @@ static void *must_alloc(size_t bytes)
     return p;
 }
 
+/* One side of the comparison: F16's GEMV, or an integer row kernel. */
+typedef struct side {
+    void (*gemv)(const gemv_args *a);
+    quant_dot_rows dot;
+} side;
+
 /* What quant_decode_int8 does, with a given row kernel: x quantized
  * once, rows split over the threads in contiguous shares. */
-static void decode(quant_dot_rows dot, quant_format f, float *y, const void *w, const fp16 *x,
-                   int rows, int k, void *scratch)
+static void decode(side s, quant_format f, float *y, const void *w, const fp16 *x, int rows, int k,
+                   void *scratch)
 {
+    if (s.gemv) {
+        gemv_args a = {y, w, x, rows, k, 1, NULL, NULL};
+        s.gemv(&a);
+        return;
+    }
+    quant_dot_rows dot = s.dot;
     quant_x8 qx = quant_x8_in(scratch, k);
     size_t row_bytes = quant_row_bytes(f, k);
     int blocks = k / QUANT_BLOCK;
@@ -88,10 +112,57 @@ static int by_value(const void *a, const void *b)
 
 static double random_unit(void) { return 2.0 * rand() / RAND_MAX - 1.0; }
 
-/* One format: validate both, then ROUNDS alternating calls; false when a
- * kernel is wrong. */
+/* Both sides of format f in the same shape, this build's default; false
+ * when the old build has no such shape. */
+static bool pick_sides(quant_format f, side sides[2], char *what, size_t len)
+{
+    if (f == QF_F16) {
+        int r = gemv_fp16_rows_default();
+        if (!gemv_fp16_set_rows(r) || !old_gemv_fp16_set_rows(r))
+            return false;
+        sides[0] = (side){old_gemv_fp16_cpu, NULL}, sides[1] = (side){gemv_fp16_cpu, NULL};
+        snprintf(what, len, "%d rows", r);
+        return true;
+    }
+    quant_dot_shape shape = quant_dot_shape_default(f);
+    if (!quant_dot_set_shape(f, shape) || !old_quant_dot_set_shape(f, shape))
+        return false;
+    sides[0] = (side){NULL, old_quant_dot_simd(f)}, sides[1] = (side){NULL, quant_dot_simd(f)};
+    snprintf(what, len, "%d row%s, %d B ahead", shape.rows, shape.rows > 1 ? "s" : "", shape.prefetch);
+    return true;
+}
+
+/* ROUNDS calls of each side, alternating which goes first: the best and
+ * the median of each, and their ratios. */
+static void time_both(const side sides[2], quant_format f, float *y, const void *w, const fp16 *x, int rows,
+                      int k, void *scratch, int rounds, const char *what)
+{
+    double *t[2] = {must_alloc(sizeof(double) * rounds), must_alloc(sizeof(double) * rounds)};
+    for (int i = 0; i < rounds; i++)
+        for (int j = 0; j < 2; j++) {
+            int s = (i + j) % 2;
+            double t0 = now();
+            decode(sides[s], f, y, w, x, rows, k, scratch);
+            t[s][i] = now() - t0;
+        }
+    for (int s = 0; s < 2; s++)
+        qsort(t[s], rounds, sizeof(double), by_value);
+    printf("%-4s %9.1f %9.1f %9.1f %9.1f %12.3f %12.3f  %s\n", quant_formats[f].name, 1e6 * t[0][0],
+           1e6 * t[1][0], 1e6 * t[0][rounds / 2], 1e6 * t[1][rounds / 2], t[1][0] / t[0][0],
+           t[1][rounds / 2] / t[0][rounds / 2], what);
+    free(t[0]), free(t[1]);
+}
+
+/* One format on fresh random inputs: validate both sides, then time
+ * them; false when a side is wrong. */
 static bool compare_format(quant_format f, int rows, int k, int rounds)
 {
+    side sides[2];
+    char what[32];
+    if (!pick_sides(f, sides, what, sizeof what)) {
+        printf("%-4s the old build has no such shape: not compared\n", quant_formats[f].name);
+        return true;
+    }
     size_t bytes = quant_row_bytes(f, k) * (size_t)rows;
     fp16 *w16 = must_alloc(sizeof(fp16) * (size_t)rows * k), *x = must_alloc(sizeof(fp16) * k);
     for (size_t i = 0; i < (size_t)rows * k; i++)
@@ -105,16 +176,11 @@ static bool compare_format(quant_format f, int rows, int k, int rounds)
     quant_reference(ref, f, w, x, rows, k, 1, false);
     quant_int8_error_bound(bound, f, w, x, rows, k);
 
-    /* the same shape on both sides: this build's default */
-    quant_dot_shape shape = quant_dot_shape_default(f);
-    quant_dot_set_shape(f, shape);
-    old_quant_dot_set_shape(f, shape);
-    quant_dot_rows side[2] = {old_quant_dot_simd(f), quant_dot_simd(f)};
     static const char *const NAME[2] = {"old", "new"};
     bool ok = true;
     for (int s = 0; s < 2; s++) {
         memset(y, 0xFF, sizeof(float) * rows); /* NaN: an unwritten output fails */
-        decode(side[s], f, y, w, x, rows, k, scratch);
+        decode(sides[s], f, y, w, x, rows, k, scratch);
         int r = first_wrong(y, ref, bound, rows);
         if (r >= 0) {
             printf("%-4s %s is wrong: row %d gave %g, the reference %g (bound %g)\n", quant_formats[f].name,
@@ -122,24 +188,8 @@ static bool compare_format(quant_format f, int rows, int k, int rounds)
             ok = false;
         }
     }
-    if (ok) {
-        double *t[2] = {must_alloc(sizeof(double) * rounds), must_alloc(sizeof(double) * rounds)};
-        for (int i = 0; i < rounds; i++)
-            for (int j = 0; j < 2; j++) {
-                int s = (i + j) % 2; /* alternate which goes first */
-                double t0 = now();
-                decode(side[s], f, y, w, x, rows, k, scratch);
-                t[s][i] = now() - t0;
-            }
-        for (int s = 0; s < 2; s++)
-            qsort(t[s], rounds, sizeof(double), by_value);
-        char what[32];
-        snprintf(what, sizeof what, "%d row%s, %d B ahead", shape.rows, shape.rows > 1 ? "s" : "", shape.prefetch);
-        printf("%-4s %9.1f %9.1f %9.1f %9.1f %12.3f %12.3f  %s\n", quant_formats[f].name, 1e6 * t[0][0],
-               1e6 * t[1][0], 1e6 * t[0][rounds / 2], 1e6 * t[1][rounds / 2], t[1][0] / t[0][0],
-               t[1][rounds / 2] / t[0][rounds / 2], what);
-        free(t[0]), free(t[1]);
-    }
+    if (ok)
+        time_both(sides, f, y, w, x, rows, k, scratch, rounds, what);
     free(w16), free(x), free(w), free(scratch), free(y), free(ref), free(bound);
     return ok;
 }
@@ -164,7 +214,7 @@ int main(int argc, char **argv)
     printf("%-4s %9s %9s %9s %9s %12s %12s  %s\n", "fmt", "old best", "new best", "old med", "new med",
            "new/old best", "new/old med", "shape (both)");
     bool ok = true;
-    for (quant_format f = QF_Q8; f < QF_COUNT; f++)
+    for (quant_format f = QF_F16; f < QF_COUNT; f++)
         ok = compare_format(f, rows, k, rounds) && ok;
     return ok ? 0 : 1;
 }
