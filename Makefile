@@ -367,7 +367,7 @@ cpu-loops:
 # same files at REV (default HEAD), in one process, call by call
 # (harness/ops/ab-decode.sh --help).
 ab-decode:
-	@REV='$(or $(REV),HEAD)' OLD='$(OLD)' MATRIX='$(or $(MATRIX),1024x4096)' ROUNDS='$(or $(ROUNDS),200)' CPU_ARCH='$(CPU_ARCH)' \
+	@REV='$(or $(REV),HEAD)' OLD='$(OLD)' MATRIX='$(or $(MATRIX),1024x4096)' ROUNDS='$(or $(ROUNDS),200)' SHAPE='$(SHAPE)' CPU_ARCH='$(CPU_ARCH)' \
 	    OPENBLAS_CFLAGS='$(OPENBLAS_CFLAGS)' OPENBLAS_LIBS='$(OPENBLAS_LIBS)' harness/ops/ab-decode.sh
 
 # The README's "Adding a kernel variant", done in a scratch copy: a row is

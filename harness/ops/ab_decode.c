@@ -15,8 +15,9 @@
  * int8 bound of the FP64 reference (an unwritten output, NaN, fails).
  * Not a benchmark of the machine (experiment 03 is): only a comparison.
  *
- * Usage: ab-decode ROWS K ROUNDS   (F16 and q8..q2, each in its default
- * shape, the same on both sides; ROWS a multiple of the threads is best).
+ * Usage: ab-decode ROWS K ROUNDS [SHAPE]   (F16 and q8..q2, each in its
+ * default shape or, for q8..q2, SHAPE = rows:prefetch, the same on both
+ * sides; ROWS a multiple of the threads is best).
  */
 #define _GNU_SOURCE
 #include "../../kernels/cpu/quant_dot.h"
@@ -112,8 +113,12 @@ static int by_value(const void *a, const void *b)
 
 static double random_unit(void) { return 2.0 * rand() / RAND_MAX - 1.0; }
 
-/* Both sides of format f in the same shape, this build's default; false
- * when the old build has no such shape. */
+/* The integer formats' shape on both sides: this build's default unless
+ * the command line gives one (rows == 0: none given). */
+static quant_dot_shape asked;
+
+/* Both sides of format f in the same shape; false when the old build has
+ * no such shape. */
 static bool pick_sides(quant_format f, side sides[2], char *what, size_t len)
 {
     if (f == QF_F16) {
@@ -124,7 +129,7 @@ static bool pick_sides(quant_format f, side sides[2], char *what, size_t len)
         snprintf(what, len, "%d rows", r);
         return true;
     }
-    quant_dot_shape shape = quant_dot_shape_default(f);
+    quant_dot_shape shape = asked.rows ? asked : quant_dot_shape_default(f);
     if (!quant_dot_set_shape(f, shape) || !old_quant_dot_set_shape(f, shape))
         return false;
     sides[0] = (side){NULL, old_quant_dot_simd(f)}, sides[1] = (side){NULL, quant_dot_simd(f)};
@@ -196,12 +201,16 @@ static bool compare_format(quant_format f, int rows, int k, int rounds)
 
 int main(int argc, char **argv)
 {
-    int rows = argc == 4 ? atoi(argv[1]) : 0, k = argc == 4 ? atoi(argv[2]) : 0;
-    int rounds = argc == 4 ? atoi(argv[3]) : 0;
-    if (rows < 1 || rows > 65536 || k < QUANT_BLOCK || k > 65536 || k % QUANT_BLOCK || rounds < 3 ||
-        rounds > MOST_ROUNDS) {
-        fprintf(stderr, "usage: ab-decode ROWS K ROUNDS (ROWS 1-65536, K a multiple of 256 up to 65536, "
-                        "ROUNDS 3-%d)\n", MOST_ROUNDS);
+    bool args = argc == 4 || argc == 5;
+    int rows = args ? atoi(argv[1]) : 0, k = args ? atoi(argv[2]) : 0, rounds = args ? atoi(argv[3]) : 0;
+    char tail;
+    bool shape_ok = argc < 5 || (sscanf(argv[4], "%d:%d%c", &asked.rows, &asked.prefetch, &tail) == 2 &&
+                                 quant_dot_set_shape(QF_Q8, asked));
+    if (!args || rows < 1 || rows > 65536 || k < QUANT_BLOCK || k > 65536 || k % QUANT_BLOCK || rounds < 3 ||
+        rounds > MOST_ROUNDS || !shape_ok) {
+        fprintf(stderr, "usage: ab-decode ROWS K ROUNDS [SHAPE] (ROWS 1-65536, K a multiple of 256 up to 65536, "
+                        "ROUNDS 3-%d; SHAPE the integer formats' rows:prefetch, rows 1, 2 or 4, prefetch "
+                        "0-65536 bytes)\n", MOST_ROUNDS);
         return 2;
     }
     if (quant_isa_best() == QUANT_ISA_C) {

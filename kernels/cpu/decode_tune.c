@@ -137,12 +137,15 @@ static void candidates(shape_tuning *s)
             s->shapes[s->n++] = (quant_dot_shape){*r, *p};
     /* a kernel rewritten for other registers is a new kernel: its cached
      * choice (timed on the old one) no longer applies; so is one whose
-     * prefetches, unrolled, left each block 15-24 % fewer instructions */
+     * prefetches, unrolled, left each block 15-24 % fewer instructions
+     * ("unrolled"), and one whose rows side by side lie a segment apart
+     * ("in segments": from DRAM, 4 rows took 0.65-0.78 of the time that
+     * neighbouring rows took on a Zen 3) */
     bool zmm = false;
 #if defined(QUANT_DOT_ZMM)
     zmm = s->f == QF_Q2 || s->f == QF_Q6;
 #endif
-    snprintf(s->signature, sizeof s->signature, "%s%s; rows 1 2 4; prefetch 0 1024 4096 unrolled; %d x %d %s",
+    snprintf(s->signature, sizeof s->signature, "%s%s; rows 1 2 4 in segments; prefetch 0 1024 4096 unrolled; %d x %d %s",
              quant_isa_name(quant_isa_best()), zmm ? " zmm" : "", s->base_rows, s->k,
              s->hot ? "hot" : "from DRAM");
 }

@@ -415,29 +415,36 @@ static inline void prefetch_block(const char *blk, int bytes, int ahead)
             __builtin_prefetch(blk + ahead + o);
 }
 
-/* ROWS rows side by side, block by block: ROWS streams through memory per
- * thread (more misses in flight), and each x load serves every row. Each
- * block's sum comes back on its own (fresh accumulators inside), so the
- * only dependence between blocks is one addition: the out-of-order core
- * overlaps consecutive blocks instead of waiting on FMA latency. */
-static inline __attribute__((always_inline)) void rows_simd(quant_format f, float *y,
-                                                           const char *w, size_t row_bytes,
-                                                           int ROWS, const quant_x8 *x, int blocks)
+/* ROWS rows side by side, block by block, `stride` rows apart: ROWS
+ * streams through memory per thread (more misses in flight), and each x
+ * load serves every row. Each block's sum comes back on its own (fresh
+ * accumulators inside), so the only dependence between blocks is one
+ * addition: the out-of-order core overlaps consecutive blocks instead of
+ * waiting on FMA latency. */
+static inline __attribute__((always_inline)) void rows_simd(quant_format f, float *y, const char *w,
+                                                           size_t row_bytes, int stride, int ROWS,
+                                                           const quant_x8 *x, int blocks)
 {
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     int bytes = block_bytes(f), ahead = shape_prefetch[f];
+    size_t apart = (size_t)stride * row_bytes;
     for (int i = 0; i < blocks; i++)
         for (int r = 0; r < ROWS; r++) {
-            const char *blk = w + r * row_bytes + (size_t)i * bytes;
+            const char *blk = w + r * apart + (size_t)i * bytes;
             prefetch_block(blk, bytes, ahead);
             acc[r] = _mm256_add_ps(acc[r], block_any(f, blk, x, i));
         }
     for (int r = 0; r < ROWS; r++)
-        y[r] = hsum(acc[r]);
+        y[(size_t)r * stride] = hsum(acc[r]);
 }
 
 /* One function per format and row count, so that the switches above fold
- * away: ROWS rows at a time, the rest one by one (at most 4: acc[] above).
+ * away. The thread's rows are cut into ROWS segments and a step takes the
+ * next row of each, so that each segment is one long stream, as in
+ * gemv.c: ROWS neighbouring rows a step would make ROWS streams of one
+ * row each (a 4096-weight q4 row is 2.3 KiB), which the hardware
+ * prefetchers lose at every step. The last nrows % ROWS rows go one by
+ * one (ROWS at most 4: acc[] above).
  * The defaults, timed with AVX2 (exp-03 --matrix, interleaved rounds, on
  * a Zen 3 and a Zen 4): q8 is fastest with 4 rows, every other format
  * with 1, where more rows spill registers; with VNNI the q8 block is a
@@ -449,12 +456,13 @@ static inline __attribute__((always_inline)) void rows_simd(quant_format f, floa
     static void rows_simd_##fmt##_##ROWS(float *y, const void *w, size_t row_bytes,     \
                                          int nrows, const quant_x8 *x, int blocks)      \
     {                                                                                    \
-        int r = 0;                                                                       \
-        for (; r + (ROWS) <= nrows; r += (ROWS))                                         \
-            rows_simd(F, y + r, (const char *)w + r * row_bytes, row_bytes, (ROWS), x,   \
+        const char *rows = w;                                                            \
+        int segment = nrows / (ROWS);                                                    \
+        for (int r = 0; r < segment; r++)                                                \
+            rows_simd(F, y + r, rows + r * row_bytes, row_bytes, segment, (ROWS), x,    \
                       blocks);                                                           \
-        for (; r < nrows; r++)                                                           \
-            rows_simd(F, y + r, (const char *)w + r * row_bytes, row_bytes, 1, x, blocks); \
+        for (int r = segment * (ROWS); r < nrows; r++)                                   \
+            rows_simd(F, y + r, rows + r * row_bytes, row_bytes, 1, 1, x, blocks);       \
     }
 #define ROWS_SIMD_ALL(fmt, F) ROWS_SIMD(fmt, F, 1) ROWS_SIMD(fmt, F, 2) ROWS_SIMD(fmt, F, 4)
 ROWS_SIMD_ALL(q8, QF_Q8)
