@@ -25,7 +25,7 @@
 #include "../../kernels/half.h"
 
 #include <math.h>
-#include <omp.h>
+#include <omp.h> /* omp_get_max_threads: the header line */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,8 +70,8 @@ typedef struct side {
     quant_dot_rows dot;
 } side;
 
-/* What quant_decode_int8 does, with a given row kernel: x quantized
- * once, rows split over the threads in contiguous shares. */
+/* One call of a side: the GEMV, or quant_decode_int8's call with this
+ * side's row kernel (x quantized once, rows split over the threads). */
 static void decode(side s, quant_format f, float *y, const void *w, const fp16 *x, int rows, int k,
                    void *scratch)
 {
@@ -80,20 +80,8 @@ static void decode(side s, quant_format f, float *y, const void *w, const fp16 *
         s.gemv(&a);
         return;
     }
-    quant_dot_rows dot = s.dot;
-    quant_x8 qx = quant_x8_in(scratch, k);
-    size_t row_bytes = quant_row_bytes(f, k);
-    int blocks = k / QUANT_BLOCK;
-#pragma omp parallel
-    {
-        int t = omp_get_thread_num(), nt = omp_get_num_threads();
-        quant_x8_fill(&qx, x, f, quant_isa_best(), (int)((long)blocks * t / nt),
-                      (int)((long)blocks * (t + 1) / nt));
-#pragma omp barrier
-        int lo = (int)((long)rows * t / nt), hi = (int)((long)rows * (t + 1) / nt);
-        if (hi > lo)
-            dot(y + lo, (const char *)w + (size_t)lo * row_bytes, row_bytes, hi - lo, &qx, blocks);
-    }
+    quant_args a = {f, y, w, x, rows, k, 1, scratch, NULL};
+    quant_decode_int8_rows(&a, s.dot, quant_isa_best());
 }
 
 /* The first output outside the bound, or -1. */

@@ -39,6 +39,11 @@ void quant_decode_int8(const quant_args *a, quant_isa isa)
         dot = quant_dot_c(a->format);
         isa = QUANT_ISA_C;
     }
+    quant_decode_int8_rows(a, dot, isa);
+}
+
+void quant_decode_int8_rows(const quant_args *a, quant_dot_rows dot, quant_isa isa)
+{
     quant_x8 qx = quant_x8_in(a->scratch, a->k);
     size_t row_bytes = quant_row_bytes(a->format, a->k);
     int blocks = a->k / QUANT_BLOCK;

@@ -118,6 +118,9 @@ bool quant_dot_set_shape(quant_format f, quant_dot_shape s);
  * quant_decode_int8_best (quant.h), with the best ISA of the build, is the
  * CPU launcher of the table's decode_int8 row. */
 void quant_decode_int8(const quant_args *a, quant_isa isa);
+/* The same call (not F16) with a given row kernel, whose x layout is isa's:
+ * what make ab-decode times for two builds of the kernels. */
+void quant_decode_int8_rows(const quant_args *a, quant_dot_rows dot, quant_isa isa);
 
 /* ---- how wrong it may be ------------------------------------------------------ */
 

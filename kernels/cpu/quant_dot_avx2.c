@@ -445,10 +445,11 @@ static inline __attribute__((always_inline)) void rows_simd(quant_format f, floa
  * row each (a 4096-weight q4 row is 2.3 KiB), which the hardware
  * prefetchers lose at every step. The last nrows % ROWS rows go one by
  * one (ROWS at most 4: acc[] above).
- * The defaults, timed with AVX2 (exp-03 --matrix, interleaved rounds, on
- * a Zen 3 and a Zen 4): q8 is fastest with 4 rows, every other format
- * with 1, where more rows spill registers; with VNNI the q8 block is a
- * quarter of the instructions and one row is best again (AVX-512 VNNI).
+ * The defaults, timed with AVX2 when rows side by side were neighbours
+ * (exp-03 --matrix, interleaved rounds, on a Zen 3 and a Zen 4): q8 was
+ * fastest with 4 rows, every other format with 1; with VNNI the q8 block
+ * is a quarter of the instructions and one row was best again (AVX-512
+ * VNNI). In segments, 4 rows won from DRAM in q5 and q4 too (Zen 3).
  * A 4 KiB prefetch raised q8..q4's bandwidth on a DRAM-sized matrix
  * there; on a Sapphire Rapids VM other choices won (issue 27), which is
  * why they are candidates, chosen per machine. */
