@@ -155,7 +155,8 @@ int rl_group_probes_open(rl_ctx *ctx, rl_point *const *members, int n, rl_group_
     if (compute && ops->compute_probe && ops->compute_probe(ctx, &gp->probe[gp->n]))
         gp->compute_at = gp->n++;
     for (int i = 0; i < gp->n; i++)
-        works[i] = (rl_work){gp->probe[i].name, gp->probe[i].run, gp->probe[i].state};
+        works[i] = (rl_work){gp->probe[i].name, gp->probe[i].run, gp->probe[i].state,
+                             i == gp->compute_at ? 0 : gp->spec[i].bytes};
     return gp->n;
 }
 

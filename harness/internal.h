@@ -435,11 +435,14 @@ void rl_set_roof(rl_ctx *ctx, const rl_roof *roof, double gbps);
  * then is sampled. On CUDA, fn() must only enqueue on rl_stream(); it is
  * timed with events. Cold samples flush the L2 (GPU) or read a buffer
  * twice the LLC (CPU) before each call; hot samples run calls back to
- * back. name labels the NVTX range around each sample. */
+ * back. name labels the NVTX range around each sample. footprint: the
+ * bytes its calls touch (0: unknown), which decides whether the other
+ * members of its group evict them between its hot samples (measure.c). */
 typedef struct rl_work {
     const char *name;
     void (*fn)(void *);
     void *arg;
+    double footprint;
 } rl_work;
 
 /* A group's roof probes (group_roof.c): open decides which the group

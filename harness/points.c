@@ -134,7 +134,7 @@ static void time_group(rl_ctx *ctx, rl_points *s, int first)
         if ((i == first || (g && p->group == g)) && p->state == RL_POINT_VALID) {
             members[n] = p;
             kernel_call c = timed_call(p);
-            works[n++] = (rl_work){p->variant ? p->variant->name : "point", c.run, c.call};
+            works[n++] = (rl_work){p->variant ? p->variant->name : "point", c.run, c.call, p->footprint};
         }
     }
     char key[256];

@@ -237,6 +237,10 @@ Test(exp03, one_matrix_is_timed_in_every_format_and_writes_nothing)
     }
     cr_assert(strstr(out, "gemv_int8") && strstr(out, "gemv_dequant"), "%s", out);
     cr_assert_null(strstr(out, "FAILED"), "%s", out);
+    /* each format timed alone, as ggml times each type, yet every row
+     * still has its ratio to the one F16 point */
+    cr_assert(strstr(out, "6 group(s) of 11 point(s)"), "a group per format:\n%s", out);
+    cr_assert_null(strstr(out, "nan"), "%s", out);
     char path[1024];
     snprintf(path, sizeof path, "%s/results/m/exp-03.csv", dir);
     cr_assert_eq(file_size(path), -1, "no CSV from --matrix");

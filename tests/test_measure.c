@@ -1,9 +1,12 @@
 /*
  * test_measure.c -- a group's rounds (measure.c) and the ratios taken
  * round by round (group_roof.c): a fast member's hot samples are batched
- * to the slow member's time, the rounds come back in order, and a point's
- * utilization is the median of its per-round ratios to its probe.
+ * to the slow member's time, the rounds come back in order, a member
+ * whose cache the group overflows is warmed again before each hot sample,
+ * and a point's utilization is the median of its per-round ratios to its
+ * probe.
  */
+#include "helpers.h"
 #include "internal.h"
 #include "rooflab.h"
 
@@ -41,7 +44,7 @@ Test(measure, a_fast_member_is_batched_to_the_slow_members_time)
 {
     rl_ctx ctx = open_ctx(RL_HOT);
     double fast = 2e-3, slow = 40e-3;
-    rl_work works[2] = {{"fast", spin, &fast}, {"slow", spin, &slow}};
+    rl_work works[2] = {{"fast", spin, &fast, 0}, {"slow", spin, &slow, 0}};
     rl_measurement m[2];
     rl_rounds rounds;
     rl_measure_group(&ctx, works, 2, m, &rounds);
@@ -69,11 +72,77 @@ Test(measure, a_single_work_keeps_its_own_batch)
 {
     rl_ctx ctx = open_ctx(RL_HOT);
     double fast = 2e-3;
-    rl_work w = {"fast", spin, &fast};
+    rl_work w = {"fast", spin, &fast, 0};
     rl_measurement m;
     rl_measure_group(&ctx, &w, 1, &m, NULL);
     cr_assert_eq(m.calls_per_sample, 1, "a 2 ms call alone is a sample: %d", m.calls_per_sample);
     rl_backend_close(ctx.be);
+}
+
+/* A work that counts its calls, each 1 ms, and says what it touches. */
+typedef struct counted {
+    int calls;
+    double seconds;
+} counted;
+
+static void counted_call(void *arg)
+{
+    counted *c = arg;
+    c->calls++;
+    spin(&c->seconds);
+}
+
+/* The calls a member made beyond its warm-up calls (two hot, one cold)
+ * and its samples'. */
+static int extra_calls(const counted *c, const rl_measurement *m, rl_cache_state cache)
+{
+    return c->calls - (cache == RL_HOT ? 2 : 1) - m->stats.samples * m->calls_per_sample;
+}
+
+/* Two members of the given footprints, hot or cold, on the fixture's roofs
+ * and a pretended 32 MiB LLC (no curve: the reported sizes hold). */
+static void measure_pair(double mib_a, double mib_b, rl_cache_state cache, int extra[2])
+{
+    static const rl_experiment exp = {.id = "t", .slug = "t-rewarm", .title = "rewarm"};
+    setenv("ROOFLAB_HOST_BUSY", "ignore", 1);
+    setenv("ROOFLAB_LLC", "32Mi", 1);
+    rl_args args = {.backend = RL_BACKEND_CPU, .label = "t-rewarm", .ceilings_file = TEST_CEILINGS,
+                    .cache = cache};
+    rl_ctx *ctx = rl_begin_bare(&exp, &args);
+    cr_assert_eq(rl_ceilings_get(ctx)->level_bytes[RL_LLC], 32.0 * 1048576);
+    ctx->rule = RL_STOP_QUICK;
+    counted c[2] = {{0, 1e-3}, {0, 1e-3}};
+    rl_work works[2] = {{"a", counted_call, &c[0], mib_a * 1048576},
+                        {"b", counted_call, &c[1], mib_b * 1048576}};
+    rl_measurement m[2];
+    rl_measure_group(ctx, works, 2, m, NULL);
+    for (int i = 0; i < 2; i++) {
+        extra[i] = extra_calls(&c[i], &m[i], cache);
+        /* cold samples flush the cache instead, and call nothing more */
+        cr_assert(extra[i] == 0 || (extra[i] >= 2 * m[i].stats.samples && extra[i] <= 4 * m[i].stats.samples),
+                  "member %d: %d calls beyond its samples' (%d samples)", i, extra[i], m[i].stats.samples);
+    }
+    rl_end_discard(ctx);
+}
+
+Test(measure, a_member_the_group_evicts_is_warmed_again_before_each_hot_sample)
+{
+    int extra[2];
+    measure_pair(20, 20, RL_HOT, extra); /* 40 MiB together, each fits 32 */
+    cr_assert_gt(extra[0], 0, "20 MiB beside 20: warmed again");
+    cr_assert_gt(extra[1], 0, "20 MiB beside 20: warmed again");
+}
+
+Test(measure, a_member_that_stays_in_the_cache_or_never_fits_is_not_warmed_again)
+{
+    int extra[2];
+    measure_pair(8, 8, RL_HOT, extra); /* 16 MiB together: both stay */
+    cr_assert_eq(extra[0] + extra[1], 0, "8 + 8 MiB in 32: %d and %d extra calls", extra[0], extra[1]);
+    measure_pair(64, 20, RL_HOT, extra); /* 64 MiB streams from DRAM anyway */
+    cr_assert_eq(extra[0], 0, "64 MiB, beyond the LLC: %d extra calls", extra[0]);
+    cr_assert_gt(extra[1], 0, "20 MiB beside 64: warmed again");
+    measure_pair(20, 20, RL_COLD, extra);
+    cr_assert_eq(extra[0] + extra[1], 0, "cold: %d and %d extra calls", extra[0], extra[1]);
 }
 
 /* Rounds of two members, seconds per call. */

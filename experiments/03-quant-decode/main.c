@@ -46,9 +46,13 @@ static double col_ceiling(rl_ctx *ctx, const rl_point *p)
                ? NAN : rl_tokens_per_s_ceiling(rl_point_roof_gbps(ctx, p) * 1e9, p->bytes);
 }
 
+static int matrix_rows, matrix_k; /* --matrix ROWSxK; 0: the model */
+
+/* The F16 timed with p: in its group; under --matrix, the one F16 point
+ * (each format has a group of its own there: declare_points). */
 static bool f16_of_group(const rl_point *q, const void *p)
 {
-    return q->group == ((const rl_point *)p)->group && RL_DATA(step, q)->f == QF_F16;
+    return (matrix_rows || q->group == ((const rl_point *)p)->group) && RL_DATA(step, q)->f == QF_F16;
 }
 
 const rl_point *f16_of(const rl_point *p)
@@ -157,7 +161,6 @@ static const rl_experiment EXP03 = {
 /* ---- the options ------------------------------------------------------------------ */
 
 static int layers_given;          /* --layers; 0: auto */
-static int matrix_rows, matrix_k; /* --matrix ROWSxK; 0: the model */
 
 static void read_options(rl_ctx *ctx)
 {
@@ -289,22 +292,29 @@ static void bind_check(rl_ctx *ctx, rl_point *p)
     }
 }
 
-/* Every variant that runs here in every format, a group per variant
- * (matrix_only: the decode variants, F16 once, in one group). */
+/* Every variant that runs here in every format, a group per variant.
+ * matrix_only: the decode variants, F16 once, a group per format: each
+ * format's matrix timed with its own variants only, as ggml's
+ * test-backend-ops times each type, because the six formats interleaved
+ * (320 MB at 4096 x 14336) evict one another from an LLC that holds each
+ * one alone. */
 static void declare_points(rl_ctx *ctx, model *m, bool matrix_only)
 {
     /* The verdicts read each format's best decode, the integer one where
      * it runs: the dequantizing decode is then their notes' (optional). */
     bool int8_runs = rl_variant_by_role(ctx, &quant_family, "decode_int8") != NULL;
-    int group = 0, declared = 0;
+    int group = 0, declared = 0, format_group[QF_COUNT] = {0};
     for (const quant_variant *v = quant_variants; v->name; v++) {
         bool decode = v->phase == QUANT_DECODE;
         if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) || (matrix_only && !decode))
             continue;
-        if (!matrix_only || !group)
+        if (!matrix_only)
             group = rl_group_new(ctx);
         /* --matrix: F16 is one kernel (gemv_fp16) in every decode variant, declared once */
         for (quant_format f = matrix_only && declared ? QF_Q8 : QF_F16; f < QF_COUNT; f++) {
+            if (matrix_only && !format_group[f])
+                format_group[f] = rl_group_new(ctx);
+            group = matrix_only ? format_group[f] : group;
             double size = model_bytes(m, f);
             step *s = RL_NEW(ctx, step);
             *s = (step){.source = "measured", .format = quant_formats[f].name,
@@ -404,6 +414,10 @@ static void declare(rl_ctx *ctx)
         decode_tune_cpu_at(ctx, true, hot ? matrix_rows : 0, matrix_k);
         plan_matrix(ctx, m);
         rl_discard_results(ctx); /* a side benchmark: its table only */
+        /* it judges nothing, and its columns are against the run-start
+         * ladder: no probes beside its points, whose copies of the matrix
+         * would only evict it (a hot 117 MB F16 matrix in a 162 MiB LLC) */
+        ctx->args.start_roofs = true;
     } else {
         plan_model(ctx, m);
         /* a cache-sized model is tuned hot, on one K = 14336 matrix of its
