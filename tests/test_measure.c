@@ -128,16 +128,16 @@ static void measure_pair(double mib_a, double mib_b, rl_cache_state cache, int e
 Test(measure, a_member_the_group_evicts_is_warmed_again_before_each_hot_sample)
 {
     int extra[2];
-    measure_pair(20, 20, RL_HOT, extra); /* 40 MiB together, each fits 32 */
-    cr_assert_gt(extra[0], 0, "20 MiB beside 20: warmed again");
-    cr_assert_gt(extra[1], 0, "20 MiB beside 20: warmed again");
+    measure_pair(10, 10, RL_HOT, extra); /* 20 MiB together: over half of 32 */
+    cr_assert_gt(extra[0], 0, "10 MiB beside 10: warmed again");
+    cr_assert_gt(extra[1], 0, "10 MiB beside 10: warmed again");
 }
 
 Test(measure, a_member_that_stays_in_the_cache_or_never_fits_is_not_warmed_again)
 {
     int extra[2];
-    measure_pair(8, 8, RL_HOT, extra); /* 16 MiB together: both stay */
-    cr_assert_eq(extra[0] + extra[1], 0, "8 + 8 MiB in 32: %d and %d extra calls", extra[0], extra[1]);
+    measure_pair(6, 6, RL_HOT, extra); /* 12 MiB together, under half the LLC: both stay */
+    cr_assert_eq(extra[0] + extra[1], 0, "6 + 6 MiB in 32: %d and %d extra calls", extra[0], extra[1]);
     measure_pair(64, 20, RL_HOT, extra); /* 64 MiB streams from DRAM anyway */
     cr_assert_eq(extra[0], 0, "64 MiB, beyond the LLC: %d extra calls", extra[0]);
     cr_assert_gt(extra[1], 0, "20 MiB beside 64: warmed again");

@@ -3,7 +3,8 @@
 # beside ggml's, on this machine, in one session. It builds ggml's
 # test-backend-ops (CPU backend only), then, ROUNDS times, alternating:
 #   ours:  $B/exp-03 --matrix MATRIX --cache hot --backend cpu
-#          (every format, every decode variant; the fastest valid one counts)
+#          (every format, every decode variant, each format timed alone with
+#          its variants, as ggml times each type; the fastest valid one counts)
 #   ggml:  test-backend-ops perf -o MUL_MAT -b CPU -p "type_a=T,type_b=f32,m=ROWS,n=1,k=K,"
 #          for each format's ggml type (both with every thread of the machine)
 # and writes the best of the rounds per format to results/LABEL/peers.csv,
