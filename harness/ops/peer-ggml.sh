@@ -15,7 +15,8 @@
 #                   without one (default d99724f2): harness/ops/ggml-lib.sh
 #   ROUNDS=N        alternating rounds (default 2; at most 10)
 #   MATRIX=RxK      the matrix (default 4096x14336: ggml's perf case m=4096,
-#                   k=14336, n=1, Llama-3's down projection)
+#                   k=14336, n=1, Llama-3's down projection; ggml's perf mode
+#                   has no other n = 1 shape at d99724f2)
 #   LABEL=name      results/LABEL/ (default: exp-03's label for this machine)
 #   B               our build folder (default build)
 #   RESULTS, PLOTS  the results and charts roots (default results, plots)
@@ -84,7 +85,9 @@ ggml_round() {
     local f ms
     for f in "${formats[@]}"; do
         ms=$(ggml_ms "${PEER[$f]}")
-        [ -n "$ms" ] || die "no 'us/run' in test-backend-ops' output for ${PEER[$f]}"
+        [ -n "$ms" ] || die "no 'us/run' in test-backend-ops' output for ${PEER[$f]}" \
+            "(its perf mode times only the MUL_MAT shapes it lists, at d99724f2 m=4096, k=14336" \
+            "for n = 1: test-backend-ops perf -o MUL_MAT -b CPU lists them)"
         echo "  round $1 ggml  $f ${PEER[$f]} $ms ms"
         GGML_ALL[$f]+="${GGML_ALL[$f]:+ }$ms"
         better "$ms" "${GGML_MS[$f]:-}" && GGML_MS[$f]=$ms
