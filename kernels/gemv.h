@@ -99,6 +99,11 @@ extern const int GEMV_FP16_ROWS[];
 int gemv_fp16_rows_default(void);
 int gemv_fp16_get_rows(void);
 bool gemv_fp16_set_rows(int rows);
+/* And its prefetch distance in bytes (0, the default: none), from the
+ * -1-ended candidates; set_prefetch says false for any other. */
+extern const int GEMV_FP16_PREFETCH[];
+int gemv_fp16_get_prefetch(void);
+bool gemv_fp16_set_prefetch(int bytes);
 /* Its vector width in floats (16 on AVX-512, else 8): part of what a
  * cached choice was timed on. */
 int gemv_fp16_lanes(void);

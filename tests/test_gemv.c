@@ -92,28 +92,34 @@ Test(gemv_cpu, every_variant_matches_the_reference)
     rl_backend_close(be);
 }
 
-/* Every row count the tuner may choose for one token matches the
- * reference, on row counts with every remainder of a share's segments. */
+/* Every shape the tuner may choose for one token (rows per step, prefetch
+ * distance) matches the reference, on row counts with every remainder of
+ * a share's segments. */
 Test(gemv_cpu, every_candidate_row_count_matches_the_reference)
 {
     char why[256];
     rl_backend *be = rl_backend_open(RL_CPU, 0, why, sizeof why);
     cr_assert_not_null(be, "%s", why);
     cr_assert_eq(gemv_fp16_get_rows(), gemv_fp16_rows_default());
+    cr_assert_eq(gemv_fp16_get_prefetch(), 0, "no prefetch until a tuner chooses one");
     const gemv_variant *fp16 = NULL;
     for (const gemv_variant *v = gemv_variants; v->name; v++)
         fp16 = v->cpu == gemv_fp16_cpu ? v : fp16;
     cr_assert_not_null(fp16);
     int candidates = 0;
-    for (const int *r = GEMV_FP16_ROWS; *r >= 0; r++, candidates++) {
-        cr_assert(gemv_fp16_set_rows(*r));
-        cr_assert_eq(gemv_fp16_get_rows(), *r);
-        for (int rows = 61; rows <= 67; rows += 3)
-            check_variant(be, fp16, (shape){rows, 1024}, 1, 300 + 10 * (uint64_t)*r + (uint64_t)rows);
-    }
-    cr_assert_geq(candidates, 3);
+    for (const int *r = GEMV_FP16_ROWS; *r >= 0; r++)
+        for (const int *p = GEMV_FP16_PREFETCH; *p >= 0; p++, candidates++) {
+            cr_assert(gemv_fp16_set_rows(*r) && gemv_fp16_set_prefetch(*p));
+            cr_assert_eq(gemv_fp16_get_rows(), *r);
+            cr_assert_eq(gemv_fp16_get_prefetch(), *p);
+            for (int rows = 61; rows <= 67; rows += 3)
+                check_variant(be, fp16, (shape){rows, 1024}, 1,
+                              300 + 10 * (uint64_t)*r + (uint64_t)rows + 1000 * (uint64_t)*p);
+        }
+    cr_assert_geq(candidates, 9);
     cr_assert_not(gemv_fp16_set_rows(3), "3 rows is no candidate");
     cr_assert_not(gemv_fp16_set_rows(0));
+    cr_assert_not(gemv_fp16_set_prefetch(100), "100 B ahead is no candidate");
     rl_backend_close(be);
 }
 

@@ -3,7 +3,7 @@
  * experiments 02 (F16) and 03 (every format):
  *   - each integer format: rows decoded side by side and the prefetch
  *     distance (cpu/quant_dot.h's candidates);
- *   - F16: the FP16 GEMV's rows per step (gemv.h's).
+ *   - F16: the FP16 GEMV's rows per step and prefetch distance (gemv.h's).
  * harness/tuning.c times the candidates on a matrix read from DRAM, each
  * first validated against the double-precision reference (within the
  * int8 bound, or F16's tolerance). The defaults are the compile-time
@@ -54,7 +54,9 @@ static void shape_name(void *state, int i, char *buf, size_t len)
 {
     const shape_tuning *s = state;
     const quant_dot_shape *q = &s->shapes[i];
-    if (s->f == QF_F16)
+    if (s->f == QF_F16 && q->prefetch > 0)
+        snprintf(buf, len, "%d rows %d B ahead", q->rows, q->prefetch);
+    else if (s->f == QF_F16)
         snprintf(buf, len, "%d rows", q->rows);
     else if (q->prefetch > 0)
         snprintf(buf, len, "%d row%s %d B ahead", q->rows, q->rows > 1 ? "s" : "", q->prefetch);
@@ -65,7 +67,8 @@ static void shape_name(void *state, int i, char *buf, size_t len)
 static void shape_set(void *state, int i)
 {
     const shape_tuning *s = state;
-    bool ok = s->f == QF_F16 ? gemv_fp16_set_rows(s->shapes[i].rows)
+    bool ok = s->f == QF_F16 ? gemv_fp16_set_rows(s->shapes[i].rows) &&
+                                   gemv_fp16_set_prefetch(s->shapes[i].prefetch)
                              : quant_dot_set_shape(s->f, s->shapes[i]);
     if (!ok)
         rl_die(RL_EXIT_FAILED, "internal error: %s: shape %d rejected", quant_formats[s->f].name, i);
@@ -124,12 +127,18 @@ static void shape_build(void *state)
  * the machine (not the copies, which follow the LLC the ceilings measured). */
 static void candidates(shape_tuning *s)
 {
-    if (s->f == QF_F16) { /* experiment 02's GEMV: rows per step */
-        for (const int *r = GEMV_FP16_ROWS; *r >= 0 && s->n < 16; r++)
-            s->shapes[s->n++] = (quant_dot_shape){*r, 0};
-        /* the lanes name the kernel: a choice timed on 8-lane steps is retimed */
-        snprintf(s->signature, sizeof s->signature, "fp16 gemv on %d lanes with fma; rows 2 4 8%s; %d x %d %s",
-                 gemv_fp16_lanes(), s->n > 3 ? " 16" : "", s->base_rows, s->k, s->hot ? "hot" : "from DRAM");
+    if (s->f == QF_F16) { /* experiment 02's GEMV: rows per step, prefetch distance */
+        bool sixteen = false;
+        for (const int *r = GEMV_FP16_ROWS; *r >= 0; r++)
+            for (const int *p = GEMV_FP16_PREFETCH; *p >= 0 && s->n < 16; p++) {
+                s->shapes[s->n++] = (quant_dot_shape){*r, *p};
+                sixteen |= *r == 16;
+            }
+        /* the lanes name the kernel: a choice timed on 8-lane steps is
+         * retimed; so is one timed before the prefetch was a candidate */
+        snprintf(s->signature, sizeof s->signature,
+                 "fp16 gemv on %d lanes with fma; rows 2 4 8%s; prefetch 0 1024 4096; %d x %d %s",
+                 gemv_fp16_lanes(), sixteen ? " 16" : "", s->base_rows, s->k, s->hot ? "hot" : "from DRAM");
         return;
     }
     for (const int *r = QUANT_DOT_ROWS; *r >= 0; r++)
