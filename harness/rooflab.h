@@ -563,7 +563,8 @@ const rl_points *rl_points_all(const rl_ctx *ctx);
 void *rl_keep(rl_ctx *ctx, size_t bytes);
 #define RL_NEW(ctx, type) ((type *)rl_keep((ctx), sizeof(type)))
 /* In declare: this run is a side benchmark (exp-03's --matrix): its rows
- * are printed, and no CSV, verdict or chart is written. */
+ * are printed, and no CSV, verdict or chart is written; its points carry
+ * no roof probes (--roofs start). */
 void rl_discard_results(rl_ctx *ctx);
 
 /* ------------------------------------------------------------------------

@@ -413,11 +413,7 @@ static void declare(rl_ctx *ctx)
         bool hot = ctx->args.cache == RL_HOT;
         decode_tune_cpu_at(ctx, true, hot ? matrix_rows : 0, matrix_k);
         plan_matrix(ctx, m);
-        rl_discard_results(ctx); /* a side benchmark: its table only */
-        /* it judges nothing, and its columns are against the run-start
-         * ladder: no probes beside its points, whose copies of the matrix
-         * would only evict it (a hot 117 MB F16 matrix in a 162 MiB LLC) */
-        ctx->args.start_roofs = true;
+        rl_discard_results(ctx); /* a side benchmark: its table only, no probes */
     } else {
         plan_model(ctx, m);
         /* a cache-sized model is tuned hot, on one K = 14336 matrix of its
