@@ -60,7 +60,8 @@ const rl_point *f16_of(const rl_point *p)
     return p ? rl_points_find(RL_DATA(step, p)->all, NULL, f16_of_group, p) : NULL;
 }
 
-/* Against F16 in the same group (the same variant, timed with it). */
+/* Against F16 in the same group (the same variant, timed with it); under
+ * --matrix, against the one F16 point, timed in its own group. */
 double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p)
 {
     (void)ctx;
