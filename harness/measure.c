@@ -48,16 +48,14 @@ static const double SLOW_CALL_S = 0.1;
  * F16 at 0.56 of its roof. */
 enum { MAX_WARM_CALLS = 4 };
 
-static bool evicted_between_samples(rl_ctx *ctx, const rl_work *works, int n, int i)
+/* together: the footprints of the whole group */
+static bool evicted_between_samples(rl_ctx *ctx, double footprint, double together)
 {
-    if (n < 2 || !(works[i].footprint > 0))
+    if (!(footprint > 0))
         return false;
-    double together = 0;
-    for (int j = 0; j < n; j++)
-        together += works[j].footprint;
     const rl_ceilings *c = rl_ceilings_get(ctx);
     for (int l = 0; l < RL_DRAM; l++) /* the level that holds it alone */
-        if (c->level_bytes[l] > 0 && works[i].footprint <= c->level_bytes[l])
+        if (c->level_bytes[l] > 0 && footprint <= c->level_bytes[l])
             return together > c->level_bytes[l] / 2;
     return false;
 }
@@ -160,8 +158,11 @@ static void measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_
     bool *rewarm = calloc((size_t)n, sizeof *rewarm);
     if (!rewarm)
         rl_die(RL_EXIT_FAILED, "out of memory for samples");
+    double together = 0;
+    for (int i = 0; i < n; i++)
+        together += works[i].footprint;
     for (int i = 0; i < n && cache == RL_HOT; i++)
-        rewarm[i] = evicted_between_samples(ctx, works, n, i);
+        rewarm[i] = n > 1 && evicted_between_samples(ctx, works[i].footprint, together);
 
     /* The group's budget is the sum of its members' budgets, cut to what
      * --budget has left (a few samples are taken all the same). */

@@ -123,27 +123,36 @@ static void shape_build(void *state)
     quant_int8_error_bound(s->bound, s->f, s->w, s->x, s->base_rows, s->k);
 }
 
+/* Every rows x prefetch pair of the -1-ended lists, and the lists as text
+ * for the signature ("1 2 4", "0 1024 4096"): a list that changes is a
+ * new candidate set, whose cached choice is timed again. */
+static void cross(shape_tuning *s, const int *rows, const int *prefetch, char *rows_text,
+                  char *prefetch_text, size_t len)
+{
+    rows_text[0] = prefetch_text[0] = '\0';
+    for (const int *r = rows; *r >= 0; r++) {
+        snprintf(rows_text + strlen(rows_text), len - strlen(rows_text), "%s%d", r == rows ? "" : " ", *r);
+        for (const int *p = prefetch; *p >= 0 && s->n < 16; p++)
+            s->shapes[s->n++] = (quant_dot_shape){*r, *p};
+    }
+    for (const int *p = prefetch; *p >= 0; p++)
+        snprintf(prefetch_text + strlen(prefetch_text), len - strlen(prefetch_text), "%s%d",
+                 p == prefetch ? "" : " ", *p);
+}
+
 /* The candidates and the signature: what the choice depends on besides
  * the machine (not the copies, which follow the LLC the ceilings measured). */
 static void candidates(shape_tuning *s)
 {
+    char rows[32], prefetch[32];
     if (s->f == QF_F16) { /* experiment 02's GEMV: rows per step, prefetch distance */
-        bool sixteen = false;
-        for (const int *r = GEMV_FP16_ROWS; *r >= 0; r++)
-            for (const int *p = GEMV_FP16_PREFETCH; *p >= 0 && s->n < 16; p++) {
-                s->shapes[s->n++] = (quant_dot_shape){*r, *p};
-                sixteen |= *r == 16;
-            }
-        /* the lanes name the kernel: a choice timed on 8-lane steps is
-         * retimed; so is one timed before the prefetch was a candidate */
-        snprintf(s->signature, sizeof s->signature,
-                 "fp16 gemv on %d lanes with fma; rows 2 4 8%s; prefetch 0 1024 4096; %d x %d %s",
-                 gemv_fp16_lanes(), sixteen ? " 16" : "", s->base_rows, s->k, s->hot ? "hot" : "from DRAM");
+        cross(s, GEMV_FP16_ROWS, GEMV_FP16_PREFETCH, rows, prefetch, sizeof rows);
+        /* the lanes name the kernel: a choice timed on 8-lane steps is retimed */
+        snprintf(s->signature, sizeof s->signature, "fp16 gemv on %d lanes with fma; rows %s; prefetch %s; %d x %d %s",
+                 gemv_fp16_lanes(), rows, prefetch, s->base_rows, s->k, s->hot ? "hot" : "from DRAM");
         return;
     }
-    for (const int *r = QUANT_DOT_ROWS; *r >= 0; r++)
-        for (const int *p = QUANT_DOT_PREFETCH; *p >= 0 && s->n < 16; p++)
-            s->shapes[s->n++] = (quant_dot_shape){*r, *p};
+    cross(s, QUANT_DOT_ROWS, QUANT_DOT_PREFETCH, rows, prefetch, sizeof rows);
     /* a kernel rewritten for other registers is a new kernel: its cached
      * choice (timed on the old one) no longer applies; so is one whose
      * prefetches, unrolled, left each block 15-24 % fewer instructions
@@ -154,8 +163,8 @@ static void candidates(shape_tuning *s)
 #if defined(QUANT_DOT_ZMM)
     zmm = s->f == QF_Q2 || s->f == QF_Q6;
 #endif
-    snprintf(s->signature, sizeof s->signature, "%s%s; rows 1 2 4 in segments; prefetch 0 1024 4096 unrolled; %d x %d %s",
-             quant_isa_name(quant_isa_best()), zmm ? " zmm" : "", s->base_rows, s->k,
+    snprintf(s->signature, sizeof s->signature, "%s%s; rows %s in segments; prefetch %s unrolled; %d x %d %s",
+             quant_isa_name(quant_isa_best()), zmm ? " zmm" : "", rows, prefetch, s->base_rows, s->k,
              s->hot ? "hot" : "from DRAM");
 }
 

@@ -149,30 +149,35 @@ const int GEMV_FP16_ROWS[] = {2, 4, 8, 16, -1};
 const int GEMV_FP16_ROWS[] = {2, 4, 8, -1};
 #endif
 
+/* Whether v is in the -1-ended list of candidates. */
+static bool listed(const int *list, int v)
+{
+    for (; *list >= 0; list++)
+        if (*list == v)
+            return true;
+    return false;
+}
+
 int gemv_fp16_rows_default(void) { return GEMV_ROWS(1); }
 int gemv_fp16_get_rows(void) { return one_token_rows; }
 int gemv_fp16_lanes(void) { return VF_LANES; }
 
 bool gemv_fp16_set_rows(int rows)
 {
-    for (const int *r = GEMV_FP16_ROWS; *r >= 0; r++)
-        if (*r == rows) {
-            one_token_rows = rows;
-            return true;
-        }
-    return false;
+    if (!listed(GEMV_FP16_ROWS, rows))
+        return false;
+    one_token_rows = rows;
+    return true;
 }
 
 int gemv_fp16_get_prefetch(void) { return one_token_prefetch; }
 
 bool gemv_fp16_set_prefetch(int bytes)
 {
-    for (const int *p = GEMV_FP16_PREFETCH; *p >= 0; p++)
-        if (*p == bytes) {
-            one_token_prefetch = bytes;
-            return true;
-        }
-    return false;
+    if (!listed(GEMV_FP16_PREFETCH, bytes))
+        return false;
+    one_token_prefetch = bytes;
+    return true;
 }
 
 static void gemv_vec_1(const gemv_args *a)
