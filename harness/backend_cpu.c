@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <strings.h>
 
 static double *flush_buf;
 static size_t flush_len;
@@ -104,17 +105,76 @@ static const int CPU_GEMM_SIZES[] = {512, 1024, 2048, 0};
  * took a core from the next sample: on a 2-core VM, experiment 02's GEMV
  * samples after the library's had a relative spread of 0.3-0.45 (0.15-0.24
  * without the spin), and a compute probe after a large GEMM once ran at a
- * quarter of its rate. The setting that shortens the spin is read when the
- * library loads, before main; so the program runs itself again, once, with
- * OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles), unless the variable is set. */
-void rl_cpu_quiet_blas_workers(char **argv)
+ * quarter of its rate. OPENBLAS_THREAD_TIMEOUT=4 (2^4 cycles) shortens the
+ * spin. */
+static bool quiet_blas_workers(void)
 {
-    if (getenv("OPENBLAS_THREAD_TIMEOUT"))
-        return;
-    if (setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1) != 0)
-        return;
-    execv("/proc/self/exe", argv);
-    /* no /proc: run on, the workers spinning (the header says so) */
+    return !getenv("OPENBLAS_THREAD_TIMEOUT") && setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1) == 0;
+}
+
+/* OpenBLAS picks its kernels by the CPU model it knows. One it does not
+ * know gets the oldest x86-64 kernels: Debian's 0.3.21 took a 2-core
+ * Emerald Rapids class Xeon (family 6, model 207) for "Prescott" and ran
+ * SSE3 code, its SGEMM at 0.04-0.05 TFLOP/s, a quarter of what its own
+ * Cooperlake kernels reach there (a 4096x14336 GEMM at n = 128: 0.40-0.45 s
+ * against 0.11 s). The library a user would install on that machine
+ * (a newer OpenBLAS) knows it; so when the kernels in use lack AVX2 and
+ * the CPU has it, the run asks for the kernels of the CPU's instruction
+ * set: Cooperlake (AVX-512 with BF16), SkylakeX (AVX-512) or Haswell
+ * (AVX2 and FMA). Only a misdetection is mended: a known CPU keeps what
+ * the library chose for it. */
+static const char *const AVX2_CORES[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake",
+                                         "SapphireRapids", "Excavator", NULL};
+
+static const char *blas_core_for_this_cpu(void)
+{
+#if defined(__x86_64__)
+    const char *core = openblas_get_corename();
+    for (const char *const *c = AVX2_CORES; core && *c; c++)
+        if (!strcasecmp(core, *c))
+            return NULL;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+        return __builtin_cpu_supports("avx512bf16") ? "Cooperlake" : "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return "Haswell";
+#endif
+    return NULL;
+}
+
+static bool mend_blas_core(void)
+{
+    const char *core = getenv("OPENBLAS_CORETYPE") ? NULL : blas_core_for_this_cpu();
+    if (!core)
+        return false;
+    /* what the library chose, for the run's header (rl_cpu_blas_note) */
+    setenv("ROOFLAB_BLAS_DETECTED", openblas_get_corename(), 1);
+    return setenv("OPENBLAS_CORETYPE", core, 1) == 0;
+}
+
+/* Both settings are read when the library loads, before main; so the
+ * program runs itself again, once, with them in its environment. */
+void rl_cpu_prepare_blas(char **argv)
+{
+    bool again = quiet_blas_workers();
+    again |= mend_blas_core();
+    if (again)
+        execv("/proc/self/exe", argv);
+    /* no /proc: run on, as the library chose (the header says so) */
+}
+
+void rl_cpu_blas_note(char *buf, size_t len)
+{
+    const char *detected = getenv("ROOFLAB_BLAS_DETECTED"), *forced = getenv("OPENBLAS_CORETYPE");
+    const char *core = openblas_get_corename();
+    if (detected && forced)
+        snprintf(buf, len, "OpenBLAS %s kernels (OPENBLAS_CORETYPE=%s: the library took this CPU "
+                 "for %s)", core, forced, detected);
+    else if (forced)
+        snprintf(buf, len, "OpenBLAS %s kernels (OPENBLAS_CORETYPE=%s, given)", core, forced);
+    else
+        snprintf(buf, len, "OpenBLAS %s kernels (the library's choice)", core);
 }
 
 const rl_backend_ops rl_cpu_ops = {

@@ -19,8 +19,10 @@ static const char *COMMON_HELP =
     "                           stop rule; without --quick or --full, a lab run (minutes)\n"
     "  --max-bytes SIZE         cap every working set at SIZE (e.g. 512Mi); points that then\n"
     "                           fit a cache are judged against that cache's ceiling\n"
-"  --budget SECONDS         finish within SECONDS of wall time (+10 %): the points the\n"
+    "  --budget SECONDS         finish within SECONDS of wall time (+10 %): the points the\n"
     "                           verdicts need first, then the rest as time allows\n"
+    "  --timeout SECONDS        stop sampling a point after SECONDS, quiet or not (default\n"
+    "                           the mode's: quick 0.3, lab 1, full 2.5)\n"
     "  --ceilings FILE          use the roofs in FILE (a ceilings.csv) and measure none\n"
     "  --out DIR                results root; the CSV goes to DIR/<label>/ (default results)\n"
     "  --plots DIR              charts root; charts go to DIR/<label>/ (default plots)\n"
@@ -113,6 +115,18 @@ bool rl_parse_size(const char *s, size_t *out)
     return false;
 }
 
+/* Seconds in [lo, hi]: a plain decimal number, nothing after it. */
+static bool parse_seconds(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= lo && v <= hi))
+        return false;
+    *out = v;
+    return true;
+}
+
 /* A label names a folder under results/ and plots/: letters, digits,
  * '.', '_', '-', and '/' between parts (for "reference/h200"). */
 static bool valid_label(const char *s)
@@ -192,12 +206,11 @@ static int parse_common(const char *prog, const char *name, const char *value, r
                                      "such as 256Mi or 2Gi", value);
         a->max_bytes = (double)bytes;
     } else if (!strcmp(name, "budget")) {
-        char *end;
-        errno = 0;
-        double s = strtod(value, &end);
-        if (errno || *end || !(s >= 1 && s <= 86400))
+        if (!parse_seconds(value, 1, 86400, &a->budget_s))
             return usage_error(prog, "bad --budget '%s': expected seconds, 1 to 86400", value);
-        a->budget_s = s;
+    } else if (!strcmp(name, "timeout")) {
+        if (!parse_seconds(value, 0.001, 3600, &a->timeout_s))
+            return usage_error(prog, "bad --timeout '%s': expected seconds, 0.001 to 3600", value);
     } else if (!strcmp(name, "device")) {
         uint64_t d;
         if (!parse_u64(value, &d) || d > 64)
@@ -229,7 +242,7 @@ static bool common_takes_value(const char *name)
 {
     static const char *with_value[] = {"backend", "cache",    "out",  "plots",    "label",
                                        "variant", "device",   "seed", "reference", "ceilings",
-                                       "max-bytes", "roofs",   "budget"};
+                                       "max-bytes", "roofs",   "budget", "timeout"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (!strcmp(name, with_value[i]))
             return true;

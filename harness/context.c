@@ -125,9 +125,9 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
     rl_meta(ctx, "seed", "%llu", (unsigned long long)ctx->args.seed);
     rl_meta(ctx, "stop_rule",
             "at least %d samples and %.2f s measured; stop at %.1f %% relative stddev, or "
-            "when the mean's relative standard error reaches it, or after %.0f s per point",
+            "when the mean's relative standard error reaches it, or after %g s per point%s",
             ctx->rule.min_samples, ctx->rule.min_time_s, ctx->rule.max_noise * 100,
-            ctx->rule.timeout_s);
+            ctx->rule.timeout_s, ctx->args.timeout_s > 0 ? " (--timeout)" : "");
     rl_meta(ctx, "cache_mode", "%s", ctx->args.cache == RL_COLD ? "cold" : "hot");
     rl_meta(ctx, "rates", "bandwidth and FLOP rates are computed from the median time");
     if (e->compare_keys)
@@ -143,6 +143,9 @@ static void write_standard_meta(rl_ctx *ctx, int argc, char **argv)
     rl_kernel_resources_meta(ctx, rl_kernel_resources);
     const char *blas = getenv("OPENBLAS_THREAD_TIMEOUT");
     rl_meta(ctx, "openblas_thread_timeout", "%s", blas ? blas : "unset: OpenBLAS's idle workers spin");
+    char core[256];
+    rl_cpu_blas_note(core, sizeof core);
+    rl_meta(ctx, "openblas_core", "%s", core);
 }
 
 static void print_story(const rl_ctx *ctx)
@@ -159,6 +162,11 @@ static void print_story(const rl_ctx *ctx)
     printf("backend     %s%s%s\n", rl_backend_name(ctx->kind), ctx->priv->fallback_note[0] ? ": " : "",
            ctx->priv->fallback_note);
     printf("device      %s\n", dev);
+    if (ctx->kind == RL_CPU) {
+        char core[256];
+        rl_cpu_blas_note(core, sizeof core);
+        printf("library     %s\n", core);
+    }
     printf("label       %s (%s)\n", ctx->label, ctx->csv_path);
     char cap[32];
     rl_format_bytes(rl_max_bytes(ctx), cap, sizeof cap);
@@ -219,13 +227,18 @@ static rl_ctx *new_ctx(const rl_experiment *exp)
     return ctx;
 }
 
-/* The mode's stop rule, and the marks the run's duration and the
- * busy-host gate count from. */
+/* The mode's stop rule (its time limit from --timeout if given; the
+ * minimum measured time never above it), and the marks the run's duration
+ * and the busy-host gate count from. */
 static void start_clock(rl_ctx *ctx)
 {
     ctx->rule = ctx->args.mode == RL_MODE_QUICK  ? RL_STOP_QUICK
                 : ctx->args.mode == RL_MODE_FULL ? RL_STOP_FULL
                                                  : RL_STOP_LAB;
+    if (ctx->args.timeout_s > 0) {
+        ctx->rule.timeout_s = ctx->args.timeout_s;
+        ctx->rule.min_time_s = fmin(ctx->rule.min_time_s, ctx->args.timeout_s);
+    }
     ctx->priv->started = rl_now_s();
     ctx->priv->busy_mark = rl_busy_mark_now();
     rl_budget_init(ctx);

@@ -76,8 +76,12 @@ rl_band rl_cpu_bandwidth(rl_ctx *ctx, rl_pattern pattern, double probe_bytes, in
 rl_band rl_cpu_fma_peak(rl_ctx *ctx, int trials);
 void rl_cpu_ladder_release(void); /* frees the working-set buffer */
 /* Before anything else: re-executes the program once with OpenBLAS's idle
- * workers told to sleep at once (backend_cpu.c says why). */
-void rl_cpu_quiet_blas_workers(char **argv);
+ * workers told to sleep at once and, where the library took the CPU for
+ * an older one, its kernels for this CPU's instruction set (backend_cpu.c
+ * says why). */
+void rl_cpu_prepare_blas(char **argv);
+/* Which OpenBLAS kernels run, and who chose them: for the header. */
+void rl_cpu_blas_note(char *buf, size_t len);
 bool rl_cpu_bandwidth_probe(rl_ctx *ctx, rl_pattern p, double bytes, bool one_pass, bool wide,
                             rl_probe *out);
 bool rl_cpu_compute_probe(rl_ctx *ctx, rl_probe *out);

@@ -244,6 +244,10 @@ rl_band rl_measure_trials(rl_ctx *ctx, const char *name, void (*fn)(void *), voi
     ctx->rule = ctx->args.mode == RL_MODE_FULL ? TRIAL_RULE_FULL
                 : ctx->args.budget_s > 0       ? TRIAL_RULE_BUDGET
                                                : TRIAL_RULE;
+    if (ctx->args.timeout_s > 0) { /* --timeout holds for every sampling */
+        ctx->rule.timeout_s = fmin(ctx->rule.timeout_s, ctx->args.timeout_s);
+        ctx->rule.min_time_s = fmin(ctx->rule.min_time_s, ctx->rule.timeout_s);
+    }
     rl_band b = {.best = -INFINITY, .worst = INFINITY, .probe_bytes = NAN};
     for (int t = 0; t < trials; t++) {
         rl_measurement m = rl_measure_as(ctx, name, fn, arg, RL_HOT);

@@ -221,6 +221,7 @@ typedef struct rl_args {
     const char *ceilings_file; /* --ceilings FILE: use these roofs, measure none */
     double max_bytes;          /* --max-bytes: largest working set; 0: the mode's default */
     double budget_s;           /* --budget: the run's wall-clock seconds; 0: none (plan.c) */
+    double timeout_s;          /* --timeout: a point's sampling time limit; 0: the mode's */
     int device;
     uint64_t seed;
     rl_cache_state cache;

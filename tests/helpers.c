@@ -139,13 +139,22 @@ void measure_unlock(void)
     }
 }
 
+/* Long enough for the fewest samples of a point (3 of at least 1 ms, a
+ * group's up to 0.1 s each: measure.c), short enough that a quick run of
+ * an experiment takes seconds, not the half minute of its 0.3 s rule. */
+#define TEST_TIMEOUT "0.05"
+
 static int run_locked(const char *bin, const char *dir, const char *ceilings, const char *args,
                       char *out, size_t out_cap, char *err, size_t err_cap)
 {
     char cmd[2048];
     /* Tests run beside each other by design: a verdict must not depend on
-     * how loaded the machine is (claims.c, the busy-host gate). */
-    snprintf(cmd, sizeof cmd, "ROOFLAB_HOST_BUSY=ignore %s --out '%s/results' --plots '%s/plots'%s%s %s",
+     * how loaded the machine is (claims.c, the busy-host gate). A test
+     * checks the run's shape, never its numbers, so every sampling stops
+     * after TEST_TIMEOUT (--timeout; a test may pass its own after it). */
+    snprintf(cmd, sizeof cmd,
+             "ROOFLAB_HOST_BUSY=ignore %s --out '%s/results' --plots '%s/plots' --timeout " TEST_TIMEOUT
+             "%s%s %s",
              bin, dir, dir, ceilings ? " --ceilings " : "", ceilings ? ceilings : "", args);
     measure_lock();
     int rc = run_capture(cmd, out, out_cap, err, err_cap);

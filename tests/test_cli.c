@@ -152,3 +152,18 @@ Test(cli, sizes)
     cr_assert_not(rl_parse_size("", &n));
     cr_assert_not(rl_parse_size("2^99", &n));
 }
+
+/* --timeout caps each point's sampling (the mode's rule otherwise). */
+Test(cli, timeout_takes_seconds)
+{
+    rl_args a;
+    cr_assert_eq(PARSE(&a, "--quick", "--timeout", "0.05"), 0);
+    cr_assert_float_eq(a.timeout_s, 0.05, 1e-12);
+    cr_assert_eq(PARSE(&a, "--quick"), 0);
+    cr_assert_eq(a.timeout_s, 0, "none given: the mode's");
+    const char *bad[] = {"0", "-1", "0.0001", "5000", "fast", "1s", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_redirect_stderr();
+        cr_assert_eq(PARSE(&a, "--timeout", bad[i]), RL_EXIT_USAGE, "--timeout '%s'", bad[i]);
+    }
+}

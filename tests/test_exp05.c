@@ -54,7 +54,10 @@ Test(exp05, quick_cpu_run_writes_csv_verdicts_and_charts)
                                  "# git_commit: ", "# date_utc: 20", "# argv: ", "# label: e2e",
                                  "# quick: yes", "# seed: 1", "# ceiling_gbps: ", "# claim: ",
                                  "# rates: bandwidth and FLOP rates are computed from the median",
-                                 "# compare_keys: op,variant,k,n"};
+                                 "# compare_keys: op,variant,k,n",
+                                 /* the quick rule, its time limit the tests' --timeout */
+                                 "# stop_rule: at least 3 samples and 0.03 s measured",
+                                 "or after 0.05 s per point (--timeout)"};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(strstr(text, meta[i]), "metadata '%s' missing", meta[i]);
     /* The fixture's roofs have no bandwidth curve: the levels are the
@@ -195,10 +198,9 @@ static int count_of(const char *hay, const char *needle)
 Test(exp05, without_gnuplot_the_csv_is_written_and_the_charts_wait)
 {
     char cmd[2048], path[1024], later[1400];
-    snprintf(cmd, sizeof cmd,
-             "PATH=/nonexistent %s --out '%s/results' --plots '%s/plots' --quick --backend cpu "
-             "--op affine --variant 1,2 --label nogp", EXP05, dir, dir);
-    int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
+    int rc = run_experiment("PATH=/nonexistent " EXP05, dir,
+                            "--quick --backend cpu --op affine --variant 1,2 --label nogp", out,
+                            sizeof out, err, sizeof err);
     cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
     snprintf(path, sizeof path, "%s/results/nogp/exp-05.csv", dir);
     cr_assert(file_exists(path), "the CSV at %s", path);
@@ -220,12 +222,11 @@ Test(exp05, without_gnuplot_the_csv_is_written_and_the_charts_wait)
  * the commit ROOFLAB_GIT_COMMIT names, and says it is a copy. */
 Test(exp05, a_copy_without_git_records_the_commit_it_was_given)
 {
-    char cmd[2048], path[1024];
-    snprintf(cmd, sizeof cmd,
-             "ROOFLAB_ROOT='%s' ROOFLAB_GIT_COMMIT=0123456789ab %s --out '%s/results' --plots "
-             "'%s/plots' --quick --backend cpu --op affine --variant 1 --no-plot --label copy",
-             dir, EXP05, dir, dir);
-    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+    char bin[1024], path[1024];
+    snprintf(bin, sizeof bin, "ROOFLAB_ROOT='%s' ROOFLAB_GIT_COMMIT=0123456789ab %s", dir, EXP05);
+    cr_assert_eq(run_experiment(bin, dir, "--quick --backend cpu --op affine --variant 1 --no-plot "
+                                          "--label copy", out, sizeof out, err, sizeof err),
+                 0, "%s", err);
     snprintf(path, sizeof path, "%s/results/copy/exp-05.csv", dir);
     char *text = read_file(path, NULL);
     cr_assert_not_null(text, "no CSV at %s", path);

@@ -11,6 +11,6 @@ int rl_main(const rl_experiment *exp, int argc, char **argv)
 {
     /* A program of its own, so it may run itself again (a test's rl_run
      * inside the test runner must not): backend_cpu.c says why. */
-    rl_cpu_quiet_blas_workers(argv);
+    rl_cpu_prepare_blas(argv);
     return rl_run(exp, argc, argv, &rl_gnuplot_charts);
 }
