@@ -118,12 +118,13 @@ void rl_judge_status(rl_ctx *ctx, const rl_claim *c, const char *scope, const ch
 
 /* A premise not met turns a measured verdict into "premise not met", its
  * reason first in the note; the busy-host gate still comes first. */
-static void judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, const char *measured,
-                        rl_verdict_status st, const rl_premise *pr, const char *note)
+static void judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, double lo, double hi,
+                        const char *measured, rl_verdict_status st, const rl_premise *pr,
+                        const char *note)
 {
     char id[96], text[256], predicted[128], both[800];
     scoped(c, scope, id, sizeof id, text, sizeof text);
-    rl_claim_predicted(c, c->lo, c->hi, predicted, sizeof predicted);
+    rl_claim_predicted(c, lo, hi, predicted, sizeof predicted);
     const char *unmet = !pr ? NULL : !pr->met && st != RL_NOT_MEASURED ? pr->why
                         : !pr->met_to_fail && st == RL_DOES_NOT_HOLD ? pr->why_to_fail : NULL;
     if (unmet) {
@@ -134,19 +135,25 @@ static void judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, const
     verdict_of(ctx, c, id, text, predicted, measured, st, note);
 }
 
-void rl_judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, double value,
-                    const rl_premise *pr, const char *note)
+void rl_judge_within_given(rl_ctx *ctx, const rl_claim *c, const char *scope, double value,
+                           double lo, double hi, const rl_premise *pr, const char *note)
 {
     char measured[64] = "-";
     if (!isnan(value))
         value_text(c, value, measured, sizeof measured);
-    judge_given(ctx, c, scope, measured, rl_within(value, c->lo, c->hi), pr, note);
+    judge_given(ctx, c, scope, lo, hi, measured, rl_within(value, lo, hi), pr, note);
+}
+
+void rl_judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, double value,
+                    const rl_premise *pr, const char *note)
+{
+    rl_judge_within_given(ctx, c, scope, value, c->lo, c->hi, pr, note);
 }
 
 void rl_judge_status_given(rl_ctx *ctx, const rl_claim *c, const char *scope, const char *measured,
                            rl_verdict_status status, const rl_premise *pr, const char *note)
 {
-    judge_given(ctx, c, scope, measured, status, pr, note);
+    judge_given(ctx, c, scope, c->lo, c->hi, measured, status, pr, note);
 }
 
 /* The prediction in the CSV header and the story: every claim and its range. */

@@ -13,7 +13,10 @@
  * verdict is "premise not met", and its note names the point. For a
  * lower bound on a speedup the fast side's premise gates only a failure
  * (rl_premise_memory_bound_to_fail): a slow baseline can make it hold for
- * the wrong reason, a slow fast side only fail for one.
+ * the wrong reason, a slow fast side only fail for one. An upper bound on
+ * a memory-bound point's MFU presumes a ridge that leaves room under it at
+ * the point's roof (rl_premise_room_under_mfu): where it does not, only a
+ * slower kernel could meet the bound.
  */
 #include "internal.h"
 
@@ -87,4 +90,21 @@ void rl_premise_within_bytes(rl_premise *pr, const rl_point *baseline, const rl_
     snprintf(pr->why, sizeof pr->why, "%s: a speedup of %.2fx, beyond the %.2fx its bytes allow "
              "by more than the noise (%.0f %%): the baseline was the slower reader, not the bytes",
              what, speedup.median, model, 100 * noise);
+}
+
+void rl_premise_room_under_mfu(rl_ctx *ctx, rl_premise *pr, const rl_point *p, double bound,
+                               const char *what)
+{
+    if (!pr->met || !p || !(bound > 0))
+        return;
+    double at_roof = rl_point_mfu(ctx, p) / rl_point_mbu(ctx, p);
+    if (isnan(at_roof) || at_roof < bound)
+        return;
+    double ai = rl_arith_intensity(p->flops, p->bytes);
+    pr->met = false;
+    snprintf(pr->why, sizeof pr->why, "%s at its memory roof would use %.1f %% of the compute "
+             "peak (%.2f FLOP/B over a ridge of %.1f FLOP/B at that roof), not under the bound of "
+             "%.1f %%: no memory-bound kernel can meet it here, and a faster one fails it "
+             "sooner, so the claim, made for a ridge far above its AI, is not judged",
+             what, 100 * at_roof, ai, ai / at_roof, 100 * bound);
 }

@@ -649,8 +649,19 @@ void rl_premise_memory_bound_to_fail(rl_ctx *ctx, rl_premise *pr, const rl_claim
  * larger one means the baseline, not the bytes, set it. */
 void rl_premise_within_bytes(rl_premise *pr, const rl_point *baseline, const rl_point *fast,
                              const char *what);
+/* An upper bound on p's MFU (bound: a fraction of the compute peak)
+ * presumes that the ridge at p's memory roof leaves room under it: read
+ * at that roof, p would use its AI over that ridge of the peak (MFU over
+ * MBU). Where that alone reaches the bound, no memory-bound kernel can
+ * meet it and a faster one fails it sooner: the bound is the machine's
+ * ridge, not the claim. */
+void rl_premise_room_under_mfu(rl_ctx *ctx, rl_premise *pr, const rl_point *p, double bound,
+                               const char *what);
 void rl_judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, double value,
                     const rl_premise *pr, const char *note);
+/* rl_judge_given with a range known only at run time, as rl_judge_within. */
+void rl_judge_within_given(rl_ctx *ctx, const rl_claim *c, const char *scope, double value,
+                           double lo, double hi, const rl_premise *pr, const char *note);
 void rl_judge_status_given(rl_ctx *ctx, const rl_claim *c, const char *scope, const char *measured,
                            rl_verdict_status status, const rl_premise *pr, const char *note);
 /* RL_HOLDS when lo <= x <= hi; RL_NOT_MEASURED when x or a bound is NaN. */

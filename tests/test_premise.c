@@ -102,3 +102,58 @@ Test(premise, a_fraction_just_under_the_premise_does_not_print_as_the_premise)
     cr_assert(strstr(note, "the baseline at 0.699 of its roof") && strstr(note, "at least 0.70"),
               "%s", note);
 }
+
+/* ---- an upper bound on MFU that the ridge itself crosses ------------------------ */
+
+/* MFU at n = 1 under a quarter of a compute-bound 80 %: judged where the
+ * point reads 0.7 of its roof. */
+static const rl_claim MFU_BOUND = {"mfu", "MFU at n = 1", 0, NAN, "%", 1,
+                                   .predicted_text = "< 1/4 of the compute-bound MFU",
+                                   .premise_mbu = 0.7};
+
+/* A GEMV-like point (2 FLOPs per 2 bytes: AI 1) at `mbu` of its read
+ * probe, whose compute probe is `ridge` FLOP/B times that probe's
+ * bandwidth: its MFU is mbu / ridge, and 1 / ridge at its roof. */
+static rl_point gemv_at(double mbu, double ridge)
+{
+    rl_point p = timed(1.0, 1e9, mbu);
+    p.flops = 1e9;
+    p.roof.tflops = p.roof.tflops_q1 = p.roof.tflops_q3 = ridge * p.roof.gbps * 1e9 / 1e12;
+    p.roof.mfu = mbu / ridge;
+    return p;
+}
+
+static rl_verdict_status judge_mfu(double mbu, double ridge, const char **note)
+{
+    rl_point g = gemv_at(mbu, ridge);
+    rl_premise pr = rl_premise_start();
+    rl_premise_memory_bound(ctx, &pr, &MFU_BOUND, &g, "the GEMV");
+    rl_premise_room_under_mfu(ctx, &pr, &g, 0.20, "the GEMV");
+    rl_judge_within_given(ctx, &MFU_BOUND, NULL, 100 * rl_point_mfu(ctx, &g), 0, 20, &pr, "");
+    rl_verdict_status st;
+    cr_assert(rl_verdict_find(ctx, "mfu", &st, note));
+    return st;
+}
+
+Test(premise, an_mfu_bound_with_room_at_the_roof_is_judged_on_its_run_time_range)
+{
+    const char *note;
+    cr_assert_eq(judge_mfu(0.9, 8, &note), RL_HOLDS, "%s", note); /* 11.25 % < 20 % */
+    /* at its roof a GEMV uses 1 / ridge of the peak: 16.7 % with 6 FLOP/B, room
+     * under the bound, so the range judges (0.95 / 6 = 15.8 % holds) */
+    cr_assert_eq(judge_mfu(0.95, 6, &note), RL_HOLDS, "%s", note);
+}
+
+Test(premise, an_mfu_bound_the_ridge_crosses_at_the_roof_is_not_judged)
+{
+    const char *note;
+    /* at its roof it would use 25 % of the peak: 0.9 of the roof reads 22.5 %, over
+     * the bound, and only a slower kernel could have met it */
+    cr_assert_eq(judge_mfu(0.9, 4, &note), RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "the GEMV at its memory roof would use 25.0 % of the compute peak") &&
+                  strstr(note, "a ridge of 4.0 FLOP/B") && strstr(note, "bound of 20.0 %"),
+              "%s", note);
+    /* a GEMV far below its roof: that premise comes first */
+    cr_assert_eq(judge_mfu(0.5, 4, &note), RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "the GEMV at 0.50 of its roof"), "%s", note);
+}
