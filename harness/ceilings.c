@@ -79,8 +79,9 @@ static void measure_ladder(rl_ctx *ctx, rl_ceilings *c)
     rl_curve_measure(ctx, c, rl_ceiling_trials(ctx));
     rl_curve_apply(c, ctx->kind);
     for (int l = 0; l < RL_LEVEL_COUNT; l++)
-        for (int p = 0; p < RL_PATTERN_COUNT; p++)
-            c->bw[l][p] = measure_rung(ctx, c, (rl_level)l, (rl_pattern)p);
+        for (int p = 0; p < RL_PATTERN_COUNT; p++) /* SIGTERM: the rungs left stay unmeasured */
+            c->bw[l][p] = rl_stop_requested() ? (rl_band){NAN, NAN, NAN}
+                                              : measure_rung(ctx, c, (rl_level)l, (rl_pattern)p);
     c->copy_gbps = c->bw[RL_DRAM][ctx->kind == RL_CUDA ? RL_COPY : RL_TRIAD].best;
 }
 
@@ -93,7 +94,7 @@ static int measure_compute(rl_ctx *ctx, rl_ceilings *c)
     int trials = rl_ceiling_trials(ctx), best_n = 0, largest = 0;
     c->gemm_tflops = NAN;
     for (int i = 0; ops->gemm_sizes[i]; i++) {
-        if (ctx->args.mode != RL_MODE_FULL && i >= 2)
+        if ((ctx->args.mode != RL_MODE_FULL && i >= 2) || rl_stop_requested())
             break;
         largest = ops->gemm_sizes[i];
         rl_band b = ops->gemm(ctx, largest, trials);
@@ -102,10 +103,12 @@ static int measure_compute(rl_ctx *ctx, rl_ceilings *c)
             best_n = ops->gemm_sizes[i];
         }
     }
-    c->fma_tflops = ops->fma_peak ? ops->fma_peak(ctx, trials).best : NAN;
+    c->fma_tflops = ops->fma_peak && !rl_stop_requested() ? ops->fma_peak(ctx, trials).best : NAN;
     bool fma_wins = c->fma_tflops > c->gemm_tflops;
     c->matrix_tflops = fma_wins ? c->fma_tflops : c->gemm_tflops;
-    if (fma_wins)
+    if (isnan(c->matrix_tflops)) /* SIGTERM came first */
+        snprintf(c->matrix_source, sizeof c->matrix_source, "not measured");
+    else if (fma_wins)
         snprintf(c->matrix_source, sizeof c->matrix_source, "FMA peak");
     else
         snprintf(c->matrix_source, sizeof c->matrix_source, "%s %d^3", ops->gemm_name, best_n);
@@ -284,9 +287,14 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
      * curve is kept, its levels are not trusted. */
     c.curve_busy = busy && ctx->kind == RL_CPU;
     measure_all(ctx, &c);
-    rl_ceilings_write(ctx, path, &c);
+    /* A SIGTERM cut the trials short (measure.c): roofs of a sample or
+     * two serve this run's partial CSV, never the next run's cache. */
+    bool cut = rl_stop_requested() != 0;
+    if (!cut)
+        rl_ceilings_write(ctx, path, &c);
     rl_unlock(lock);
-    snprintf(c.origin, sizeof c.origin, "measured now");
+    snprintf(c.origin, sizeof c.origin, cut ? "measured now, cut short by SIGTERM (not saved)"
+                                            : "measured now");
     snprintf(c.origin_kind, sizeof c.origin_kind, "measured");
     rl_utc_now(c.measured_utc, sizeof c.measured_utc);
     if (have_old)
@@ -324,6 +332,8 @@ static void keep_higher(rl_ceilings *mine, const rl_ceilings *file, rl_backend_k
 void rl_ceilings_save(rl_ctx *ctx)
 {
     char path[1024], why[256];
+    if (rl_stop_requested()) /* a re-measure SIGTERM cut short is no roof to keep */
+        return;
     rl_ceilings_path(ctx, path, sizeof path);
     int lock = rl_lock_beside(path);
     rl_ceilings merged = ctx->priv->ceilings, now = {0};

@@ -156,6 +156,18 @@ void rl_judge_status_given(rl_ctx *ctx, const rl_claim *c, const char *scope, co
     judge_given(ctx, c, scope, c->lo, c->hi, measured, status, pr, note);
 }
 
+void rl_claims_not_judged(rl_ctx *ctx, const char *why)
+{
+    for (const rl_claim *c = ctx->exp->claims; c && c->id; c++) {
+        if (rl_verdict_judged(ctx, c->id))
+            continue;
+        char predicted[128], note[256];
+        rl_claim_predicted(c, c->lo, c->hi, predicted, sizeof predicted);
+        snprintf(note, sizeof note, "%s: its points were not measured", why);
+        rl_verdict(ctx, c->id, c->text, predicted, "-", RL_NOT_MEASURED, note);
+    }
+}
+
 /* The prediction in the CSV header and the story: every claim and its range. */
 void rl_claims_prediction(const rl_experiment *e, char *buf, size_t len)
 {

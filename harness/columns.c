@@ -251,16 +251,19 @@ void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table
         print_header(table);
         ctx->priv->last_table = table;
     }
-    int skipped = 0;
+    int skipped = 0, stopped = 0;
     for (int i = 0; i < s->n; i++) {
         write_row(ctx, &s->v[i]);
-        skipped += s->v[i].state == RL_POINT_SKIPPED;
+        stopped += rl_point_stopped(&s->v[i]);
+        skipped += s->v[i].state == RL_POINT_SKIPPED && !rl_point_stopped(&s->v[i]);
         if (table && s->v[i].state != RL_POINT_SKIPPED)
             print_line(ctx, table, &s->v[i]);
     }
     if (table && skipped)
         printf("  (and %d point(s) not run: the budget left no time for them; the CSV has their rows)\n",
                skipped);
+    if (table && stopped)
+        printf("  (and %d point(s) not run: " RL_STOPPED_WHY "; the CSV has their rows)\n", stopped);
     fflush(stdout);
 }
 

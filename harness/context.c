@@ -202,6 +202,21 @@ static void redraw_command(const rl_ctx *ctx, char *buf, size_t len)
              default_dirs ? "" : "\"");
 }
 
+/* A CSV a SIGTERM left without one measured point ('# partial: stopped by
+ * SIGTERM after 0 of M points'): a chart would have nothing to draw, and
+ * some charts' gnuplot stops on an empty plot. */
+static bool stopped_before_any_point(const char *csv)
+{
+    char why[256];
+    rl_table *t = rl_table_read_meta(csv, why, sizeof why);
+    const char *partial = t ? rl_table_meta(t, "partial") : NULL;
+    int measured = -1, declared = 0;
+    if (partial)
+        sscanf(partial, RL_STOPPED_WHY " after %d of %d", &measured, &declared);
+    rl_table_free(t);
+    return measured == 0;
+}
+
 static int draw(const rl_ctx *ctx)
 {
     char ref_csv[1024], ref_name[128], later[1400];
@@ -282,6 +297,11 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_chart
         if (!charts->available())
             rl_die(RL_EXIT_FAILED, "exp-%s --plot-only: gnuplot not found (apt-get install "
                    "gnuplot-nox, or unpack a bundle: see README)", exp->id);
+        if (stopped_before_any_point(ctx->csv_path)) {
+            printf("charts      none: its run was stopped (SIGTERM) before its first point (%s)\n",
+                   ctx->csv_path);
+            exit(RL_EXIT_OK);
+        }
         exit(draw(ctx) ? RL_EXIT_FAILED : RL_EXIT_OK);
     }
     if (exp->families && !rl_families_check(ctx))
@@ -297,6 +317,9 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_chart
     ctx->priv->csv = rl_csv_open(ctx->csv_path, ctx->priv->csv_names);
     write_standard_meta(ctx, argc, argv);
     print_story(ctx);
+    /* From here a SIGTERM (a cap, a time limit) stops the run at the next
+     * point and keeps what it measured: rl_end writes it, marked partial. */
+    rl_stop_on_sigterm();
     return ctx;
 }
 
@@ -333,6 +356,31 @@ static bool nothing_timed(const rl_ctx *ctx)
     return all->n > 0;
 }
 
+/* A run SIGTERM stopped before every point was measured: the CSV says so
+ * in its header ('# partial: stopped by SIGTERM after N of M points'), the
+ * points not run say why in their rows, and no verdict is judged on part
+ * of the points. False for a run the signal found finished. */
+static bool mark_partial(rl_ctx *ctx)
+{
+    const rl_points *all = &ctx->priv->points;
+    bool stopped = false;
+    for (int i = 0; i < all->n; i++)
+        stopped |= rl_point_stopped(&all->v[i]);
+    if (!stopped)
+        return false;
+    int measured, declared;
+    rl_points_count_measured(ctx, &measured, &declared);
+    char why[160];
+    snprintf(why, sizeof why, RL_STOPPED_WHY " after %d of %d points", measured, declared);
+    rl_meta(ctx, "partial", "%s; the rows of the others say not run, and no verdict is judged",
+            why);
+    rl_verdicts_not_judged(ctx, why);
+    rl_claims_not_judged(ctx, why);
+    printf("stopped     %s: the CSV keeps them, marked partial; no verdict judged\n",
+           why + strlen("stopped "));
+    return true;
+}
+
 int rl_end(rl_ctx *ctx)
 {
     int code = ctx->failures ? RL_EXIT_FAILED : RL_EXIT_OK;
@@ -343,14 +391,24 @@ int rl_end(rl_ctx *ctx)
     }
     rl_print_duration(ctx);
     rl_budget_report(ctx);
+    bool stopping = rl_stop_requested() != 0, partial = stopping && mark_partial(ctx);
     bool written = rl_csv_commit(ctx->priv->csv) == 0 && rl_verdicts_write(ctx) == 0;
     if (!written)
         code = RL_EXIT_FAILED;
+    else if (partial)
+        code = RL_EXIT_STOPPED;
     rl_verdicts_print(ctx);
     if (written)
-        printf("\nwrote       %s\n", ctx->csv_path);
+        printf("\nwrote       %s%s\n", ctx->csv_path, partial ? " (partial)" : "");
     bool draws = written && !ctx->args.no_plot && ctx->priv->charts;
-    if (draws && nothing_timed(ctx))
+    if (draws && stopping && nothing_timed(ctx)) {
+        printf("charts      none: no point was measured before the run was stopped (SIGTERM)\n");
+    } else if (draws && stopping) { /* gnuplot's seconds may be more than a cap's KILL leaves */
+        char later[1400];
+        redraw_command(ctx, later, sizeof later);
+        printf("charts      not drawn: the run was stopped (SIGTERM); %s draws them from its CSV\n",
+               later);
+    } else if (draws && nothing_timed(ctx))
         printf("charts      none: no point was timed (the budget ran out before the first)\n");
     else if (draws && draw(ctx) != 0)
         code = RL_EXIT_FAILED;
@@ -364,7 +422,7 @@ out:
 
 int rl_end_discard(rl_ctx *ctx)
 {
-    int code = ctx->failures ? RL_EXIT_FAILED : RL_EXIT_OK;
+    int code = ctx->failures ? RL_EXIT_FAILED : rl_stop_requested() ? RL_EXIT_STOPPED : RL_EXIT_OK;
     rl_progress_clear();
     if (ctx->priv->csv)
         rl_csv_abort(ctx->priv->csv);

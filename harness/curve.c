@@ -80,6 +80,10 @@ void rl_curve_measure(rl_ctx *ctx, rl_ceilings *c, int trials)
     int n = rl_curve_plan(c->level_reported[RL_LLC], rl_max_bytes(ctx),
                           c->level_reported[RL_DRAM], fp, RL_CURVE_MAX);
     for (int i = 0; i < n; i++) {
+        if (rl_stop_requested()) { /* SIGTERM: the curve ends here (ceilings.c does not keep it) */
+            n = i;
+            break;
+        }
         char note[128], size[32];
         rl_format_bytes(fp[i], size, sizeof size);
         snprintf(note, sizeof note, "measuring the ceilings: read bandwidth over %s (%d of %d)",

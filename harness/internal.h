@@ -514,6 +514,22 @@ void rl_points_validate(rl_ctx *ctx, rl_points *s);
 void rl_point_observed(rl_point *p);
 
 void rl_point_validate(rl_ctx *ctx, rl_point *p);
+
+/* A run asked to stop (SIGTERM, rl_stop_requested): the points it will not
+ * measure are not run, each row saying so ("not run: stopped by SIGTERM
+ * <when>"); rl_end writes the CSV of the others, marked partial. */
+#define RL_STOPPED_WHY "stopped by SIGTERM"
+void rl_point_stop(rl_point *p, const char *when);
+bool rl_point_stopped(const rl_point *p); /* not run because of the stop */
+/* How many points were measured (timed or observed), of how many declared. */
+void rl_points_count_measured(const rl_ctx *ctx, int *measured, int *declared);
+/* A partial run's verdicts (verdict.c, claims.c): none is judged on part
+ * of its points; each says what it read, and every declared claim no part
+ * got to judge has its row too. */
+void rl_verdicts_not_judged(rl_ctx *ctx, const char *why);
+void rl_claims_not_judged(rl_ctx *ctx, const char *why);
+/* Whether a verdict on this claim (its id, or its id_scope) was given. */
+bool rl_verdict_judged(const rl_ctx *ctx, const char *claim_id);
 /* One CSV row per point, and the console table (the experiment's, or the
  * one given; its header is printed when it differs from the last one). */
 void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table);

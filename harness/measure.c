@@ -109,7 +109,7 @@ static int warm_up(rl_ctx *ctx, const rl_work *w, rl_cache_state cache, double *
     double once = *call_s = time_sample(ctx->be, w, 1, cache, false);
     if (cache == RL_COLD)
         return 1;
-    if (once < SLOW_CALL_S)
+    if (once < SLOW_CALL_S && !rl_stop_requested()) /* SIGTERM: no time to size batches */
         once = *call_s = time_sample(ctx->be, w, 1, cache, false);
     double target = fmax(MIN_HOT_SAMPLE_S, ctx->rule.min_time_s / ctx->rule.min_samples / 5);
     return calls_for(once, target);
@@ -171,12 +171,18 @@ static void measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_
         for (int i = 0; i < n; i++)
             rl_sampler_add(&s[i], time_sample(ctx->be, &works[i], out[i].calls_per_sample, cache, rewarm[i]));
         bool timed_out = rl_now_s() - start >= budget;
+        /* SIGTERM: every member stops after this round, whatever its rule
+         * wants (a cap's KILL comes 5 s after it); the caller decides what
+         * a group cut short is worth. */
+        bool stopping = rl_stop_requested() != 0;
         all_done = true;
         for (int i = 0; i < n; i++) {
             if (out[i].stop == RL_CONTINUE) /* members keep sampling with the group */
                 out[i].stop = rl_sampler_done(&s[i], 0.0);
             if (out[i].stop == RL_CONTINUE && timed_out && s[i].n >= MIN_SAMPLES_ON_TIMEOUT)
                 out[i].stop = RL_STOP_TIMEOUT;
+            if (out[i].stop == RL_CONTINUE && stopping)
+                out[i].stop = RL_STOP_SIGNAL;
             all_done &= out[i].stop != RL_CONTINUE;
         }
     }
@@ -250,6 +256,8 @@ rl_band rl_measure_trials(rl_ctx *ctx, const char *name, void (*fn)(void *), voi
     }
     rl_band b = {.best = -INFINITY, .worst = INFINITY, .probe_bytes = NAN};
     for (int t = 0; t < trials; t++) {
+        if (t > 0 && rl_stop_requested()) /* SIGTERM: one trial is all a band gets now */
+            break;
         rl_measurement m = rl_measure_as(ctx, name, fn, arg, RL_HOT);
         double rate = units_per_call / m.stats.median;
         b.best = fmax(b.best, rate);

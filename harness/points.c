@@ -84,6 +84,10 @@ void rl_point_validate(rl_ctx *ctx, rl_point *p)
 {
     if (p->state != RL_POINT_DECLARED)
         return;
+    if (rl_stop_requested()) { /* a reference can take seconds of the 5 a cap leaves */
+        rl_point_stop(p, "before it was validated");
+        return;
+    }
     if (p->check) {
         p->max_abs_err = NAN;
         p->state = p->check(ctx, p) ? RL_POINT_VALID : RL_POINT_FAILED;
@@ -146,7 +150,16 @@ static void time_group(rl_ctx *ctx, rl_points *s, int first)
     rl_measure_group(ctx, works, n + extra, m, &rounds);
     rl_group_probes_close(ctx, &probes, m, &rounds, members, n);
     rl_rounds_free(&rounds);
+    /* A group SIGTERM cut short has too few rounds, and its probes' pairs
+     * are unfinished: none of it is a measurement. */
+    bool cut = false;
+    for (int i = 0; i < n + extra; i++)
+        cut |= m[i].stop == RL_STOP_SIGNAL;
     for (int i = 0; i < n; i++) {
+        if (cut) {
+            rl_point_stop(members[i], "while its group was timed");
+            continue;
+        }
         members[i]->m = m[i];
         members[i]->seconds = m[i].stats.median;
         members[i]->state = RL_POINT_TIMED;
@@ -189,11 +202,24 @@ static void skip_group(rl_ctx *ctx, rl_points *s, int first)
             rl_budget_skip(ctx, &s->v[j]);
 }
 
+/* The group of point first, not run: the run was asked to stop. */
+static void stop_group(rl_points *s, int first)
+{
+    for (int j = first; j < s->n; j++)
+        if (same_group(s, first, j) &&
+            (s->v[j].state == RL_POINT_DECLARED || s->v[j].state == RL_POINT_VALID))
+            rl_point_stop(&s->v[j], "before its group was timed");
+}
+
 /* Validates the group of point first (where not done yet) just before it
  * is timed, so that a group a budget leaves out costs no reference
  * either, then times it. */
 static void run_group(rl_ctx *ctx, rl_points *s, int first)
 {
+    if (rl_stop_requested()) {
+        stop_group(s, first);
+        return;
+    }
     if (!rl_budget_admit(ctx, &s->v[first])) {
         skip_group(ctx, s, first);
         return;
@@ -251,6 +277,29 @@ void rl_points_measure(rl_ctx *ctx, rl_points *s)
         if (!seen_before(s, i) && (!budget || !group_needed(s, i)))
             run_group(ctx, s, i);
     rl_progress_clear();
+}
+
+/* ---- a run asked to stop ------------------------------------------------------------ */
+
+void rl_point_stop(rl_point *p, const char *when)
+{
+    p->state = RL_POINT_SKIPPED;
+    snprintf(p->why, sizeof p->why, "not run: " RL_STOPPED_WHY " %s", when);
+}
+
+bool rl_point_stopped(const rl_point *p)
+{
+    return p->state == RL_POINT_SKIPPED && !strncmp(p->why, "not run: " RL_STOPPED_WHY,
+                                                    strlen("not run: " RL_STOPPED_WHY));
+}
+
+void rl_points_count_measured(const rl_ctx *ctx, int *measured, int *declared)
+{
+    const rl_points *all = &ctx->priv->points;
+    *measured = 0;
+    for (int i = 0; i < all->n; i++)
+        *measured += rl_point_timed(&all->v[i]);
+    *declared = all->n;
 }
 
 /* ---- 3. lookups and rates ----------------------------------------------------------- */

@@ -23,6 +23,8 @@ enum {
     RL_EXIT_OK = 0,      /* it ran; a claim that does not hold is a result */
     RL_EXIT_FAILED = 1,  /* a kernel failed validation, or the device failed */
     RL_EXIT_USAGE = 2,   /* bad command line */
+    RL_EXIT_STOPPED = 3, /* stopped by SIGTERM (a cap, a time limit): its CSV holds the points
+                          * measured before it, marked partial ('# partial: ...') */
     RL_EXIT_NO_GPU = 77  /* needs a GPU and there is none (automake's "skip") */
 };
 
@@ -56,7 +58,8 @@ typedef enum rl_stop_reason {
     RL_STOP_NOISE,     /* relative stddev reached the target */
     RL_STOP_CONVERGED, /* noisier than the target, but the mean is known to it */
     RL_STOP_TIMEOUT,   /* wall-time budget spent */
-    RL_STOP_CAP        /* sample buffer full */
+    RL_STOP_CAP,       /* sample buffer full */
+    RL_STOP_SIGNAL     /* SIGTERM: the run was asked to stop (rl_stop_requested) */
 } rl_stop_reason;
 
 const char *rl_stop_reason_name(rl_stop_reason r);
@@ -324,6 +327,12 @@ int rl_write_file_atomic(const char *path, const char *content);
 /* Registers a file to remove if the process dies (temporary outputs). */
 void rl_cleanup_register(const char *path);
 void rl_cleanup_unregister(const char *path);
+/* From now on SIGTERM only asks the run to stop (util.c says why); one
+ * that has not ended ROOFLAB_STOP_GRACE_S (4) later dies by it, its
+ * temporary files removed. */
+void rl_stop_on_sigterm(void);
+/* The signal that asked the run to stop (SIGTERM), or 0. */
+int rl_stop_requested(void);
 
 #ifdef __cplusplus
 }

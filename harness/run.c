@@ -112,6 +112,10 @@ static void observe_each(rl_ctx *ctx, rl_points *pts)
 {
     for (int i = 0; i < pts->n; i++) {
         rl_point *p = &pts->v[i];
+        if (rl_stop_requested()) {
+            rl_point_stop(p, "before it was observed");
+            continue;
+        }
         if (!rl_budget_admit(ctx, p)) {
             rl_budget_skip(ctx, p);
             continue;
@@ -136,10 +140,36 @@ static bool opens_after(const rl_ctx *ctx, int i)
     return false;
 }
 
+/* The rows a part writes, under its heading and table. */
+static void report_part(rl_ctx *ctx, const rl_part *part, rl_points *pts)
+{
+    if (pts->n && part->heading) {
+        rl_progress_clear();
+        printf("\n%s\n", part->heading);
+    }
+    if (pts->n)
+        rl_points_report_as(ctx, pts, part->table ? part->table : ctx->exp->table);
+}
+
+/* A part the run was asked to stop before (SIGTERM): its inputs are not
+ * made (open), so neither measured nor done runs (they read what open
+ * made); its points are rows that say why they were not run. */
+static void stop_part(rl_ctx *ctx, const rl_part *part, rl_points *pts)
+{
+    for (int j = 0; j < pts->n; j++)
+        if (pts->v[j].state == RL_POINT_DECLARED || pts->v[j].state == RL_POINT_VALID)
+            rl_point_stop(&pts->v[j], "before its part began");
+    report_part(ctx, part, pts);
+}
+
 static void run_part(rl_ctx *ctx, int i)
 {
     const rl_part *part = &ctx->priv->parts[i].part;
     rl_points pts = part_points(ctx, i);
+    if (rl_stop_requested()) {
+        stop_part(ctx, part, &pts);
+        return;
+    }
     if (part->open) { /* where the fixed work is done, but for an observed experiment's holds */
         double t0 = rl_now_s();
         part->open(ctx, part->state);
@@ -155,12 +185,7 @@ static void run_part(rl_ctx *ctx, int i)
         rl_points_measure(ctx, &pts);
     if (part->measured)
         part->measured(ctx, &pts, part->state);
-    if (pts.n && part->heading) {
-        rl_progress_clear();
-        printf("\n%s\n", part->heading);
-    }
-    if (pts.n)
-        rl_points_report_as(ctx, &pts, part->table ? part->table : ctx->exp->table);
+    report_part(ctx, part, &pts);
     if (part->done)
         part->done(ctx, &pts, part->state);
 }

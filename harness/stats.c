@@ -83,6 +83,7 @@ const char *rl_stop_reason_name(rl_stop_reason r)
     case RL_STOP_CONVERGED: return "mean_converged";
     case RL_STOP_TIMEOUT: return "timeout";
     case RL_STOP_CAP: return "sample_cap";
+    case RL_STOP_SIGNAL: return "stopped";
     default: return "running";
     }
 }

@@ -74,12 +74,69 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* ---- SIGTERM: stop at the next point, keep what was measured ---------- *
+ * A cap (timeout sends TERM, then KILL 5 s later), a Slurm time limit or a
+ * plain kill asks a run to stop. Once rl_stop_on_sigterm() is called, TERM
+ * only sets this flag (all a handler may safely do); the measuring loops
+ * read it between samples, points and parts, so the run stops at the next
+ * boundary and writes the points it measured, marked partial (run.c,
+ * context.c). More TERMs change nothing: timeout sends each one twice (to
+ * the run, then to its process group), so a second one cannot mean
+ * "now". What ends a run that does not stop in time (a kernel that hangs,
+ * a part's inputs still being made) is a watchdog: ROOFLAB_STOP_GRACE_S
+ * (default 4: under a cap's 5 s) after the first TERM, it dies by TERM as
+ * it did before, its temporary files removed, nothing half-written (0: no
+ * watchdog; Slurm's KillWait of 30 s could give 25). SIGINT (a user's
+ * Ctrl-C) still ends a run at once: a partial CSV must not replace a
+ * whole one unasked. */
+enum { STOP_GRACE_S = 4 };
+static volatile sig_atomic_t stop_signal;
+static bool stop_gracefully;
+static unsigned stop_grace_s = STOP_GRACE_S;
+
+static void on_stop_signal(int sig)
+{
+    if (stop_signal)
+        return;
+    stop_signal = sig;
+    if (stop_grace_s)
+        alarm(stop_grace_s); /* async-signal-safe */
+}
+
+static void on_stop_overdue(int sig)
+{
+    (void)sig;
+    on_signal(SIGTERM);
+}
+
+static void install_term_handler(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = stop_gracefully ? on_stop_signal : on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART; /* a write or a lock wait goes on: the flag is read later */
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+void rl_stop_on_sigterm(void)
+{
+    const char *grace = getenv("ROOFLAB_STOP_GRACE_S");
+    if (grace && *grace)
+        stop_grace_s = (unsigned)strtoul(grace, NULL, 10);
+    stop_gracefully = true;
+    install_term_handler();
+    signal(SIGALRM, on_stop_overdue);
+}
+
+int rl_stop_requested(void) { return stop_signal; }
+
 void rl_cleanup_register(const char *path)
 {
     static bool handlers = false;
     if (!handlers) {
         signal(SIGINT, on_signal);
-        signal(SIGTERM, on_signal);
+        install_term_handler();
         signal(SIGHUP, on_signal);
         handlers = true;
     }

@@ -75,6 +75,30 @@ void rl_verdict_on_ceiling(rl_ctx *ctx, const char *id, const char *claim, const
         rl_verdict(ctx, id, claim, predicted, measured, status, note);
 }
 
+void rl_verdicts_not_judged(rl_ctx *ctx, const char *why)
+{
+    for (int i = 0; i < ctx->priv->n_verdicts; i++) {
+        rl_verdict_row *v = &ctx->priv->verdicts[i];
+        char note[sizeof v->note];
+        snprintf(note, sizeof note, "%s: not judged on part of its points (they read: %s)%s%.*s",
+                 why, rl_verdict_name(v->status), v->note[0] ? "; " : "",
+                 (int)(sizeof note / 2), v->note);
+        snprintf(v->note, sizeof v->note, "%s", note);
+        v->status = RL_NOT_MEASURED;
+    }
+}
+
+bool rl_verdict_judged(const rl_ctx *ctx, const char *claim_id)
+{
+    size_t n = strlen(claim_id);
+    for (int i = 0; i < ctx->priv->n_verdicts; i++) {
+        const char *id = ctx->priv->verdicts[i].id; /* the claim's id, or its id_scope */
+        if (!strncmp(id, claim_id, n) && (id[n] == '\0' || id[n] == '_'))
+            return true;
+    }
+    return false;
+}
+
 void rl_verdicts_print(rl_ctx *ctx)
 {
     const rl_ctx_private *p = ctx->priv;

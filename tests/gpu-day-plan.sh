@@ -1,12 +1,14 @@
 # gpu-day-plan.sh -- what make gpu-day plans before it starts: the time
-# estimates (each a default with the lease log's file:line it comes
-# from), the order of the experiments, and their budgets. Sourced by
-# tests/gpu-day.sh, after its variables; not run.
+# estimates (each a default with the lease log's file:line it comes from,
+# or how it was derived) and the experiments' budgets; their order is
+# tests/gpu-order.sh's. Sourced by tests/gpu-day.sh, after its variables;
+# not run.
 
 # ---- the estimates -----------------------------------------------------------
 # estimate VAR SECONDS SOURCE [WHY]: VAR's default, SECONDS, measured on an
-# H200 where SOURCE (file:line under LEASE_LOGS) says; a value already in
-# the environment wins, and the plan then says "override".
+# H200 where SOURCE (file:line under LEASE_LOGS) says, or "derived" (WHY
+# says from what: never a number made up for the GPU machine); a value
+# already in the environment wins, and the plan then says "override".
 LEASE_LOGS=results/reference/h200/gpu-day-logs
 est_vars=()
 declare -A est_src est_why
@@ -25,7 +27,20 @@ estimate() {
 # sweeps that ran past their caps.
 estimate EST_PROBE_S 1 lease2-quick/summary.txt:4
 estimate EST_DEPS_S 5 lease2-quick/summary.txt:5 "from bundle/"
-estimate EST_BUILD_S 5 lease3-lab/summary.txt:6 "4 s in lease2-quick/summary.txt:6; 16 cores, SMS=90"
+# The build from an empty build folder (a bare GPU machine): the leases'
+# 4 and 5 s (lease2-quick/summary.txt:6, lease3-lab/summary.txt:6) do not
+# say whether their build folder was empty (issue 47 reads them as warm
+# builds), so the estimate is derived from a cold build timed job by job
+# on a 2-core VM: `make B=<empty> -j2 SMS=90 build-tests` with SHELL= a
+# wrapper that logs each recipe's CPU time (/usr/bin/time), the CPU time
+# being what a job needs whatever else runs. At -j16 a list schedule
+# takes at least the longest chain of jobs that wait for each other and
+# at most the jobs' sum / 16 + that chain (Graham's bound): here the
+# slowest nvcc object, then the generated kernel_resources.c, the archive
+# and the test binary's link. The GPU machine's cores may be faster or
+# slower than this VM's (an Intel Xeon): the cap (CAP_BUILD_S) covers it.
+estimate EST_BUILD_S 8 derived \
+    "cold build-tests SMS=90 at ce47dd2 on a 2-core VM: 53.7 s of jobs' CPU (nvcc 18.8 s), the longest chain 3.8 s (attention.cu 3.5 s); at -j16 3.8 to 53.7 / 16 + 3.8 = 7.2 s"
 estimate EST_CUDA_TESTS_S 8 lease3-lab/summary.txt:7 "7 s in lease2-quick/summary.txt:7"
 estimate EST_QUICK_01_S 29 lease2-quick/summary.txt:8 "without --budget"
 estimate EST_QUICK_02_S 9 lease2-quick/summary.txt:9
@@ -66,12 +81,12 @@ quote() {
 
 print_estimates() {
     local v src
-    echo "estimates (seconds on an H200; sources under $LEASE_LOGS/, file:line):"
+    echo "estimates (seconds on an H200; sources under $LEASE_LOGS/, file:line, or derived: from what):"
     for v in "${est_vars[@]}"; do
         src=${est_src[$v]}
         printf '  %-20s %4s  %s\n' "$v" "${!v}" "$src${est_why[$v]:+ -- ${est_why[$v]}}"
         case $src in
-        override* | -) ;;
+        override* | - | derived) ;;
         *) printf '  %-20s       | %s\n' "" "$(quote "$src")" ;;
         esac
     done
@@ -89,159 +104,6 @@ est_source() {
     src=${est_src[$var]:-"none: no lease log yet (GPU_DAY_EST_NEW_S)"}
     [ "$GPU_DAY_MODE" = full ] && src="$src + its ceilings, EST_CEILINGS_FULL_S"
     echo "$src"
-}
-
-# ---- the order -----------------------------------------------------------------
-# The commit of the last GPU run: from the newest lease's system.txt (by
-# its "== date" line), its ROOFLAB_GIT_COMMIT line when set (a copy of
-# the tree: its .git, if any, can be stale -- lease3-lab's "== git" says
-# 9575f3d-dirty for a tree of 085351b), else its "== git" line. Sets
-# last_commit and last_source (file:line).
-find_last_gpu_run() {
-    local f t newest=0 n c
-    last_commit="" last_source=""
-    for f in results/reference/*/gpu-day-logs/*/system.txt; do
-        [ -f "$f" ] || continue
-        t=$(date -d "$(sed -n '/^== date$/{n;p;q}' "$f")" +%s 2>/dev/null) || continue
-        [ "$t" -gt "$newest" ] || continue
-        n=$(grep -n -m1 '^ROOFLAB_GIT_COMMIT=.' "$f" | cut -d: -f1)
-        if [ -n "$n" ]; then
-            c=$(sed -n "${n}s/^ROOFLAB_GIT_COMMIT=//p" "$f")
-        else
-            n=$(($(grep -n -m1 '^== git$' "$f" | cut -d: -f1) + 1))
-            c=$(sed -n "${n}{s/-dirty\$//;s/.*-g//;p}" "$f")
-        fi
-        [ -n "$c" ] || continue
-        newest=$t last_commit=$c last_source=$f:$n
-    done
-}
-
-# The CUDA sources of experiment N's kernels: the families its sources
-# list (FAMILIES[] = {&gemm_family, ...}), each defined in kernels/*.c with
-# its .cu file ({"gemm", "cpu/gemm.c", "gemm.cu", ...}). cu_sources N
-# prints the .cu files and the .cuh they include; cu_headers N the other
-# headers of kernels/ they include.
-cu_files() {
-    local fam cu
-    for fam in $(grep -ho '&[a-z0-9_]*_family' experiments/"$1"-*/*.c 2>/dev/null | tr -d '&' | sort -u); do
-        cu=$(grep -h "kernel_family $fam = {" kernels/*.c |
-            sed -n 's/.*= *{ *"[^"]*", *"[^"]*", *"\([^"]*\.cu\)".*/\1/p' | head -n1)
-        [ -n "$cu" ] && [ -f "kernels/$cu" ] && echo "kernels/$cu"
-    done | sort -u
-}
-cu_includes() { # FILE...: the files of kernels/ they include
-    local f inc
-    for f in "$@"; do
-        for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
-            [ -f "kernels/$inc" ] && echo "kernels/$inc"
-        done
-    done | sort -u
-}
-cu_sources() {
-    local cus
-    cus=$(cu_files "$1")
-    # shellcheck disable=SC2086
-    { echo "$cus"; cu_includes $cus | grep '\.cuh$'; } | sed '/^$/d' | sort -u
-}
-cu_headers() {
-    # shellcheck disable=SC2046
-    cu_includes $(cu_files "$1") | grep -v '\.cuh$'
-}
-
-# changed_since COMMIT FILE...: those of FILE... that differ from COMMIT in
-# the working tree (uncommitted changes count: they are what runs) or
-# that COMMIT lacks.
-changed_since() {
-    local c=$1 f
-    shift
-    for f in "$@"; do
-        if ! capped 10 git cat-file -e "$c:$f" 2>/dev/null; then
-            echo "$f"
-        elif ! capped 10 git diff --quiet "$c" -- "$f" 2>/dev/null; then
-            echo "$f"
-        fi
-    done
-}
-
-exp_dir() { # N: experiments/NN-name/
-    local d=(experiments/"$1"-*/)
-    echo "${d[0]}"
-}
-# exp_numbers: the experiments of the tree (experiments/NN-*/main.c).
-exp_numbers() {
-    local d
-    for d in experiments/[0-9][0-9]-*/main.c; do
-        [ -f "$d" ] || continue
-        d=${d#experiments/}
-        echo "${d%%-*}"
-    done
-}
-
-# compute_order: sets order (the experiments' numbers) and prints why.
-compute_order() {
-    local n d shared tier1="" tier2="" tier3="" why ch
-    order=()
-    if [ -n "$GPU_DAY_EXPS" ]; then
-        read -ra order <<<"$GPU_DAY_EXPS"
-        echo "order: ${order[*]} (GPU_DAY_EXPS)"
-        return
-    fi
-    find_last_gpu_run
-    if ! command -v git >/dev/null 2>&1 || ! capped 10 git rev-parse --git-dir >/dev/null 2>&1 ||
-        [ -z "$last_commit" ] || ! capped 10 git cat-file -e "$last_commit^{commit}" 2>/dev/null; then
-        if ! command -v git >/dev/null 2>&1; then
-            why="git is not installed here"
-        elif ! capped 10 git rev-parse --git-dir >/dev/null 2>&1; then
-            why="no .git here (a copy of the tree)"
-        else
-            why="the last GPU run's commit ${last_commit:-?} (${last_source:-no system.txt}) is not in this .git"
-        fi
-        default_order
-        echo "order: ${order[*]} (GPU_DAY_DEFAULT_ORDER, with new experiments after $GPU_DAY_FIRST: $why)"
-        return
-    fi
-    echo "last GPU run: commit ${last_commit:0:12} ($last_source)"
-    # shellcheck disable=SC2046
-    shared=$(changed_since "$last_commit" $(ls harness/*.cu harness/*.cuh 2>/dev/null) | tr '\n' ' ')
-    for n in $(exp_numbers); do
-        [ "$n" = "$GPU_DAY_FIRST" ] && continue
-        d=$(exp_dir "$n")
-        if ! capped 10 git cat-file -e "$last_commit:${d}main.c" 2>/dev/null; then
-            tier1="$tier1 $n" && echo "  exp-$n: new since then"
-            continue
-        fi
-        # shellcheck disable=SC2046
-        ch=$(changed_since "$last_commit" $(cu_sources "$n") | tr '\n' ' ')
-        if [ -n "$ch" ]; then
-            tier1="$tier1 $n" && echo "  exp-$n: its kernels changed: $ch"
-            continue
-        fi
-        # shellcheck disable=SC2046
-        ch=$(changed_since "$last_commit" $(cu_headers "$n") $(ls "$d"*.c "$d"*.h 2>/dev/null) | tr '\n' ' ')
-        if [ -n "$ch$shared" ]; then
-            tier2="$tier2 $n" && echo "  exp-$n: shared or own code changed: ${shared}${ch}"
-        else
-            tier3="$tier3 $n" && echo "  exp-$n: unchanged"
-        fi
-    done
-    # shellcheck disable=SC2206
-    order=($GPU_DAY_FIRST $tier1 $tier2 $tier3)
-    echo "order: ${order[*]} ($GPU_DAY_FIRST first: GPU_DAY_FIRST; then changed kernels:${tier1:- none}; shared or own code:${tier2:- none}; unchanged:${tier3:- none})"
-}
-
-# The fallback: GPU_DAY_FIRST, the experiments GPU_DAY_DEFAULT_ORDER does
-# not list (newer than it), then that order, each only if it exists.
-default_order() {
-    local n all listed=" $GPU_DAY_DEFAULT_ORDER "
-    all=" $(exp_numbers | tr '\n' ' ') "
-    order=()
-    [[ $all == *" $GPU_DAY_FIRST "* ]] && order+=("$GPU_DAY_FIRST")
-    for n in $all; do
-        [[ $listed == *" $n "* ]] || [ "$n" = "$GPU_DAY_FIRST" ] || order+=("$n")
-    done
-    for n in $GPU_DAY_DEFAULT_ORDER; do
-        [[ $all == *" $n "* ]] && [ "$n" != "$GPU_DAY_FIRST" ] && order+=("$n")
-    done
 }
 
 # ---- the budgets ---------------------------------------------------------------
@@ -296,6 +158,7 @@ print_plan() {
         "${PACK_RESERVE_S} s kept for the summary and the last tarball, ${left} s for the $GPU_DAY_MODE runs:"
     printf '  %-7s %6s %6s %6s  %s\n' exp est budget cap "estimate's source"
     extra_first_s=$([ "$GPU_DAY_MODE" = lab ] && echo "$EST_CEILINGS_LAB_S" || echo 0)
+    # shellcheck disable=SC2154 # order: compute_order's (tests/gpu-order.sh)
     for ((k = 0; k < ${#order[@]}; k++)); do
         n=${order[k]}
         b=$(lab_budget "$left" "${order[@]:k}")

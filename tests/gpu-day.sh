@@ -5,18 +5,24 @@
 #
 #   1. the steps of make check-gpu (driver against nvcc, packages -- from
 #      bundle/ when there is one --, build, CUDA kernels against the CPU
-#      references, every experiment with --quick --budget 12,
-#      compute-sanitizer)
+#      references, compute-sanitizer right after them, then every
+#      experiment with --quick --budget 12 in lab order, below)
 #   2. every experiment in lab mode into results/reference/<gpu>/, each
-#      with --budget S computed from the time left (below): first exp-04,
-#      then the experiments whose CUDA code changed since the last GPU
-#      run, then the rest; then their summary
+#      with --budget S computed from the time left (below), in lab order:
+#      first those that never ran on a GPU (07 08), then those that never
+#      finished there (04), then those whose CUDA code changed since the
+#      last GPU run, then the rest; then their summary
 #   3. a tarball in OUT of results/, plots/ and every log (logs/), written
 #      after the checks and rewritten after each experiment (to a .tmp
 #      file, then renamed), so a lease cut short still leaves in OUT all
 #      that finished; beside it OUT/gpu-day-summary.txt, the summary table
 #      (step, pass/FAIL/skip, seconds, note), kept current the same way
-# A failed step does not stop the later ones that can still run.
+# A failed step does not stop the later ones that can still run. Without
+# Criterion (libcriterion-dev, not in bundle/ either) the experiments
+# still build and run; only the CUDA suites and the sanitizer skip, and
+# say so. A run stopped at its cap keeps the points it measured: its CSV
+# is written, marked partial ('# partial: stopped by SIGTERM after N of M
+# points'), and its row says "stopped at its cap; partial CSV kept".
 #
 # Budgets. Before each experiment, what is left of the day (less
 # PACK_RESERVE_S for the summary and the last tarball, less each
@@ -30,27 +36,31 @@
 # with their own caps (tests/check-gpu.sh).
 #
 # Estimates: seconds on an H200, from the lease logs in
-# results/reference/h200/gpu-day-logs/, each a default below with the
-# file:line it comes from (the EST_* variables override them); --plan
-# prints each with the line it quotes.
+# results/reference/h200/gpu-day-logs/, each a default in
+# tests/gpu-day-plan.sh with the file:line it comes from, or how it was
+# derived (the build: from a cold build timed on a small machine); the
+# EST_* variables override them; --plan prints each with its source.
 #
-# Order: GPU_DAY_FIRST (04: no GPU CSV yet, its lab run ran past 120 s),
-# then the experiments whose kernels' .cu/.cuh files changed since the
-# commit of the last GPU run (the newest gpu-day-logs/*/system.txt, its
-# ROOFLAB_GIT_COMMIT line, else its "== git" line) or that are new since,
-# then those where only shared CUDA code (harness/*.cu), the headers their
-# .cu files include or their own experiments/NN-*/ sources changed, then
-# the rest; by number within each. Without git (a copy of the tree), or
-# when the commit is not in it: GPU_DAY_DEFAULT_ORDER, what that rule gave
-# when it was last written down, with the experiments it does not list
-# (newer than it) right after GPU_DAY_FIRST.
+# Lab order (tests/gpu-order.sh), for the lab runs and the quick runs:
+# GPU_DAY_FIRST when given; then the experiments that never ran on a GPU
+# (no lease log in results/reference/*/gpu-day-logs/, no CUDA CSV under
+# results/reference/), then those that ran and never finished there (no
+# whole CUDA CSV); then those whose kernels' .cu/.cuh files changed since
+# the commit of the last GPU run (the newest gpu-day-logs/*/system.txt,
+# its ROOFLAB_GIT_COMMIT line, else its "== git" line) or that are new
+# since, then those where only shared CUDA code (harness/*.cu), the
+# headers their .cu files include or their own experiments/NN-*/ sources
+# changed, then the rest; by number within each. Without git (a copy of
+# the tree), or when the commit is not in it, what the logs leave follows
+# GPU_DAY_DEFAULT_ORDER, what the rule gave when it was last written down.
 # `tests/gpu-day.sh --plan` where git is prints the order to pass as
 # GPU_DAY_EXPS.
 #
 # Variables (environment or make): GPU_DAY_BUDGET_S (540), GPU_DAY_EXPS
-# (the experiments, in order, instead of the rule: "03 04"),
-# GPU_DAY_FIRST (04), GPU_DAY_DEFAULT_ORDER, GPU_DAY_MODE (lab, or full:
-# make reference's sweeps), GPU_DAY_QUICK=0 (no --quick runs: a second
+# (the lab runs, in order, instead of the rule: "03 04"), GPU_DAY_FIRST
+# (none: experiments to put first, "07 04"), GPU_DAY_DEFAULT_ORDER (07 08
+# 04 02 03 05 01 06), B (the build folder: build/smNN), GPU_DAY_MODE
+# (lab, or full: make reference's sweeps), GPU_DAY_QUICK=0 (no --quick runs: a second
 # lease, once they passed on a first), GPU_DAY_QUICK_BUDGET_S (12),
 # GPU_DAY_STEP_MARGIN_S (5), GPU_DAY_MIN_BUDGET_S (15: a smaller share
 # gets this much while there is time), GPU_DAY_EST_NEW_S (60: the weight
@@ -87,13 +97,7 @@ SCRIPT_NAME=gpu-day
 
 GPU_DAY_BUDGET_S=${GPU_DAY_BUDGET_S:-540} # a 600 s lease less its start and the copy back
 CHECK_GPU_BUDGET_S=${CHECK_GPU_BUDGET_S:-$((GPU_DAY_BUDGET_S / 3))}
-GPU_DAY_EXPS=${GPU_DAY_EXPS:-}
-GPU_DAY_FIRST=${GPU_DAY_FIRST:-04}
-# The order rule's answer at e8b42b2 against 085351b, the commit of
-# lease3-lab: gemv.cu and cublas_handle.cuh (exp-02), quant.cu (exp-03),
-# fusion.cu (exp-05) among the kernels' .cu files, exp-07 and exp-08 new
-# since; harness/*.cu for all.
-GPU_DAY_DEFAULT_ORDER=${GPU_DAY_DEFAULT_ORDER:-04 02 03 05 07 08 01 06}
+# GPU_DAY_EXPS, GPU_DAY_FIRST, GPU_DAY_DEFAULT_ORDER: tests/gpu-order.sh.
 GPU_DAY_MODE=${GPU_DAY_MODE:-lab}
 export GPU_DAY_QUICK=${GPU_DAY_QUICK:-1}
 GPU_DAY_QUICK_BUDGET_S=${GPU_DAY_QUICK_BUDGET_S:-12}
@@ -149,7 +153,7 @@ mkdir -p "$OUT" || { echo "gpu-day: cannot create $OUT" >&2; exit 2; }
 DAY_T0=$SECONDS
 day_left() { echo $((GPU_DAY_BUDGET_S - (SECONDS - DAY_T0))); }
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
-logs=build/sm$SM/gpu-day-$stamp
+logs=$B/gpu-day-$stamp
 mkdir -p "$logs"
 echo "gpu-day: $GPU_NAME (compute capability $GPU_CAP), driver $DRIVER (CUDA ${DRIVER_CUDA:-?});" \
      "budget ${GPU_DAY_BUDGET_S} s; logs in $logs/"
@@ -194,7 +198,7 @@ packs=0
 pack() {
     local when=$1 t0=$SECONDS stage ok=1
     print_summary "$title (after $when: $((SECONDS - DAY_T0)) s of ${GPU_DAY_BUDGET_S} s)" >"$logs/summary.txt"
-    stage=$(mktemp -d "build/sm$SM/.pack.XXXXXX")
+    stage=$(mktemp -d "$B/.pack.XXXXXX")
     ln -s "$(pwd)/$logs" "$stage/logs"
     capped "$CAP_PACK_S" tar -czhf "$OUT/.$name.tmp" results plots -C "$stage" logs &&
         mv "$OUT/.$name.tmp" "$OUT/$name" || ok=0

@@ -15,6 +15,17 @@
 # the CPU backend alone (NVCC=), of the binaries only: nvcc's fat binary
 # and the test binary are minutes of a small machine's time for steps
 # that would skip anyway.
+#
+# The build folder is B when set (make gpu-day B=dir passes it), else
+# build/smNN: the GPU's architecture alone, apart from a build/ for every
+# SMS. Without Criterion (libcriterion-dev, not in bundle/ either: deps.sh
+# exits 3) only the test binary is not built: the CUDA suites and the
+# sanitizer are skip rows that say so, and the experiments build and run.
+#
+# A run its cap stops keeps what it measured: timeout's TERM asks the
+# experiment to stop at its next point, and it writes the CSV of the
+# points measured, marked partial (its log's "stopped" line; KILL comes
+# KILL_AFTER_S later). Its row says so.
 
 # CUDA device 0 is then the GPU nvidia-smi lists first (by PCI bus), not
 # the one CUDA would call fastest.
@@ -68,6 +79,8 @@ gpu_gate() {
         exit 77
     fi
     SM=${GPU_CAP/./}
+    B=${B:-build/sm$SM}
+    export B
     DRIVER=$(capped "$CAP_SMI_S" nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n1)
     DRIVER_CUDA=$(capped "$CAP_SMI_S" nvidia-smi 2>/dev/null | sed -n 's/.*CUDA Version: *\([0-9.]*\).*/\1/p' | head -n1)
 }
@@ -108,6 +121,23 @@ rerow() {
     row "$last_step" "$1" "$last_secs" "$2"
 }
 
+# The note of a run its cap stopped, from its log: "stopped at its cap;
+# partial CSV kept (N of M points)" when the experiment wrote what it had
+# measured (its "stopped by SIGTERM after N of M points" line), one for a
+# run the TERM found measured (its CSV whole, its charts not drawn), else
+# the plain one.
+capped_note() { # CAP LOG
+    local counts
+    counts=$(sed -n 's/^stopped  *by SIGTERM after \([0-9]* of [0-9]*\) points.*/\1/p' "$2" | head -n 1)
+    if [ -n "$counts" ] && grep -q '^wrote .*(partial)' "$2"; then
+        echo "stopped at its ${1} s cap; partial CSV kept ($counts points); see $2"
+    elif grep -q '^wrote ' "$2"; then
+        echo "stopped at its ${1} s cap once measured: CSV whole, charts not drawn; see $2"
+    else
+        echo "ran past its ${1} s cap, stopped; see $2"
+    fi
+}
+
 # step NAME CAP LOG COMMAND...: runs the command (a program, or a function
 # exported with export -f) under min(CAP, what is left), logs its output,
 # records a row. A failure prints the log's tail and marks the run failed;
@@ -124,12 +154,17 @@ step() {
     fi
     [ "$cap" -gt "$left" ] && cap=$left
     echo "${SCRIPT_NAME:-gpu}: $name (cap ${cap} s)"
-    local t0=$SECONDS status
-    timeout --kill-after="$KILL_AFTER_S" "$cap" bash -c '"$@"' step "$@" >"$log" 2>&1
+    local t0=$SECONDS status shell=()
+    # A function runs in a bash of its own; a program is timeout's own
+    # child, so that its TERM reaches the program and timeout waits for it
+    # (a bash between them would die at once, and timeout with it, leaving
+    # the program writing its partial CSV beside the next step).
+    declare -F "$1" >/dev/null && shell=(bash -c '"$@"' step)
+    timeout --kill-after="$KILL_AFTER_S" "$cap" "${shell[@]}" "$@" >"$log" 2>&1
     status=$?
     local secs=$((SECONDS - t0)) result=pass note=""
     if [ $status -eq 124 ] || [ $status -eq 137 ]; then
-        result=FAIL note="ran past its ${cap} s cap, stopped; see $log"
+        result=FAIL note=$(capped_note "$cap" "$log")
     elif [ $status -ne 0 ]; then
         result=FAIL note="exit $status, see $log"
     fi
@@ -182,13 +217,17 @@ sanitize() {
 }
 export -f cuda_tests sanitize
 
-# check_steps LOG_DIR: the steps of make check-gpu, in order. Needs
-# gpu_gate and budget_start first; sets B (the build folder) and fatal
-# (why the later steps cannot run, or empty).
+# check_steps LOG_DIR: the steps of make check-gpu, in order: the probe,
+# the packages, the build, the CUDA suites and the sanitizer right after
+# them, then the --quick runs in lab order (order, tests/gpu-order.sh:
+# what never ran on a GPU first), so that the code that has never run is
+# not what a short budget cuts. Needs gpu_gate (B) and budget_start first,
+# and compute_order for the order (without it, by number); sets fatal (why
+# the later steps cannot run, or empty) and no_tests (why the suites
+# cannot, or empty).
 check_steps() {
     local logs=$1 target=build-tests what="SMS=$SM"
-    B=build/sm$SM
-    export B
+    no_tests=""
     mkdir -p "$logs"
     if dry_run; then
         # The CPU backend alone; no driver to probe (see the top).
@@ -198,33 +237,47 @@ check_steps() {
     else
         probe_step "$logs"
     fi
-    [ -z "$fatal" ] && ! step "packages (deps.sh test, bundle/)" "$CAP_DEPS_S" "$logs/deps.log" \
-        packages && fatal="packages missing (see $logs/deps.log)"
+    [ -z "$fatal" ] && packages_step "$logs"
     # shellcheck disable=SC1091
     [ -f "$B/bundle-root/env.sh" ] && . "$B/bundle-root/env.sh"
+    [ -n "$no_tests" ] && target=build
     # On every core: a serial build is minutes of the GPU's time.
     [ -z "$fatal" ] && ! step "build ($what)" "$CAP_BUILD_S" "$logs/build.log" \
         "$MAKE" --no-print-directory -j"$(nproc 2>/dev/null || echo 4)" B="$B" SMS="$SM" \
         NVCC="$NVCC" "$target" && fatal="the build failed (see $logs/build.log)"
     if [ -n "$fatal" ]; then
-        skip_rest "CUDA kernels vs CPU references" "experiments --quick" \
-            "compute-sanitizer memcheck"
+        skip_rest "CUDA kernels vs CPU references" "compute-sanitizer memcheck" "experiments --quick"
         return
     fi
-    if dry_run; then
+    if [ -n "$no_tests" ]; then
+        row "CUDA kernels vs CPU references" skip "" "$no_tests"
+        row "compute-sanitizer memcheck (CUDA suites)" skip "" "$no_tests"
+    elif dry_run; then
         row "CUDA kernels vs CPU references" skip "" "dry run (RL_STEPS_BACKEND=cpu): no GPU"
+        row "compute-sanitizer memcheck (CUDA suites)" skip "" "dry run (RL_STEPS_BACKEND=cpu): no GPU"
     else
         cuda_suites "$logs"
+        sanitizer_step "$logs"
     fi
     if [ "${GPU_DAY_QUICK:-1}" = 0 ]; then
         row "experiments --quick" skip "" "GPU_DAY_QUICK=0"
     else
         quick_experiments "$logs"
     fi
-    if dry_run; then
-        row "compute-sanitizer memcheck (CUDA suites)" skip "" "dry run (RL_STEPS_BACKEND=cpu): no GPU"
-    else
-        sanitizer_step "$logs"
+}
+
+# The packages: fatal when what the experiments need is missing; without
+# Criterion alone (deps.sh's exit 3) the test binary is not built, and
+# no_tests says why the suites skip.
+packages_step() {
+    local name="packages (deps.sh test, bundle/)" status
+    step "$name" "$CAP_DEPS_S" "$1/deps.log" packages
+    status=$?
+    if [ $status -eq 3 ]; then
+        no_tests="Criterion missing (libcriterion-dev, not in bundle/): no test binary"
+        rerow FAIL "Criterion missing: the CUDA suites and the sanitizer skip; the experiments build and run; see $1/deps.log"
+    elif [ $status -ne 0 ]; then
+        fatal="packages missing (see $1/deps.log)"
     fi
 }
 
@@ -248,7 +301,7 @@ probe_driver() {
         "$B/cuda-probe" --runtime "$1"
 }
 
-packages() {
+packages() { # deps.sh test's exit: 0, 3 (only Criterion missing) or 1
     harness/ops/deps.sh bundle && harness/ops/deps.sh test
 }
 export -f probe_driver packages
@@ -268,13 +321,24 @@ cuda_suites() {
     fi
 }
 
-# Every experiment with --quick, with --budget QUICK_BUDGET_S when set (so
-# that the smoke tests cannot eat a short lease: the cap stops a run, the
-# budget plans one to end in time with its CSV written).
+# The experiment binaries of B in lab order: order's first (those that
+# exist), then the others by number.
+quick_order() {
+    local n bin
+    for n in "${order[@]}"; do [ -x "$B/exp-$n" ] && echo "$B/exp-$n"; done
+    for bin in "$B"/exp-[0-9][0-9]; do
+        [ -x "$bin" ] && [[ " ${order[*]} " != *" ${bin##*/exp-} "* ]] && echo "$bin"
+    done
+}
+
+# Every experiment with --quick, in lab order, with --budget QUICK_BUDGET_S
+# when set (so that the smoke tests cannot eat a short lease: the cap
+# stops a run, the budget plans one to end in time with its CSV written).
 quick_experiments() {
     local bin exp note
-    for bin in "$B"/exp-[0-9][0-9]; do
+    for bin in $(quick_order); do
         exp=$(basename "$bin")
+        # shellcheck disable=SC2086
         step "$exp --quick --backend $RL_STEPS_BACKEND${QUICK_BUDGET_S:+ --budget $QUICK_BUDGET_S}" \
             "$CAP_EXP_QUICK_S" "$1/$exp.log" "$bin" --quick --backend "$RL_STEPS_BACKEND" \
             ${QUICK_BUDGET_S:+--budget "$QUICK_BUDGET_S"} ${LABEL:+--label "$LABEL"} || continue
@@ -341,3 +405,7 @@ sanitizer_step() {
         rerow pass "0 memcheck errors"
     fi
 }
+
+# The order of the runs (compute_order): tests/gpu-order.sh, beside this file.
+# shellcheck source=tests/gpu-order.sh
+. "$(dirname "${BASH_SOURCE[0]}")/gpu-order.sh"

@@ -6,6 +6,12 @@
  * that refuses it does. memcheck's ERROR SUMMARY decides: N > 0 errors
  * fail, 0 pass; a run without one checked nothing, a skip with the
  * reason from the log; a run past its cap is reported, not failed.
+ *
+ * Then the order of a GPU day (tests/gpu-order.sh) on a made-up tree of
+ * lease logs and CSVs, and make check-gpu's steps (check_steps) with
+ * stand-ins for make, nvcc and every binary: the sanitizer right after
+ * the suites, the quick runs in lab order, a build without Criterion, a
+ * run stopped at its cap that kept a partial CSV.
  */
 #include "helpers.h"
 
@@ -13,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static char dir[512];
 static char out[1 << 16], err[1 << 14];
@@ -140,4 +147,256 @@ Test(gpu_lib, a_dry_run_without_a_gpu_skips_with_the_suites_reason)
     cr_assert(strstr(o.note, "unsupported here: [SKIP] cuda_quant::every_kernel_matches_the_reference: "
                              "no GPU"), "%s", o.note);
     cr_assert_eq(o.failed, 0);
+}
+
+/* ---- the order: what never ran on a GPU first ------------------------------- */
+
+static void write_file(const char *path, const char *text, bool executable)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
+    cr_assert_eq(system(cmd), 0);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    fputs(text, f);
+    fclose(f);
+    if (executable)
+        chmod(path, 0755);
+}
+
+static void tree_file(const char *rel, const char *text)
+{
+    char path[900];
+    snprintf(path, sizeof path, "%s/tree/%s", dir, rel);
+    write_file(path, text, false);
+}
+
+/* A tree of four experiments and one lease (l1): exp-01 ran and finished
+ * (a log from the CUDA backend, a whole CUDA CSV); exp-02 ran and its cap
+ * cut it (a partial CUDA CSV); exp-03's log is a CPU run's; exp-04 has a
+ * CPU CSV only. */
+static void make_tree(void)
+{
+    for (int n = 1; n <= 4; n++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "experiments/0%d-x/main.c", n);
+        tree_file(rel, "int main(void) { return 0; }\n");
+    }
+    tree_file("results/reference/g/gpu-day-logs/l1/system.txt", "== date\n2026-11-30\n== git\nabc1234\n");
+    tree_file("results/reference/g/gpu-day-logs/l1/check-gpu/exp-01.log", "backend     cuda\n");
+    tree_file("results/reference/g/gpu-day-logs/l1/reference/exp-02.log", "backend     cuda\n");
+    tree_file("results/reference/g/gpu-day-logs/l1/check-gpu/exp-03.log", "backend     cpu\n");
+    tree_file("results/reference/g/exp-01.csv", "# backend: cuda\nn,t\n1,2\n");
+    tree_file("results/reference/g/exp-02.csv",
+              "# backend: cuda\n# partial: stopped by SIGTERM after 1 of 2 points\nn,t\n1,2\n2,\n");
+    tree_file("results/reference/cpu/exp-04.csv", "# backend: cpu\nn,t\n1,2\n");
+}
+
+static bool starts_with(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
+
+/* compute_order in DIR/tree (no git there) with env; its "order:" line. */
+static const char *order_in_tree(const char *env)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/tree' && GIT_DIR=/nonexistent GPU_DAY_DEFAULT_ORDER='01 02 03 04' %s "
+             "bash -c '. \"%s/tests/gpu-lib.sh\"; compute_order'",
+             dir, env, RL_SOURCE_ROOT);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s\n%s%s", cmd, out, err);
+    const char *line = strstr(out, "order: ");
+    cr_assert_not_null(line, "%s%s", out, err);
+    return line;
+}
+
+Test(gpu_lib, lab_order_puts_what_never_ran_on_a_gpu_first)
+{
+    make_tree();
+    const char *o = order_in_tree("");
+    cr_assert(starts_with(o, "order: 03 04 02 01 (never ran on a GPU: 03 04; never finished on one: 02;"),
+              "%s", out);
+    cr_assert(strstr(out, "exp-03: never ran on a GPU"), "%s", out);
+    cr_assert(strstr(out, "exp-02: ran on a GPU, never finished there"), "%s", out);
+    cr_assert(strstr(o, "GPU_DAY_DEFAULT_ORDER"), "without git the rest follows the default:\n%s", o);
+    /* GPU_DAY_FIRST goes before the rule */
+    o = order_in_tree("GPU_DAY_FIRST='01'");
+    cr_assert(starts_with(o, "order: 01 03 04 02 (GPU_DAY_FIRST: 01;"), "%s", out);
+    /* GPU_DAY_EXPS is the order, as given */
+    o = order_in_tree("GPU_DAY_EXPS='02 01'");
+    cr_assert(starts_with(o, "order: 02 01 (GPU_DAY_EXPS)"), "%s", out);
+}
+
+Test(gpu_lib, without_lease_logs_the_default_order_holds)
+{
+    make_tree();
+    char path[700];
+    snprintf(path, sizeof path, "%s/tree/results/reference/g/gpu-day-logs/l1/system.txt", dir);
+    cr_assert_eq(remove(path), 0);
+    const char *o = order_in_tree("GPU_DAY_DEFAULT_ORDER='04 02 01 03'");
+    cr_assert(starts_with(o, "order: 04 02 01 03 ("), "%s", out);
+    cr_assert(strstr(out, "what never ran on a GPU is not known"), "%s", out);
+}
+
+/* In this tree, with its git: every experiment once, whatever changed. */
+Test(gpu_lib, the_trees_order_lists_every_experiment_once)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "cd '%s' && { bash -c '. tests/gpu-lib.sh; compute_order' | "
+             "sed -n 's/^order: \\([0-9 ]*\\) (.*/\\1/p' | tr ' ' '\\n' | sort | uniq -c | "
+             "awk '$1 != 1 { bad++ } END { print NR, bad + 0 }'; "
+             "ls -d experiments/[0-9][0-9]-*/main.c | wc -l; }",
+             RL_SOURCE_ROOT);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s%s", out, err);
+    int listed = -1, twice = -1, experiments = -2;
+    cr_assert_eq(sscanf(out, "%d %d %d", &listed, &twice, &experiments), 3, "%s%s", out, err);
+    cr_assert_eq(listed, experiments, "%s", out);
+    cr_assert_eq(twice, 0, "%s", out);
+}
+
+/* ---- make check-gpu's steps, with stand-ins ----------------------------------- */
+
+/* Stand-ins in DIR: make (records its arguments), nvcc 13.0, and in
+ * DIR/b the driver probe, the test binary (one cuda_ test that passes)
+ * and exp-01..08 (each records that it ran). */
+static void stand_ins(void)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/make", dir);
+    write_file(path, "#!/bin/sh\necho \"$*\" >> \"$(dirname \"$0\")/make.log\"\n", true);
+    snprintf(path, sizeof path, "%s/nvcc", dir);
+    write_file(path, "#!/bin/sh\necho 'Cuda compilation tools, release 13.0, V13.0.88'\n", true);
+    snprintf(path, sizeof path, "%s/b/cuda-probe", dir);
+    write_file(path, "#!/bin/sh\necho 'driver can run CUDA 13.0'\n", true);
+    snprintf(path, sizeof path, "%s/b/tests/rooflab-tests", dir);
+    write_file(path, "#!/bin/sh\necho '[RUN ] cuda_quant::every_kernel_matches_the_reference'\n"
+                     "echo '[PASS] cuda_quant::every_kernel_matches_the_reference: (0.10s)'\n", true);
+    for (int n = 1; n <= 8; n++) {
+        snprintf(path, sizeof path, "%s/b/exp-0%d", dir, n);
+        write_file(path, "#!/bin/sh\nbasename \"$0\" >> \"$(dirname \"$0\")/ran\"\n"
+                         "echo 'backend     cuda'\n", true);
+    }
+}
+
+/* check_steps with the stand-ins and GPU_DAY_EXPS='07 08 04' as the lab
+ * order; env: more variables. out: its rows, then failed=N. */
+static void check_steps(const char *env)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && PATH='%s/tests/fake':\"$PATH\" B='%s/b' MAKE='%s/make' NVCC='%s/nvcc' "
+             "GPU_DAY_EXPS='07 08 04' BUNDLE=/nonexistent %s "
+             "bash -c '. tests/gpu-lib.sh; SM=90; budget_start 300; compute_order >/dev/null; "
+             "check_steps \"%s/logs\" >/dev/null; printf \"%%s\\n\" \"${rows[@]}\"; echo \"failed=$failed\"'",
+             RL_SOURCE_ROOT, RL_SOURCE_ROOT, dir, dir, dir, env, dir);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s\n%s%s", cmd, out, err);
+}
+
+/* The rows' names, in order, one per line (the first 44 columns, trimmed). */
+static void row_names(char *names, size_t len)
+{
+    size_t used = 0;
+    names[0] = '\0';
+    for (const char *l = out; *l && used < len; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        int n = (int)strcspn(l, "\n");
+        if (n < 45 || !strncmp(l, "failed=", 7))
+            continue;
+        int w = 44;
+        while (w > 0 && l[w - 1] == ' ')
+            w--;
+        used += (size_t)snprintf(names + used, len - used, "%.*s\n", w, l);
+    }
+}
+
+/* The row of step name: the line that starts with it (not the line the
+ * step prints when it starts, "gpu: NAME (cap N s)"). */
+static const char *row_of(const char *name)
+{
+    static char row[512];
+    for (const char *l = out; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) {
+        if (starts_with(l, name) && l[strlen(name)] == ' ') {
+            snprintf(row, sizeof row, "%.*s", (int)strcspn(l, "\n"), l);
+            return row;
+        }
+    }
+    cr_assert_fail("no row %s:\n%s", name, out);
+    return NULL;
+}
+
+static char *made(void)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/make.log", dir);
+    char *s = read_file(path, NULL);
+    cr_assert_not_null(s, "make was never called");
+    return s;
+}
+
+Test(gpu_lib, the_sanitizer_follows_the_suites_and_the_quick_runs_go_in_lab_order)
+{
+    stand_ins();
+    check_steps("");
+    char names[4096];
+    row_names(names, sizeof names);
+    cr_assert_str_eq(names,
+                     "driver vs nvcc 13.0 (probe)\n"
+                     "packages (deps.sh test, bundle/)\n"
+                     "build (SMS=90)\n"
+                     "CUDA kernels vs CPU references\n"
+                     "compute-sanitizer memcheck (CUDA suites)\n"
+                     "exp-07 --quick --backend cuda\n"
+                     "exp-08 --quick --backend cuda\n"
+                     "exp-04 --quick --backend cuda\n"
+                     "exp-01 --quick --backend cuda\n"
+                     "exp-02 --quick --backend cuda\n"
+                     "exp-03 --quick --backend cuda\n"
+                     "exp-05 --quick --backend cuda\n"
+                     "exp-06 --quick --backend cuda\n", "%s", out);
+    cr_assert(strstr(out, "failed=0"), "%s", out);
+    char *m = made();
+    cr_assert(strstr(m, "SMS=90") && strstr(m, " build-tests"), "%s", m);
+    free(m);
+}
+
+Test(gpu_lib, without_criterion_the_experiments_still_build_and_run)
+{
+    stand_ins();
+    check_steps("RL_DEPS_PRETEND_MISSING=libcriterion-dev");
+    const char *r = row_of("packages (deps.sh test, bundle/)");
+    cr_assert(strstr(r, "FAIL") && strstr(r, "Criterion missing: the CUDA suites and the sanitizer "
+                                              "skip; the experiments build and run"), "%s", r);
+    r = row_of("CUDA kernels vs CPU references");
+    cr_assert(strstr(r, " skip ") && strstr(r, "Criterion missing"), "%s", r);
+    r = row_of("compute-sanitizer memcheck (CUDA suites)");
+    cr_assert(strstr(r, " skip ") && strstr(r, "Criterion missing"), "%s", r);
+    for (int n = 1; n <= 8; n++) {
+        char name[64];
+        snprintf(name, sizeof name, "exp-0%d --quick --backend cuda", n);
+        cr_assert(strstr(row_of(name), " pass "), "%s:\n%s", name, out);
+    }
+    cr_assert(strstr(out, "failed=1"), "a package missing is a failure:\n%s", out);
+    char *m = made(); /* the build: the experiments, not the test binary */
+    cr_assert(strstr(m, "SMS=90") && strstr(m, " build\n") && !strstr(m, "build-tests"), "%s", m);
+    free(m);
+}
+
+/* An experiment that, on its cap's TERM, writes its partial CSV (as
+ * harness/context.c does) and exits 3: its row says what it kept. */
+Test(gpu_lib, a_run_stopped_at_its_cap_says_it_kept_a_partial_csv)
+{
+    char path[700], cmd[2048];
+    snprintf(path, sizeof path, "%s/exp-09", dir);
+    write_file(path, "#!/bin/bash\n"
+                     "trap 'kill $! 2>/dev/null; echo \"stopped     by SIGTERM after 3 of 7 points: the CSV "
+                     "keeps them, marked partial; no verdict judged\"; echo \"wrote       x.csv (partial)\"; "
+                     "exit 3' TERM\n"
+                     "echo plan; sleep 30 & wait\n", true);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && bash -c '. tests/gpu-lib.sh; budget_start 120; "
+             "step \"exp-09 lab\" 1 \"%s/exp-09.log\" \"%s\"; echo \"status=$?\"; "
+             "printf \"%%s\\n\" \"${rows[@]}\"'",
+             RL_SOURCE_ROOT, dir, path);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s%s", out, err);
+    cr_assert(strstr(out, "status=124"), "%s", out);
+    const char *r = row_of("exp-09 lab");
+    cr_assert(strstr(r, "FAIL") && strstr(r, "stopped at its 1 s cap; partial CSV kept (3 of 7 points)"),
+              "%s", r);
 }

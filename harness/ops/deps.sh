@@ -14,9 +14,18 @@
 #                           test needs is missing, and say in one line what
 #                           came from it (the Makefile runs this; it never fails)
 #
+# Criterion serves the test binary alone: when it is all that is missing
+# (gnuplot aside) and cannot be had, the exit code is 3, not 1, so that a
+# caller that only needs the experiments (make check-gpu, make gpu-day)
+# builds and runs them; make test stops on it as on any failure.
+#
 # B (default build) is the build folder. RL_DEPS_CHECK_ONLY=1 only checks:
-# it lists what is missing and installs nothing. Exit codes: 0 all there
-# (gnuplot perhaps not), 1 something else missing, 2 usage.
+# it lists what is missing and installs nothing. RL_DEPS_PRETEND_MISSING
+# ("libcriterion-dev") counts those packages missing whatever is there,
+# for tests of the paths without them (it implies RL_DEPS_CHECK_ONLY: a
+# pretence installs nothing). Exit codes: 0 all there (gnuplot
+# perhaps not), 1 something the experiments need missing, 2 usage, 3 only
+# Criterion missing (the tests cannot build; the experiments can).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 what=${1:-all}
@@ -26,6 +35,8 @@ BUNDLE=${BUNDLE:-bundle}
 env_sh=$B/bundle-root/env.sh
 
 have_cmd() { command -v "$1" >/dev/null 2>&1; }
+pretended() { [[ " ${RL_DEPS_PRETEND_MISSING:-} " == *" $1 "* ]]; }
+[ -n "${RL_DEPS_PRETEND_MISSING:-}" ] && RL_DEPS_CHECK_ONLY=1
 
 # A library package is present when a program using it compiles and links
 # as the Makefile builds (pkg-config's flags, else -lNAME): a header alone
@@ -75,7 +86,8 @@ check() {
     links openblas openblas "$OPENBLAS_PROGRAM" || missing+=(libopenblas-dev)
     have_cmd gnuplot || missing+=(gnuplot-nox)
     if [ "$set" = test ] || [ "$set" = all ]; then
-        links criterion criterion "$CRITERION_PROGRAM" || missing+=(libcriterion-dev)
+        { ! pretended libcriterion-dev && links criterion criterion "$CRITERION_PROGRAM"; } ||
+            missing+=(libcriterion-dev)
     fi
     if [ "$set" = paper ] || [ "$set" = all ]; then
         have_cmd pdflatex || missing+=(texlive-latex-base)
@@ -125,9 +137,27 @@ elif [ "$what" = bundle ] && [ -f "$env_sh" ]; then
 fi
 [ "$what" = bundle ] && exit 0
 [ ${#missing[@]} -eq 0 ] && exit 0
+
+# Only Criterion missing (gnuplot aside): the tests cannot build, the
+# experiments can. fail says so, and exits 3 then, 1 otherwise.
+only_criterion() {
+    local p seen=""
+    for p in "${missing[@]}"; do
+        case $p in libcriterion-dev) seen=1 ;; gnuplot-nox) ;; *) return 1 ;; esac
+    done
+    [ -n "$seen" ]
+}
+fail() {
+    if only_criterion; then
+        echo "rooflab: only Criterion (libcriterion-dev) is missing: the tests (make test, the CUDA" \
+             "suites) cannot build; the experiments build and run without it" >&2
+        exit 3
+    fi
+    exit 1
+}
 if [ -n "${RL_DEPS_CHECK_ONLY:-}" ]; then
     echo "rooflab: missing: ${missing[*]}" >&2
-    exit 1
+    fail
 fi
 
 # Only gnuplot missing, and no way to get it: the runs go on without charts.
@@ -152,7 +182,7 @@ if have_bundle; then
     [ ${#absent[@]} -gt 0 ] && echo "rooflab: missing, and not in $BUNDLE/ either: ${absent[*]}" >&2
     echo "  make bundle (on a machine with package access) gets OpenBLAS, Criterion, gnuplot and pkg-config;" >&2
     echo "  the compiler, make and LaTeX come from the system" >&2
-    exit 1
+    fail
 fi
 if [ "$(id -u)" = 0 ] && have_cmd apt-get; then
     echo "rooflab: installing missing Debian packages: ${missing[*]}"
@@ -164,10 +194,20 @@ if [ "$(id -u)" = 0 ] && have_cmd apt-get; then
     only_gnuplot && no_charts "apt-get could not install gnuplot-nox"
     echo "rooflab: apt-get could not install ${missing[*]} (no package access? make bundle on a" \
          "machine that has it, and copy bundle/ here)" >&2
-    exit 1
+    # One package apt-get cannot find fails the whole install: without
+    # Criterion, the experiments' packages may still come.
+    if [[ " ${missing[*]} " == *" libcriterion-dev "* ]] && ! only_criterion; then
+        others=()
+        for p in "${missing[@]}"; do [ "$p" = libcriterion-dev ] || others+=("$p"); done
+        if apt-get install -y -qq --no-install-recommends "${others[@]}" >/dev/null; then
+            echo "rooflab: installed ${others[*]}, all but Criterion"
+            missing=(libcriterion-dev)
+        fi
+    fi
+    fail
 fi
 only_gnuplot && no_charts "sudo apt-get install -y gnuplot-nox draws them here"
 echo "rooflab: missing Debian packages. Install them with:" >&2
 echo "  sudo apt-get install -y ${missing[*]}" >&2
 echo "  (no package access here? make bundle on a machine that has it, and copy bundle/ here)" >&2
-exit 1
+fail

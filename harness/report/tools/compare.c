@@ -293,11 +293,16 @@ int tool_compare(int argc, char **argv)
     printf("== compare exp-%s (%s): %s, as a ratio to %s ==\n", o.exp,
            meta_or(runs[0].t, "experiment", "?"), value, runs[0].label);
     /* The first run is the base: every ratio is to it. */
-    for (int i = 0; i < n; i++)
-        printf("  %-4s  %-28s %s backend, %s, %s%s\n", i == 0 ? "base" : "", runs[i].label,
+    for (int i = 0; i < n; i++) {
+        /* A run SIGTERM stopped ('# partial: ...'): its missing points are "-" below. */
+        const char *partial = rl_table_meta(runs[i].t, "partial");
+        printf("  %-4s  %-28s %s backend, %s, %s%s%s%.*s\n", i == 0 ? "base" : "", runs[i].label,
                meta_or(runs[i].t, "backend", "?"), meta_or(runs[i].t, "device", "?"),
                meta_or(runs[i].t, "date_utc", "?"),
-               !strcmp(meta_or(runs[i].t, "quick", "no"), "yes") ? ", quick" : "");
+               !strcmp(meta_or(runs[i].t, "quick", "no"), "yes") ? ", quick" : "",
+               partial ? ", partial: " : "", partial ? (int)strcspn(partial, ";") : 0,
+               partial ? partial : "");
+    }
     if (mixed)
         printf("  note: different devices or backends: ratios compare machines, not only code\n");
     printf("\n");
