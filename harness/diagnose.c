@@ -2,7 +2,8 @@
  * diagnose.c -- why CUDA cannot run here, in words, with the remedies.
  *
  * Pure: facts in (the CUDA error, the driver's and the runtime's CUDA
- * versions, what NVML and the kernel module said), one paragraph out.
+ * versions, what NVML and the kernel module said), one paragraph out; when
+ * nothing is wrong, the one sentence of the driver the build's CUDA needs.
  * backend_cuda.cu calls it when a device does not open; the probe that
  * check-gpu runs before building calls it with nvcc's version; the tests
  * call it with made-up facts. A GPU that is here but cannot be used must
@@ -66,16 +67,65 @@ static void add_error(char *buf, size_t len, const rl_cuda_facts *f)
                    f->error);
 }
 
-/* The oldest driver branch of each CUDA major version (its release notes'
- * table "CUDA Toolkit and minimum required driver version"). */
-static int min_driver_branch(int cuda_major)
+/* The Linux x86-64 NVIDIA drivers CUDA needs, from NVIDIA's CUDA Toolkit
+ * Release Notes (docs.nvidia.com/cuda/cuda-toolkit-release-notes/, the
+ * tables "CUDA Toolkit and Minimum Required Driver Version for CUDA Minor
+ * Version Compatibility" and "CUDA Toolkit and Corresponding Driver
+ * Versions"; docs.nvidia.com/deploy/cuda-compatibility/ for the first):
+ *
+ *  - the oldest driver that runs a build of any toolkit of a major version
+ *    (minor-version compatibility: a CUDA 12.9 build runs on 525.60.13,
+ *    without the features newer than that driver, and without JIT-compiling
+ *    PTX newer than it, which a GPU whose SM is in SMS never needs: the
+ *    build holds its SASS);
+ *  - each toolkit's own driver (its GA release's), which has all of its
+ *    features.
+ *
+ * A minor version missing here is named by its major's minimum alone, a
+ * major version missing here by the CUDA version. */
+static const struct { int major; const char *driver; } MAJOR_DRIVERS[] = {
+    {11, "450.80.02"}, {12, "525.60.13"}, {13, "580.65.06"},
+};
+static const struct { int cuda; const char *driver; } TOOLKIT_DRIVERS[] = {
+    {12000, "525.60.13"}, {12010, "530.30.02"}, {12020, "535.54.03"}, {12030, "545.23.06"},
+    {12040, "550.54.14"}, {12050, "555.42.02"}, {12060, "560.28.03"}, {12080, "570.26"},
+    {12090, "575.51.03"}, {13000, "580.65.06"},
+};
+
+/* The oldest driver that runs a build of CUDA major.x, or NULL when not known. */
+static const char *major_min_driver(int cuda_major)
 {
-    switch (cuda_major) {
-    case 11: return 450;
-    case 12: return 525;
-    case 13: return 580;
-    default: return 0;
+    for (size_t i = 0; i < sizeof MAJOR_DRIVERS / sizeof MAJOR_DRIVERS[0]; i++)
+        if (MAJOR_DRIVERS[i].major == cuda_major)
+            return MAJOR_DRIVERS[i].driver;
+    return NULL;
+}
+
+/* CUDA X.Y's own driver (12040: "550.54.14"), or NULL when not known. */
+static const char *toolkit_driver(int cuda)
+{
+    for (size_t i = 0; i < sizeof TOOLKIT_DRIVERS / sizeof TOOLKIT_DRIVERS[0]; i++)
+        if (TOOLKIT_DRIVERS[i].cuda == cuda / 10 * 10)
+            return TOOLKIT_DRIVERS[i].driver;
+    return NULL;
+}
+
+/* "a CUDA 12.4 build needs the NVIDIA driver 525.60.13 or newer (by CUDA's
+ * minor-version compatibility; CUDA 12.4's own driver, 550.54.14 or newer,
+ * has all of its features)": what the driver check says of the toolkit in use. */
+static void add_needed_driver(char *buf, size_t len, int runtime_cuda)
+{
+    char rt[16];
+    rl_cuda_version_string(runtime_cuda, rt, sizeof rt);
+    const char *min = major_min_driver(runtime_cuda / 1000), *own = toolkit_driver(runtime_cuda);
+    if (!min) {
+        rl_appendf(buf, len, "a CUDA %s build needs a driver that supports CUDA %s", rt, rt);
+        return;
     }
+    rl_appendf(buf, len, "a CUDA %s build needs the NVIDIA driver %s or newer", rt, min);
+    if (own && strcmp(own, min))
+        rl_appendf(buf, len, " (by CUDA's minor-version compatibility; CUDA %s's own driver, %s or "
+                   "newer, has all of its features)", rt, own);
 }
 
 /* "the NVIDIA driver 550.54.15", or "the NVIDIA driver" when NVML gave no version. */
@@ -114,18 +164,16 @@ static void too_old(char *buf, size_t len, const rl_cuda_facts *f)
             "  - build with a CUDA %d.x toolkit, %s or older: make NVCC=/usr/local/cuda-%s/bin/nvcc\n",
             dmaj, drv, drv);
     else
-        rl_appendf(buf, len, "  - (rooflab needs CUDA 12 or newer, which needs driver R%d or "
+        rl_appendf(buf, len, "  - (rooflab needs CUDA 12 or newer, which needs the driver %s or "
                    "newer: no toolkit rooflab builds with runs on CUDA %s)\n",
-                   min_driver_branch(12), drv);
+                   major_min_driver(12), drv);
     rl_appendf(buf, len,
         "  - on a data-centre GPU, CUDA's forward-compatibility package for %s (cuda-compat-%d-%d), "
         "its libcuda first: LD_LIBRARY_PATH=/usr/local/cuda-%s/compat\n",
         rt, rmaj, f->runtime_cuda % 1000 / 10, rt);
-    if (min_driver_branch(rmaj))
-        rl_appendf(buf, len, "  - a newer driver: CUDA %d.x needs R%d or newer\n", rmaj,
-                   min_driver_branch(rmaj));
-    else
-        rl_appendf(buf, len, "  - a driver that supports CUDA %s\n", rt);
+    rl_appendf(buf, len, "  - a newer driver: ");
+    add_needed_driver(buf, len, f->runtime_cuda);
+    rl_appendf(buf, len, "\n");
 }
 
 static void no_libcuda(char *buf, size_t len, const rl_cuda_facts *f)
@@ -268,8 +316,12 @@ rl_open_status rl_cuda_diagnose(const rl_cuda_facts *f, char *buf, size_t len)
         return RL_UNUSABLE;
     }
     explain_fn explain = unusable_case(f);
-    if (!explain)
+    if (!explain) {
+        /* Nothing wrong: what the build's CUDA needs, for the probe to say. */
+        if (f->runtime_cuda > 0)
+            add_needed_driver(buf, len, f->runtime_cuda);
         return RL_OPENED;
+    }
     rl_appendf(buf, len, "a GPU is here but CUDA cannot use it: ");
     explain(buf, len, f);
     rl_appendf(buf, len, "%s", CPU_ON_PURPOSE);

@@ -1,7 +1,8 @@
 /*
  * test_build.c -- the build's own rules, checked without a GPU (nvcc only where noted):
  * the Makefile picks the newest SM numerically (its PTX is what newer GPUs
- * run), and check.h refuses a CUDA runtime older than 12.
+ * run) and takes sm_70 by default only where nvcc builds it, and check.h
+ * refuses a CUDA runtime older than 12.
  */
 #include "helpers.h"
 
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static char out[1 << 14], err[1 << 14];
 
@@ -37,6 +39,57 @@ Test(build, sms_90_100_embed_compute_100_ptx)
     cr_assert(strstr(g, "-gencode arch=compute_100,code=sm_100"), "%s", g);
     cr_assert(strstr(g, "-gencode arch=compute_100,code=compute_100"), "the PTX of the newest: %s", g);
     cr_assert_null(strstr(g, "code=compute_90"), "no PTX of the older one: %s", g);
+}
+
+/* The default SMS with a stand-in nvcc whose --list-gpu-arch prints
+ * archs (nothing is compiled), and given (SMS='...' or nothing) on the
+ * command line; the outer make's variables are not passed down. */
+static const char *default_sms(const char *archs, const char *given)
+{
+    char dir[512], nvcc[600], cmd[2048];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(nvcc, sizeof nvcc, "%s/nvcc", dir);
+    FILE *f = fopen(nvcc, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "#!/bin/sh\n[ \"$1\" = --list-gpu-arch ] && printf '%%s\\n' %s\n", archs);
+    fclose(f);
+    chmod(nvcc, 0755);
+    snprintf(cmd, sizeof cmd,
+             "env -u SMS -u MAKEFLAGS -u MAKELEVEL make -s --no-print-directory -C '%s' print-SMS NVCC='%s' %s",
+             RL_SOURCE_ROOT, nvcc, given);
+    int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
+    rm_tree(dir);
+    cr_assert_eq(rc, 0, "%s: %s", cmd, err);
+    return out;
+}
+
+/* sm_70 (V100) is in the default SMS where nvcc builds it (CUDA 12 lists
+ * compute_70) and not where it does not (CUDA 13 dropped it); a given SMS
+ * is kept as given. */
+Test(build, sm_70_joins_the_default_sms_where_nvcc_has_it)
+{
+    cr_assert_str_eq(default_sms("compute_70 compute_75 compute_80 compute_86 compute_89 compute_90", ""),
+                     "70 75 80 86 89 90\n", "CUDA 12");
+    cr_assert_str_eq(default_sms("compute_75 compute_80 compute_90 compute_100 compute_120", ""),
+                     "75 80 86 89 90\n", "CUDA 13");
+    cr_assert_str_eq(default_sms("compute_70 compute_75", "SMS='80 90'"), "80 90\n", "an SMS given");
+}
+
+/* make check-cuda12's script (CI runs it whole: a download and a build)
+ * says what it proves and what not, and refuses what is not CUDA 12. */
+Test(build, the_cuda_12_check_says_what_it_does_not_prove)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s/harness/ops/cuda12-check.sh' --help", RL_SOURCE_ROOT);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+    cr_assert(strstr(out, "clang is not nvcc"), "%s", out);
+    cr_assert(strstr(out, "nothing here runs"), "%s", out);
+    snprintf(cmd, sizeof cmd, "CUDA12=11.8 '%s/harness/ops/cuda12-check.sh'", RL_SOURCE_ROOT);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 2);
+    cr_assert(strstr(err, "not a CUDA 12 version"), "%s", err);
+    snprintf(cmd, sizeof cmd, "'%s/harness/ops/clang-nvcc.sh' -c x.cu -o x.o --frobnicate", RL_SOURCE_ROOT);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 2, "an nvcc option it does not know");
+    cr_assert(strstr(err, "option --frobnicate not known"), "%s", err);
 }
 
 /* check.h under nvcc (__CUDACC__) with a cuda_runtime.h of a given

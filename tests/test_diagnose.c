@@ -41,7 +41,7 @@ Test(diagnose, driver_older_than_the_runtime_names_both_versions_and_three_remed
     assert_says("cudaGetDeviceCount: cudaErrorInsufficientDriver, 35");
     assert_says("make NVCC=/usr/local/cuda-12.4/bin/nvcc");
     assert_says("forward-compatibility package for 13.0 (cuda-compat-13-0)");
-    assert_says("CUDA 13.x needs R580 or newer");
+    assert_says("a newer driver: a CUDA 13.0 build needs the NVIDIA driver 580.65.06 or newer\n");
     assert_says("BACKEND=cpu (--backend cpu) runs on the CPU on purpose");
 }
 
@@ -62,8 +62,45 @@ Test(diagnose, a_driver_older_than_cuda_12_has_no_toolkit_remedy)
 {
     rl_cuda_facts f = gpu_host(RL_CUERR_INSUFFICIENT_DRIVER, "cudaGetDeviceCount", 11040);
     cr_assert_eq(diagnose(&f), RL_UNUSABLE);
-    assert_says("rooflab needs CUDA 12 or newer, which needs driver R525");
+    assert_says("rooflab needs CUDA 12 or newer, which needs the driver 525.60.13 or newer");
     cr_assert_null(strstr(msg, "make NVCC="), "%s", msg);
+}
+
+/* The driver the toolkit in use needs, by NVIDIA's release notes: a major
+ * version's minimum under minor-version compatibility, and the toolkit's
+ * own driver beside it where that is newer. */
+Test(diagnose, the_driver_check_names_the_minimum_for_the_toolkit_in_use)
+{
+    /* A CUDA 13 build on an R550 driver (CUDA 12.4): R580 is the minimum. */
+    rl_cuda_facts f = gpu_host(RL_CUERR_INSUFFICIENT_DRIVER, "cudaGetDeviceCount", 12040);
+    cr_assert_eq(diagnose(&f), RL_UNUSABLE);
+    assert_says("a CUDA 13.0 build needs the NVIDIA driver 580.65.06 or newer");
+    /* A CUDA 12.8 build reported on a CUDA 12.4 driver with the error that
+     * says so: minor-version compatibility starts at 525.60.13, and 12.8's
+     * own driver has all of its features. */
+    f.runtime_cuda = 12080;
+    cr_assert_eq(diagnose(&f), RL_UNUSABLE);
+    assert_says("a CUDA 12.8 build needs the NVIDIA driver 525.60.13 or newer (by CUDA's minor-version "
+                "compatibility; CUDA 12.8's own driver, 570.26 or newer, has all of its features)");
+    /* Nothing wrong: the same sentence, for the probe to print. */
+    f = gpu_host(0, "cuInit", 12040);
+    f.device_count = 1;
+    f.runtime_cuda = 12040;
+    cr_assert_eq(diagnose(&f), RL_OPENED, "%s", msg);
+    cr_assert_str_eq(msg, "a CUDA 12.4 build needs the NVIDIA driver 525.60.13 or newer (by CUDA's "
+                          "minor-version compatibility; CUDA 12.4's own driver, 550.54.14 or newer, has "
+                          "all of its features)");
+    f.runtime_cuda = 12000; /* 12.0's own driver is the minimum itself */
+    cr_assert_eq(diagnose(&f), RL_OPENED);
+    cr_assert_str_eq(msg, "a CUDA 12.0 build needs the NVIDIA driver 525.60.13 or newer");
+    f.driver_cuda = 13010;
+    f.runtime_cuda = 13010; /* a minor version the table lacks: its major's minimum */
+    cr_assert_eq(diagnose(&f), RL_OPENED);
+    cr_assert_str_eq(msg, "a CUDA 13.1 build needs the NVIDIA driver 580.65.06 or newer");
+    f.driver_cuda = 14000;
+    f.runtime_cuda = 14000; /* a major version the table lacks */
+    cr_assert_eq(diagnose(&f), RL_OPENED);
+    cr_assert_str_eq(msg, "a CUDA 14.0 build needs a driver that supports CUDA 14.0");
 }
 
 Test(diagnose, error_802_is_the_fabric_manager)

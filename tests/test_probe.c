@@ -47,7 +47,21 @@ static int probe(const char *env)
 Test(probe, a_working_driver_is_ok)
 {
     cr_assert_eq(probe("FAKE_CUDA_VERSION=13000"), 0, "%s%s", out, err);
-    assert_says("Fake GPU 0: the driver 999.1.2 supports CUDA 13.0; this build's CUDA is 13.0: ok");
+    assert_says("Fake GPU 0: the driver 999.1.2 supports CUDA 13.0; this build's CUDA is 13.0: ok\n"
+                "cuda-probe: a CUDA 13.0 build needs the NVIDIA driver 580.65.06 or newer\n");
+}
+
+/* A CUDA 12 toolkit (a lab machine's) on an R550 driver: fine, by CUDA's
+ * minor-version compatibility, and the minimum is named. */
+Test(probe, a_cuda_12_build_names_its_minimum_driver)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "env LD_LIBRARY_PATH='%s' FAKE_CUDA_VERSION=12040 %s --runtime 12.8", dir, PROBE);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s%s", out, err);
+    assert_says("supports CUDA 12.4; this build's CUDA is 12.8: ok\n"
+                "cuda-probe: a CUDA 12.8 build needs the NVIDIA driver 525.60.13 or newer (by CUDA's "
+                "minor-version compatibility; CUDA 12.8's own driver, 570.26 or newer, has all of its "
+                "features)\n");
 }
 
 Test(probe, a_driver_older_than_nvcc_fails_before_any_build)

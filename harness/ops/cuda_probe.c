@@ -20,7 +20,8 @@ static const char *USAGE =
     "usage: cuda-probe --runtime X.Y [--device N]\n\n"
     "Whether the NVIDIA driver here can run a build of CUDA X.Y (nvcc's version) on\n"
     "device N (default 0): loads libcuda.so.1, initializes it, opens the device's\n"
-    "context, and says what is wrong and how to fix it when it cannot.\n\n"
+    "context, and says what is wrong and how to fix it when it cannot. It names the\n"
+    "oldest driver that runs a CUDA X.Y build when the driver can, or is too old.\n\n"
     "exit codes: 0 it can, 1 a GPU is here but cannot run such a build (the\n"
     "diagnosis is printed), 77 no GPU or no NVIDIA driver here, 2 bad usage.\n";
 
@@ -120,9 +121,10 @@ int main(int argc, char **argv)
     rl_cuda_version_string(f.driver_cuda, drv, sizeof drv);
     rl_cuda_version_string(f.runtime_cuda, rt, sizeof rt);
     switch (st) {
-    case RL_OPENED:
-        printf("cuda-probe: %s: the driver%s%s supports CUDA %s; this build's CUDA is %s: ok\n",
-               name, f.driver_version[0] ? " " : "", f.driver_version, drv, rt);
+    case RL_OPENED: /* msg: the driver this build's CUDA needs */
+        printf("cuda-probe: %s: the driver%s%s supports CUDA %s; this build's CUDA is %s: ok\n"
+               "cuda-probe: %s\n",
+               name, f.driver_version[0] ? " " : "", f.driver_version, drv, rt, msg);
         return 0;
     case RL_ABSENT:
         printf("cuda-probe: %s\n", msg);
