@@ -25,6 +25,17 @@ NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),$(wildcard /usr/local/cuda/bin
 CUDA_HOME := $(patsubst %/bin/nvcc,%,$(realpath $(NVCC)))
 CUDA_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/targets/x86_64-linux/lib))
 CPU_ARCH ?= -march=native
+# sm_70 (V100) joins the default SMS where this nvcc builds it: CUDA 12 is
+# the last major version that does (nvcc --list-gpu-arch lists compute_70),
+# CUDA 13 dropped it. An SMS given on the command line or in the
+# environment is kept as given.
+ifeq ($(origin SMS),file)
+  ifneq ($(NVCC),)
+    ifneq ($(filter compute_70,$(shell $(NVCC) --list-gpu-arch 2>/dev/null)),)
+      SMS := 70 $(SMS)
+    endif
+  endif
+endif
 
 # ---- bundle/: packages for a machine that cannot install them ----------------
 # When bundle/ holds .deb files (make bundle) and something the build needs
@@ -34,7 +45,7 @@ CPU_ARCH ?= -march=native
 # (DT_RPATH, which also serves the libraries' own dependencies), commands
 # by PATH, .pc files by PKG_CONFIG_PATH. (check-gpu and gpu-day unpack it
 # in their own build folder, build/smNN.)
-NO_BUNDLE_GOALS := clean help bundle print-% check-gpu gpu-day slurm test-slurm
+NO_BUNDLE_GOALS := clean help bundle print-% check-gpu check-cuda12 gpu-day slurm test-slurm
 ifneq ($(wildcard bundle/*.deb),)
   ifeq ($(MAKELEVEL),0)
     ifneq ($(or $(filter-out $(NO_BUNDLE_GOALS),$(MAKECMDGOALS)),$(if $(MAKECMDGOALS),,default)),)
@@ -161,6 +172,14 @@ $(B)/kernel-resources%txt $(B)/gen/kernel_resources%c: $(CU_OBJS) $(KERNEL_RESOU
 	    --nvcc "nvcc $$($(NVCC) --version | sed -n 's/.*release //p')" $(addsuffix .res,$(CU_OBJS))
 	@echo "rooflab: the CUDA kernels as built ($(B)/kernel-resources.txt):"; cat $(B)/kernel-resources.txt
 
+# make gpu-model's program: the judged kernels' SASS and ptxas records
+# against published GPU figures (harness/ops/gpu-model.sh; no GPU needed).
+# It links the kernels for their launch plans (moe_grid, spill_schedule, ...),
+# the host arithmetic their launchers use.
+GPU_MODEL_TOOL := $(B)/gpu-model-tool
+$(GPU_MODEL_TOOL): $(call obj,harness/ops/gpu_model.c harness/ops/gpu_model_cases.c harness/ops/gpu_model_spill.c) $(KERNELS_LIB) $(HARNESS_LIB)
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
 # Made by a pattern rule on the way to its object, it would be deleted as
 # an intermediate file.
 .SECONDARY: $(KERNEL_RESOURCES_C) $(if $(KERNEL_RESOURCES_C),$(B)/kernel-resources.txt)
@@ -213,10 +232,10 @@ $(call obj,tests/test_vmath_8_lanes.c): CFLAGS += -mno-avx512f
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: peer-ggml peer-ggml-attention peer-ggml-moe cpu-loops ab-decode build build-tests test deps check-gpu gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
+.PHONY: gpu-model peer-ggml peer-ggml-attention peer-ggml-moe cpu-loops ab-decode build build-tests test deps check-gpu check-cuda12 gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
 FORCE:
 
-build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN) $(if $(NVCC),$(B)/kernel-resources.txt)
+build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN) $(if $(NVCC),$(B)/kernel-resources.txt $(GPU_MODEL_TOOL))
 
 build-tests: build $(TEST_BIN)
 
@@ -317,6 +336,15 @@ test:
 check-gpu:
 	@MAKE="$(MAKE)" NVCC="$(NVCC)" LABEL="$(LABEL)" tests/check-gpu.sh
 
+# The CUDA code against a CUDA 12 toolkit, on a machine without one: PyPI's
+# CUDA 12 wheels and clang-19 in CUDA mode standing in for nvcc, the build
+# in $(B)/cuda12/ (harness/ops/cuda12-check.sh --help: what it proves and
+# what not). CUDA12=12.x picks the wheels (default 12.3); SMS is its own
+# (default 70 75 80 90) unless given.
+check-cuda12:
+	@B='$(B)' harness/ops/deps.sh run
+	@B='$(B)' MAKE='$(MAKE)' CUDA12='$(CUDA12)' SMS='$(call given,SMS)' harness/ops/cuda12-check.sh
+
 # One command for a GPU lent for ten minutes: check-gpu, every experiment
 # in lab mode under a budget from the time left, and a tarball of
 # results/, plots/ and the logs in OUT, rewritten after each experiment.
@@ -356,6 +384,19 @@ SM ?= 90
 sass: build
 	@[ -n "$(KERNEL)" ] || { echo 'usage: make sass KERNEL=pattern [SM=90]  (e.g. KERNEL=gemv_dp4a)'; exit 2; }
 	@B='$(B)' NVCC='$(NVCC)' harness/ops/sass.sh '$(KERNEL)' '$(SM)'
+
+# Every CUDA kernel a verdict judges, by its own count, on the GPUs of
+# the model whose SM is in MODEL_SMS (default 80 90): registers,
+# occupancy, bytes in flight, SASS instructions per byte, the predicted
+# fraction of the roof against the verdict's bar (kernels/README.md):
+# results/<LABEL, default gpu-model>/gpu-model.csv and its chart. No GPU
+# needed; exit 1 when a kernel is predicted below its bar on H100 or H200.
+MODEL_SMS ?= 80 90
+gpu-model:
+	@[ -n "$(NVCC)" ] || { echo 'make gpu-model reads the CUDA build: no nvcc here'; exit 2; }
+	@$(MAKE) --no-print-directory $(CU_OBJS) $(GPU_MODEL_TOOL)
+	@B='$(B)' SMS='$(MODEL_SMS)' LABEL='$(or $(LABEL),gpu-model)' GPUS='$(GPUS)' NVCC='$(NVCC)' ARGS='$(ARGS)' \
+	    harness/ops/gpu-model.sh
 
 # The loops of a CPU kernel file as compiled for MARCH (default native: any
 # x86 -march, no such CPU needed): each arithmetic loop's instructions,
@@ -419,6 +460,10 @@ help:
 	@echo '  make paper         build paper/paper.pdf from results/<label>/ and plots/<label>/'
 	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
 	@echo '  make readme-tables regenerate each experiment README'"'"'s Results section and lab-sheet times from the reference runs'
+	@echo '  make gpu-model [MODEL_SMS="80 90"] [GPUS=h200]  every CUDA kernel a verdict judges, by'
+	@echo '                     its own SASS count (no GPU needed): occupancy, bytes in flight,'
+	@echo '                     instructions per byte, the fraction of the roof against the verdict'"'"'s'
+	@echo '                     bar (kernels/README.md): results/gpu-model/gpu-model.csv and a chart'
 	@echo '  make sass KERNEL=gemv_dp4a [SM=90]  the SASS of the matching CUDA kernels: registers,'
 	@echo '                     each loop'"'"'s instructions by kind (no GPU needed)'
 	@echo '  make cpu-loops [FILE=...] [FUNC=...] [MARCH=...]  the loops of a CPU kernel file as'
@@ -429,6 +474,9 @@ help:
 	@echo '                     validated, timed, written and drawn (CI runs it)'
 	@echo '  make check-gpu     on a GPU machine: build for it, validate every CUDA kernel, run'
 	@echo '                     every experiment with --quick, print a summary (exit 77: no GPU)'
+	@echo '  make check-cuda12 [CUDA12=12.3]  the CUDA code against CUDA 12 without its toolkit (CI runs'
+	@echo '                     it): PyPI'"'"'s CUDA 12 wheels, clang-19 standing in for nvcc, every .cu'
+	@echo '                     for sm_70 75 80 90, linked against CUDA 12'"'"'s libraries, into $(B)/cuda12/'
 	@echo '  make gpu-day OUT=dir  on a GPU lent for ten minutes (540 s): check-gpu, every'
 	@echo '                     experiment in lab mode under budgets from the time left, a'
 	@echo '                     tarball of results, plots and logs in dir rewritten after each'

@@ -17,12 +17,15 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 typedef struct sm_limits {
     int sm, threads, blocks, regs, smem, smem_unit, reserved;
 } sm_limits;
 
 static const sm_limits SMS[] = {
+    {70, 2048, 32, 65536, 98304, 256, 0},
     {75, 1024, 16, 65536, 65536, 256, 0},   {80, 2048, 32, 65536, 167936, 128, 1024},
     {86, 1536, 16, 65536, 102400, 128, 1024}, {87, 1536, 16, 65536, 167936, 128, 1024},
     {89, 1536, 24, 65536, 102400, 128, 1024}, {90, 2048, 32, 65536, 233472, 128, 1024},
@@ -69,4 +72,13 @@ rl_occupancy rl_occupancy_of(int sm, int registers, int threads, double shared_b
     }
     o.warps = o.blocks * warps;
     return o;
+}
+
+void rl_kernel_short_name(const char *demangled, char *out, size_t len)
+{
+    const char *s = strncmp(demangled, "void ", 5) ? demangled : demangled + 5;
+    size_t n = 0;
+    for (int depth = 0; s[n] && !(s[n] == '(' && depth == 0); n++)
+        depth += (s[n] == '<') - (s[n] == '>');
+    snprintf(out, len, "%.*s", (int)n, s);
 }

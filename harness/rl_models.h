@@ -89,7 +89,7 @@ long long rl_wave_sweep_next(const rl_tiling *t, long long n, int step, int past
  * Occupancy (occupancy.c): the thread blocks of a kernel one SM holds at
  * once, from its registers per thread, threads per block and shared memory
  * per block, by the rules of CUDA's occupancy calculator (cuda_occupancy.h)
- * for the SMs it knows (sm_75 to sm_120). A model of the hardware's limits,
+ * for the SMs it knows (sm_70 to sm_120). A model of the hardware's limits,
  * with no device: the build records it for every kernel
  * (harness/ops/kernel_resources.c).
  * ---------------------------------------------------------------------- */
@@ -100,6 +100,10 @@ typedef struct rl_occupancy {
     const char *limit; /* what sets blocks: "registers", "threads", "blocks", "shared memory", or why none */
 } rl_occupancy;
 rl_occupancy rl_occupancy_of(int sm, int registers, int threads, double shared_bytes);
+/* A kernel's name as ptxas's report demangles it, "void gemv_dp4a<q4_block,
+ * 1, false>(float*, ...)", to the name and template arguments that tell
+ * its instances apart: "gemv_dp4a<q4_block, 1, false>". */
+void rl_kernel_short_name(const char *demangled, char *out, size_t len);
 
 #ifdef __cplusplus
 }

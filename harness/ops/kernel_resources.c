@@ -30,22 +30,6 @@ typedef struct rows {
     int n, cap;
 } rows;
 
-/* "void gemv_dp4a<q4_block, 1, false>(float*, ...)" -> "gemv_dp4a<q4_block, 1, false>":
- * the name and its template arguments, which tell the instances apart. */
-static void short_name(char *name)
-{
-    if (!strncmp(name, "void ", 5))
-        memmove(name, name + 5, strlen(name + 5) + 1);
-    int depth = 0;
-    for (char *p = name; *p; p++) {
-        depth += (*p == '<') - (*p == '>');
-        if (*p == '(' && depth == 0) {
-            *p = '\0';
-            break;
-        }
-    }
-}
-
 /* OBJ_ROOT/kernels/quant.cu.o.res -> kernels/quant.cu */
 static void source_of(const char *path, const char *root, char *out, size_t len)
 {
@@ -80,8 +64,7 @@ static bool read_res(const char *path, const char *root, rows *all)
         if (!tab || !kernel_end)
             continue;
         *kernel_end = '\0';
-        snprintf(r->kernel, sizeof r->kernel, "%s", tab + 1);
-        short_name(r->kernel);
+        rl_kernel_short_name(tab + 1, r->kernel, sizeof r->kernel);
         if (sscanf(line, "%d", &r->sm) != 1 ||
             sscanf(kernel_end + 1, "%d %d %d %d %d %d %d %d", &r->regs, &r->stack, &r->spill_st,
                    &r->spill_ld, &r->smem, &r->barriers, &r->threads, &r->min_blocks) != 8)

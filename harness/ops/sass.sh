@@ -7,11 +7,8 @@
 # kinds of instructions in it, most frequent first. The SASS itself goes to
 # build/sass/<SM>/<kernel>.sass.
 #
-# cuobjdump (and nvdisasm, which it runs) come with a full CUDA toolkit;
-# where they are missing (a toolkit without them, as on the CPU machines)
-# they are taken from PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm
-# wheels into build/tools/ (pip download, unzipped there: nothing is
-# installed system-wide).
+# cuobjdump (and nvdisasm, which it runs) come from the CUDA toolkit, or
+# from PyPI where it lacks them (harness/ops/cuda-tools.sh).
 #
 # Usage: harness/ops/sass.sh KERNEL [SM]. Exit codes: 0 printed, 2 bad usage or
 # nothing matched, 77 no cuobjdump to be had.
@@ -21,26 +18,9 @@ case "${1:-}" in ''|-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,
 pattern=$1 sm=${2:-90} B=${B:-build}
 
 # cuobjdump disassembles through nvdisasm: both from one folder.
-find_tools() {
-    local nvcc_dir d
-    nvcc_dir=$(dirname "$(command -v "${NVCC:-nvcc}" 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")
-    for d in "$(dirname "$(command -v cuobjdump || echo /none/x)")" "$nvcc_dir" "$B"/tools/nvidia/*/bin; do
-        [ -x "$d/cuobjdump" ] && [ -x "$d/nvdisasm" ] && { echo "$d"; return 0; }
-    done
-    return 1
-}
-
-if ! dir=$(find_tools); then
-    echo "sass: no cuobjdump and nvdisasm: fetching PyPI's nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm into $B/tools/" >&2
-    mkdir -p "$B/tools"
-    if ! python3 -m pip download -q --no-deps --timeout 10 --retries 1 --dest "$B/tools" nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >&2; then
-        echo "sass: skipped: no cuobjdump, and the wheels could not be downloaded" >&2
-        exit 77
-    fi
-    for w in "$B"/tools/nvidia_cuda_*.whl; do python3 -m zipfile -e "$w" "$B/tools"; done
-    chmod +x "$B"/tools/nvidia/*/bin/*
-    dir=$(find_tools) || { echo "sass: skipped: the wheels held no cuobjdump and nvdisasm" >&2; exit 77; }
-fi
+# shellcheck source=harness/ops/cuda-tools.sh
+. harness/ops/cuda-tools.sh
+dir=$(cuda_tools_dir sass) || exit 77
 tool=$dir/cuobjdump
 export PATH="$dir:$PATH"
 
