@@ -229,6 +229,25 @@ $(call obj,$(wildcard tests/*.c)): CPPFLAGS += -DRL_BUILD_DIR='"$(abspath $(B))"
 # AVX-512 one (whose own build takes 16 lanes).
 $(call obj,tests/test_vmath_8_lanes.c): CFLAGS += -mno-avx512f
 
+# make test-emu's program: the CUDA kernels' device code (kernels/*.cuh, the
+# text nvcc compiles) built by g++ against tests/emu/cuda_shim.h and run on a
+# CPU emulator of warps, barriers and the PTX they use, each kernel against
+# its CPU reference (tests/README.md). -fno-extern-tls-init: a kernel's
+# extern __shared__ array is an extern thread_local there. EMU_SANITIZE=
+# (empty) builds it without the sanitizers.
+EMU_BIN := $(B)/emu/rooflab-emu
+EMU_OBJS := $(patsubst %,$(B)/obj/%.o,$(wildcard tests/emu/*.cpp))
+EMU_SANITIZE ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+EMU_CXXFLAGS := -std=c++17 -O1 -g -Wall -Wextra -Wno-unknown-pragmas $(WERROR) -MMD -MP -DRL_EMULATOR -fno-extern-tls-init $(EMU_SANITIZE)
+$(B)/emu/flags.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(CXX) $(EMU_CXXFLAGS)' | cmp -s - $@ 2>/dev/null || echo '$(CXX) $(EMU_CXXFLAGS)' > $@
+$(B)/obj/tests/emu/%.cpp.o: tests/emu/%.cpp $(B)/emu/flags.stamp
+	@mkdir -p $(@D)
+	$(CXX) $(EMU_CXXFLAGS) -D_GNU_SOURCE -Itests/emu -Iharness -Ikernels -c $< -o $@
+$(EMU_BIN): $(EMU_OBJS) $(KERNELS_LIB) $(HARNESS_LIB)
+	$(CXX) $(EMU_CXXFLAGS) $^ -o $@ -fopenmp $(LDLIBS)
+
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
@@ -411,6 +430,14 @@ ab-decode:
 	@REV='$(or $(REV),HEAD)' OLD='$(OLD)' MATRIX='$(or $(MATRIX),1024x4096)' ROUNDS='$(or $(ROUNDS),200)' SHAPE='$(SHAPE)' CPU_ARCH='$(CPU_ARCH)' \
 	    OPENBLAS_CFLAGS='$(OPENBLAS_CFLAGS)' OPENBLAS_LIBS='$(OPENBLAS_LIBS)' harness/ops/ab-decode.sh
 
+# The CUDA kernels on the CPU emulator (tests/emu/): each against its CPU
+# reference, no GPU needed; exit 1 when one fails (CI runs it).
+.PHONY: test-emu
+test-emu:
+	@B='$(B)' harness/ops/deps.sh run
+	@$(MAKE) --no-print-directory -j$(NPROC) $(EMU_BIN)
+	$(EMU_BIN)
+
 # The README's "Adding a kernel variant", done in a scratch copy: a row is
 # validated, timed, written and drawn (a CPU build of its own: a minute).
 test-add-variant:
@@ -459,6 +486,8 @@ help:
 	@echo '                     cache sizes, into plots/<label>/mountain.{png,pdf,svg}'
 	@echo '  make paper         build paper/paper.pdf from results/<label>/ and plots/<label>/'
 	@echo '  make test          run the Criterion suites (GPU tests skip without a GPU)'
+	@echo '  make test-emu      the CUDA kernels'"'"' device code on a CPU emulator of warps, barriers and'
+	@echo '                     their PTX, each against its CPU reference (no GPU needed; CI runs it)'
 	@echo '  make readme-tables regenerate each experiment README'"'"'s Results section and lab-sheet times from the reference runs'
 	@echo '  make gpu-model [MODEL_SMS="80 90"] [GPUS=h200]  every CUDA kernel a verdict judges, by'
 	@echo '                     its own SASS count (no GPU needed): occupancy, bytes in flight,'

@@ -16,7 +16,10 @@
  * the wrong reason, a slow fast side only fail for one. An upper bound on
  * a memory-bound point's MFU presumes a ridge that leaves room under it at
  * the point's roof (rl_premise_room_under_mfu): where it does not, only a
- * slower kernel could meet the bound.
+ * slower kernel could meet the bound. A claim on a short call's MBU
+ * presumes that its bytes at the roof outlast its fixed cost, the
+ * launches or parallel regions it makes (rl_premise_outlasts_fixed_cost):
+ * a step of a few microseconds of bytes is timed on its launch.
  */
 #include "internal.h"
 
@@ -107,4 +110,29 @@ void rl_premise_room_under_mfu(rl_ctx *ctx, rl_premise *pr, const rl_point *p, d
              "%.1f %%: no memory-bound kernel can meet it here, and a faster one fails it "
              "sooner, so the claim, made for a ridge far above its AI, is not judged",
              what, 100 * at_roof, ai, ai / at_roof, 100 * bound);
+}
+
+void rl_premise_outlasts_fixed_cost(rl_ctx *ctx, rl_premise *pr, const rl_point *p, double launches,
+                                    double launch_s, double multiple, const char *what,
+                                    const char *launch_what)
+{
+    if (!pr->met || !p)
+        return;
+    double roof = rl_point_roof_gbps(ctx, p), at_roof = p->bytes / (roof * 1e9), fixed = launches * launch_s;
+    if (!(fixed > 0) || !(at_roof > 0)) {
+        pr->met = false;
+        snprintf(pr->why, sizeof pr->why, "%s: %s was not measured (%s): whether its bytes outlast "
+                 "its launches is unknown", what, !(fixed > 0) ? "the fixed cost of its launches"
+                 : "its roof", launch_what);
+        return;
+    }
+    if (at_roof >= multiple * fixed)
+        return;
+    char roof_text[160];
+    rl_point_roof_text(ctx, p, roof_text, sizeof roof_text);
+    pr->met = false;
+    snprintf(pr->why, sizeof pr->why, "%s: its %.1f MiB at the roof (%.1f GB/s, %s) take %.2f us, "
+             "under %gx its fixed cost of %.2f us (%g x %.2f us, %s): the launch, not the bytes, "
+             "sets its time", what, p->bytes / 1048576, roof, roof_text, at_roof * 1e6, multiple,
+             fixed * 1e6, launches, launch_s * 1e6, launch_what);
 }

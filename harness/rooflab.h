@@ -657,6 +657,16 @@ void rl_premise_within_bytes(rl_premise *pr, const rl_point *baseline, const rl_
  * ridge, not the claim. */
 void rl_premise_room_under_mfu(rl_ctx *ctx, rl_premise *pr, const rl_point *p, double bound,
                                const char *what);
+/* A claim on a short call's MBU presumes that its bytes at its roof
+ * (rl_point_roof_gbps) take at least `multiple` times its fixed cost:
+ * launches (GPU kernel launches, CPU parallel regions) per call, each
+ * launch_s (an empty one's time, measured in the same run: launch_what
+ * says how, for the note). Where they do not, the launch sets the time,
+ * not the bytes; where launch_s is not known (NaN, 0), neither is the
+ * premise, and the claim is not judged either. */
+void rl_premise_outlasts_fixed_cost(rl_ctx *ctx, rl_premise *pr, const rl_point *p, double launches,
+                                    double launch_s, double multiple, const char *what,
+                                    const char *launch_what);
 void rl_judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, double value,
                     const rl_premise *pr, const char *note);
 /* rl_judge_given with a range known only at run time, as rl_judge_within. */

@@ -32,6 +32,12 @@ const attention_variant attention_variants[] = {
     {0},
 };
 
+double attention_atol(const attention_variant *v, int backend, bool vs_materialized)
+{
+    bool fp16_p = backend == KERNEL_CUDA && (!v->fused || vs_materialized);
+    return ATTENTION_ATOL + (fp16_p ? ATTENTION_FP16_P_ATOL : 0);
+}
+
 static bool has(const void *row, int backend)
 {
     const attention_variant *v = row;
@@ -47,6 +53,31 @@ static void detail(const void *row, char *buf, size_t len)
 const kernel_family attention_family = {"attention", "cpu/attention.c", "attention.cu",
                                         attention_variants, sizeof attention_variants[0], has,
                                         detail, NULL};
+
+static int at_least_1(int x) { return x < 1 ? 1 : x; }
+
+int attention_decode_chunk(int ctx, int splits)
+{
+    ctx = at_least_1(ctx), splits = at_least_1(splits);
+    return (ctx + splits - 1) / splits;
+}
+
+int attention_decode_splits(int ctx, int pairs, int sm_count, int blocks_per_sm)
+{
+    ctx = at_least_1(ctx), pairs = at_least_1(pairs);
+    /* one wave, in long long: sm_count x blocks_per_sm may not fit an int */
+    long long wave = (long long)at_least_1(sm_count) * at_least_1(blocks_per_sm);
+    long long want = (wave + pairs - 1) / pairs;
+    int most = ctx / ATTN_SPLIT_MIN_KEYS < ATTN_MAX_SPLITS ? ctx / ATTN_SPLIT_MIN_KEYS : ATTN_MAX_SPLITS;
+    most = at_least_1(most);
+    int splits = want < most ? (int)want : most;
+    /* Pieces of ceil(ctx / splits) keys can leave the last ones empty (10
+     * keys in 4 pieces of 3: 4, but 10 in 6 of 2 only 5): count those that
+     * hold keys. With ATTN_SPLIT_MIN_KEYS >= ATTN_MAX_SPLITS none is empty,
+     * so this only guards the constants. */
+    int chunk = attention_decode_chunk(ctx, splits);
+    return (ctx + chunk - 1) / chunk;
+}
 
 /* Decode: the scores of every (sequence, query head), ctx floats each.
  * Prefill: every head's n x n scores. On the CPU, P overwrites S, and both

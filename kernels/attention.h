@@ -125,8 +125,41 @@ static inline double attention_bytes(attention_phase ph, bool fused, int backend
 }
 
 /* The CUDA split-K decode cuts each cache into at most this many pieces,
- * one block each, whose partial outputs a second kernel merges. */
-enum { ATTN_MAX_SPLITS = 64 };
+ * one block each, whose partial outputs a second kernel merges; a piece
+ * holds at least ATTN_SPLIT_MIN_KEYS keys (the last may hold fewer), one
+ * 16-key step for each of the block's 4 warps, and writes G x (dim + 2)
+ * floats that the merge reads back. */
+enum { ATTN_MAX_SPLITS = 64, ATTN_SPLIT_MIN_KEYS = 64 };
+
+/* The split-K decode's launch plan, host-only (the static GPU model and
+ * the tests compute it without a GPU): into how many pieces each of the
+ * pairs = batch x heads_kv caches is cut, so that pairs x splits blocks
+ * fill at least one wave of sm_count x blocks_per_sm resident blocks (the
+ * occupancy API's count), unless the pieces would fall under
+ * ATTN_SPLIT_MIN_KEYS or exceed ATTN_MAX_SPLITS. Each piece holds
+ * attention_decode_chunk(ctx, splits) keys but the last, which holds at
+ * least one: none is empty. Arguments under 1 count as 1. */
+int attention_decode_splits(int ctx, int pairs, int sm_count, int blocks_per_sm);
+
+/* The keys of each piece but the last: ceil(ctx / splits). */
+int attention_decode_chunk(int ctx, int splits);
+
+/* The fused kernels' blocks, for their launchers and the static model:
+ * the split-K decode's warps, its most query heads a KV head, and the
+ * dynamic shared memory of a block (Q's A fragments, dim x 32 bytes that
+ * every warp reads; each warp's unnormalized output, G x dim floats; its
+ * maximum and sum per head); the prefill's key tile and the shared memory
+ * of its stages (a K and a V tile each, ATTN_PREFILL_KEYS rows of dim + 8
+ * halves). */
+enum { ATTN_DECODE_WARPS = 4, ATTN_DECODE_MAX_GROUP = 8, ATTN_PREFILL_KEYS = 64 };
+RL_HD size_t attention_decode_smem_bytes(int dim, int G)
+{
+    return (size_t)dim * 32 + (size_t)ATTN_DECODE_WARPS * (G * dim + 2 * ATTN_DECODE_MAX_GROUP) * sizeof(float);
+}
+RL_HD size_t attention_prefill_smem_bytes(int dim, int stages)
+{
+    return (size_t)stages * 2 * ATTN_PREFILL_KEYS * (dim + 8) * 2;
+}
 
 /* The scratch a variant needs on a backend (KERNEL_CPU or KERNEL_CUDA), 0
  * for none: the scores in FP32 (materialized), the FP32 copies of Q, K
@@ -149,6 +182,20 @@ void attention_reference(double *want, const attention_args *a, attention_phase 
  * value (an error of ~0.5 / ctx, 6e-5 at ctx 8192). */
 #define ATTENTION_ATOL 4e-5
 #define ATTENTION_RTOL 1e-3
+/* What the CUDA materialized path adds: it writes P in FP16 (attention.cu:
+ * 2 bytes a score), each p rounded by up to 2^-11 of itself, so an output
+ * sum_j p_j v_j (sum_j p_j = 1, |v_j| <= 1 in the checks' inputs) moves by
+ * up to 2^-11. At a short cache the softmax is concentrated and that is
+ * reached (6e-5 to 8e-5 at 31 to 64 keys, by a replay of its arithmetic
+ * on the CPU), past ATTENTION_ATOL. */
+#define ATTENTION_FP16_P_ATOL (1.0 / 2048)
+
+/* The absolute tolerance of v's rows on backend (KERNEL_CPU, KERNEL_CUDA):
+ * ATTENTION_ATOL against the double reference, plus ATTENTION_FP16_P_ATOL
+ * where the GPU's materialized output is either the rows checked or
+ * (vs_materialized: a fused kernel's rows past the reference's) what they
+ * are checked against. */
+double attention_atol(const attention_variant *v, int backend, bool vs_materialized);
 
 #ifdef __cplusplus
 }

@@ -4,16 +4,29 @@
  * Numbered as in the table at the end. At n = 1 a GEMV does one multiply-
  * add per weight it loads: nothing to compute, everything to move. What
  * makes it fast is how the bytes travel: coalesced 16-byte loads, enough
- * of them in flight to cover the latency of HBM, and each x load shared
- * by several rows.
+ * of them in flight to cover the latency of HBM, and few instructions per
+ * byte, so that issuing them never becomes the limit.
+ *
+ * Variant 2 is written for the last point at every n up to 8. With one
+ * lane's 16 bytes of weights (8 halves) feeding 8 n multiply-adds in FP32,
+ * the instructions grow with n: at n = 8 an FP32 kernel spends 64 FFMAs
+ * and 8 x loads per 16-byte weight load, more than an H200 can issue per
+ * byte its HBM delivers. A tensor-core product does the 16 rows x 8 tokens
+ * x 8 k of one step in one instruction (mma m16n8k8, FP16 in, FP32 sums),
+ * so the instructions per byte are the same at n = 1 and n = 8, a small
+ * fraction of the issue rate: the time per step stays the time of the
+ * bytes, which is what experiment 02's batching claim is about.
  */
 #include "check.h"
+#include "device.cuh"
 #include "cublas_handle.cuh"
 #include "gemv.h"
+#include "gemv_tile.cuh"
 #include "warp.cuh"
 
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
+#include <stdint.h>
 
 enum { BLOCK = 256, WARPS = BLOCK / 32 };
 
@@ -38,52 +51,22 @@ gemv_scalar(float *__restrict__ y, const fp16 *__restrict__ w, const fp16 *__res
         y[row] = acc;
 }
 
-/* ---- variant 2: 16-byte loads, R rows per warp ------------------------------ */
+/* ---- variant 2: a warp per 16 rows, tensor-core products (gemv_tile.cuh) -- */
 
-/* Each lane loads eight halves of each of R rows with one 16-byte load
- * (a warp: 512 contiguous bytes per row), the compiler keeps two such steps
- * in flight, and the x load (from L1: every warp reads the same x) is
- * shared by the R rows. Weights are read once, so they are loaded with the
- * streaming hint (evict first). FP32 accumulation, a shuffle reduction. */
-template <int R, int NT>
-__global__ void __launch_bounds__(BLOCK)
-gemv_vec(float *__restrict__ y, const uint4 *__restrict__ w, const uint4 *__restrict__ x,
-         int rows, int k8)
+/* The SMs of the current device and the blocks of gemv_tile each holds,
+ * asked again only when the device changes. */
+static void tile_device(int *sms, int *blocks_per_sm)
 {
-    int warp = blockIdx.x * WARPS + threadIdx.x / 32, lane = threadIdx.x % 32;
-    int row0 = warp * R;
-    if (row0 >= rows)
-        return; /* whole warps leave together: the shuffles below see all lanes */
-    const uint4 *wr[R];
-#pragma unroll
-    for (int r = 0; r < R; r++) /* a missing last row reads the previous one, unused */
-        wr[r] = w + (size_t)min(row0 + r, rows - 1) * k8;
-    float acc[R][NT] = {};
-#pragma unroll 2
-    for (int c = lane; c < k8; c += 32) {
-        float wf[R][8];
-#pragma unroll
-        for (int r = 0; r < R; r++)
-            unpack8(__ldcs(wr[r] + c), wf[r]);
-#pragma unroll
-        for (int t = 0; t < NT; t++) {
-            float xf[8];
-            unpack8(__ldg(x + (size_t)t * k8 + c), xf);
-#pragma unroll
-            for (int r = 0; r < R; r++)
-#pragma unroll
-                for (int i = 0; i < 8; i++)
-                    acc[r][t] = fmaf(wf[r][i], xf[i], acc[r][t]);
-        }
+    static int device = -1, cached_blocks = 0;
+    int now;
+    RL_CUDA_CHECK(cudaGetDevice(&now));
+    if (now != device) {
+        RL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&cached_blocks, gemv_tile,
+                                                                     32 * GEMV_CUDA_BLOCK_WARPS, 0));
+        device = now;
     }
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int t = 0; t < NT; t++) {
-            float s = warp_sum(acc[r][t]);
-            if (lane == 0 && row0 + r < rows)
-                y[(size_t)t * rows + row0 + r] = s;
-        }
+    *sms = rl_device_sms();
+    *blocks_per_sm = cached_blocks;
 }
 
 /* Thread blocks for this many warps (at least one). */
@@ -93,34 +76,26 @@ static unsigned blocks_for(long long warps)
     return (unsigned)(b ? b : 1);
 }
 
-/* Two rows per warp share each x load; below ~8192 rows one row per warp
- * keeps more warps in flight on a 132-SM GPU. */
-template <int NT> static void vec_n(const gemv_args *a)
-{
-    const uint4 *w = reinterpret_cast<const uint4 *>(a->w);
-    const uint4 *x = reinterpret_cast<const uint4 *>(a->x);
-    if (a->rows >= 8192)
-        gemv_vec<2, NT><<<blocks_for((a->rows + 1) / 2), BLOCK, 0, a->stream>>>(a->y, w, x, a->rows, a->k / 8);
-    else
-        gemv_vec<1, NT><<<blocks_for(a->rows), BLOCK, 0, a->stream>>>(a->y, w, x, a->rows, a->k / 8);
-    RL_CUDA_CHECK_LAUNCH();
-}
-
-typedef void (*launcher)(const gemv_args *);
-
 extern "C" void gemv_scalar_cuda(const gemv_args *a)
 {
     gemv_scalar<<<blocks_for(a->rows), BLOCK, 0, a->stream>>>(a->y, a->w, a->x, a->rows, a->k);
     RL_CUDA_CHECK_LAUNCH();
 }
 
+/* The checks come first, before any CUDA call: a caller's wrong shape is
+ * a message, never a misaligned load. */
 extern "C" void gemv_fp16_cuda(const gemv_args *a)
 {
-    static const launcher by_tokens[GEMV_MAX_BATCH + 1] = {
-        NULL, vec_n<1>, vec_n<2>, vec_n<3>, vec_n<4>, vec_n<5>, vec_n<6>, vec_n<7>, vec_n<8>};
-    char why[128] = "";
+    char why[160] = "";
     RL_REQUIRE(gemv_batch_ok(a->n, why, sizeof why), why);
-    by_tokens[a->n](a);
+    RL_REQUIRE(gemv_cuda_shape_ok(a->rows, a->k, a->w, a->x, why, sizeof why), why);
+    int sms, blocks_per_sm;
+    tile_device(&sms, &blocks_per_sm);
+    gemv_cuda_plan p = gemv_cuda_plan_for(a->rows, a->k, sms, blocks_per_sm);
+    gemv_tile<<<(unsigned)p.blocks, p.threads, 0, a->stream>>>(a->y, reinterpret_cast<const uint4 *>(a->w),
+                                                               reinterpret_cast<const uint4 *>(a->x), a->rows,
+                                                               a->k / 8, a->n, p.split);
+    RL_CUDA_CHECK_LAUNCH();
 }
 
 /* ---- variant 3: cuBLAS ------------------------------------------------------ */

@@ -30,8 +30,8 @@ extern "C" {
 
 typedef struct gemv_args {
     float *y;         /* n x rows */
-    const fp16 *w;    /* rows x k; k a multiple of 8, w 16-byte aligned */
-    const fp16 *x;    /* n x k */
+    const fp16 *w;    /* rows x k (gemv_fp16_cuda: k a multiple of 8, w and x */
+    const fp16 *x;    /* n x k     16-byte aligned; gemv_cuda_shape_ok) */
     int rows, k, n;
     void *scratch;    /* gemv_variant.scratch_bytes() of it, or NULL */
     struct CUstream_st *stream; /* CUDA only */
@@ -54,9 +54,52 @@ typedef struct gemv_variant {
 enum { GEMV_MAX_BATCH = 8 }; /* tokens the hand-written kernels take */
 
 /* Whether the hand-written kernels (variant 2 of each backend) take n
- * tokens: 1 to GEMV_MAX_BATCH, one specialization each. If not, why
- * gets the sentence their launchers fail with. */
+ * tokens: 1 to GEMV_MAX_BATCH (the CPU: one specialization each; the GPU:
+ * the 8 token columns of its tile). If not, why gets the sentence their
+ * launchers fail with. */
 bool gemv_batch_ok(int n, char *why, size_t len);
+
+/* ---- the CUDA bandwidth kernel's launch (gemv.cu's gemv_tile; plain C,
+ * so the CPU tests and the static GPU model compute it without a GPU) ----
+ * A warp computes a tile of 16 rows x 8 token columns with tensor-core
+ * products (mma m16n8k8, FP32 sums): per step each lane loads 16 bytes of
+ * each of two rows and 16 bytes of one token, and one x load serves 16
+ * rows whatever n is. A warp keeps GEMV_CUDA_STEPS steps (4 KB of weights)
+ * in flight. `split` warps of a thread block share one tile's k and add
+ * their sums in shared memory: a matrix of few rows still has warps
+ * enough to keep HBM busy. The plan takes the largest split (8, 4, 2, 1)
+ * whose grid is resident in one wave (blocks_per_sm, the kernel's
+ * occupancy, on every SM) and that leaves every warp at least one whole
+ * round of steps; so all the warps start together and, with the same work
+ * each, end together: no second, partial wave. A matrix too tall for one
+ * wave at split 1 takes several. The plan is the same at every n. */
+enum {
+    GEMV_CUDA_TILE_ROWS = 16,  /* rows per warp: the mma tile's M */
+    GEMV_CUDA_BLOCK_WARPS = 8, /* 256 threads */
+    GEMV_CUDA_STEPS = 4,       /* steps of 32 halves per row a warp has in flight */
+    GEMV_CUDA_MAX_SPLIT = 8,
+};
+
+typedef struct gemv_cuda_plan {
+    int rows_per_warp;   /* GEMV_CUDA_TILE_ROWS */
+    int split;           /* warps sharing a tile's k: 1, 2, 4 or 8 */
+    int tiles_per_block; /* GEMV_CUDA_BLOCK_WARPS / split */
+    int threads;         /* per block: 32 GEMV_CUDA_BLOCK_WARPS */
+    long long tiles;     /* ceil(rows / 16) */
+    long long blocks;    /* at least 1 */
+} gemv_cuda_plan;
+
+/* The plan for rows x k on a device of sms SMs that hold blocks_per_sm of
+ * the kernel's blocks each (the occupancy API's answer on a GPU; from
+ * ptxas's registers in the static model). sms or blocks_per_sm < 1: no
+ * split. */
+gemv_cuda_plan gemv_cuda_plan_for(int rows, int k, int sms, int blocks_per_sm);
+
+/* Whether the CUDA kernel can read this layer: rows and k not negative, k
+ * a multiple of 8 (a 16-byte load is 8 halves of one row), w and x
+ * 16-byte aligned (then every row and token is). If not, why gets the
+ * sentence gemv_fp16_cuda fails with. */
+bool gemv_cuda_shape_ok(int rows, int k, const void *w, const void *x, char *why, size_t len);
 
 extern const gemv_variant gemv_variants[]; /* ended by a zero row */
 extern const kernel_family gemv_family;

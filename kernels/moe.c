@@ -1,7 +1,9 @@
 /*
  * moe.c -- experiment 08's routing (moe.h): top-k experts per token without
  * replacement, uniform (a partial Fisher-Yates shuffle) or skewed (weighted
- * draws from the experts not yet chosen), from a splitmix64 stream.
+ * draws from the experts not yet chosen), from a splitmix64 stream; the
+ * plans; the GPU's launch plan (moe_grid), host arithmetic that tests and
+ * a static model share with the launcher; the table and the counts.
  */
 #include "moe.h"
 #include "check.h"
@@ -88,6 +90,21 @@ int moe_touched(const int *experts, int batch, int top_k, int n_experts)
     return touched;
 }
 
+int moe_passes(const int *experts, int batch, int top_k, int n_experts)
+{
+    int *count = calloc((size_t)n_experts, sizeof(int));
+    RL_REQUIRE(count, "out of memory for a routing");
+    for (size_t i = 0; i < (size_t)batch * top_k; i++) {
+        RL_REQUIRE(experts[i] >= 0 && experts[i] < n_experts, "a routed expert lies in 0..E-1");
+        count[experts[i]]++;
+    }
+    int passes = 0;
+    for (int e = 0; e < n_experts; e++)
+        passes += (count[e] + MOE_PASS_TOKENS - 1) / MOE_PASS_TOKENS;
+    free(count);
+    return passes;
+}
+
 /* ---- the plan ------------------------------------------------------------------ */
 
 size_t moe_plan_ints(int n_experts, int batch, int top_k)
@@ -147,6 +164,27 @@ moe_plan moe_plan_rebase(moe_plan p, const int *from, const int *to)
     return q;
 }
 
+/* ---- the GPU's launch plan ------------------------------------------------------ */
+
+moe_launch moe_grid(int rows, int k, int active, int sm_count)
+{
+    RL_REQUIRE(rows >= 1 && k >= 8 && k % 8 == 0 && active >= 1,
+               "a MoE launch plan needs rows, k a multiple of 8 and an expert");
+    int k8 = k / 8;
+    long long want = (long long)(sm_count > 0 ? sm_count : 1) * MOE_WARPS_PER_SM;
+    int split = 1;
+    /* double the split while the grid is short of warps and each part
+     * would still hold a full round of every lane's loads */
+    while (split < MOE_BLOCK_WARPS && (long long)rows * active * split < want &&
+           k8 / (2 * split) >= 32 * MOE_LOADS)
+        split *= 2;
+    int words = (k8 + split - 1) / split;
+    moe_launch g = {.warps_per_row = split, .rows_per_block = MOE_BLOCK_WARPS / split,
+                    .chunk = (words + 31) / 32 * 32, .blocks_y = (unsigned)active};
+    g.blocks_x = (unsigned)((rows + g.rows_per_block - 1) / g.rows_per_block);
+    return g;
+}
+
 /* ---- the table ------------------------------------------------------------------ */
 
 const moe_variant moe_variants[] = {
@@ -159,6 +197,11 @@ const moe_variant moe_variants[] = {
      .what = "every expert against every token, the chosen outputs gathered after: reads all E "
              "experts whatever the routing (the wrong kernel)",
      .cpu = moe_dense_cpu, .cuda = CUDA_ONLY(moe_dense_cuda), .key = {"dense (all experts)", "dense (all experts)"}},
+    {.number = 3, .name = "moe_empty_launch", .role = "fixed_cost", .empty = true,
+     .what = "a step's fixed cost: one launch that moves nothing (GPU: an empty kernel; CPU: an "
+             "empty OpenMP parallel region), timed beside the steps (the batch-1 claim's premise)",
+     .cpu = moe_empty_cpu, .cuda = CUDA_ONLY(moe_empty_cuda),
+     .key = {"empty parallel region", "empty kernel launch"}},
     {0},
 };
 
@@ -171,7 +214,7 @@ static bool has(const void *row, int backend)
 static void detail(const void *row, char *buf, size_t len)
 {
     const moe_variant *v = row;
-    snprintf(buf, len, "%s", v->dense ? "reads all E" : "reads the touched");
+    snprintf(buf, len, "%s", v->empty ? "reads nothing" : v->dense ? "reads all E" : "reads the touched");
 }
 
 const kernel_family moe_family = {"moe", "cpu/moe.c", "moe.cu", moe_variants, sizeof moe_variants[0],
@@ -179,6 +222,8 @@ const kernel_family moe_family = {"moe", "cpu/moe.c", "moe.cu", moe_variants, si
 
 size_t moe_scratch_bytes(const moe_variant *v, int backend, int n_experts, int rows, int k, int batch)
 {
+    if (v->empty)
+        return 0;
     size_t all = v->dense ? (size_t)n_experts * batch * rows * sizeof(float) : 0;
     /* the CPU's gathered tokens of one pass and their outputs (the experts run one after
      * another, each across every thread) */
@@ -191,6 +236,8 @@ size_t moe_scratch_bytes(const moe_variant *v, int backend, int n_experts, int r
 double moe_bytes(const moe_variant *v, double experts_read, int n_experts, int rows, int k,
                  int batch, int top_k)
 {
+    if (v->empty)
+        return 0;
     double weights = (v->dense ? n_experts : experts_read) * 2.0 * rows * k;
     double io = 2.0 * k * batch + 4.0 * rows * batch * top_k;
     double scratch = v->dense ? 4.0 * rows * ((double)n_experts * batch + (double)batch * top_k) : 0;
@@ -199,5 +246,15 @@ double moe_bytes(const moe_variant *v, double experts_read, int n_experts, int r
 
 double moe_flops(const moe_variant *v, int n_experts, int rows, int k, int batch, int top_k)
 {
-    return 2.0 * rows * k * batch * (v->dense ? n_experts : top_k);
+    return v->empty ? 0 : 2.0 * rows * k * batch * (v->dense ? n_experts : top_k);
+}
+
+double moe_launches(const moe_variant *v, int backend, double passes, int n_experts, int batch)
+{
+    if (v->empty)
+        return 1;
+    if (backend == KERNEL_CUDA)
+        return v->dense ? 2 : 1;
+    int per_expert = (batch + MOE_PASS_TOKENS - 1) / MOE_PASS_TOKENS;
+    return v->dense ? (double)n_experts * per_expert + 1 : passes;
 }

@@ -1,6 +1,6 @@
 /*
  * quant.cu -- CUDA kernels for the block formats of quant.h (the table is
- * quant.c: launchers only here).
+ * quant.c: launchers only here; variant 3's kernel is in quant_dp4a.cuh).
  *
  * Decode (variant 1): a warp per 1-2 rows; for each block of the row,
  * lane l decodes weights 8l..8l+7 in registers with quant.h's decode
@@ -16,9 +16,16 @@
  * before x is quantized, so that work hides under them; then two groups of
  * four blocks alternate, one group's dots running while the other's loads
  * are in flight (the lane structs hold raw words, used only by the dots).
- * In the SASS for sm_90 (cuobjdump) the loop costs, per weight and lane,
- * q8 1.3, q4 1.8, q5 2.8, q6 4.3, q2 4.5 instructions (before: 2.9, 3.8,
- * 5.1, 6.9, 6.9, the loop stalling on each next group's loads).
+ * q8, q5 and q4 load a group's 32 FP16 scales with one load a lane and pass
+ * them on by shuffles (quant_group_scale_*), which keeps the one-row
+ * kernels within the 40 registers of three blocks per SM without a spill
+ * on any SM from sm_75 to sm_90. A row whose blocks are not whole pairs of
+ * groups ends in one checked round after the loop (TAIL), so the loop is
+ * the same in both kernels. In the SASS for sm_90 (cuobjdump) the loop
+ * costs, per weight and lane, q8 1.4, q4 1.8, q5 2.9, q6 4.3, q2 4.5
+ * instructions: per byte of weights, 0.04, 0.10, 0.13, 0.17 and 0.43 warp
+ * instructions, where an H200 issues about 0.22 per byte its HBM delivers:
+ * q2 is bound by its instructions, q6 has little margin.
  *
  * Prefill (variant 2): a kernel dequantizes the whole matrix to FP16 (one
  * thread per eight weights, one 16-byte store each), then cuBLAS runs the
@@ -30,7 +37,9 @@
  * dequant_share_model), and the experiment reports its share.
  */
 #include "check.h"
+#include "device.cuh"
 #include "quant.h"
+#include "quant_dp4a.cuh"
 #include "quant_dp4a.h"
 #include "warp.cuh"
 
@@ -133,208 +142,8 @@ void quant_decode_dequant_cuda(const quant_args *a)
         with_block_type(a->format, [a](auto block) { decode_as(a, block); });
 }
 
-/* ---- variant 3: x in 8 bits, dp4a ---------------------------------------------- */
+/* ---- variant 3: x in 8 bits, dp4a (the kernel: quant_dp4a.cuh) -------------- */
 
-/* One name per format for quant_dp4a.h's lane functions. */
-__device__ __forceinline__ q8_lane lane_load(const q8_block *b, int l) { return q8_lane_load(b, l); }
-__device__ __forceinline__ q6_lane lane_load(const q6_block *b, int l) { return q6_lane_load(b, l); }
-__device__ __forceinline__ q5_lane lane_load(const q5_block *b, int l) { return q5_lane_load(b, l); }
-__device__ __forceinline__ q4_lane lane_load(const q4_block *b, int l) { return q4_lane_load(b, l); }
-__device__ __forceinline__ q2_lane lane_load(const q2_block *b, int l) { return q2_lane_load(b, l); }
-__device__ __forceinline__ float lane_dot(q8_lane w, const quant_x_lane *x) { return q8_lane_dot(w, x); }
-__device__ __forceinline__ float lane_dot(q6_lane w, const quant_x_lane *x) { return q6_lane_dot(w, x); }
-__device__ __forceinline__ float lane_dot(q5_lane w, const quant_x_lane *x) { return q5_lane_dot(w, x); }
-__device__ __forceinline__ float lane_dot(q4_lane w, const quant_x_lane *x) { return q4_lane_dot(w, x); }
-__device__ __forceinline__ float lane_dot(q2_lane w, const quant_x_lane *x) { return q2_lane_dot(w, x); }
-
-enum { DP4A_UNROLL = 4 }; /* blocks of each row whose loads are in flight together */
-
-/* Every thread block quantizes the whole of x before its rows' dots: in
- * the SASS that is 91 instructions per lane and 256 values (107 with the
- * clamp), as many as eight rows' q4 dots. Up to sixteen warps per thread
- * block share it (quant_dp4a_warps_per_block: fewer for a short matrix). */
-enum { DP4A_BLOCK = QUANT_DP4A_MAX_WARPS * 32 };
-
-/* The threads an SM holds, for the arch being compiled (1024 on sm_75, 1536
- * on sm_86, sm_87, sm_89 and sm_120, 2048 on sm_80, sm_90 and sm_100); the
- * host's pass, which ignores launch bounds, takes 2048. */
-__host__ __device__ constexpr int sm_threads()
-{
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 750 || __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || \
-                               __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1200)
-    return __CUDA_ARCH__ == 750 ? 1024 : 1536;
-#else
-    return 2048;
-#endif
-}
-
-/* Whether ptxas keeps the kernels outside the three-block set within 64
- * registers unasked (two blocks of 512 per SM): on sm_90 it does (q6 58,
- * q2 51, q8 and q4 at two rows 64 and 58), and asked for two blocks it
- * spread into all 64, spilled a register and grew q6's and two-row q8's
- * loops by 6-7 %; on sm_80 to sm_89, unasked, it gives them 84 to 128
- * registers: one block per SM. (ptxas of CUDA 13.0; a minimum of 1 made
- * it take 84-128 on sm_90 too, 0 is no minimum, as none is given.) */
-__host__ __device__ constexpr bool two_unasked()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
-    return true;
-#else
-    return false;
-#endif
-}
-
-/* The blocks of 512 per SM a kernel is built for, its launch bound's
- * minimum: what a memory-bound GEMV needs is warps enough to keep its
- * loads in flight, and 64 registers a thread (two blocks, 32 warps) is
- * what these loops hold without a spill in them. One row of q8, q5 or q4
- * fits 40 (three blocks, 48 warps: asked, ptxas keeps them there, 39-40 on
- * sm_90), where the SM holds three; four blocks would need 32 registers,
- * fewer than the eight blocks' loads in flight take. The registers and
- * blocks per SM of every kernel, per built SM, are in the build's
- * kernel-resources.txt (make), and a test holds the dp4a kernels to two
- * blocks or more. */
-__host__ __device__ constexpr bool three_fit(const q8_block *) { return true; }
-__host__ __device__ constexpr bool three_fit(const q5_block *) { return true; }
-__host__ __device__ constexpr bool three_fit(const q4_block *) { return true; }
-template <typename Block> __host__ __device__ constexpr bool three_fit(const Block *) { return false; }
-template <typename Block> __host__ __device__ constexpr int dp4a_min_blocks(const Block *b, int rows_per_warp)
-{
-    return rows_per_warp == 1 && three_fit(b) && sm_threads() >= 3 * DP4A_BLOCK ? 3
-           : two_unasked() ? 0 : 2;
-}
-
-/* q8 keeps x's bytes in natural order; the nibble formats split them into
- * even and odd weights. */
-__device__ constexpr bool natural_order(const q8_block *) { return true; }
-template <typename Block> __device__ constexpr bool natural_order(const Block *) { return false; }
-
-/* x (nb blocks of 256 halves) to 8-bit integers in shared memory, each
- * lane's words ready for its dots (quant_x_words: one 16-byte load per
- * block and row), one scale per 32 values: warp w of W takes blocks w,
- * w + W, ...; the four lanes of a group of 32 agree on its scale through
- * two shuffles. The arithmetic is quant_x8_scale's and quant_x8_group's,
- * rounding for rounding, so the CPU's error bound holds for these
- * integers too. */
-template <bool NATURAL>
-__device__ __forceinline__ void quantize_x_shared(const uint4 *__restrict__ x, int nb, uint4 *xs)
-{
-    int lane = threadIdx.x % 32, warps = blockDim.x / 32;
-    for (int b = threadIdx.x / 32; b < nb; b += warps) {
-        float v[8], amax = 0.0f;
-        unpack8(__ldg(x + (size_t)b * 32 + lane), v);
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            amax = fmaxf(amax, fabsf(v[i]));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
-        amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
-        float d = __fdiv_rn(amax, 127.0f), id = d != 0.0f ? __frcp_rn(d) : 0.0f;
-        /* No clamp to +-127 (the CPU's is a no-op): |v| <= amax, so |v id|
-         * <= 127 (1 + 3 2^-24) < 127.5 after the three roundings of d, id
-         * and the product, and rounds to at most 127. Two instructions per
-         * value fewer in the SASS. */
-        uint32_t word[2] = {0, 0};
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            int q = __float2int_rn(__fmul_rn(v[i], id));
-            word[i / 4] |= ((uint32_t)q & 0xffu) << (8 * (i % 4));
-        }
-        quant_x_lane xl = quant_x_lane_make(word[0], word[1], d);
-        quant_x_words xw = quant_x_words_pack(&xl, NATURAL);
-        xs[(size_t)b * 32 + lane] = make_uint4(xw.a, xw.b, xw.sum, xw.d);
-    }
-}
-
-/* Block b + u, or with TAIL (nb not a multiple of two groups) the last
- * one again past the row's end: read twice (cached), counted once. */
-template <bool TAIL> __device__ __forceinline__ int block_at(int b, int u, int nb)
-{
-    return TAIL ? min(b + u, nb - 1) : b + u;
-}
-
-/* Loads lane's words of blocks b .. b + DP4A_UNROLL - 1 of each row: only
- * loads (nothing here uses a loaded value, so the warp goes on to the
- * blocks before them while these are in flight). */
-template <bool TAIL, typename Block, typename Lane, int R>
-__device__ __forceinline__ void load_lanes(Lane (&to)[R][DP4A_UNROLL], const Block *const (&wr)[R], int b, int nb,
-                                           int lane)
-{
-#pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int u = 0; u < DP4A_UNROLL; u++)
-            to[r][u] = lane_load(wr[r] + block_at<TAIL>(b, u, nb), lane);
-}
-
-/* Adds the lane's share of blocks b .. b + DP4A_UNROLL - 1 of each row
- * (with TAIL, those past the row's end count zero). */
-template <bool TAIL, bool NATURAL, typename Lane, int R>
-__device__ __forceinline__ void dot_lanes(float (&acc)[R], const Lane (&cur)[R][DP4A_UNROLL], const uint4 *xs, int b,
-                                          int nb, int lane)
-{
-#pragma unroll
-    for (int u = 0; u < DP4A_UNROLL; u++) {
-        uint4 v = xs[block_at<TAIL>(b, u, nb) * 32 + lane];
-        quant_x_words xw = {v.x, v.y, v.z, v.w};
-        quant_x_lane xl = quant_x_words_lane(xw, NATURAL);
-#pragma unroll
-        for (int r = 0; r < R; r++) {
-            float part = lane_dot(cur[r][u], &xl);
-            acc[r] += TAIL && b + u >= nb ? 0.0f : part;
-        }
-    }
-}
-
-/* Two groups of blocks per iteration, in turn: while one group's dots run,
- * the other group's loads are in flight (no copy between the buffers).
- * Launched with blockDim.x / 32 warps, a warp per R rows. */
-template <typename Block, int R, bool TAIL>
-__global__ void __launch_bounds__(DP4A_BLOCK, dp4a_min_blocks(static_cast<const Block *>(nullptr), R))
-gemv_dp4a(float *__restrict__ y, const Block *__restrict__ w, const uint4 *__restrict__ x, int rows, int nb)
-{
-    extern __shared__ uint4 xs[]; /* nb * 32 lanes' words */
-    constexpr bool NATURAL = natural_order(static_cast<const Block *>(nullptr));
-    typedef decltype(lane_load(w, 0)) Lane;
-    int lane = threadIdx.x % 32, row0 = (blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32) * R;
-    bool active = row0 < rows;
-    const Block *wr[R];
-#pragma unroll
-    for (int r = 0; r < R; r++) /* a missing last row reads the previous one, unused */
-        wr[r] = w + (size_t)min(row0 + r, rows - 1) * nb;
-    Lane one[R][DP4A_UNROLL], two[R][DP4A_UNROLL];
-    load_lanes<TAIL>(one, wr, 0, nb, lane); /* on their way while x is quantized */
-    quantize_x_shared<NATURAL>(x, nb, xs);
-    __syncthreads();
-    if (!active)
-        return;
-    float acc[R] = {};
-    for (int b = 0; b < nb; b += 2 * DP4A_UNROLL) {
-        load_lanes<TAIL>(two, wr, b + DP4A_UNROLL, nb, lane);
-        dot_lanes<TAIL, NATURAL>(acc, one, xs, b, nb, lane);
-        if (TAIL || b + 2 * DP4A_UNROLL < nb) /* no loads past the row otherwise */
-            load_lanes<TAIL>(one, wr, b + 2 * DP4A_UNROLL, nb, lane);
-        dot_lanes<TAIL, NATURAL>(acc, two, xs, b + DP4A_UNROLL, nb, lane);
-    }
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-        float s = warp_sum(acc[r]);
-        if (lane == 0 && row0 + r < rows)
-            y[row0 + r] = s;
-    }
-}
-
-/* The SMs of the current device, asked again only when the device changes. */
-static int device_sms(void)
-{
-    static int device = -1, sms = 0;
-    int now;
-    RL_CUDA_CHECK(cudaGetDevice(&now));
-    if (now != device) {
-        RL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, now));
-        device = now;
-    }
-    return sms;
-}
 
 template <typename Block, int R, bool TAIL> static void launch_dp4a(const quant_args *a)
 {
@@ -344,7 +153,7 @@ template <typename Block, int R, bool TAIL> static void launch_dp4a(const quant_
         RL_CUDA_CHECK(cudaFuncSetAttribute(gemv_dp4a<Block, R, TAIL>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     long long warps = (a->rows + R - 1) / R;
-    int per_block = quant_dp4a_warps_per_block(a->rows, R, device_sms());
+    int per_block = quant_dp4a_warps_per_block(a->rows, R, rl_device_sms());
     unsigned grid = (unsigned)((warps + per_block - 1) / per_block);
     gemv_dp4a<Block, R, TAIL><<<grid, 32 * per_block, smem, a->stream>>>(
         a->y, static_cast<const Block *>(a->w), reinterpret_cast<const uint4 *>(a->x), a->rows, nb);
@@ -352,10 +161,11 @@ template <typename Block, int R, bool TAIL> static void launch_dp4a(const quant_
 }
 
 /* Rows of whole pairs of groups (k a multiple of 2048: every matrix of
- * the model) take the loop without a tail's index clamps and masks. */
+ * the model) take the kernel without the checked last round. */
 template <typename Block, int R> static void launch_dp4a(const quant_args *a)
 {
-    if ((a->k / QUANT_BLOCK) % (2 * DP4A_UNROLL) == 0)
+    int nb = a->k / QUANT_BLOCK;
+    if (nb > 0 && nb % (2 * DP4A_UNROLL) == 0)
         launch_dp4a<Block, R, false>(a);
     else
         launch_dp4a<Block, R, true>(a);
@@ -363,7 +173,7 @@ template <typename Block, int R> static void launch_dp4a(const quant_args *a)
 
 /* Two rows per warp double the registers a warp's loads in flight take:
  * only for the formats whose lanes are one or two words (q8, q4: 64 and
- * 58 registers at two rows on sm_90, within the 64 of two blocks per SM);
+ * 40 registers at two rows on sm_90, within the 64 of two blocks per SM);
  * q6, q5 and q2 stay at one row (at two, ptxas gave them 64 to 127
  * registers without a bound: one block of 512 per SM), and their two-row
  * kernels are not built. */

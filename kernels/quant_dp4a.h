@@ -117,11 +117,21 @@ RL_HD int32_t quant_dot_even_odd(uint32_t even, uint32_t odd, const quant_x_lane
  * in the load function would stall the warp there until the data came,
  * with nothing of the block before it computed under the wait. */
 
+/* q8, q5 and q4 start each block with eight FP16 scales, d[lane / 4]:
+ * _words loads a lane's words without it (d = 0), _load with it. The
+ * CUDA kernel loads a group of blocks' scales together instead
+ * (quant_group_scale_*, below). */
 typedef struct q8_lane { uint32_t lo, hi; fp16 d; } q8_lane;
-RL_HD q8_lane q8_lane_load(const q8_block *b, int lane)
+RL_HD q8_lane q8_lane_words(const q8_block *b, int lane)
 {
     uint64_t q = b->qs[lane];
-    q8_lane w = {(uint32_t)q, (uint32_t)(q >> 32), b->d[lane >> 2]};
+    q8_lane w = {(uint32_t)q, (uint32_t)(q >> 32), 0};
+    return w;
+}
+RL_HD q8_lane q8_lane_load(const q8_block *b, int lane)
+{
+    q8_lane w = q8_lane_words(b, lane);
+    w.d = b->d[lane >> 2];
     return w;
 }
 RL_HD float q8_lane_dot(q8_lane w, const quant_x_lane *x)
@@ -132,9 +142,15 @@ RL_HD float q8_lane_dot(q8_lane w, const quant_x_lane *x)
 
 /* q4: w = d (q - 8): d x (q - 8) summed = d dx (q . xq - 8 sum xq). */
 typedef struct q4_lane { uint32_t q; fp16 d; } q4_lane;
+RL_HD q4_lane q4_lane_words(const q4_block *b, int lane)
+{
+    q4_lane w = {b->qs[lane], 0};
+    return w;
+}
 RL_HD q4_lane q4_lane_load(const q4_block *b, int lane)
 {
-    q4_lane w = {b->qs[lane], b->d[lane >> 2]};
+    q4_lane w = q4_lane_words(b, lane);
+    w.d = b->d[lane >> 2];
     return w;
 }
 RL_HD float q4_lane_dot(q4_lane w, const quant_x_lane *x)
@@ -145,9 +161,15 @@ RL_HD float q4_lane_dot(q4_lane w, const quant_x_lane *x)
 
 /* q5: the fifth bit of weight i is bit i of qh. */
 typedef struct q5_lane { uint32_t q, h; fp16 d; } q5_lane;
+RL_HD q5_lane q5_lane_words(const q5_block *b, int lane)
+{
+    q5_lane w = {b->qs[lane], b->qh[lane], 0};
+    return w;
+}
 RL_HD q5_lane q5_lane_load(const q5_block *b, int lane)
 {
-    q5_lane w = {b->qs[lane], b->qh[lane], b->d[lane >> 2]};
+    q5_lane w = q5_lane_words(b, lane);
+    w.d = b->d[lane >> 2];
     return w;
 }
 RL_HD float q5_lane_dot(q5_lane w, const quant_x_lane *x)
@@ -189,6 +211,19 @@ RL_HD float q2_lane_dot(q2_lane w, const quant_x_lane *x)
     float scale = fp16_to_float(w.d) * (float)(w.sm & 15u), min = fp16_to_float(w.dmin) * (float)(w.sm >> 4);
     return x->d * (scale * (float)s - min * (float)x->sum);
 }
+
+/* ---- a group's scales, loaded together (q8, q5, q4 in quant.cu) --------
+ * A lane's own scale costs a 2-byte load and a register for each block in
+ * flight, for 2 of the block's bytes a lane. A warp loads the 32 scales of
+ * QUANT_GROUP_BLOCKS blocks at once instead, one a lane (lane l: scale
+ * l % 8 of block l / 8 of the group), and at the dot of block u lane l
+ * takes its scale, d[l / 4] of block u, from lane _source(u, l) with one
+ * shuffle (tests/test_quant.c checks that every lane gets its own). */
+enum { QUANT_GROUP_BLOCKS = 4 }; /* 4 blocks x 8 scales = 32 lanes */
+
+RL_HD int quant_group_scale_block(int lane) { return lane >> 3; }
+RL_HD int quant_group_scale_index(int lane) { return lane & 7; }
+RL_HD int quant_group_scale_source(int block, int lane) { return 8 * block + (lane >> 2); }
 
 /* ---- the launch's shape (quant.cu's gemv_dp4a; plain C, so the CPU tests
  * check it) ----------------------------------------------------------------

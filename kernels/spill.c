@@ -1,9 +1,11 @@
 /*
  * spill.c -- experiment 08's spill variants (spill.h): one row each, its
- * launcher on each backend (cpu/spill.c, spill.cu); and the slow tier's
- * opening and closing on either (cpu/spill_tier.c, spill.cu).
+ * launcher on each backend (cpu/spill.c, spill.cu); the zero-copy
+ * kernel's grid (spill_grid); and the slow tier's opening and closing on
+ * either (cpu/spill_tier.c, spill.cu).
  */
 #include "spill.h"
+#include "check.h"
 
 #include <stdio.h>
 
@@ -23,6 +25,12 @@ const spill_variant spill_variants[] = {
      .what = "the slow tier's bandwidth: only the copy of the slow rows into the fast tier",
      .cpu = spill_tier_read_cpu, .cuda = CUDA_ONLY(spill_tier_read_cuda),
      .key = {"slow tier (pread)", "slow tier (cudaMemcpyAsync)"}},
+    {.number = 4, .name = "spill_tier_read_overlapped", .role = "slow_tier_overlapped",
+     .what = "the slow tier's bandwidth by the overlapped variant's own path, the slow rows alone: "
+             "every chunk's read queued at once (io_submit), then waited for (CPU); the zero-copy "
+             "kernel, SM loads through the mapping, each word also stored to the fast tier (GPU)",
+     .cpu = spill_tier_queued_cpu, .cuda = CUDA_ONLY(spill_tier_mapped_cuda),
+     .key = {"slow tier (queued reads)", "slow tier (zero-copy loads)"}},
     {0},
 };
 
@@ -40,6 +48,15 @@ static void detail(const void *row, char *buf, size_t len)
 
 const kernel_family spill_family = {"spill", "cpu/spill.c", "spill.cu", spill_variants,
                                     sizeof spill_variants[0], has, detail, "gemv.cu"};
+
+spill_launch spill_grid(int fast_rows, int slow_rows)
+{
+    RL_REQUIRE(fast_rows >= 0 && slow_rows >= 0, "a spill grid takes rows of each tier, none or more");
+    spill_launch g = {(fast_rows + SPILL_BLOCK_WARPS - 1) / SPILL_BLOCK_WARPS,
+                      (slow_rows + SPILL_BLOCK_WARPS - 1) / SPILL_BLOCK_WARPS, 0};
+    g.blocks = (unsigned)g.fast_blocks + (unsigned)g.slow_blocks;
+    return g;
+}
 
 double spill_bytes(const spill_variant *v, int fast_rows, int slow_rows, int k)
 {

@@ -4,17 +4,21 @@
  * device's address space: the copy variants read it with the copy
  * engines (cudaMemcpyAsync, as offloading engines move weights each
  * step), the zero-copy kernel reads it in place, each warp's loads
- * crossing PCIe or NVLink-C2C while the other warps read HBM.
+ * crossing PCIe or NVLink-C2C while the other warps read HBM. The slow
+ * rows' blocks are spread over the grid (spill_schedule, spill.h says
+ * why), and the slow tier's rate for the overlapped variant is measured
+ * by the same kernel over the slow rows alone. The zero-copy kernel is in
+ * spill_zero_copy.cuh.
  */
 #include "check.h"
 #include "gemv.h"
 #include "spill.h"
+#include "spill_zero_copy.cuh"
 #include "warp.cuh"
 
 #include <cuda_fp16.h>
+#include <stdint.h>
 #include <stdio.h>
-
-enum { BLOCK = 256, WARPS = BLOCK / 32 };
 
 extern "C" bool spill_tier_open_cuda(spill_tier *t, const fp16 *rows, size_t bytes, char *why, size_t len)
 {
@@ -59,38 +63,46 @@ extern "C" void spill_sequential_cuda(const spill_args *a)
     gemv_rows(a->y + a->fast_rows, a->staging, a->x, a->slow_rows, a->k, a->stream);
 }
 
-/* A warp per row, 16-byte loads, the row from whichever tier holds it. */
-__global__ void __launch_bounds__(BLOCK)
-spill_zero_copy(float *__restrict__ y, const uint4 *__restrict__ fast, const uint4 *__restrict__ slow,
-                const uint4 *__restrict__ x, int fast_rows, int rows, int k8)
+static bool aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+
+/* The slow rows' first word in the mapping. */
+static const fp16 *mapped_rows(const spill_args *a)
 {
-    int row = blockIdx.x * WARPS + threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (row >= rows)
-        return;
-    const uint4 *wr = row < fast_rows ? fast + (size_t)row * k8 : slow + (size_t)(row - fast_rows) * k8;
-    float acc = 0;
-#pragma unroll 4
-    for (int c = lane; c < k8; c += 32) {
-        float wf[8], xf[8];
-        unpack8(__ldcs(wr + c), wf);
-        unpack8(__ldg(x + c), xf);
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            acc = fmaf(wf[i], xf[i], acc);
-    }
-    float s = warp_sum(acc);
-    if (lane == 0)
-        y[row] = s;
+    RL_REQUIRE(a->slow && a->slow->mapped && a->k >= 8 && a->k % 8 == 0,
+               "the zero-copy kernel needs the mapped tier and k a multiple of 8");
+    const fp16 *rows = a->slow->mapped + (size_t)a->slow_first * a->k;
+    RL_REQUIRE(aligned16(rows) && aligned16(a->x) && (a->fast_rows == 0 || aligned16(a->fast)),
+               "the zero-copy kernel reads in 16-byte words: the tiers' rows and x 16-byte aligned");
+    return rows;
 }
 
-extern "C" void spill_zero_copy_cuda(const spill_args *a)
+/* land: the slow rows alone (fast_rows 0), their words stored there too. */
+static void launch_zero_copy(const spill_args *a, float *y, int fast_rows, fp16 *land)
 {
-    RL_REQUIRE(a->slow && a->slow->mapped && a->k % 8 == 0,
-               "the zero-copy variant needs the mapped tier and k a multiple of 8");
-    int rows = a->fast_rows + a->slow_rows;
-    unsigned blocks = (unsigned)((rows + WARPS - 1) / WARPS);
-    spill_zero_copy<<<blocks ? blocks : 1, BLOCK, 0, a->stream>>>(
-        a->y, reinterpret_cast<const uint4 *>(a->fast), reinterpret_cast<const uint4 *>(a->slow->mapped + (size_t)a->slow_first * a->k),
-        reinterpret_cast<const uint4 *>(a->x), a->fast_rows, rows, a->k / 8);
+    RL_REQUIRE(!land || fast_rows == 0, "the zero-copy read of the slow tier alone has no fast rows");
+    spill_launch g = spill_grid(fast_rows, a->slow_rows);
+    if (!g.blocks)
+        return;
+    const uint4 *fast = reinterpret_cast<const uint4 *>(a->fast), *x = reinterpret_cast<const uint4 *>(a->x),
+                *slow = reinterpret_cast<const uint4 *>(mapped_rows(a));
+    if (land)
+        spill_zero_copy<true><<<g.blocks, BLOCK, 0, a->stream>>>(
+            y, fast, slow, x, reinterpret_cast<uint4 *>(land), fast_rows, a->slow_rows, g.fast_blocks,
+            g.slow_blocks, a->k / 8);
+    else
+        spill_zero_copy<false><<<g.blocks, BLOCK, 0, a->stream>>>(
+            y, fast, slow, x, NULL, fast_rows, a->slow_rows, g.fast_blocks, g.slow_blocks, a->k / 8);
     RL_CUDA_CHECK_LAUNCH();
+}
+
+extern "C" void spill_zero_copy_cuda(const spill_args *a) { launch_zero_copy(a, a->y, a->fast_rows, NULL); }
+
+/* The overlapped variant's path over the slow rows alone: their outputs
+ * land where the overlapped variant's would (after the fast rows'), their
+ * words in staging. */
+extern "C" void spill_tier_mapped_cuda(const spill_args *a)
+{
+    RL_REQUIRE(a->slow_rows == 0 || (a->staging && aligned16(a->staging)),
+               "the zero-copy read of the slow tier needs a 16-byte aligned staging buffer");
+    launch_zero_copy(a, a->y + a->fast_rows, 0, a->staging);
 }

@@ -20,7 +20,21 @@
  *     read queued at once (io_submit) before the threads compute the fast
  *     rows, then each chunk as it lands): t/t0 = max(1 - f, f r);
  *   - slow_tier: only the copy of the slow rows into the fast tier: the
- *     slow tier's bandwidth, measured beside the others (r).
+ *     slow tier's bandwidth, measured beside the others (r, the
+ *     sequential variant's);
+ *   - slow_tier_overlapped: the slow rows alone by the overlapped
+ *     variant's own path (GPU: the zero-copy kernel, SM loads through the
+ *     mapping, each word also stored to the fast tier; CPU: every chunk's
+ *     read queued at once, then waited for): the r of the overlapped
+ *     variant. A copy engine and SM loads need not cross PCIe at the same
+ *     rate, so each variant is judged against its own path's r.
+ *
+ * The zero-copy kernel's schedule (spill_schedule) gives the slow rows'
+ * blocks their share of every stretch of blockIdx, the first block
+ * included, so that the slow tier streams from the first wave on while
+ * the fast rows fill the rest of the SMs. The plan is host arithmetic
+ * (spill_grid, and spill_schedule, which the kernel calls too), so that
+ * tests and a static model see the schedule a launch will run.
  *
  * The output is the rows' GEMV, y[r] = sum_i w[r][i] x[i], validated
  * against gemv_reference (gemv.h) of the whole matrix.
@@ -96,9 +110,60 @@ extern const kernel_family spill_family;
 void spill_sequential_cpu(const spill_args *a);
 void spill_overlapped_cpu(const spill_args *a);
 void spill_tier_read_cpu(const spill_args *a);
+void spill_tier_queued_cpu(const spill_args *a);
 void spill_sequential_cuda(const spill_args *a);
 void spill_zero_copy_cuda(const spill_args *a);
 void spill_tier_read_cuda(const spill_args *a);
+void spill_tier_mapped_cuda(const spill_args *a);
+
+/* ---- the zero-copy kernel's launch plan (host arithmetic) -------------------
+ * A block of SPILL_BLOCK_WARPS warps takes as many consecutive rows of one
+ * tier, a warp a row; each lane issues SPILL_LOADS 16-byte streaming loads
+ * before it uses the first (2 KiB in flight per warp).
+ *
+ * Which blocks take slow rows: the slow blocks spread in proportion over
+ * the grid (before block b lie ceil(b s / n) of the s slow blocks of n),
+ * block 0 one of them. The block scheduler hands out blocks in about the
+ * order of blockIdx, so with the fast rows first (the old order) the
+ * PCIe rows started only once the fast ones had drained: sequential.
+ * Slow rows first would start the slow tier at once too, but its blocks
+ * would hold the first wave's slots for the whole step, waiting on PCIe
+ * (at f = 0.1 of 65536 rows, 819 slow blocks: more than an H100 holds at
+ * once, 132 SMs x 4 blocks), the fast rows waiting for them: sequential
+ * again. PCIe needs only a few hundred
+ * requests in flight (55 GB/s x ~1.5 us, ~80 KiB: some 40 warps at 2 KiB),
+ * which a tenth of any wave already holds; spread in proportion, the slow
+ * blocks take their share of each wave and build up only as the
+ * scheduler moves on, the fast rows keep most of the SMs, and both tiers
+ * stream from the first wave on. */
+enum { SPILL_BLOCK_WARPS = 8, SPILL_LOADS = 4 };
+
+typedef struct spill_launch {
+    int fast_blocks, slow_blocks; /* blocks of each tier's rows */
+    unsigned blocks;              /* the grid: both */
+} spill_launch;
+spill_launch spill_grid(int fast_rows, int slow_rows);
+
+/* What block `block` of a grid of fast_blocks + slow_blocks takes: slow
+ * or fast rows, from its tier's row `first` (a multiple of
+ * SPILL_BLOCK_WARPS; rows past the tier's end are no one's). Every row
+ * of both tiers falls to exactly one block. The kernel calls it too. */
+typedef struct spill_block {
+    int slow;  /* 1: the slow tier's rows */
+    int first; /* its first row within its tier */
+} spill_block;
+
+RL_HD spill_block spill_schedule(int block, int fast_blocks, int slow_blocks)
+{
+    long long n = (long long)fast_blocks + slow_blocks, s = slow_blocks, b = block;
+    /* slow blocks before b, and before b + 1: ceil(b s / n) rises by 0 or 1 a block */
+    long long before = n ? (b * s + n - 1) / n : 0, through = n ? ((b + 1) * s + n - 1) / n : 0;
+    spill_block r;
+    r.slow = through > before;
+    r.first = (int)((r.slow ? before : b - before) * SPILL_BLOCK_WARPS);
+    return r;
+}
+
 /* The CPU's tier (cpu/spill_tier.c): the file's fields of t. */
 bool spill_tier_open_cpu(spill_tier *t, const char *dir, const fp16 *rows, size_t bytes, char *why,
                          size_t len);

@@ -5,7 +5,8 @@
  * blocks (32 keys, 8 / G keys per score step, 4 values per accumulate
  * step), prefill at lengths off the tiles. A kernel that drops one key
  * must fail at the tolerance the experiment uses. The counted bytes are
- * the issue's formula. The CUDA suite skips without a GPU.
+ * the issue's formula. The split-K decode's launch plan is host-only C,
+ * checked here without a GPU. The CUDA suite skips without a GPU.
  */
 #include "attention.h"
 #include "helpers.h"
@@ -85,7 +86,7 @@ static rl_check run_variant(rl_backend *be, const attention_variant *v, attentio
     void *scratch = scratch_bytes ? rl_alloc(be, scratch_bytes) : NULL;
     a.out = out, a.q = q, a.k = k, a.v = val, a.scratch = scratch, a.stream = rl_stream(be);
     job j = {{backend == KERNEL_CUDA ? v->cuda : v->cpu, a}};
-    rl_check c = rl_validate_f32(be, launch, &j, out, nq, want, ATTENTION_ATOL, ATTENTION_RTOL);
+    rl_check c = rl_validate_f32(be, launch, &j, out, nq, want, attention_atol(v, backend, false), ATTENTION_RTOL);
 
     rl_free(be, q), rl_free(be, k), rl_free(be, val), rl_free(be, out), rl_free(be, scratch);
     rl_host_free(hq), rl_host_free(hk), rl_host_free(hv), rl_host_free(want);
@@ -185,6 +186,66 @@ Test(attention_cpu, bytes_are_the_counted_formula)
     double ratio = attention_bytes(ATTN_PREFILL, false, KERNEL_CPU, &p) /
                    attention_bytes(ATTN_PREFILL, true, KERNEL_CPU, &p);
     cr_assert(ratio > 50 && ratio < 55, "n = 4096: %g", ratio);
+}
+
+/* ---- the split-K decode's launch plan (host-only: no GPU needed) ---------- */
+
+/* The plan's promises for any arguments: 1 to ATTN_MAX_SPLITS pieces of
+ * chunk keys (the last at least one key: none empty) that cover the cache;
+ * pieces of at least ATTN_SPLIT_MIN_KEYS once there are two; and a grid of
+ * at least one wave of resident blocks unless the floor or the cap stopped
+ * it. */
+static int check_plan(int ctx, int pairs, int sms, int per_sm)
+{
+    int s = attention_decode_splits(ctx, pairs, sms, per_sm), chunk = attention_decode_chunk(ctx, s);
+    cr_assert(s >= 1 && s <= ATTN_MAX_SPLITS, "ctx %d pairs %d: %d splits", ctx, pairs, s);
+    cr_assert((long long)(s - 1) * chunk < ctx && (long long)s * chunk >= ctx,
+              "ctx %d in %d pieces of %d: one empty or keys left over", ctx, s, chunk);
+    cr_assert(s == 1 || chunk >= ATTN_SPLIT_MIN_KEYS, "ctx %d: pieces of %d keys", ctx, chunk);
+    long long wave = (long long)(sms < 1 ? 1 : sms) * (per_sm < 1 ? 1 : per_sm);
+    int most = ctx / ATTN_SPLIT_MIN_KEYS < ATTN_MAX_SPLITS ? ctx / ATTN_SPLIT_MIN_KEYS : ATTN_MAX_SPLITS;
+    cr_assert((long long)pairs * s >= wave || s == (most < 1 ? 1 : most),
+              "ctx %d pairs %d: %d blocks, under a wave of %lld with room for more", ctx, pairs,
+              pairs * s, wave);
+    return s;
+}
+
+Test(attention_plan, edge_cases_of_the_split_k_decode)
+{
+    /* one key, a cache under the floor, one floor's worth: one piece */
+    cr_assert_eq(check_plan(1, 1, 132, 4), 1);
+    cr_assert_eq(check_plan(ATTN_SPLIT_MIN_KEYS - 1, 1, 132, 4), 1);
+    cr_assert_eq(check_plan(ATTN_SPLIT_MIN_KEYS, 1, 132, 4), 1);
+    cr_assert_eq(check_plan(2 * ATTN_SPLIT_MIN_KEYS, 1, 132, 4), 2);
+    /* a batch that fills the GPU by itself is not split */
+    cr_assert_eq(check_plan(8192, 64 * 32, 132, 4), 1);
+    cr_assert_eq(check_plan(1 << 20, 1 << 16, 132, 4), 1);
+    /* a long cache alone stops at the cap */
+    cr_assert_eq(check_plan(1 << 20, 1, 132, 4), ATTN_MAX_SPLITS);
+    /* exp-07's GQA-8 (4 KV heads) at L = 8192 on 132 SMs x 4 blocks: B = 4
+     * fills the wave of 528 (33 pieces of 249 keys); B = 1 stops at the cap
+     * (64 x 4 blocks), where the floor of 128 keys gave 64 pieces too but
+     * 2048 keys only 16 (64 blocks) */
+    cr_assert_eq(check_plan(8192, 16, 132, 4), 33);
+    cr_assert_eq(attention_decode_chunk(8192, 33), 249);
+    cr_assert_eq(check_plan(8192, 4, 132, 4), ATTN_MAX_SPLITS);
+    cr_assert_eq(check_plan(2048, 4, 132, 4), 2048 / ATTN_SPLIT_MIN_KEYS);
+    /* arguments under 1 count as 1: no division by zero, one piece */
+    cr_assert_eq(check_plan(4096, 1, 0, 0), 1);
+    cr_assert_eq(attention_decode_splits(0, 0, 132, 4), 1);
+    cr_assert_eq(attention_decode_chunk(0, 0), 1);
+    /* sm_count x blocks_per_sm beyond an int */
+    cr_assert_eq(check_plan(1 << 20, 1, 1 << 20, 1 << 12), ATTN_MAX_SPLITS);
+}
+
+Test(attention_plan, every_plan_keeps_its_promises)
+{
+    static const int pairs[] = {1, 2, 3, 4, 7, 16, 96, 256, 4096};
+    static const int sms[][2] = {{1, 1}, {40, 1}, {108, 4}, {132, 4}, {132, 16}};
+    for (int ctx = 1; ctx <= 20000; ctx += ctx < 300 ? 1 : 97)
+        for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
+            for (size_t m = 0; m < sizeof sms / sizeof sms[0]; m++)
+                check_plan(ctx, pairs[p], sms[m][0], sms[m][1]);
 }
 
 Test(cuda_attention, every_variant_matches_the_reference)

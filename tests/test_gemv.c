@@ -10,6 +10,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,8 +213,105 @@ Test(gemv_bounds, the_cpu_launcher_exits_on_0_tokens, .exit_code = 1)
     gemv_fp16_cpu(&a);
 }
 
+/* gemv.cu loads 8 halves of a row with one 16-byte load: k a multiple of
+ * 8 and w, x 16-byte aligned, each refused with what it needs. */
+Test(gemv_bounds, the_cuda_shape_check_says_what_the_16_byte_loads_need)
+{
+    char why[160] = "";
+    const void *w = (const void *)(uintptr_t)0x10000, *x = (const void *)(uintptr_t)0x20000;
+    cr_assert(gemv_cuda_shape_ok(4096, 4096, w, x, why, sizeof why));
+    cr_assert(gemv_cuda_shape_ok(7, 8, w, x, why, sizeof why));
+    cr_assert(gemv_cuda_shape_ok(0, 0, NULL, NULL, why, sizeof why), "an empty layer is no error");
+    cr_assert_str_eq(why, "", "nothing said when it is fine");
+
+    cr_assert_not(gemv_cuda_shape_ok(4096, 4100, w, x, why, sizeof why));
+    cr_assert(strstr(why, "k must be a multiple of 8") && strstr(why, "k = 4100"), "%s", why);
+    cr_assert_not(gemv_cuda_shape_ok(1, 1, w, x, why, sizeof why));
+    cr_assert(strstr(why, "multiple of 8"), "%s", why);
+
+    const char *bytes = (const char *)w;
+    for (int off = 1; off < 16; off++) {
+        cr_assert_not(gemv_cuda_shape_ok(4096, 4096, bytes + off, x, why, sizeof why), "w + %d", off);
+        cr_assert(strstr(why, "w must be 16-byte aligned"), "%s", why);
+        cr_assert_not(gemv_cuda_shape_ok(4096, 4096, w, (const char *)x + off, why, sizeof why), "x + %d", off);
+        cr_assert(strstr(why, "x must be 16-byte aligned"), "%s", why);
+    }
+    cr_assert_not(gemv_cuda_shape_ok(-1, 8, w, x, why, sizeof why));
+    cr_assert_not(gemv_cuda_shape_ok(8, -8, w, x, why, sizeof why));
+    cr_assert(strstr(why, "k = -8"), "%s", why);
+}
+
+/* ---- the CUDA kernel's launch plan (no GPU: plain C) ---------------------------- */
+
+static bool in_splits(int split) { return split == 1 || split == 2 || split == 4 || split == 8; }
+
+/* What every plan must be: a tile per warp-group, every row in a block and
+ * no block empty; the split as large as the grid in one wave and a round of
+ * steps per warp allow. */
+static void check_plan(int rows, int k, int sms, int bps)
+{
+    gemv_cuda_plan p = gemv_cuda_plan_for(rows, k, sms, bps);
+    char at[96];
+    snprintf(at, sizeof at, "rows %d, k %d, %d SMs x %d blocks", rows, k, sms, bps);
+    cr_assert_eq(p.rows_per_warp, GEMV_CUDA_TILE_ROWS, "%s", at);
+    cr_assert_eq(p.threads, 32 * GEMV_CUDA_BLOCK_WARPS, "%s", at);
+    cr_assert(in_splits(p.split), "%s: split %d", at, p.split);
+    cr_assert_eq(p.split * p.tiles_per_block, GEMV_CUDA_BLOCK_WARPS, "%s", at);
+    cr_assert_eq(p.tiles, (rows + 15) / 16, "%s", at);
+    cr_assert_geq(p.blocks, 1, "%s", at);
+    if (rows > 0) {
+        cr_assert_geq(p.blocks * p.tiles_per_block * 16, rows, "%s: every row in a block", at);
+        cr_assert_lt((p.blocks - 1) * p.tiles_per_block * 16, rows, "%s: no empty block", at);
+    }
+    long long steps = (k + 31) / 32, resident = (long long)sms * bps;
+    if (p.split > 1) {
+        cr_assert_leq(p.blocks, resident, "%s: split %d in one wave", at, p.split);
+        cr_assert_geq(steps, (long long)p.split * GEMV_CUDA_STEPS, "%s: a round a warp", at);
+    }
+    if (p.split < GEMV_CUDA_MAX_SPLIT && rows > 0) { /* twice the split would break one of them */
+        int twice = 2 * p.split;
+        long long blocks = (p.tiles + GEMV_CUDA_BLOCK_WARPS / twice - 1) / (GEMV_CUDA_BLOCK_WARPS / twice);
+        cr_assert(blocks > resident || steps < (long long)twice * GEMV_CUDA_STEPS, "%s: split %d would do", at,
+                  twice);
+    }
+}
+
+Test(gemv_plan, every_plan_covers_its_rows_in_one_wave_where_it_can)
+{
+    const int rows[] = {0, 1, 15, 16, 17, 33, 257, 1000, 1024, 4096, 8192, 8193, 14336, 50000, 128256};
+    const int ks[] = {0, 8, 64, 120, 128, 256, 1000, 4096, 4104, 14336};
+    const int sms_bps[][2] = {{132, 3}, {114, 3}, {108, 3}, {40, 3}, {1, 1}, {0, 3}, {132, 0}};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+        for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++)
+            for (size_t d = 0; d < sizeof sms_bps / sizeof sms_bps[0]; d++)
+                check_plan(rows[r], ks[k], sms_bps[d][0], sms_bps[d][1]);
+}
+
+/* On an H200 (132 SMs, 3 blocks each): Llama-3-8B's matrices and exp-02's
+ * shapes, in one wave with the split that fits. */
+Test(gemv_plan, the_h200_splits_short_matrices_and_keeps_tall_ones_whole)
+{
+    static const struct { int rows, k, split; long long blocks; } WANT[] = {
+        {1024, 4096, 8, 64},      /* k, v: 64 tiles, 8 warps each */
+        {4096, 4096, 8, 256},     /* q, o */
+        {4096, 14336, 8, 256},    /* down */
+        {8192, 8192, 4, 256},     /* exp-02's square */
+        {14336, 4096, 2, 224},    /* gate, up: 896 tiles, 4 a block */
+        {128256, 4096, 1, 1002},  /* the head: 8016 tiles, more than a wave even whole */
+        {8193, 64, 1, 65},        /* 2 steps a row: no round to share */
+    };
+    for (size_t i = 0; i < sizeof WANT / sizeof WANT[0]; i++) {
+        gemv_cuda_plan p = gemv_cuda_plan_for(WANT[i].rows, WANT[i].k, 132, 3);
+        cr_assert_eq(p.split, WANT[i].split, "%d x %d: split %d", WANT[i].rows, WANT[i].k, p.split);
+        cr_assert_eq(p.blocks, WANT[i].blocks, "%d x %d: %lld blocks", WANT[i].rows, WANT[i].k, p.blocks);
+    }
+    gemv_cuda_plan unknown = gemv_cuda_plan_for(4096, 4096, 0, 0);
+    cr_assert_eq(unknown.split, 1, "no device figures: no split");
+    cr_assert_eq(unknown.blocks, 32);
+}
+
 #ifdef RL_HAVE_CUDA
-/* The check comes before any CUDA call: this runs without a GPU. */
+/* The checks come before any CUDA call: these run without a GPU. */
 Test(gemv_bounds, the_cuda_launcher_exits_on_0_tokens, .exit_code = 1)
 {
     gemv_args a = {.rows = 1, .k = 8, .n = 0};
@@ -223,6 +321,18 @@ Test(gemv_bounds, the_cuda_launcher_exits_on_0_tokens, .exit_code = 1)
 Test(gemv_bounds, the_cuda_launcher_exits_on_9_tokens, .exit_code = 1)
 {
     gemv_args a = {.rows = 1, .k = 8, .n = GEMV_MAX_BATCH + 1};
+    gemv_fp16_cuda(&a);
+}
+
+Test(gemv_bounds, the_cuda_launcher_exits_on_k_not_a_multiple_of_8, .exit_code = 1)
+{
+    gemv_args a = {.rows = 1, .k = 12, .n = 1};
+    gemv_fp16_cuda(&a);
+}
+
+Test(gemv_bounds, the_cuda_launcher_exits_on_weights_off_16_bytes, .exit_code = 1)
+{
+    gemv_args a = {.w = (const fp16 *)(uintptr_t)0x10002, .rows = 1, .k = 8, .n = 1};
     gemv_fp16_cuda(&a);
 }
 #endif

@@ -242,7 +242,7 @@ Test(gpu_model_build, every_judged_kernel_reaches_its_bar_on_h100_and_h200)
 #else
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && B='%s' SMS='80 90' LABEL=model RESULTS='%s/results' PLOTS='%s/plots' "
+             "cd '%s' && B='%s' SMS='90' LABEL=model RESULTS='%s/results' PLOTS='%s/plots' "
              "harness/ops/gpu-model.sh",
              RL_SOURCE_ROOT, RL_BUILD_DIR, dir, dir);
     int status = run_capture(cmd, out, sizeof out, err, sizeof err);

@@ -2,8 +2,10 @@
  * test_premise.c -- a claim's premise gates its verdict (premise.c,
  * claims.c): points that read below the claim's fraction of their roof
  * turn its verdict into "premise not met", with the point named; for a
- * lower bound on a speedup, the fast side's premise gates a failure only.
- * Points here are written by hand, timed already, with their group roof.
+ * lower bound on a speedup, the fast side's premise gates a failure only;
+ * a claim on a short call's MBU is judged only where its bytes at the
+ * roof outlast its launches many times over. Points here are written by
+ * hand, timed already, with their group roof.
  */
 #include "internal.h"
 #include "rooflab.h"
@@ -156,4 +158,59 @@ Test(premise, an_mfu_bound_the_ridge_crosses_at_the_roof_is_not_judged)
     /* a GEMV far below its roof: that premise comes first */
     cr_assert_eq(judge_mfu(0.5, 4, &note), RL_PREMISE_NOT_MET, "%s", note);
     cr_assert(strstr(note, "the GEMV at 0.50 of its roof"), "%s", note);
+}
+
+/* ---- a short call's bytes against its launches ---------------------------------- */
+
+/* Within 15 % of the roof, as exp-08's batch-1 claim; judged only where
+ * the bytes at the roof take 10x the call's launches. */
+static const rl_claim AT_ROOF = {"at_roof", "time over bytes / roof", 0.85, 1.15, "x", 2,
+                                 .predicted_text = "within +-15 %"};
+
+/* A point of `mib` MiB at 0.95 of a `roof` GB/s probe, `launches` launches
+ * of launch_us each: its verdict, judged as exp-08 judges a MoE step. */
+static rl_verdict_status judge_short(double mib, double roof, double launches, double launch_us,
+                                     const char **note)
+{
+    double bytes = mib * 1048576, mbu = 0.95;
+    rl_point p = timed(bytes / (roof * 1e9 * mbu), bytes, mbu);
+    rl_premise pr = rl_premise_start();
+    rl_premise_outlasts_fixed_cost(ctx, &pr, &p, launches, launch_us * 1e-6, 10, "top-1 of 128",
+                                   "an empty launch, timed beside it");
+    rl_judge_given(ctx, &AT_ROOF, NULL, 1 / rl_point_mbu(ctx, &p), &pr, "");
+    rl_verdict_status st;
+    cr_assert(rl_verdict_find(ctx, "at_roof", &st, note));
+    return st;
+}
+
+Test(premise, a_step_shorter_than_ten_launches_is_not_judged)
+{
+    const char *note;
+    /* top-1 of 128 experts, 3 MiB, at an H200's HBM: 0.66 us against a 2 us launch */
+    cr_assert_eq(judge_short(3, 4800, 1, 2, &note), RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "top-1 of 128: its 3.0 MiB at the roof (4800.0 GB/s") &&
+                  strstr(note, "take 0.66 us, under 10x its fixed cost of 2.00 us") &&
+                  strstr(note, "an empty launch, timed beside it") &&
+                  strstr(note, "the launch, not the bytes, sets its time"),
+              "%s", note);
+    /* top-32, 96 MiB: 21 us at the roof, over 10 launches of 2 us: judged */
+    cr_assert_eq(judge_short(96, 4800, 1, 2, &note), RL_HOLDS, "%s", note);
+}
+
+Test(premise, every_launch_of_a_step_counts)
+{
+    const char *note;
+    /* the CPU: 3 MiB at 40 GB/s, 79 us, against one 3 us parallel region: judged;
+     * against eight of them (a pass per expert), 24 us: not */
+    cr_assert_eq(judge_short(3, 40, 1, 3, &note), RL_HOLDS, "%s", note);
+    cr_assert_eq(judge_short(3, 40, 8, 3, &note), RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "fixed cost of 24.00 us (8 x 3.00 us"), "%s", note);
+}
+
+Test(premise, an_unmeasured_launch_leaves_the_premise_unknown)
+{
+    const char *note;
+    cr_assert_eq(judge_short(96, 4800, 1, NAN, &note), RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "the fixed cost of its launches was not measured"), "%s", note);
+    cr_assert_eq(judge_short(96, 4800, 0, 2, &note), RL_PREMISE_NOT_MET, "no launches counted: %s", note);
 }

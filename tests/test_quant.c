@@ -5,6 +5,7 @@
  * (the CUDA suite skips without a GPU).
  */
 #include "quant.h"
+#include "quant_dp4a.h"
 #include "cpu/quant_dot.h"
 #include "helpers.h"
 #include "rooflab.h"
@@ -197,6 +198,65 @@ Test(quant, cpu_vector_decoders_match_the_shared_ones)
 /* ---- kernels against the reference ---------------------------------------- */
 
 typedef struct job { quant_launcher_fn launch; quant_args a; } job;
+
+/* quant.cu's dp4a decode loads the scales of a group of
+ * QUANT_GROUP_BLOCKS blocks (q8, q5, q4: eight FP16 scales each) with one
+ * 2-byte load a lane, and each lane takes its own from another lane with a
+ * shuffle. Every scale of the group is loaded by exactly one lane, and lane
+ * l at block u gets d[l / 4] of block u: the words without their scale plus
+ * the scale so passed are the lane as loaded whole, in every format that
+ * takes this path. */
+Test(quant, a_groups_scales_reach_every_lane_of_every_block)
+{
+    bool loaded[QUANT_GROUP_BLOCKS][8] = {{false}};
+    for (int l = 0; l < 32; l++) {
+        int b = quant_group_scale_block(l), i = quant_group_scale_index(l);
+        cr_assert(b >= 0 && b < QUANT_GROUP_BLOCKS && i >= 0 && i < 8, "lane %d: block %d, scale %d", l, b, i);
+        cr_assert_not(loaded[b][i], "block %d's scale %d loaded twice", b, i);
+        loaded[b][i] = true;
+    }
+    for (int u = 0; u < QUANT_GROUP_BLOCKS; u++)
+        for (int l = 0; l < 32; l++) {
+            int s = quant_group_scale_source(u, l);
+            cr_assert(s >= 0 && s < 32, "block %d lane %d: lane %d", u, l, s);
+            cr_assert(quant_group_scale_block(s) == u && quant_group_scale_index(s) == l / 4,
+                      "block %d lane %d: lane %d holds block %d's d[%d], not d[%d]", u, l, s,
+                      quant_group_scale_block(s), quant_group_scale_index(s), l / 4);
+        }
+
+    enum { K = QUANT_BLOCK * QUANT_GROUP_BLOCKS };
+    float wf[K];
+    rl_fill_uniform(wf, K, -1, 1, 77);
+    static const quant_format GROUPED[] = {QF_Q8, QF_Q5, QF_Q4};
+    for (size_t fi = 0; fi < sizeof GROUPED / sizeof GROUPED[0]; fi++) {
+        quant_format f = GROUPED[fi];
+        _Alignas(16) unsigned char w[K * 2];
+        quant_encode_row(f, w, wf, K);
+        size_t bb = (size_t)quant_formats[f].block_bytes;
+        uint32_t held[32]; /* what each lane loads: the kernel's d[r] */
+        for (int l = 0; l < 32; l++) {
+            const fp16 *d = (const fp16 *)(w + bb * quant_group_scale_block(l)); /* d[8] leads the block */
+            held[l] = d[quant_group_scale_index(l)];
+        }
+        for (int u = 0; u < QUANT_GROUP_BLOCKS; u++)
+            for (int l = 0; l < 32; l++) {
+                fp16 d = (fp16)held[quant_group_scale_source(u, l)];
+                const void *block = w + bb * u;
+                bool same;
+                if (f == QF_Q8) {
+                    q8_lane a = q8_lane_words(block, l), b = q8_lane_load(block, l);
+                    same = a.lo == b.lo && a.hi == b.hi && a.d == 0 && d == b.d;
+                } else if (f == QF_Q5) {
+                    q5_lane a = q5_lane_words(block, l), b = q5_lane_load(block, l);
+                    same = a.q == b.q && a.h == b.h && a.d == 0 && d == b.d;
+                } else {
+                    q4_lane a = q4_lane_words(block, l), b = q4_lane_load(block, l);
+                    same = a.q == b.q && a.d == 0 && d == b.d;
+                }
+                cr_assert(same, "%s block %d lane %d", quant_formats[f].name, u, l);
+            }
+    }
+}
 
 static void launch(void *p)
 {

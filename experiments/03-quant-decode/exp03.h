@@ -43,6 +43,8 @@ typedef struct model {
 } model;
 
 enum { HIDDEN = 4096, FFN = 14336, KV = 1024, VOCAB = 128256 };
+/* A layer's matrices: q, k, v as one, o, gate and up as one, down (model.c). */
+enum { LAYER_MATRICES = 4 };
 
 /* The model's shape, in declare (nothing allocated on the device);
  * layers 0: the cache-sized model of mini_rows rows. */

@@ -30,14 +30,20 @@ static void add_matrix(model *m, const char *name, int layer, int rows, int k)
  * of it small enough to stay in the cache together while they take turns. */
 void model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n)
 {
-    static const struct { const char *name; int rows, k; } LAYER[7] = {
-        {"q", HIDDEN, HIDDEN}, {"k", KV, HIDDEN}, {"v", KV, HIDDEN}, {"o", HIDDEN, HIDDEN},
-        {"gate", FFN, HIDDEN}, {"up", FFN, HIDDEN}, {"down", HIDDEN, FFN}};
+    /* A layer's seven projections as an engine runs them: q, k and v one
+     * matrix of their rows (they read the same x), gate and up another (as
+     * llama.cpp and vLLM fuse them). The bytes are the same; the launches,
+     * four a layer, are what a decode step of small matrices would
+     * otherwise be timed on (a GPU's k and v of a 4.5-bit model are half a
+     * microsecond of its bandwidth, under a launch: kernels/README.md). */
+    static const struct { const char *name; int rows, k; } LAYER[LAYER_MATRICES] = {
+        {"qkv", HIDDEN + 2 * KV, HIDDEN}, {"o", HIDDEN, HIDDEN}, {"gate_up", 2 * FFN, HIDDEN},
+        {"down", HIDDEN, FFN}};
     *m = (model){.layers = layers, .head = head, .mini_rows = mini_rows, .prefill_n = prefill_n,
                  .widths = {HIDDEN, FFN}};
-    m->mats = calloc((size_t)layers * 7 + 2, sizeof *m->mats);
+    m->mats = calloc((size_t)layers * LAYER_MATRICES + 2, sizeof *m->mats);
     for (int l = 0; l < layers; l++)
-        for (int i = 0; i < 7; i++)
+        for (int i = 0; i < LAYER_MATRICES; i++)
             add_matrix(m, LAYER[i].name, l, LAYER[i].rows, LAYER[i].k);
     if (head)
         add_matrix(m, "head", -1, VOCAB, HIDDEN);
@@ -46,10 +52,10 @@ void model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n)
         add_matrix(m, "mini.down", -1, mini_rows, FFN);
     }
     /* Prefill is checked on the first rows of the first matrix of each
-     * width: 128 of L0.q (or mini.up), 64 of L0.down (or mini.down). */
+     * width: 128 of L0.qkv (or mini.up), 64 of L0.down (or mini.down). */
     for (int c = 0; c < 2; c++) {
         int most = c ? 64 : 128;
-        m->check[c] = m->mats[c == 0 ? 0 : mini_rows ? 1 : 6];
+        m->check[c] = m->mats[c == 0 ? 0 : mini_rows ? 1 : LAYER_MATRICES - 1];
         m->check[c].rows = m->check[c].rows < most ? m->check[c].rows : most;
         m->check[c].y_offset = c ? (size_t)m->check[0].rows * prefill_n : 0;
     }

@@ -129,7 +129,8 @@ void declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int 
             rl_point_add(ctx, &(rl_point){
                 .variant = KERNEL_VARIANT(v), .group = group, .call = attention_kernel_call(&c->attn),
                 RL_POINT_DATA(c), .prepare = prepare_decode,
-                .count = (size_t)(v->fused ? rows : c->validated_rows) * cfg->dim, .atol = ATTENTION_ATOL,
+                .count = (size_t)(v->fused ? rows : c->validated_rows) * cfg->dim,
+                .atol = attention_atol(v, backend, v->fused && rows > c->validated_rows),
                 .rtol = ATTENTION_RTOL, .flops = attention_flops(ATTN_DECODE, &shape),
                 .bytes = bytes, .footprint = bytes, .pattern = RL_READ,
                 /* the verdicts read the fused points from L = 2048 on */

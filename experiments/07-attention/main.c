@@ -303,8 +303,10 @@ static void describe(rl_ctx *ctx, const sweep *s)
             "P V); K and V counted once (a head's are reused from the cache between query tiles)",
             attention_score_bytes(rl_kernel_backend(ctx)));
     rl_meta(ctx, "validation", "decode and prefill: the first rows vs a double-precision reference "
-            "(atol %g, rtol %g); the fused variants' other rows vs the materialized output; the "
-            "weight GEMM's first rows vs its reference (gemv)", ATTENTION_ATOL, ATTENTION_RTOL);
+            "(atol %g, rtol %g; %g more where the GPU's materialized P, in FP16, is checked or "
+            "checked against); the fused variants' other rows vs the materialized output; the "
+            "weight GEMM's first rows vs its reference (gemv)", ATTENTION_ATOL, ATTENTION_RTOL,
+            ATTENTION_FP16_P_ATOL);
     rl_meta(ctx, "ridge_flop_per_byte", "%.2f (measured: compute roof / DRAM read)", exp07_ridge(ctx));
 }
 

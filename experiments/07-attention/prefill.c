@@ -90,7 +90,8 @@ void declare_prefill(rl_ctx *ctx, int n)
             .variant = KERNEL_VARIANT(v), .group = group, .call = attention_kernel_call(&c->attn),
             RL_POINT_DATA(c), .prepare = prepare_prefill,
             .count = (size_t)(v->fused ? P->heads * n : P->ref_rows) * PREFILL_DIM,
-            .atol = ATTENTION_ATOL, .rtol = ATTENTION_RTOL,
+            .atol = attention_atol(v, backend, v->fused && P->heads * n > P->ref_rows),
+            .rtol = ATTENTION_RTOL,
             .flops = attention_flops(ATTN_PREFILL, &shape), .bytes = bytes, .footprint = bytes,
             .pattern = RL_COPY});
     }

@@ -29,6 +29,8 @@ typedef struct call {
     int experts, top_k, batch;
     double touched;       /* MoE: experts read per step, the mean over the routings; NaN for spill */
     double touched_model; /* E (1 - (1 - k / E)^B) */
+    double launches;      /* MoE: launches (GPU) or parallel regions (CPU) per step, the
+                           * routings' mean (moe_launches); NaN for spill */
     int validated;        /* output rows checked */
     spill_call spill;
     moe_call moe, moe_check; /* the timed call (its plan rotates) and the check's (the first plan) */
@@ -66,9 +68,14 @@ const rl_point *exp08_find(const rl_points *all, point_kind kind, const char *ro
 
 /* Spill: t0's rate (the all-fast GEMV: the faster f = 0 point), the slow
  * tier's ratio r at a fraction (t0's rate over the slow tier's, read at
- * that fraction's size), and a GEMV point's t / t0. */
+ * that fraction's size: by the copy, the sequential variant's path; or
+ * by the overlapped variant's own path), and a GEMV point's t / t0. */
 double exp08_spill_t0_gbps(const rl_points *all);
 double exp08_spill_r(const rl_points *all, double f);
+double exp08_spill_r_overlapped(const rl_points *all, double f);
+/* The r of a spill point's own path: the overlapped variant's for it and
+ * its tier read, the copy's for the others. */
+double exp08_spill_r_of(const rl_points *all, const rl_point *p);
 double exp08_t_over_t0(const rl_points *all, const rl_point *p);
 /* MoE over the batch: a point's time over its routing's time at B = 1. */
 double exp08_t_over_t1(const rl_points *all, const rl_point *p);

@@ -184,11 +184,16 @@ static void add_point(rl_ctx *ctx, const sweep *s, moe_part *M, point_kind kind,
         touched += moe_touched(R->experts[r], batch, top_k, sh->experts);
     }
     touched /= R->n;
+    double passes = 0;
+    for (int r = 0; r < R->n; r++)
+        passes += moe_passes(R->experts[r], batch, top_k, sh->experts);
+    passes /= R->n;
     call *c = RL_NEW(ctx, call);
     *c = (call){.kind = kind, .part = kind == MOE_TOP_K ? "moe_top_k" : "moe_batch",
                 .routing = how == MOE_UNIFORM ? "uniform" : "skewed", .f = NAN, .rows = sh->rows,
                 .k = sh->k, .experts = sh->experts, .top_k = top_k, .batch = batch,
                 .touched = touched, .touched_model = rl_moe_experts_touched(sh->experts, top_k, batch),
+                .launches = moe_launches(v, rl_kernel_backend(ctx), passes, sh->experts, batch),
                 .validated = validated_slots(sh, batch, top_k), .state = M, .routes = R,
                 .moe.launch = RL_LAUNCHER(ctx, v), .moe_check.launch = RL_LAUNCHER(ctx, v)};
     if (M->ncalls == M->cap) {
@@ -220,6 +225,50 @@ static const moe_variant *by_role(const rl_ctx *ctx, const char *role)
     return (const moe_variant *)rl_variant_by_role(ctx, &moe_family, role);
 }
 
+/* The empty launch writes nothing: its output's first row keeps the
+ * poison. Its call is bound here, the check running before it is timed. */
+static bool check_empty(rl_ctx *ctx, rl_point *p)
+{
+    call *c = RL_DATA_MUT(call, p);
+    moe_part *M = c->state;
+    c->moe.args = (moe_args){.y = M->y, .stream = rl_stream(ctx->be)};
+    size_t bytes = sizeof(float) * (size_t)c->rows;
+    rl_poison(ctx->be, M->y, bytes);
+    moe_call_run(&c->moe);
+    rl_sync(ctx->be);
+    unsigned char *got = rl_download_copy(ctx->be, M->y, bytes);
+    bool untouched = true;
+    for (size_t i = 0; i < bytes && untouched; i++)
+        untouched = got[i] == 0xFF;
+    rl_host_free(got);
+    if (!untouched)
+        snprintf(p->why, sizeof p->why, "the empty launch wrote to the output");
+    return untouched;
+}
+
+/* The fixed cost of one launch (a GPU kernel, a CPU parallel region),
+ * timed in the batch-1 group beside the steps it is compared with: a step
+ * of a few microseconds of bytes is timed on its launch, not its bytes. */
+static void add_empty_point(rl_ctx *ctx, moe_part *M, int group)
+{
+    const moe_variant *v = by_role(ctx, "fixed_cost");
+    if (!v || !rl_runs(ctx, &moe_family, KERNEL_VARIANT(v)))
+        return;
+    const moe_shape *sh = &M->shape;
+    call *c = RL_NEW(ctx, call);
+    *c = (call){.kind = MOE_TOP_K, .part = "moe_top_k", .routing = "uniform", .f = NAN, .rows = sh->rows,
+                .k = sh->k, .experts = sh->experts, .top_k = 1, .batch = 1, .touched = NAN,
+                .touched_model = NAN, .launches = 1, .state = M, .moe.launch = RL_LAUNCHER(ctx, v)};
+    /* the output it must leave alone, one row: the part's buffers hold a
+     * step's at least, whichever points run */
+    M->most_out = M->most_out > 1 ? M->most_out : 1;
+    M->bmax = M->bmax > 1 ? M->bmax : 1;
+    M->most_slots = M->most_slots > 1 ? M->most_slots : 1;
+    rl_point_add(ctx, &(rl_point){.variant = KERNEL_VARIANT(v), .group = group,
+                                  .call = moe_kernel_call(&c->moe), RL_POINT_DATA(c), .check = check_empty,
+                                  .pattern = RL_READ});
+}
+
 /* Batch 1, every top-k of the sweep: the active variant; the dense one
  * at the model's top-k (the same kernel's stream over every expert: the
  * batch-1 claim's premise). */
@@ -232,6 +281,8 @@ void declare_moe_top_k(rl_ctx *ctx, const sweep *s)
             add_point(ctx, s, M, MOE_TOP_K, group, by_role(ctx, "active"), *k, 1, MOE_UNIFORM, false);
     /* two verdicts read it: the dense path's time, and its reach of the roof */
     add_point(ctx, s, M, MOE_TOP_K, group, by_role(ctx, "dense"), M->shape.top_k, 1, MOE_UNIFORM, false);
+    /* and one the steps' premise: their bytes at the roof against their launches */
+    add_empty_point(ctx, M, group);
 }
 
 /* The model's top-k over the batch: uniform routing (the model's case),

@@ -99,11 +99,9 @@ static bool is_spill_gemv(const rl_point *p)
     return RL_DATA(call, p)->kind == SPILL && p->variant && ((const spill_variant *)p->variant)->gemv;
 }
 
-static double col_r(rl_ctx *ctx, const rl_point *p)
-{
-    const call *c = RL_DATA(call, p);
-    return c->kind == SPILL && c->f > 0 ? exp08_spill_r(rl_points_all(ctx), c->f) : NAN;
-}
+/* The r of the point's own path: the overlapped variant (and its tier
+ * read) against the slow tier as it reads it, the others against the copy. */
+static double col_r(rl_ctx *ctx, const rl_point *p) { return exp08_spill_r_of(rl_points_all(ctx), p); }
 static double model_seq(double f, double r) { return rl_spill_slowdown_sequential(f, r); }
 static double model_ovl(double f, double r) { return rl_spill_slowdown_overlapped(f, r); }
 static double col_model_seq(rl_ctx *ctx, const rl_point *p)
@@ -178,7 +176,7 @@ static const rl_column DERIVED[] = {
 
 static const rl_column TABLE[] = {
     RL_TEXT(NULL, "part", "%-9s", call, part),
-    {NULL, "variant", "%-16s", .str = rl_col_variant},
+    {NULL, "variant", "%-26s", .str = rl_col_variant},
     RL_TEXT(NULL, "routing", "%-7s", call, routing),
     {NULL, "f", "%5.2f", .num = col_f},
     RL_INT(NULL, "top-k", "%5d", call, top_k),

@@ -1,8 +1,10 @@
 /*
  * tiers.c -- experiment 08's spill part: one decode GEMV whose last rows
  * live in a slower tier, at each fraction f of them, sequential and
- * overlapped, and the slow tier's own copy at each f's size, all timed in
- * one group beside the fast tier's bandwidth probe.
+ * overlapped, and the slow tier's own read at each f's size by each
+ * variant's path (the copy; the overlapped variant's zero-copy loads or
+ * queued reads), all timed in one group beside the fast tier's bandwidth
+ * probe.
  */
 #include "exp08.h"
 
@@ -73,7 +75,8 @@ static void prepare_gemv(rl_ctx *ctx, rl_point *p)
     p->want = ((spill_part *)c->state)->ref;
 }
 
-/* The copy's output is the slow rows in the fast tier: they must be the
+/* A tier read's output is the slow rows in the fast tier (the copy's, or
+ * the words the overlapped path read, stored there): they must be the
  * matrix's own, bit for bit. */
 static bool check_copy(rl_ctx *ctx, rl_point *p)
 {
@@ -113,7 +116,7 @@ void declare_spill(rl_ctx *ctx, const sweep *s)
                 continue;
             call *c = RL_NEW(ctx, call);
             *c = (call){.kind = SPILL, .part = "spill", .routing = "", .f = *f, .rows = S->rows,
-                        .k = S->k, .touched = NAN, .touched_model = NAN,
+                        .k = S->k, .touched = NAN, .touched_model = NAN, .launches = NAN,
                         .validated = v->gemv ? S->rows : slow, .state = S,
                         .spill.launch = RL_LAUNCHER(ctx, v)};
             double bytes = spill_bytes(v, S->rows - slow, slow, S->k);
@@ -152,10 +155,26 @@ double exp08_spill_t0_gbps(const rl_points *all)
     return t0 ? rl_point_gbps(t0) : NAN;
 }
 
-double exp08_spill_r(const rl_points *all, double f)
+static double r_by(const rl_points *all, double f, const char *tier_role)
 {
-    const rl_point *tier = exp08_find(all, SPILL, "slow_tier", f, 0, 0, NULL);
+    const rl_point *tier = exp08_find(all, SPILL, tier_role, f, 0, 0, NULL);
     return tier ? exp08_spill_t0_gbps(all) / rl_point_gbps(tier) : NAN;
+}
+
+double exp08_spill_r(const rl_points *all, double f) { return r_by(all, f, "slow_tier"); }
+
+double exp08_spill_r_overlapped(const rl_points *all, double f)
+{
+    return r_by(all, f, "slow_tier_overlapped");
+}
+
+double exp08_spill_r_of(const rl_points *all, const rl_point *p)
+{
+    const call *c = RL_DATA(call, p);
+    if (c->kind != SPILL || !(c->f > 0))
+        return NAN;
+    bool own = rl_point_has_role(p, "overlapped") || rl_point_has_role(p, "slow_tier_overlapped");
+    return own ? exp08_spill_r_overlapped(all, c->f) : exp08_spill_r(all, c->f);
 }
 
 double exp08_t_over_t0(const rl_points *all, const rl_point *p)

@@ -133,7 +133,8 @@ static judged_case *layer_case(cases *c, const char *format, const char *sources
     if (j) {
         snprintf(j->what, sizeof j->what, "%s: a Llama 3 8B layer (4 matrices)", format);
         snprintf(j->kind, sizeof j->kind, "%s", format);
-        snprintf(j->meas_where, sizeof j->meas_where, "source=measured,format=%s,phase=decode", format);
+        snprintf(j->meas_where, sizeof j->meas_where, "source=measured,format=%s,phase=decode,variant=gemv_int8",
+                 format);
     }
     return j;
 }

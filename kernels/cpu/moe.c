@@ -47,6 +47,16 @@ void moe_active_cpu(const moe_args *a)
         }
 }
 
+/* A step's fixed cost on the CPU: the fork and join of one parallel
+ * region, as each pass's GEMV makes, with nothing in it (the empty asm
+ * keeps the region from being folded away). */
+void moe_empty_cpu(const moe_args *a)
+{
+    (void)a;
+#pragma omp parallel
+    __asm__ volatile("" ::: "memory");
+}
+
 /* Every expert on every token, in order: no gather, the outputs straight
  * into the scratch (expert e's for token t at row e x batch + t), then
  * the chosen ones copied out. */

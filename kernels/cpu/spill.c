@@ -142,32 +142,65 @@ static void wait_for(aio *q, int c)
     }
 }
 
+/* Queues every chunk's read of the slow rows (where the tier has a
+ * context and the chunks are not too many), before the caller computes
+ * anything: q's chunks, and how many the kernel took. */
+static int start_reads(const spill_args *a, aio *q)
+{
+    size_t row_bytes = (size_t)a->k * sizeof(fp16);
+    *q = (aio){.chunk_rows = CHUNK_BYTES / row_bytes > 0 ? (int)(CHUNK_BYTES / row_bytes) : 1,
+               .ctx = (aio_context_t)a->slow->aio};
+    q->chunks = (a->slow_rows + q->chunk_rows - 1) / q->chunk_rows;
+    if (!q->chunks)
+        return 0;
+    q->cb = calloc((size_t)q->chunks, sizeof *q->cb);
+    q->landed = calloc((size_t)q->chunks, sizeof *q->landed);
+    RL_REQUIRE(q->cb && q->landed, "out of memory for the reads");
+    return q->ctx && q->chunks <= SPILL_MOST_QUEUED ? queue_reads(a, q) : 0;
+}
+
+/* Chunk c in staging: its queued read waited for, or (not queued) read now. */
+static fp16 *land_chunk(const spill_args *a, aio *q, int c, int queued)
+{
+    size_t row_bytes = (size_t)a->k * sizeof(fp16);
+    fp16 *dst = a->staging + (size_t)c * q->chunk_rows * a->k;
+    if (c < queued)
+        wait_for(q, c);
+    else
+        read_range(a->slow, dst, (size_t)chunk_length(a, q, c) * row_bytes,
+                   (size_t)(a->slow_first + c * q->chunk_rows) * row_bytes);
+    return dst;
+}
+
+static void end_reads(aio *q)
+{
+    free(q->cb);
+    free(q->landed);
+}
+
 void spill_overlapped_cpu(const spill_args *a)
 {
     require_tier(a);
     spill_tier_drop(a->slow);
-    size_t row_bytes = (size_t)a->k * sizeof(fp16);
-    aio q = {.chunk_rows = CHUNK_BYTES / row_bytes > 0 ? (int)(CHUNK_BYTES / row_bytes) : 1};
-    q.chunks = (a->slow_rows + q.chunk_rows - 1) / q.chunk_rows;
-    int queued = 0;
-    q.ctx = (aio_context_t)a->slow->aio;
-    if (q.chunks) {
-        q.cb = calloc((size_t)q.chunks, sizeof *q.cb);
-        q.landed = calloc((size_t)q.chunks, sizeof *q.landed);
-        RL_REQUIRE(q.cb && q.landed, "out of memory for the reads");
-        if (q.ctx && q.chunks <= SPILL_MOST_QUEUED)
-            queued = queue_reads(a, &q);
-    }
+    aio q;
+    int queued = start_reads(a, &q);
     gemv_rows(a->y, a->fast, a->x, a->fast_rows, a->k);
     for (int c = 0; c < q.chunks; c++) {
-        fp16 *dst = a->staging + (size_t)c * q.chunk_rows * a->k;
-        if (c < queued)
-            wait_for(&q, c);
-        else
-            read_range(a->slow, dst, (size_t)chunk_length(a, &q, c) * row_bytes,
-                       (size_t)(a->slow_first + c * q.chunk_rows) * row_bytes);
+        fp16 *dst = land_chunk(a, &q, c, queued);
         gemv_rows(a->y + a->fast_rows + (size_t)c * q.chunk_rows, dst, a->x, chunk_length(a, &q, c), a->k);
     }
-    free(q.cb);
-    free(q.landed);
+    end_reads(&q);
+}
+
+/* The overlapped variant's path to the slow tier with nothing else: every
+ * chunk's read queued at once, then each waited for (its r). */
+void spill_tier_queued_cpu(const spill_args *a)
+{
+    require_tier(a);
+    spill_tier_drop(a->slow);
+    aio q;
+    int queued = start_reads(a, &q);
+    for (int c = 0; c < q.chunks; c++)
+        land_chunk(a, &q, c, queued);
+    end_reads(&q);
 }
