@@ -21,6 +21,7 @@ set grid ytics
 set xtics rotate by -35 left font ',9' nomirror noenhanced
 set key top right
 set bmargin 12
+set rmargin 12
 set style fill solid 0.8 border -1
 set offsets 0.6, 0.6, 0, 0
 
