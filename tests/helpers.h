@@ -50,7 +50,8 @@ void measure_unlock(void);
  * as run_capture does. */
 int run_experiment(const char *bin, const char *dir, const char *args, char *out, size_t out_cap,
                    char *err, size_t err_cap);
-/* The same without the fixture: the run measures its own ceilings. */
+/* The same without the fixture: the run measures its own ceilings, with
+ * ROOFLAB_LLC=8Mi unless the test set its own (a small ladder). */
 int run_experiment_measuring(const char *bin, const char *dir, const char *args, char *out,
                              size_t out_cap, char *err, size_t err_cap);
 /* How many of the charts NAME.{png,pdf,svg} for each of the n names are

@@ -143,7 +143,7 @@ Test(lock, experiments_05_and_06_at_once_under_one_label_keep_both_verdict_sets)
 {
     char cmd05[2048], cmd06[2048], log05[600], log06[600];
     const char *common = "--quick --backend cpu --max-bytes 64Mi --no-plot --label shared "
-                         "--ceilings " TEST_CEILINGS;
+                         "--timeout 0.05 --ceilings " TEST_CEILINGS;
     snprintf(cmd05, sizeof cmd05, "%s %s --out '%s/results' --plots '%s/plots' --op affine",
              EXP05, common, dir, dir);
     snprintf(cmd06, sizeof cmd06, "%s %s --out '%s/results' --plots '%s/plots' --test doubling",
