@@ -111,6 +111,10 @@ static double number_of(rl_ctx *ctx, const rl_column *c, const rl_point *p)
         return *(const int *)member(c, p);
     if (c->field == RL_DOUBLE_FIELD || c->field == RL_WHOLE_FIELD)
         return *(const double *)member(c, p);
+    if (c->ratio) {
+        rl_ratio r = c->ratio(ctx, p);
+        return c->field == RL_RATIO_LO ? r.lo : c->field == RL_RATIO_HI ? r.hi : r.median;
+    }
     return c->num(ctx, p);
 }
 

@@ -104,8 +104,18 @@ typedef struct rl_points rl_points;
  * and every row from them (columns.c). */
 typedef enum rl_field {
     RL_NO_FIELD = 0, RL_INT_FIELD, RL_DOUBLE_FIELD, RL_TEXT_FIELD, RL_CHARS_FIELD, RL_WHOLE_FIELD,
-    RL_BYTES_FIELD
+    RL_BYTES_FIELD,
+    RL_RATIO_MEDIAN, RL_RATIO_LO, RL_RATIO_HI /* one part of a ratio function's rl_ratio */
 } rl_field;
+
+/* A ratio of two points' median times (num / den) and its spread: lo and
+ * hi put the two times at opposite ends of their interquartile ranges
+ * (q1 / q3 and q3 / q1), a conservative band for a ratio of two noisy
+ * times. Charts draw it as the ratio's bars (RL_RATIO_COLUMNS writes
+ * <name>, <name>_lo and <name>_hi). NaN where either point was not timed. */
+typedef struct rl_ratio {
+    double median, lo, hi;
+} rl_ratio;
 
 typedef struct rl_column {
     const char *name, *head, *fmt;
@@ -116,7 +126,16 @@ typedef struct rl_column {
      * RL_INT("n", "n", "%5d", call, n) instead of a function. */
     rl_field field;
     size_t offset;
+    /* Or one part (field: RL_RATIO_*) of a ratio: RL_RATIO_COLUMNS. */
+    rl_ratio (*ratio)(rl_ctx *ctx, const rl_point *p);
 } rl_column;
+
+/* A ratio and its spread as three CSV columns, name, name_lo and name_hi,
+ * from one function: RL_RATIO_COLUMNS("speedup_vs_unfused", speedup_of). */
+#define RL_RATIO_COLUMNS(name, fn)                                  \
+    {name, NULL, NULL, .field = RL_RATIO_MEDIAN, .ratio = fn},      \
+    {name "_lo", NULL, NULL, .field = RL_RATIO_LO, .ratio = fn},    \
+    {name "_hi", NULL, NULL, .field = RL_RATIO_HI, .ratio = fn}
 
 #define RL_INT(name, head, fmt, type, member) \
     {name, head, fmt, .field = RL_INT_FIELD, .offset = offsetof(type, member)}
@@ -472,14 +491,7 @@ double rl_col_mfu(rl_ctx *ctx, const rl_point *p);
  * in: the headline device-memory roof (copy_gbps) and the DRAM read rung. */
 double rl_col_vs_copy(rl_ctx *ctx, const rl_point *p);
 double rl_col_vs_dram_read(rl_ctx *ctx, const rl_point *p);
-/* A ratio of two points' median times (num / den) and its spread: lo and
- * hi put the two times at opposite ends of their interquartile ranges
- * (q1 / q3 and q3 / q1), a conservative band for a ratio of two noisy
- * times. Charts draw it as the ratio's bars; CSV columns <name>_lo and
- * <name>_hi by convention. NaN where either point was not timed. */
-typedef struct rl_ratio {
-    double median, lo, hi;
-} rl_ratio;
+/* Two points' rl_ratio (its comment is at rl_field). */
 rl_ratio rl_time_ratio(const rl_point *num, const rl_point *den);
 /* No ratio (yet): what a point's rl_ratio member starts as (NAN: <math.h>). */
 #define RL_RATIO_NONE ((rl_ratio){NAN, NAN, NAN})

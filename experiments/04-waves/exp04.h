@@ -104,8 +104,6 @@ void vocab_declare(rl_ctx *ctx);     /* vocab.c: GPT-2's output layer */
  * model time, and a vocab GEMM's time at V = 50257 over this one's, with
  * its spread. NaN on the other parts' points. */
 double staircase_model_us(rl_ctx *ctx, const rl_point *p);
-double vocab_speedup(rl_ctx *ctx, const rl_point *p);
-double vocab_speedup_lo(rl_ctx *ctx, const rl_point *p);
-double vocab_speedup_hi(rl_ctx *ctx, const rl_point *p);
+rl_ratio vocab_speedup_ratio(rl_ctx *ctx, const rl_point *p);
 
 #endif

@@ -46,9 +46,7 @@ static const rl_column COLUMNS[] = {
 /* Computed from every point: staircase.c's model, vocab.c's speedups. */
 static const rl_column DERIVED[] = {
     {"model_time_us", NULL, NULL, .num = staircase_model_us},
-    {"speedup_vs_v50257", NULL, NULL, .num = vocab_speedup},
-    {"speedup_vs_v50257_lo", NULL, NULL, .num = vocab_speedup_lo},
-    {"speedup_vs_v50257_hi", NULL, NULL, .num = vocab_speedup_hi},
+    RL_RATIO_COLUMNS("speedup_vs_v50257", vocab_speedup_ratio),
     {0},
 };
 

@@ -102,16 +102,17 @@ static const rl_point *find(const rl_points *pts, const gemm_variant *v, const c
 /* Each GEMM's time at V = 50257 over its time here, and that ratio's
  * spread (both times at opposite ends of their q1-q3): the chart's bars.
  * NaN outside the vocab part, whose points alone have a vocabulary. */
-static rl_ratio speedup_of(rl_ctx *ctx, const rl_point *p)
+rl_ratio vocab_speedup_ratio(rl_ctx *ctx, const rl_point *p)
 {
     const call *c = RL_DATA(call, p);
     const gemm_variant *v = (const gemm_variant *)p->variant;
     return rl_time_ratio(find(rl_points_all(ctx), v, c->gemm, V_GPT2), p);
 }
 
-double vocab_speedup(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).median; }
-double vocab_speedup_lo(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).lo; }
-double vocab_speedup_hi(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).hi; }
+static double vocab_speedup(rl_ctx *ctx, const rl_point *p)
+{
+    return vocab_speedup_ratio(ctx, p).median;
+}
 
 static const rl_column TABLE[] = {
     CALL_TABLE_HEAD,

@@ -65,8 +65,6 @@ static rl_ratio speedup_of(rl_ctx *ctx, const rl_point *p)
 }
 
 static double speedup(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).median; }
-static double speedup_lo(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).lo; }
-static double speedup_hi(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).hi; }
 
 static const rl_column COLUMNS[] = {
     RL_COLUMN_VARIANT,
@@ -81,9 +79,7 @@ static const rl_column COLUMNS[] = {
 };
 
 static const rl_column DERIVED[] = {
-    {"speedup_vs_unfused", NULL, NULL, .num = speedup},
-    {"speedup_vs_unfused_lo", NULL, NULL, .num = speedup_lo},
-    {"speedup_vs_unfused_hi", NULL, NULL, .num = speedup_hi},
+    RL_RATIO_COLUMNS("speedup_vs_unfused", speedup_of),
     {0},
 };
 

@@ -92,7 +92,7 @@ int doubling_knee(const rl_points *all, const kernel_variant *v)
     return 0;
 }
 
-double col_doubling_ratio(rl_ctx *ctx, const rl_point *p)
+static double col_doubling_ratio(rl_ctx *ctx, const rl_point *p)
 {
     return doubling_ratio(rl_points_all(ctx), p).median;
 }

@@ -42,8 +42,6 @@ void doubling_declare(rl_ctx *ctx, int d, int bmax);
 rl_ratio doubling_ratio(const rl_points *all, const rl_point *p);
 /* The smallest batch whose doubling ratio exceeds 1.1, or 0. */
 int doubling_knee(const rl_points *all, const kernel_variant *v);
-/* The ratio as a column (the CSV's and the doubling table's). */
-double col_doubling_ratio(rl_ctx *ctx, const rl_point *p);
 
 /* verdicts.c */
 extern const rl_claim EXP06_CLAIMS[];

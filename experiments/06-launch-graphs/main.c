@@ -70,14 +70,9 @@ static double col_breakeven(rl_ctx *ctx, const rl_point *p)
 }
 
 /* The doubling test's ratio, and its spread (the chart's bars). */
-static double col_ratio_lo(rl_ctx *ctx, const rl_point *p)
+static rl_ratio col_doubling_band(rl_ctx *ctx, const rl_point *p)
 {
-    return doubling_ratio(rl_points_all(ctx), p).lo;
-}
-
-static double col_ratio_hi(rl_ctx *ctx, const rl_point *p)
-{
-    return doubling_ratio(rl_points_all(ctx), p).hi;
+    return doubling_ratio(rl_points_all(ctx), p);
 }
 
 static const rl_column COLUMNS[] = {
@@ -99,9 +94,7 @@ static const rl_column DERIVED[] = {
     RL_DOUBLE("host_us_per_launch", NULL, NULL, call, host_us),
     RL_DOUBLE("graph_build_us", NULL, NULL, call, build_us),
     {"graph_breakeven_replays", NULL, NULL, .num = col_breakeven},
-    {"doubling_ratio", NULL, NULL, .num = col_doubling_ratio},
-    {"doubling_ratio_lo", NULL, NULL, .num = col_ratio_lo},
-    {"doubling_ratio_hi", NULL, NULL, .num = col_ratio_hi},
+    RL_RATIO_COLUMNS("doubling_ratio", col_doubling_band),
     {0},
 };
 

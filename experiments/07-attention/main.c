@@ -170,8 +170,6 @@ static rl_ratio speedup_of(rl_ctx *ctx, const rl_point *p)
     return rl_time_ratio(is_fused(p) ? materialized_twin(ctx, p) : NULL, p);
 }
 static double col_speedup(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).median; }
-static double col_speedup_lo(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).lo; }
-static double col_speedup_hi(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).hi; }
 
 static const rl_column COLUMNS[] = {
     RL_TEXT("phase", NULL, NULL, call, phase),
@@ -198,9 +196,7 @@ static const rl_column COLUMNS[] = {
 static const rl_column DERIVED[] = {
     {"attainable_tflops", NULL, NULL, .num = rl_col_attainable},
     {"share_of_step", NULL, NULL, .num = col_share},
-    {"speedup_vs_materialized", NULL, NULL, .num = col_speedup},
-    {"speedup_vs_materialized_lo", NULL, NULL, .num = col_speedup_lo},
-    {"speedup_vs_materialized_hi", NULL, NULL, .num = col_speedup_hi},
+    RL_RATIO_COLUMNS("speedup_vs_materialized", speedup_of),
     {0},
 };
 
