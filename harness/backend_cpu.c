@@ -113,11 +113,11 @@ static bool quiet_blas_workers(void)
 }
 
 /* OpenBLAS picks its kernels by the CPU model it knows. One it does not
- * know gets the oldest x86-64 kernels: Debian's 0.3.21 took a 2-core
- * Emerald Rapids class Xeon (family 6, model 207) for "Prescott" and ran
- * SSE3 code, its SGEMM at 0.04-0.05 TFLOP/s, a quarter of what its own
- * Cooperlake kernels reach there (a 4096x14336 GEMM at n = 128: 0.40-0.45 s
- * against 0.11 s). The library a user would install on that machine
+ * know gets the oldest x86-64 kernels: Debian's 0.3.21 took an Emerald
+ * Rapids class Xeon (family 6, model 207) for "Prescott" and ran SSE3
+ * code, its SGEMM at a quarter of what its own Cooperlake kernels reach
+ * there (README.md, "How it measures", has the GEMM's times). The
+ * library a user would install on that machine
  * (a newer OpenBLAS) knows it; so when the kernels in use lack AVX2 and
  * the CPU has it, the run asks for the kernels of the CPU's instruction
  * set: Cooperlake (AVX-512 with BF16), SkylakeX (AVX-512) or Haswell

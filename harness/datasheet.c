@@ -6,23 +6,25 @@
  * figures on NVIDIA's sheets are twice these). SM counts come from the
  * architecture whitepapers; the device reports its own at run time.
  *
- * Sources:
- *   V100: NVIDIA Tesla V100 datasheet (SXM2: 125 TFLOPS tensor, 900 GB/s, 15.7 FP32);
- *         Volta whitepaper (80 SMs, 6 MB L2).
- *   A100: NVIDIA A100 Tensor Core GPU datasheet (312 TFLOPS FP16 tensor, 19.5 FP32;
- *         40 GB 1,555 GB/s; 80 GB SXM 2,039 GB/s; 80 GB PCIe 1,935 GB/s);
+ * Sources (the figures are the table's below; a comment does not repeat
+ * them, so that they have one place to be corrected):
+ *   V100: NVIDIA Tesla V100 datasheet (SXM2: tensor, memory bandwidth,
+ *         FP32); Volta whitepaper (80 SMs, 6 MB L2).
+ *   A100: NVIDIA A100 Tensor Core GPU datasheet (FP16 tensor, FP32; the
+ *         bandwidth of 40 GB, 80 GB SXM and 80 GB PCIe);
  *         Ampere GA100 whitepaper (108 SMs, 40 MB L2).
- *   H100: NVIDIA H100 Tensor Core GPU datasheet (SXM: 1,979 TFLOPS FP16 with sparsity,
- *         67 FP32, 3.35 TB/s; PCIe: 1,513 with sparsity, 51 FP32, 2 TB/s);
+ *   H100: NVIDIA H100 Tensor Core GPU datasheet (SXM and PCIe: FP16 with
+ *         sparsity, halved, FP32, bandwidth);
  *         Hopper whitepaper (132 SMs SXM, 114 PCIe, 50 MB L2).
- *   H200: NVIDIA H200 Tensor Core GPU datasheet (SXM: 1,979 with sparsity, 67 FP32,
- *         4.8 TB/s, 141 GB); 132 SMs; L2 60 MB as read off one device.
- *   RTX 4090: NVIDIA Ada Lovelace architecture whitepaper (165.2 TFLOPS FP16 tensor
- *         with FP32 accumulate, 82.6 FP32, 1,008 GB/s, 128 SMs, 72 MB L2).
- *   T4:   NVIDIA T4 datasheet (65 TFLOPS mixed precision, 8.1 FP32, 320 GB/s);
+ *   H200: NVIDIA H200 Tensor Core GPU datasheet (SXM: FP16 with sparsity,
+ *         halved, FP32, bandwidth, 141 GB); 132 SMs; L2 60 MB as read off
+ *         one device.
+ *   RTX 4090: NVIDIA Ada Lovelace architecture whitepaper (FP16 tensor
+ *         with FP32 accumulate, FP32, bandwidth, 128 SMs, 72 MB L2).
+ *   T4:   NVIDIA T4 datasheet (mixed precision, FP32, bandwidth);
  *         Turing whitepaper (40 SMs, 4 MB L2).
- *   L4:   NVIDIA L4 datasheet (242 TFLOPS FP16 with sparsity, 30.3 FP32, 300 GB/s);
- *         58 SMs, 48 MB L2.
+ *   L4:   NVIDIA L4 datasheet (FP16 with sparsity, halved, FP32,
+ *         bandwidth); 58 SMs, 48 MB L2.
  */
 #include "rooflab.h"
 

@@ -50,11 +50,13 @@
  * "Dissecting the NVidia Turing T4 GPU via Microbenchmarking", 2019,
  * Table 3.2). Tensor cores, dense FP16 in and FP32 accumulate, multiply-
  * adds a clock: 512 on Volta and Turing, 1024 on A100 (the A100
- * whitepaper), 512 on L4 (its datasheet's 121 dense TFLOPS over 58 SMs at
- * 2040 MHz); on Hopper the kernels' mma.sync (HMMA) reaches 490.7 of the
- * H800 PCIe's 756.5 TFLOPS (Luo et al., "Benchmarking and Dissecting the
- * Nvidia Hopper GPU Architecture", IPDPS 2024, Table VII), so 2048 (two
- * A100 SMs: the H100 whitepaper) x 490.7 / 756.5. Not found for GA10x
+ * whitepaper), 512 on L4 (its datasheet's dense tensor peak, the table
+ * below, over 58 SMs at 2040 MHz); on Hopper the kernels' mma.sync (HMMA)
+ * reaches a fraction of the H800 PCIe's dense peak, the two figures of
+ * Luo et al., "Benchmarking and Dissecting the Nvidia Hopper GPU
+ * Architecture", IPDPS 2024, Table VII, so 2048 (two A100 SMs: the H100
+ * whitepaper) times that fraction, the sm 90 row's tensor rate. Not
+ * found for GA10x
  * (sm_86): not modelled. */
 static const rl_sm_rates RATES[] = {
     /* sm  issue   fma half alu  xu  shfl lsu  tensor  ctrl     L1  half_on_fma */
@@ -84,12 +86,12 @@ const rl_sm_rates *rl_sm_rates_of(int sm)
  * ~430 cycles at 1380 MHz, A100 SXM 80 GB 552 cycles at 1410, GH200's
  * H100 689 cycles at 1980 for H100 and H200, L40 625 cycles at 2490 for
  * L4; for T4 none was found, and V100's is used); the launch, the time of
- * a back-to-back small kernel in a stream (RRZE's gpu-small-kernels:
- * A100 ~2.6 us, H200 ~2.4 us, used for H100 too; NVIDIA's "Getting
- * Started with CUDA Graphs", 2019: 3.8 us, for the others); the host
- * link, PCIe x16 in one direction: Gen3 16 GB/s (V100, T4), Gen4 32 (A100,
- * L4), Gen5 64 (H100, H200: the H100 whitepaper, "64 GB/sec in each
- * direction"). */
+ * a back-to-back small kernel in a stream (RRZE's gpu-small-kernels for
+ * A100 and H200, H200's used for H100 too; NVIDIA's "Getting Started
+ * with CUDA Graphs", 2019, for the others; the launch column); the host
+ * link, PCIe x16 in one direction: Gen3 (V100, T4), Gen4 (A100, L4),
+ * Gen5 (H100, H200: the H100 whitepaper's rate in each direction), the
+ * host column. */
 const rl_gpu_spec rl_gpu_specs[] = {
     /* slug           name              sm  SMs   MHz    GB/s  lat ns  L2 MB  TFLOPS  launch us  host GB/s */
     {"v100-sxm", "V100 SXM2", 70, 80, 1530, 900, 430 / 1.38, 6, 125, 3.8, 16},

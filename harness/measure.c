@@ -35,17 +35,14 @@ static const double SLOW_CALL_S = 0.1;
  * left it. In a group the call before was another member's, and when the
  * group's working sets together fill more than half the cache level that
  * holds this member's (where the ladder calls a working set mixed), it
- * finds its data evicted: the six formats of experiment 03's
- * --matrix 4096x14336, 320 MB together, each in a 162 MiB LLC, were read
- * at DRAM speed (F16 5.3 ms a call in two-call samples, 3.0 alone, a
- * 2-core Xeon VM). Such a member's sample starts with untimed calls until
- * one is no faster than the one before (at most MAX_WARM_CALLS): one is
- * not always enough, because that LLC keeps a line on its second use; a
- * 58 MB F16 matrix, after a 400 MB read, took 1.7 ms a call with one
- * untimed call first, 1.2 with two, 1.1 with four, as back to back. Nor
- * is the whole level the bound: the lab run's cache-sized model, 128 MiB
- * in six formats, interleaved with no probes in that 162 MiB LLC, read
- * F16 at 0.56 of its roof. */
+ * finds its data evicted: the six formats of experiment 03's --matrix,
+ * together more than an LLC that holds each alone, were read at DRAM speed.
+ * Such a member's sample starts with untimed calls until one is no faster
+ * than the one before (at most MAX_WARM_CALLS): one is not always enough,
+ * because an LLC may keep a line only on its second use. Nor is the
+ * whole level the bound: a cache-sized model in six formats, interleaved
+ * with no probes, read F16 well under its roof. README.md,
+ * "Interleaving", has the runs' figures. */
 enum { MAX_WARM_CALLS = 4 };
 
 /* together: the footprints of the whole group */

@@ -10,9 +10,9 @@
  * mixed roof, "L2-DRAM") has no rung of its own on the ladder: the group
  * probes measure it at its footprint (group_roof.c); without them it is
  * judged against the next level's rung, what the spill runs at, since a
- * stream longer than a cache finds little of itself there (an H200's
- * GEMV over 234 MiB of weights and a 60 MiB L2 read 3572 GB/s: 0.83 of
- * the DRAM read rung, 0.23 of the L2's). Only a point that beats that
+ * stream longer than a cache finds little of itself there (README.md,
+ * "How it measures", has a reference run's GEMV that did so). Only a
+ * point that beats that
  * rung shows part of its working set hitting in the level: then the
  * level's own rung, the one roof it cannot beat, judges it. A utilization
  * above 1.05 is impossible for a true ceiling: it

@@ -131,7 +131,8 @@ void spill_tier_mapped_cuda(const spill_args *a);
  * (at f = 0.1 of 65536 rows, 819 slow blocks: more than an H100 holds at
  * once, 132 SMs x 4 blocks), the fast rows waiting for them: sequential
  * again. PCIe needs only a few hundred
- * requests in flight (55 GB/s x ~1.5 us, ~80 KiB: some 40 warps at 2 KiB),
+ * requests in flight (its rate times its latency, ~80 KiB: some 40 warps
+ * at 2 KiB; experiments/08-weight-tiers/README.md, "Method"),
  * which a tenth of any wave already holds; spread in proportion, the slow
  * blocks take their share of each wave and build up only as the
  * scheduler moves on, the fast rows keep most of the SMs, and both tiers

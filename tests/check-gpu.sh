@@ -18,7 +18,7 @@
 # and run; steps 4 and 5 skip and say so. A run stopped at its cap keeps
 # the points it measured: a CSV marked partial, and its row says so.
 #
-# Time: at most CHECK_GPU_BUDGET_S (default 300 s: five minutes on an
+# Time: at most CHECK_GPU_BUDGET_S (default: five minutes, sized for an
 # H100/H200-class GPU) for the whole; each step stops at its cap,
 # CAP_PROBE_S=30 CAP_DEPS_S=120 CAP_BUILD_S=150 CAP_CUDA_TESTS_S=60
 # CAP_EXP_QUICK_S=45 (each experiment) SANITIZER_S=60, cut to what is left

@@ -28,7 +28,7 @@ estimate() {
 estimate EST_PROBE_S 1 lease2-quick/summary.txt:4
 estimate EST_DEPS_S 5 lease2-quick/summary.txt:5 "from bundle/"
 # The build from an empty build folder (a bare GPU machine): the leases'
-# 4 and 5 s (lease2-quick/summary.txt:6, lease3-lab/summary.txt:6) do not
+# build times (lease2-quick/summary.txt:6, lease3-lab/summary.txt:6) do not
 # say whether their build folder was empty (issue 47 reads them as warm
 # builds), so the estimate is derived from a cold build timed job by job
 # on a 2-core VM: `make B=<empty> -j2 SMS=90 build-tests` with SHELL= a

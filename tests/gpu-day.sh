@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu-day.sh -- `make gpu-day OUT=folder`: everything a GPU lent for ten
-# minutes should give, in one command, within GPU_DAY_BUDGET_S (540 s) of
-# wall time from a cold tree on an H100/H200-class GPU:
+# minutes should give, in one command, within GPU_DAY_BUDGET_S (default:
+# nine minutes) of wall time from a cold tree on an H100/H200-class GPU:
 #
 #   1. the steps of make check-gpu (driver against nvcc, packages -- from
 #      bundle/ when there is one --, build, CUDA kernels against the CPU
@@ -101,9 +101,9 @@ CHECK_GPU_BUDGET_S=${CHECK_GPU_BUDGET_S:-$((GPU_DAY_BUDGET_S / 3))}
 GPU_DAY_MODE=${GPU_DAY_MODE:-lab}
 export GPU_DAY_QUICK=${GPU_DAY_QUICK:-1}
 GPU_DAY_QUICK_BUDGET_S=${GPU_DAY_QUICK_BUDGET_S:-12}
-# A run's start and exit, outside its own clock: 1 s on the H200 ("took
-# 77 s" in lease3-lab/reference/exp-01.log:49, a 78 s step in
-# lease3-lab/summary.txt:15); 5 s leaves room for a slower start.
+# A run's start and exit, outside its own clock: the H200 lease's
+# lease3-lab/reference/exp-01.log:49 ("took") against that step's time in
+# lease3-lab/summary.txt:15; the margin leaves room for a slower start.
 GPU_DAY_STEP_MARGIN_S=${GPU_DAY_STEP_MARGIN_S:-5}
 GPU_DAY_MIN_BUDGET_S=${GPU_DAY_MIN_BUDGET_S:-15}
 GPU_DAY_EST_NEW_S=${GPU_DAY_EST_NEW_S:-60}

@@ -141,9 +141,9 @@ Test(exp02, a_run_with_no_dram_level_point_still_draws_its_charts)
  * cache's rung, gave MBU 0.23 for a GEMV at 0.83 of DRAM. Here the same
  * class of working set on a pretended 64 MiB LLC (112 MiB of weights, one
  * copy: LLC-DRAM) against the fixture's roofs, the ladder judging (--roofs
- * start): the verdict's MBU is the GEMV's GB/s over the DRAM read rung
- * (20 GB/s), what the spill runs at, unless the GEMV beats that rung
- * (then over the LLC's, 100). */
+ * start): the verdict's MBU is the GEMV's GB/s over the fixture's DRAM
+ * read rung, what the spill runs at, unless the GEMV beats that rung
+ * (then over the LLC's). */
 Test(exp02, a_spilled_working_set_is_judged_against_the_spill_rung)
 {
     setenv("ROOFLAB_LLC", "64Mi", 1);

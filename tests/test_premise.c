@@ -186,7 +186,8 @@ static rl_verdict_status judge_short(double mib, double roof, double launches, d
 Test(premise, a_step_shorter_than_ten_launches_is_not_judged)
 {
     const char *note;
-    /* top-1 of 128 experts, 3 MiB at an H200's datasheet 4.8 TB/s: 0.66 us, against a 2 us launch */
+    /* top-1 of 128 experts, 3 MiB at a datasheet's bandwidth (harness/datasheet.c, its H200
+     * row): under ten launches' time */
     cr_assert_eq(judge_short(3, 4800, 1, 2, &note), RL_PREMISE_NOT_MET, "%s", note);
     cr_assert(strstr(note, "top-1 of 128: its 3.0 MiB at the roof (4800.0 GB/s") &&
                   strstr(note, "take 0.66 us, under 10x its fixed cost of 2.00 us") &&

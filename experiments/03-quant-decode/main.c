@@ -402,9 +402,9 @@ static void plan_matrix(rl_ctx *ctx, model *m)
 /* ---- declare and judge ------------------------------------------------------------- */
 
 /* One part: the model (or --matrix's matrix), built when it opens. The
- * plan: building it (about 40 ns per weight on one host core: 15-17 s for
- * 436 million weights on a 2-core Zen 3 VM, 2026-12-02; the GPU's upload
- * adds about as much again, fewer_layers_to_fit), then its points. */
+ * plan: building it (its time per weight on one host core; the GPU's
+ * upload adds about as much again, fewer_layers_to_fit; the README beside
+ * this file, "The model", has a run's figure), then its points. */
 static void declare(rl_ctx *ctx)
 {
     model *m = &the_model;

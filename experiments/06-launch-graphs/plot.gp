@@ -93,7 +93,7 @@ set ylabel 'time per kernel (us)'
 set key outside right top vertical
 
 # ---- chart 1: per-kernel time vs chain length ----------------------------------
-# NVIDIA's figures (a V100, 20 kernels of 2.9 us per step) as levels across
+# NVIDIA's published figures (results/published/figures.csv, launch_*) as levels across
 # both panels, in the published colour, each beside its analogue in the
 # key: what a launch costs on a GPU next to what a region costs here.
 nv_ids = 'launch_sync_each_us launch_async_us launch_graph_us launch_kernel_us'

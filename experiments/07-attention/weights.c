@@ -67,9 +67,8 @@ static void prepare_weights(rl_ctx *ctx, rl_point *p)
 /* The hand-written bandwidth kernel while it takes the batch (to 8
  * tokens), else the library GEMM on blocks of rows where the backend has
  * it (the CPU: the whole-matrix library path converts every weight to
- * FP32 in memory each call: 302 ms against 124 at 16 tokens, 441 against
- * 298 at 64, on a 2-core Zen 3), else the library GEMM: each the best
- * the family has there. */
+ * FP32 in memory each call, slower at 16 and 64 tokens: the README beside
+ * this file, "Method"), else the library GEMM: each the best the family has there. */
 static const gemv_variant *variant_for(const rl_ctx *ctx, int batch)
 {
     const gemv_variant *bw = (const gemv_variant *)rl_variant_by_role(ctx, &gemv_family, "bandwidth");

@@ -18,17 +18,10 @@
 #   B             the build folder
 #
 # The weights: about the least wall time in which each experiment judged
-# the verdicts its lab run judges, under --budget on a 2-core Zen 3 VM,
-# 2026-12-02, ceilings reused (its needed points down to the floor's stop
-# rule, its inputs, the 2.5 s it keeps for its charts): 01 its holds at
-# their shortest, 02 the library's GEMMs at n = 512 (0.5 s a call), 03
-# its model's encoding (17 s) and its prefill at 64 tokens (1 s a call),
-# 05 its two pairs' groups (about 3 s each, the references included),
-# 07 its decode parts at L >= 2048 and its prefill beyond the LLC (60 s
-# judged all; 50 s left its MBU and n = 8192 unjudged, 2026-12-02), 08
-# its spill at f = 0 and 0.1 and its MoE points of both parts (30 s judged
-# all but, once of two runs, the batch-1 MoE claims, whose probe stayed
-# under-measured; on a 2-core Zen 5 VM, 2026-12-02).
+# the verdicts its lab run judges under --budget, ceilings reused (its
+# needed points down to the floor's stop rule, its inputs, the time it
+# keeps for its charts); README.md, "Runs that fit a clock", has the
+# times they were drawn from and the machine that gave them.
 # make all BUDGET=120 and 150 set them (README, "Runs that fit a
 # clock"). The first experiment also measures the ceilings (about 6 s
 # with a budget's short trials) when the label has none. An experiment

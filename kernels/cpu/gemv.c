@@ -65,15 +65,14 @@ void gemv_scalar_cpu(const gemv_args *a)
 #define GEMV_MOST_ROWS (GEMV_ACC >= 16 ? 16 : 8)
 
 /* ROWS rows that lie `stride` rows apart, NT tokens, one pass over k:
- * VF_LANES halves a step (16 on AVX-512: a 1024 x 4096 matrix in the LLC
- * of a Sapphire Rapids VM took 0.30 ms in 8-lane steps, 0.20 in 16-lane
- * ones, ggml's time, because converting halves is what bound it), and the
- * last k % 16 in one 8-lane step (k is a multiple of 8). prefetch: bytes
- * ahead of each load to ask for (0: none), in the row's own stream, which
- * runs on into the segment's next row. From DRAM, on a 2-core Emerald
- * Rapids VM, a 16384 x 14336 matrix took 20-21 ms a call 1-4 KiB ahead
- * against 23.7 without; in its LLC, a 1024 x 4096 one took 0.186 ms
- * against 0.168: a tuner's choice. The test is loop-invariant: the
+ * VF_LANES halves a step (16 on AVX-512, because converting halves is
+ * what bound it: 16-lane steps reached ggml's time where 8-lane ones did
+ * not), and the last k % 16 in one 8-lane step (k is a multiple of 8).
+ * prefetch: bytes ahead of each load to ask for (0: none), in the row's
+ * own stream, which runs on into the segment's next row. It helped from
+ * DRAM and hurt in the LLC: a tuner's choice. The times behind both are
+ * in experiments/03-quant-decode/README.md, "Tuned per machine". The
+ * test is loop-invariant: the
  * compiler (-O3's unswitching) makes a loop with and one without. */
 static inline __attribute__((always_inline)) void rows_vec(const gemv_args *a, int r0, int stride,
                                                           int ROWS, int NT, int prefetch)

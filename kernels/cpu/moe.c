@@ -10,9 +10,8 @@
  *
  * Tried and dropped: a pass that converts its tokens to FP32 once and
  * multiplies on 16-float AVX-512 vectors (one conversion per 16 weights,
- * none per token). At batch 64, top-8 of 128 (4 tokens per expert), it
- * took 20.4 ms against gemv_fp16_cpu's 15.1 ms, three alternating runs on
- * a 2-core Zen 5 VM; at batch 16 the two were even.
+ * none per token): slower at batch 64, even at 16
+ * (experiments/08-weight-tiers/README.md, "Method", has the times).
  */
 #include "../moe.h"
 #include "../gemv.h"

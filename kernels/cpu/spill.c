@@ -76,9 +76,8 @@ void spill_sequential_cpu(const spill_args *a)
  * reads of every chunk are queued in one call before the GEMV starts, the
  * disk fills them by DMA while the threads compute the fast rows, and
  * each chunk is computed as it completes: the CPU's cudaMemcpyAsync. A
- * reader thread instead started after the GEMV (its threads held both
- * cores of a 2-core Zen 5 VM), and posix_fadvise(WILLNEED) readahead
- * left a fifth of the rows unread 20 ms later: neither overlapped. */
+ * reader thread and posix_fadvise(WILLNEED) readahead were tried and did
+ * not overlap (experiments/08-weight-tiers/README.md, "Method"). */
 typedef struct aio {
     aio_context_t ctx; /* the tier's */
     int chunks, chunk_rows;
