@@ -40,6 +40,20 @@ static rl_ctx open_ctx(rl_cache_state cache)
     return ctx;
 }
 
+/* Alone, a 2 ms call is a sample of one (samples are at least 1 ms);
+ * beside a 40 ms one, about 20. Preemption lengthens calls, never shortens
+ * them: a preempted slow call lengthens the batch it sets, a preempted
+ * fast one (its batch sized from its own warm-up calls) shortens it, down
+ * to 2 on a machine busy with other builds. So the group is measured
+ * under the measurement lock, up to three times, until a batch lands in
+ * [5, 40]: a scheduler that preempts all three is not what is tested. */
+static bool batched_to_slow(rl_ctx *ctx, rl_work works[2], rl_measurement m[2], rl_rounds *rounds)
+{
+    rl_measure_group(ctx, works, 2, m, rounds);
+    int calls = m[0].calls_per_sample;
+    return calls >= 5 && calls <= 40;
+}
+
 Test(measure, a_fast_member_is_batched_to_the_slow_members_time)
 {
     rl_ctx ctx = open_ctx(RL_HOT);
@@ -47,14 +61,14 @@ Test(measure, a_fast_member_is_batched_to_the_slow_members_time)
     rl_work works[2] = {{"fast", spin, &fast, 0}, {"slow", spin, &slow, 0}};
     rl_measurement m[2];
     rl_rounds rounds;
-    rl_measure_group(&ctx, works, 2, m, &rounds);
-    /* Alone, a 2 ms call is a sample of one (samples are at least 1 ms);
-     * beside a 40 ms one, about 20. Preemption lengthens calls, never
-     * shortens them: at least 5 however loaded the machine is, and at
-     * most twice 20 (a preempted slow call lengthens the batch it sets:
-     * 23 was seen under a parallel build). */
-    cr_assert_geq(m[0].calls_per_sample, 5, "fast: %d calls a sample", m[0].calls_per_sample);
-    cr_assert_leq(m[0].calls_per_sample, 40, "fast: %d calls a sample", m[0].calls_per_sample);
+    measure_lock();
+    bool batched = batched_to_slow(&ctx, works, m, &rounds);
+    for (int again = 0; again < 2 && !batched; again++) {
+        rl_rounds_free(&rounds);
+        batched = batched_to_slow(&ctx, works, m, &rounds);
+    }
+    measure_unlock();
+    cr_assert(batched, "fast: %d calls a sample, not 5 to 40, three times", m[0].calls_per_sample);
     cr_assert_eq(m[1].calls_per_sample, 1);
     cr_assert_geq(rounds.rounds, 3, "every member sampled in every round");
     cr_assert_eq(rounds.rounds, m[0].stats.samples);
