@@ -173,9 +173,11 @@ static rl_budget *budget_of(const rl_ctx *ctx)
     return ctx->priv ? ctx->priv->budget : NULL;
 }
 
+bool rl_budget_given(const rl_ctx *ctx) { return ctx->args.budget_s > 0; }
+
 void rl_budget_init(rl_ctx *ctx)
 {
-    if (!(ctx->args.budget_s > 0))
+    if (!rl_budget_given(ctx))
         return;
     rl_budget *b = calloc(1, sizeof *b);
     if (!b)

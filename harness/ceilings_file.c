@@ -172,7 +172,7 @@ bool rl_ceilings_read(const rl_ctx *ctx, const char *path, bool check, rl_ceilin
     if (check && (!id || strcmp(id, want))) {
         snprintf(why, len, "measured on another device");
         ok = false;
-    } else if (check && ctx->args.mode == RL_MODE_LAB && !(ctx->args.budget_s > 0) &&
+    } else if (check && ctx->args.mode == RL_MODE_LAB && !rl_budget_given(ctx) &&
                (age > REUSE_LAB_S || !mode || !strcmp(mode, "quick"))) {
         /* Under --budget any roofs of this device are reused, as a quick
          * run does: the verdicts' roofs are the probes timed beside each

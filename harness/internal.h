@@ -582,6 +582,9 @@ static inline bool rl_cpu_model_known(const rl_device_info *d)
     return d->cpu_family > 0 && d->cpu_model >= 0;
 }
 void rl_budget_print(rl_ctx *ctx);
+/* Whether the run was given --budget: the one door to it outside budget.c
+ * (roofs reused, trials shortened and tuning skipped under a budget). */
+bool rl_budget_given(const rl_ctx *ctx);
 bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader);
 void rl_budget_group_done(rl_ctx *ctx);
 /* A point admit refused: not run, and its row says why. */

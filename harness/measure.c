@@ -245,7 +245,7 @@ rl_band rl_measure_trials(rl_ctx *ctx, const char *name, void (*fn)(void *), voi
 {
     rl_stop_rule saved = ctx->rule;
     ctx->rule = ctx->args.mode == RL_MODE_FULL ? TRIAL_RULE_FULL
-                : ctx->args.budget_s > 0       ? TRIAL_RULE_BUDGET
+                : rl_budget_given(ctx)         ? TRIAL_RULE_BUDGET
                                                : TRIAL_RULE;
     if (ctx->args.timeout_s > 0) { /* --timeout holds for every sampling */
         ctx->rule.timeout_s = fmin(ctx->rule.timeout_s, ctx->args.timeout_s);

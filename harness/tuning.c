@@ -168,11 +168,11 @@ int rl_tune_choose(rl_ctx *ctx, const rl_tune *t)
         snprintf(what, sizeof what, "%s (%.3g ms a call, the default %s %.3g ms; cached %s)",
                  rl_table_get(old, row, "choice"), rl_table_num(old, row, "ms"), dflt,
                  rl_table_num(old, row, "default_ms"), rl_table_get(old, row, "date_utc"));
-    } else if (!ctx->args.retune && (ctx->args.mode == RL_MODE_QUICK || ctx->args.budget_s > 0)) {
+    } else if (!ctx->args.retune && (ctx->args.mode == RL_MODE_QUICK || rl_budget_given(ctx))) {
         rl_unlock(lock); /* a smoke test or a clock: the defaults, nothing timed */
         t->set(t->state, pick = t->fallback);
         snprintf(what, sizeof what, "%s (the default: %s times nothing; a lab run or --retune "
-                 "tunes)", dflt, ctx->args.budget_s > 0 ? "--budget" : "--quick");
+                 "tunes)", dflt, rl_budget_given(ctx) ? "--budget" : "--quick");
     } else {
         char note[96];
         snprintf(note, sizeof note, "tuning %s: %d candidates", t->key, t->n);
