@@ -17,7 +17,6 @@
  * compares them. See README.md.
  */
 #include "exp02.h"
-#include "cpu/decode_tune.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -293,7 +292,7 @@ static void describe(rl_ctx *ctx)
 /* Every shape --shape picks is a part. */
 static void declare(rl_ctx *ctx)
 {
-    decode_tune_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
+    rl_tune_decode_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
     describe(ctx);
     for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
         if (rl_option_is(shape_choice, SHAPES[i].name))

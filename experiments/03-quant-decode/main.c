@@ -14,7 +14,6 @@
  * judge (report.c) prints the summaries and the verdicts.
  */
 #include "exp03.h"
-#include "cpu/decode_tune.h"
 #include "cpu/quant_dot.h"
 
 #include <math.h>
@@ -412,16 +411,16 @@ static void declare(rl_ctx *ctx)
     if (matrix_only) {
         /* every format's decode shape, on this machine: for DRAM, or for the hot matrix */
         bool hot = ctx->args.cache == RL_HOT;
-        decode_tune_cpu_at(ctx, true, hot ? matrix_rows : 0, matrix_k);
+        rl_tune_decode_cpu_at(ctx, true, hot ? matrix_rows : 0, matrix_k);
         plan_matrix(ctx, m);
         rl_discard_results(ctx); /* a side benchmark: its table only, no probes */
     } else {
         plan_model(ctx, m);
         /* a cache-sized model is tuned hot, on one K = 14336 matrix of its
          * bytes (its rows x 4096 and rows x 14336): where the weights live
-         * decides the shape (decode_tune.c); a DRAM-sized one from DRAM */
+         * decides the shape (harness/tune_decode.c); a DRAM-sized one from DRAM */
         int rows = m->mini_rows ? (int)((double)m->mini_rows * (HIDDEN + FFN) / FFN) : 0;
-        decode_tune_cpu_at(ctx, true, rows, FFN);
+        rl_tune_decode_cpu_at(ctx, true, rows, FFN);
     }
     double per_weight_s = ctx->kind == RL_CPU ? 4e-8 : 2 * 6e-8; /* encoded in place on the CPU */
     rl_plan_fixed(ctx, per_weight_s * m->params / (ctx->dev->threads > 0 ? ctx->dev->threads : 1));

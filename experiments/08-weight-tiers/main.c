@@ -18,7 +18,6 @@
  * README.md.
  */
 #include "exp08.h"
-#include "cpu/decode_tune.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -285,7 +284,7 @@ static void describe(rl_ctx *ctx, const sweep *s)
 
 static void declare(rl_ctx *ctx)
 {
-    decode_tune_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
+    rl_tune_decode_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
     if (side_shape.experts) { /* a side benchmark: its table only */
         printf("\nshape       %d experts of %dx%d FP16, top-%d, B = %d\n", side_shape.experts,
                side_shape.rows, side_shape.k, side_shape.top_k, side_batch);
