@@ -115,6 +115,10 @@ endif
 # Objects keep their source's extension: kernels/gemv.c (the table) and
 # kernels/gemv.cu (the CUDA launchers) are two objects.
 obj = $(patsubst %,$(B)/obj/%.o,$(1))
+# The objects, then the libraries as one group: the kernels' checks call
+# the harness (check.h) and the harness's decode tuner calls the kernels
+# (harness/tune_decode.c), so no one order of the archives resolves both.
+link_objects = $(filter-out %.a,$(1)) -Wl,--start-group $(filter %.a,$(1)) -Wl,--end-group
 
 HARNESS_LIB := $(B)/librooflab.a
 REPORT_LIB := $(B)/libreport.a
@@ -198,7 +202,7 @@ $(KERNELS_LIB): $(call obj,$(KERNELS_C) $(KERNELS_CU))
 
 define experiment_rules
 $(B)/exp-$(call exp_id,$(1)): $(call obj,$(wildcard experiments/$(1)/*.c)) $(KERNELS_LIB) $(REPORT_LIB) $(HARNESS_LIB)
-	$$(CC) $$(CFLAGS) $$^ -o $$@ $$(LDLIBS)
+	$$(CC) $$(CFLAGS) $$(call link_objects,$$^) -o $$@ $$(LDLIBS)
 endef
 $(foreach e,$(EXPERIMENTS),$(eval $(call experiment_rules,$(e))))
 
@@ -221,7 +225,7 @@ $(PROBE_BIN): $(PROBE_SRC) harness/internal.h $(wildcard harness/*.h harness/pro
 
 $(TEST_BIN): $(call obj,$(wildcard tests/*.c)) $(KERNELS_LIB) $(REPORT_LIB) $(HARNESS_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ -o $@ $(CRITERION_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(call link_objects,$^) -o $@ $(CRITERION_LIBS) $(LDLIBS)
 
 # End-to-end tests run the experiment binaries from here.
 $(call obj,$(wildcard tests/*.c)): CPPFLAGS += -DRL_BUILD_DIR='"$(abspath $(B))"'

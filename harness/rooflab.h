@@ -731,6 +731,20 @@ typedef struct rl_tune {
  * timed; one that fails is never chosen. */
 int rl_tune_choose(rl_ctx *ctx, const rl_tune *t);
 
+/* The CPU decode kernels' shapes (kernels/cpu/decode_shapes.h), chosen
+ * through rl_tune_choose (tune_decode.c): on the CPU backend the FP16
+ * GEMV's rows per step and prefetch distance (key tuning_f16), and with
+ * integer_formats each integer format's rows and prefetch distance
+ * (tuning_q8 ... tuning_q2), timed on a matrix read from DRAM. Nothing on
+ * the GPU. */
+void rl_tune_decode_cpu(rl_ctx *ctx, bool integer_formats);
+/* The same, timed on one hot rows x k matrix instead (exp-03 --matrix
+ * --cache hot, and a cache-sized model): a matrix that fits a cache may
+ * want another shape than one read from DRAM, so its choice is cached
+ * under its own keys (tuning_f16_4096x14336_hot ...). rows = 0:
+ * rl_tune_decode_cpu. */
+void rl_tune_decode_cpu_at(rl_ctx *ctx, bool integer_formats, int rows, int k);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,13 +6,14 @@
  * tuning.csv beside ceilings.csv, printed and written in the CSV's
  * metadata, and timed again with --retune.
  *
- * The experiment declares the candidates (rl_tune: a name for each, how
- * to set one, validate it and call it); the harness validates each
- * candidate before it times it (one that fails is never chosen), times
- * them in two passes of opposite order (a drifting machine favours no
- * end of the list), keeps per candidate the better of the passes'
- * medians, and keeps the default unless another beats it by more than
- * the drift between passes a shared host shows (3 %).
+ * The caller (tune_decode.c for the CPU decode) declares the candidates
+ * (rl_tune: a name for each, how to set one, validate it and call it);
+ * the harness validates each candidate before it times it (one that
+ * fails is never chosen), times them in two passes of opposite order (a
+ * drifting machine favours no end of the list), keeps per candidate the
+ * better of the passes' medians, and keeps the default unless another
+ * beats it by more than the drift between passes a shared host shows
+ * (3 %).
  */
 #include "internal.h"
 

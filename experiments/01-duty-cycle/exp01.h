@@ -58,21 +58,21 @@ static inline double bytes_per_hop(const rl_ctx *ctx) { return ctx->kind == RL_C
 
 /* main.c: the full device, the most work per second the compute variant
  * did in sweep a (NaN: none observed). */
-double full_device(const rl_points *all);
+double exp01_full_device(const rl_points *all);
 
 /* verdicts.c: the claims, judged from every observed point. */
-void judge(rl_ctx *ctx, const rl_points *all);
+void exp01_judge(rl_ctx *ctx, const rl_points *all);
 
 /* setup.c: the buffers' sizes (in declare: nothing is made), then the
  * buffers themselves (when the run's part opens), freed when it is done. */
-void buffers_size(run *r);
-void buffers_open(run *r);
-void buffers_close(run *r);
+void exp01_buffers_size(run *r);
+void exp01_buffers_open(run *r);
+void exp01_buffers_close(run *r);
 /* A point's check: once per variant, one burst on fresh inputs, checked;
  * the variant's later points take its result. */
-bool check_point(rl_ctx *ctx, rl_point *p);
+bool exp01_check_point(rl_ctx *ctx, rl_point *p);
 /* The arguments for a run of v on `workers` at this duty, its lanes'
  * starts uploaded. */
-busy_args variant_args(run *r, const busy_variant *v, int workers, double duty, double period_s);
+busy_args exp01_variant_args(run *r, const busy_variant *v, int workers, double duty, double period_s);
 
 #endif

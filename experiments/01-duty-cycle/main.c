@@ -32,7 +32,7 @@ static const rl_option OPTIONS[] = {
  * other variants): its whole hold's, and its lowest and highest window's. */
 static double fraction(rl_ctx *ctx, const rl_point *p, double per_s)
 {
-    return busy_has_role(RL_DATA(point, p)->v, "compute") ? per_s / full_device(rl_points_all(ctx))
+    return busy_has_role(RL_DATA(point, p)->v, "compute") ? per_s / exp01_full_device(rl_points_all(ctx))
                                                            : NAN;
 }
 
@@ -141,7 +141,7 @@ static const rl_experiment EXP01 = {
     .read_options = read_options,
     .declare = declare,
     .observe = observe,
-    .judge = judge,
+    .judge = exp01_judge,
 };
 
 /* ---- the sweeps: the points, declared --------------------------------------- */
@@ -155,7 +155,7 @@ static point *add_point(run *r, const char *sweep, const busy_variant *v, int wo
                  .work_unit = v->work_unit, .workers_per_unit = (double)workers / rl_units(r->ctx),
                  .gbps = NAN, .at = r};
     rl_point_add(r->ctx, &(rl_point){.variant = KERNEL_VARIANT(v), RL_POINT_DATA(p),
-                                     .check = check_point});
+                                     .check = exp01_check_point});
     return p;
 }
 
@@ -280,7 +280,7 @@ static void observe(rl_ctx *ctx, rl_point *rp)
     void *held = p->idle ? idle_allocation(ctx, &p->alloc_bytes) : NULL;
     rl_progress_step(ctx, "%s: %s on %d, duty %.0f %%", p->sweep, p->name, p->workers,
                      p->duty_pct);
-    busy_args a = variant_args(r, p->v, p->workers, p->duty_pct / 100, r->period_s);
+    busy_args a = exp01_variant_args(r, p->v, p->workers, p->duty_pct / 100, r->period_s);
     busy_result res;
     ops->run(&a, r->settle_s, &res);
     busy_result_free(&res);
@@ -327,7 +327,7 @@ static void observe(rl_ctx *ctx, rl_point *rp)
 
 /* ---- what the points say together ------------------------------------------ */
 
-double full_device(const rl_points *all)
+double exp01_full_device(const rl_points *all)
 {
     double full = NAN;
     for (int i = 0; i < all->n; i++) {
@@ -375,7 +375,7 @@ static void open_run(rl_ctx *ctx, void *state)
 {
     run *r = state;
     char buf[512];
-    buffers_open(r);
+    exp01_buffers_open(r);
     rl_observer_open(&r->obs, ctx, ctx->kind == RL_CUDA ? ctx->dev->pci_bus_id : NULL);
     rl_observer_describe(&r->obs, buf, sizeof buf);
     printf("observer    %s\n", buf);
@@ -401,7 +401,7 @@ static void close_run(rl_ctx *ctx, const rl_points *pts, void *state)
     (void)ctx, (void)pts;
     run *r = state;
     rl_observer_close(&r->obs);
-    buffers_close(r);
+    exp01_buffers_close(r);
 }
 
 /* --period-ms, checked before the ceilings are measured: a usage error
@@ -426,7 +426,7 @@ static void declare(rl_ctx *ctx)
     r->hold_s = gpu ? RL_BY_MODE(ctx, 1.0, 2.0, 3.0) : RL_BY_MODE(ctx, 0.4, 1.0, 2.0);
     if (gpu) /* the console's names for the GPU's readings */
         TABLE[2].head = "blocks", TABLE[5].head = "util %", TABLE[7].head = "SM_UTIL %";
-    buffers_size(r);
+    exp01_buffers_size(r);
 
     rl_meta(ctx, "duty_measured", "union of the kernels' busy intervals (%s) over the window; "
             "min/max over 100 ms sub-windows",

@@ -27,7 +27,7 @@ static uint32_t *make_chain(run *r)
     return chain;
 }
 
-void buffers_size(run *r)
+void exp01_buffers_size(run *r)
 {
     rl_ctx *ctx = r->ctx;
     busy_buffers *w = &r->w;
@@ -39,7 +39,7 @@ void buffers_size(run *r)
     w->n = (size_t)ceil(stream_bytes / sizeof(float) / (1 << 20)) << 20;
 }
 
-void buffers_open(run *r)
+void exp01_buffers_open(run *r)
 {
     rl_ctx *ctx = r->ctx;
     busy_buffers *w = &r->w;
@@ -54,7 +54,7 @@ void buffers_open(run *r)
     rl_host_free(host);
 }
 
-void buffers_close(run *r)
+void exp01_buffers_close(run *r)
 {
     void *dev[] = {r->w.states, r->w.counts, r->w.work, r->w.x, r->w.y, r->w.chain};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
@@ -63,7 +63,7 @@ void buffers_close(run *r)
     rl_host_free(r->w.chain_starts);
 }
 
-busy_args variant_args(run *r, const busy_variant *v, int workers, double duty, double period_s)
+busy_args exp01_variant_args(run *r, const busy_variant *v, int workers, double duty, double period_s)
 {
     size_t lanes = (size_t)workers * (size_t)RL_LAUNCHER(r->ctx, v)->lanes;
     rl_upload(r->ctx->be, r->w.states, busy_lane_starts(v, &r->w), lanes * sizeof *r->w.states);
@@ -72,7 +72,7 @@ busy_args variant_args(run *r, const busy_variant *v, int workers, double duty, 
 
 /* ---- validation: one short burst, every lane and element checked ---------- */
 
-bool check_point(rl_ctx *ctx, rl_point *p)
+bool exp01_check_point(rl_ctx *ctx, rl_point *p)
 {
     run *r = RL_DATA(point, p)->at;
     /* The result of the variant's first point checked (p is one of every
@@ -93,7 +93,7 @@ bool check_point(rl_ctx *ctx, rl_point *p)
     int workers = stream || r->max_workers < 2 ? r->max_workers : 2;
     size_t lanes = (size_t)workers * (size_t)ops->lanes;
     uint32_t *host_chain = busy_has_role(v, "latency") ? make_chain(r) : NULL;
-    busy_args a = variant_args(r, v, workers, 1, 1);
+    busy_args a = exp01_variant_args(r, v, workers, 1, 1);
     if (stream) { /* y against a x + b in double, on a NaN-poisoned y */
         float *x = rl_download_copy(be, w->x, w->n * sizeof(float));
         double *want = rl_host_alloc(w->n * sizeof(double));

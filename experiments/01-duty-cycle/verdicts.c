@@ -129,11 +129,11 @@ static void judge_memory(rl_ctx *ctx, const rl_points *all)
                           "held = resident set / RAM");
 }
 
-void judge(rl_ctx *ctx, const rl_points *all)
+void exp01_judge(rl_ctx *ctx, const rl_points *all)
 {
     bool gpu = ctx->kind == RL_CUDA;
     int units = rl_units(ctx);
-    double full = full_device(all);
+    double full = exp01_full_device(all);
     char measured[128], note[200];
     const point *one = find(all, "a_occupancy", "compute", 1);
 

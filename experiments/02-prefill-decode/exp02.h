@@ -17,7 +17,7 @@ typedef struct shape {
 /* One call of a variant at n tokens, on the next copy of the weights: the
  * copies rotate so that the weights are read from where they live (DRAM,
  * when there are enough copies to span 4x the last-level cache). */
-typedef struct call {
+typedef struct exp02_call {
     /* what the point is: its CSV columns */
     const char *shape;
     int k, rows, n, copies, validated_rows;
@@ -25,12 +25,12 @@ typedef struct call {
     gemv_call kernel; /* every row, on the copy of the weights next names */
     gemv_call check;  /* validation: the first validated_rows rows, on the first copy */
     int next;         /* the copy the next call reads */
-} call;
+} exp02_call;
 
 /* judge.c */
 /* The compute roof over DRAM's read bandwidth, FLOP/B. */
-double measured_ridge(rl_ctx *ctx);
+double exp02_measured_ridge(rl_ctx *ctx);
 /* The verdicts of one shape, from every point (all). */
-void judge_shape(rl_ctx *ctx, const rl_points *all, const shape *s);
+void exp02_judge_shape(rl_ctx *ctx, const rl_points *all, const shape *s);
 
 #endif

@@ -38,7 +38,7 @@ const rl_claim EXP02_CLAIMS[] = {
     {0},
 };
 
-double measured_ridge(rl_ctx *ctx)
+double exp02_measured_ridge(rl_ctx *ctx)
 {
     const rl_ceilings *c = rl_ceilings_get(ctx);
     return rl_ridge_point(c->matrix_tflops * 1e12, c->bw[RL_DRAM][RL_READ].best * 1e9);
@@ -48,7 +48,7 @@ double measured_ridge(rl_ctx *ctx)
 
 static bool of_shape(const rl_point *p, const shape *s)
 {
-    return !strcmp(RL_DATA(call, p)->shape, s->name);
+    return !strcmp(RL_DATA(exp02_call, p)->shape, s->name);
 }
 
 /* The key of a lookup: a shape's points at n tokens. */
@@ -60,7 +60,7 @@ typedef struct at {
 static bool at_n(const rl_point *p, const void *key)
 {
     const at *a = key;
-    return of_shape(p, a->s) && RL_DATA(call, p)->n == a->n;
+    return of_shape(p, a->s) && RL_DATA(exp02_call, p)->n == a->n;
 }
 
 /* Additive model (compute and memory do not overlap at all, the worst
@@ -73,8 +73,8 @@ static int free_batch_tokens(rl_ctx *ctx, const rl_points *all, const shape *s)
         return 8;
     int best = 1;
     for (int i = 0; i < all->n; i++) {
-        int n = RL_DATA(call, &all->v[i])->n;
-        if (of_shape(&all->v[i], s) && n - 1 <= measured_ridge(ctx) / 4 && n > best)
+        int n = RL_DATA(exp02_call, &all->v[i])->n;
+        if (of_shape(&all->v[i], s) && n - 1 <= exp02_measured_ridge(ctx) / 4 && n > best)
             best = n;
     }
     return best;
@@ -93,8 +93,8 @@ static bool compute_bound(rl_ctx *ctx, const rl_point *p)
     if (!rl_point_has_role(p, "library"))
         return false;
     if (ctx->kind == RL_CUDA)
-        return RL_DATA(call, p)->n >= 2048;
-    return rl_arith_intensity(p->flops, p->bytes) >= COMPUTE_BOUND_RIDGES * measured_ridge(ctx);
+        return RL_DATA(exp02_call, p)->n >= 2048;
+    return rl_arith_intensity(p->flops, p->bytes) >= COMPUTE_BOUND_RIDGES * exp02_measured_ridge(ctx);
 }
 
 /* The lowest MFU among the shape's compute-bound points, how many, the
@@ -109,7 +109,7 @@ static double compute_bound_mfu(rl_ctx *ctx, const rl_points *all, const shape *
         if (!of_shape(p, s) || !rl_point_timed(p) || !compute_bound(ctx, p))
             continue;
         double mfu = rl_point_mfu(ctx, p);
-        int n = RL_DATA(call, p)->n;
+        int n = RL_DATA(exp02_call, p)->n;
         lo = isnan(lo) || mfu < lo ? mfu : lo;
         *n_lo = *count == 0 || n < *n_lo ? n : *n_lo;
         (*count)++;
@@ -159,11 +159,11 @@ static void judge_decode(rl_ctx *ctx, const rl_points *all, const shape *s, doub
     }
     if (isnan(mfu_compute))
         snprintf(note, sizeof note, "CPU ridge %.1f FLOP/B, so MFU(1) = MBU/ridge; the bound, a "
-                 "quarter of the compute-bound MFU, was not measured", measured_ridge(ctx));
+                 "quarter of the compute-bound MFU, was not measured", exp02_measured_ridge(ctx));
     else
         snprintf(note, sizeof note, "CPU ridge %.1f FLOP/B, so MFU(1) = MBU/ridge; the GPU's 5 %% "
                  "assumes a ridge near 200; bound %.1f %% = a quarter of %.1f %%",
-                 measured_ridge(ctx), 25 * mfu_compute, 100 * mfu_compute);
+                 exp02_measured_ridge(ctx), 25 * mfu_compute, 100 * mfu_compute);
     rl_premise room = rl_premise_start();
     rl_premise_memory_bound(ctx, &room, &EXP02_CLAIMS[MFU_DECODE_CPU], g, "gemv_fp16 at n = 1");
     rl_premise_room_under_mfu(ctx, &room, g, mfu_compute / 4, "gemv_fp16 at n = 1");
@@ -173,7 +173,7 @@ static void judge_decode(rl_ctx *ctx, const rl_points *all, const shape *s, doub
 
 /* Verdict texts are fixed; what depends on the measured ridge (which n is
  * compute-bound, which batch is free) goes into the notes. */
-void judge_shape(rl_ctx *ctx, const rl_points *all, const shape *s)
+void exp02_judge_shape(rl_ctx *ctx, const rl_points *all, const shape *s)
 {
     int count, n_lo;
     double mfu_c = compute_bound_mfu(ctx, all, s, &count, &n_lo);
@@ -198,6 +198,6 @@ void judge_shape(rl_ctx *ctx, const rl_points *all, const shape *s)
     else if (nf > 1)
         snprintf(note, sizeof note, "n = %d not measured", nf);
     else
-        snprintf(note, sizeof note, "the ridge (%.1f) leaves no batch free", measured_ridge(ctx));
+        snprintf(note, sizeof note, "the ridge (%.1f) leaves no batch free", exp02_measured_ridge(ctx));
     rl_judge(ctx, &EXP02_CLAIMS[BATCHING_FREE], s->name, ratio, note);
 }

@@ -17,7 +17,6 @@
  * compares them. See README.md.
  */
 #include "exp02.h"
-#include "cpu/decode_tune.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -38,29 +37,29 @@ static const shape SHAPES[] = {{"4096x14336", 4096, 14336}, {"8192x8192", 8192, 
 static double col_per_token_us(rl_ctx *ctx, const rl_point *p)
 {
     (void)ctx;
-    return p->seconds / RL_DATA(call, p)->n * 1e6;
+    return p->seconds / RL_DATA(exp02_call, p)->n * 1e6;
 }
 
 static double col_tokens_per_s(rl_ctx *ctx, const rl_point *p)
 {
     (void)ctx;
-    return RL_DATA(call, p)->n / p->seconds;
+    return RL_DATA(exp02_call, p)->n / p->seconds;
 }
 
 static const rl_column COLUMNS[] = {
-    RL_TEXT("shape", NULL, NULL, call, shape),
-    RL_INT("k", NULL, NULL, call, k),
-    RL_INT("rows", NULL, NULL, call, rows),
-    RL_INT("n", NULL, NULL, call, n),
+    RL_TEXT("shape", NULL, NULL, exp02_call, shape),
+    RL_INT("k", NULL, NULL, exp02_call, k),
+    RL_INT("rows", NULL, NULL, exp02_call, rows),
+    RL_INT("n", NULL, NULL, exp02_call, n),
     RL_COLUMN_VARIANT,
     RL_COLUMN_NUMBER,
     {"flops", NULL, NULL, .num = rl_col_flops},
     {"bytes", NULL, NULL, .num = rl_col_bytes},
     {"ai", NULL, NULL, .num = rl_col_ai},
-    RL_INT("copies", NULL, NULL, call, copies),
+    RL_INT("copies", NULL, NULL, exp02_call, copies),
     {"footprint_bytes", NULL, NULL, .num = rl_col_footprint},
     {"cache_resident", NULL, NULL, .num = rl_col_cache_resident},
-    RL_INT("validated_rows", NULL, NULL, call, validated_rows),
+    RL_INT("validated_rows", NULL, NULL, exp02_call, validated_rows),
     {0},
 };
 
@@ -72,8 +71,8 @@ static const rl_column DERIVED[] = {
 };
 
 static const rl_column TABLE[] = {
-    RL_TEXT(NULL, "shape", "%-10s", call, shape),
-    RL_INT(NULL, "n", "%5d", call, n),
+    RL_TEXT(NULL, "shape", "%-10s", exp02_call, shape),
+    RL_INT(NULL, "n", "%5d", exp02_call, n),
     {NULL, "variant", "%-16s", .str = rl_col_variant},
     RL_COLUMN_TIME_US,
     RL_COLUMN_TFLOPS,
@@ -203,7 +202,7 @@ static void close_layer(rl_ctx *ctx, const rl_points *pts, void *state)
  * live and not from the cache the last call left them in. */
 static void run_rotating(void *arg)
 {
-    call *c = arg;
+    exp02_call *c = arg;
     c->kernel.args.w = c->L->w + (size_t)c->next * c->rows * c->k;
     c->next = (c->next + 1) % c->copies;
     gemv_call_run(&c->kernel);
@@ -215,7 +214,7 @@ static void run_rotating(void *arg)
  * share its reference: computed for the first. */
 static void prepare(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp02_call *c = RL_DATA_MUT(exp02_call, p);
     layer *L = c->L;
     c->kernel.args = (gemv_args){L->y, L->w, L->x, c->rows, c->k, c->n, L->scratch,
                                  rl_stream(ctx->be)};
@@ -247,8 +246,8 @@ static void declare_shape(rl_ctx *ctx, const shape *s)
         for (const gemv_variant *v = gemv_variants; v->name; v++) {
             if (!rl_runs(ctx, &gemv_family, KERNEL_VARIANT(v)) || !gemv_takes(v, *n))
                 continue;
-            call *c = RL_NEW(ctx, call);
-            *c = (call){s->name, s->k, s->rows, *n, L->copies,
+            exp02_call *c = RL_NEW(ctx, exp02_call);
+            *c = (exp02_call){s->name, s->k, s->rows, *n, L->copies,
                         gemv_validation_rows(s->rows, s->k, *n), L,
                         .kernel.launch = RL_LAUNCHER(ctx, v), .check.launch = RL_LAUNCHER(ctx, v)};
             size_t scratch = gemv_scratch_bytes(v, backend, s->rows, s->k, *n);
@@ -279,7 +278,7 @@ static void describe(rl_ctx *ctx)
     rl_meta(ctx, "validation", "every element vs a double-precision reference, atol k * 2^-20; every "
             "row while rows k n <= 2^29, else the first rows (>= 64) within 2^28 multiply-adds");
     rl_meta(ctx, "ridge_flop_per_byte", "%.1f (measured ceilings: compute roof / DRAM read)",
-            measured_ridge(ctx));
+            exp02_measured_ridge(ctx));
     /* The compute roof's two sources, for the roofline's band: the library
      * GEMM (what a library reaches) and, on the CPU, the FMA microbenchmark
      * (the cores' peak); ceiling_tflops is the larger. */
@@ -293,7 +292,7 @@ static void describe(rl_ctx *ctx)
 /* Every shape --shape picks is a part. */
 static void declare(rl_ctx *ctx)
 {
-    decode_tune_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
+    rl_tune_decode_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
     describe(ctx);
     for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
         if (rl_option_is(shape_choice, SHAPES[i].name))
@@ -305,7 +304,7 @@ static void judge(rl_ctx *ctx, const rl_points *all)
 {
     for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
         if (rl_option_is(shape_choice, SHAPES[i].name))
-            judge_shape(ctx, all, &SHAPES[i]);
+            exp02_judge_shape(ctx, all, &SHAPES[i]);
 }
 
 int main(int argc, char **argv) { return rl_main(&EXP02, argc, argv); }

@@ -48,20 +48,20 @@ enum { LAYER_MATRICES = 4 };
 
 /* The model's shape, in declare (nothing allocated on the device);
  * layers 0: the cache-sized model of mini_rows rows. */
-void model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n);
-void model_plan_matrix(model *m, int rows, int k); /* one matrix, decode only */
+void exp03_model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n);
+void exp03_model_plan_matrix(model *m, int rows, int k); /* one matrix, decode only */
 /* When the part opens: random FP16 weights in every format, uploaded, with
  * the references and bounds that the variants running here need. */
-void model_build(rl_ctx *ctx, model *m);
-void model_free(rl_ctx *ctx, model *m);
-double model_bytes(const model *m, quant_format f);
+void exp03_model_build(rl_ctx *ctx, model *m);
+void exp03_model_free(rl_ctx *ctx, model *m);
+double exp03_model_bytes(const model *m, quant_format f);
 /* The prefill path's conversion pass over the weights (kernels/quant.cu,
  * cpu/quant.c), once per step, a model: the bytes it moves (each weight
  * read in its format, written as FP16 on the GPU or FP32 on the CPU; none
  * for F16 on the GPU, whose GEMM reads the weights as they are) and its
  * seconds at the copy rung of the level its working set lives in. */
-double model_pass_bytes(const model *m, quant_format f, bool gpu);
-double model_pass_s(rl_ctx *ctx, const model *m, quant_format f);
+double exp03_model_pass_bytes(const model *m, quant_format f, bool gpu);
+double exp03_model_pass_s(rl_ctx *ctx, const model *m, quant_format f);
 
 /* One step of one variant in one format (a point's data); the first
  * members are its CSV columns. */
@@ -84,20 +84,21 @@ static inline double tps(const rl_point *p)
     return p ? RL_DATA(step, p)->tokens / p->seconds : NAN;
 }
 /* A point's work is the experiment's own, not one kernel call: a step is a
- * call per matrix of the model, so it runs as .run = run_step, .arg = its step. */
-void run_step(void *arg);  /* a GEMV per matrix (decode) or n tokens through each (prefill) */
-void run_check(void *arg); /* prefill's check: the step's call on the check rows */
-double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p); /* main.c: vs F16 of its group */
+ * call per matrix of the model, so it runs as .run = exp03_run_step,
+ * .arg = its step. */
+void exp03_run_step(void *arg);  /* a GEMV per matrix (decode) or n tokens through each (prefill) */
+void exp03_run_check(void *arg); /* prefill's check: the step's call on the check rows */
+double exp03_col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p); /* main.c: vs F16 of its group */
 /* main.c, prefill rows (NaN for decode): the conversion pass's share of
- * the step's time, by the model (model_pass_s over the measured time), and
- * measured as the time over the F16 prefill timed with it, 1 - t_F16 / t
- * (the same GEMM: on the GPU, F16 skips the pass). */
-double col_pass_share_model(rl_ctx *ctx, const rl_point *p);
-double col_pass_share_over_f16(rl_ctx *ctx, const rl_point *p);
-const rl_point *f16_of(const rl_point *p); /* main.c: the F16 point of its group, or NULL */
+ * the step's time, by the model (exp03_model_pass_s over the measured
+ * time), and measured as the time over the F16 prefill timed with it,
+ * 1 - t_F16 / t (the same GEMM: on the GPU, F16 skips the pass). */
+double exp03_col_pass_share_model(rl_ctx *ctx, const rl_point *p);
+double exp03_col_pass_share_over_f16(rl_ctx *ctx, const rl_point *p);
+const rl_point *exp03_f16_of(const rl_point *p); /* main.c: the F16 point of its group, or NULL */
 
 /* report.c: the published rows, the summary tables, the verdicts. */
 extern const rl_claim EXP03_CLAIMS[];
-void report(rl_ctx *ctx, const rl_points *pts, const model *m);
+void exp03_report(rl_ctx *ctx, const rl_points *pts, const model *m);
 
 #endif

@@ -14,7 +14,6 @@
  * judge (report.c) prints the summaries and the verdicts.
  */
 #include "exp03.h"
-#include "cpu/decode_tune.h"
 #include "cpu/quant_dot.h"
 
 #include <math.h>
@@ -55,32 +54,32 @@ static bool f16_of_group(const rl_point *q, const void *p)
     return (matrix_rows || q->group == ((const rl_point *)p)->group) && RL_DATA(step, q)->f == QF_F16;
 }
 
-const rl_point *f16_of(const rl_point *p)
+const rl_point *exp03_f16_of(const rl_point *p)
 {
     return p ? rl_points_find(RL_DATA(step, p)->all, NULL, f16_of_group, p) : NULL;
 }
 
 /* Against F16 in the same group (the same variant, timed with it); under
  * --matrix, against the one F16 point, timed in its own group. */
-double col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p)
+double exp03_col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p)
 {
     (void)ctx;
-    const rl_point *f16 = f16_of(p);
+    const rl_point *f16 = exp03_f16_of(p);
     return f16 ? f16->seconds / p->seconds : NAN;
 }
 
 static bool is_prefill(const rl_point *p) { return RL_DATA(step, p)->v->phase == QUANT_PREFILL; }
 
-double col_pass_share_model(rl_ctx *ctx, const rl_point *p)
+double exp03_col_pass_share_model(rl_ctx *ctx, const rl_point *p)
 {
     const step *s = RL_DATA(step, p);
-    return is_prefill(p) && rl_point_timed(p) ? model_pass_s(ctx, s->m, s->f) / p->seconds : NAN;
+    return is_prefill(p) && rl_point_timed(p) ? exp03_model_pass_s(ctx, s->m, s->f) / p->seconds : NAN;
 }
 
-double col_pass_share_over_f16(rl_ctx *ctx, const rl_point *p)
+double exp03_col_pass_share_over_f16(rl_ctx *ctx, const rl_point *p)
 {
     (void)ctx;
-    const rl_point *f16 = f16_of(p);
+    const rl_point *f16 = exp03_f16_of(p);
     return is_prefill(p) && f16 && rl_point_timed(p) ? 1 - f16->seconds / p->seconds : NAN;
 }
 
@@ -104,9 +103,9 @@ static const rl_column COLUMNS[] = {
 static const rl_column DERIVED[] = {
     {"tokens_per_s", NULL, NULL, .num = col_tokens_per_s},
     {"ceiling_tokens_per_s", NULL, NULL, .num = col_ceiling},
-    {"rel_tokens_per_s", NULL, NULL, .num = col_rel_tokens_per_s},
-    {"dequant_share_model", NULL, NULL, .num = col_pass_share_model},
-    {"dequant_share_over_f16", NULL, NULL, .num = col_pass_share_over_f16},
+    {"rel_tokens_per_s", NULL, NULL, .num = exp03_col_rel_tokens_per_s},
+    {"dequant_share_model", NULL, NULL, .num = exp03_col_pass_share_model},
+    {"dequant_share_over_f16", NULL, NULL, .num = exp03_col_pass_share_over_f16},
     {0},
 };
 
@@ -120,7 +119,7 @@ static const rl_column TABLE[] = {
     RL_COLUMN_LEVEL,
     RL_COLUMN_MBU,
     RL_COLUMN_MFU,
-    {NULL, "vs F16", "%7.2f", .num = col_rel_tokens_per_s, .measured = true},
+    {NULL, "vs F16", "%7.2f", .num = exp03_col_rel_tokens_per_s, .measured = true},
     {0},
 };
 
@@ -195,7 +194,7 @@ static void describe_model(rl_ctx *ctx, const model *m, const char *regime)
     rl_meta(ctx, "prefill_tokens", "%d", m->prefill_n);
     for (int f = 0; f < QF_COUNT; f++)
         rl_meta(ctx, quant_formats[f].name, "%.6g bits per weight, %.0f bytes, like ggml's %s; %s",
-                quant_bits_per_weight((quant_format)f), model_bytes(m, (quant_format)f),
+                quant_bits_per_weight((quant_format)f), exp03_model_bytes(m, (quant_format)f),
                 quant_formats[f].ggml_peer, quant_formats[f].layout);
     rl_meta(ctx, "validation", "decode: every output of a whole step vs a double-precision "
             "reference, atol 14336 * 2^-20 (integer-dot decode: each output within the bound of "
@@ -237,7 +236,7 @@ static void plan_model(rl_ctx *ctx, model *m)
     bool gpu = ctx->kind == RL_CUDA;
     if (layers_given) {
         snprintf(regime, sizeof regime, "--layers %d", layers_given);
-        model_plan(m, layers_given, gpu, 0, prefill_n);
+        exp03_model_plan(m, layers_given, gpu, 0, prefill_n);
     } else if (gpu) {
         int want = fewer_layers_to_fit(ctx, RL_BY_MODE(ctx, 4, 8, 32), layer);
         double head = quant_bytes_all_formats((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
@@ -245,7 +244,7 @@ static void plan_model(rl_ctx *ctx, model *m)
         int fit = (int)((0.8 * ctx->dev->mem_bytes - head) / quant_bytes_all_formats(layer));
         int layers = fit < want ? (fit < 1 ? 1 : fit) : want;
         snprintf(regime, sizeof regime, "device memory: %d layers and the head", layers);
-        model_plan(m, layers, true, 0, prefill_n);
+        exp03_model_plan(m, layers, true, 0, prefill_n);
     } else {
         double llc = ctx->dev->llc_bytes;
         int need = (int)ceil(4 * llc / (layer * quant_bits_per_weight(QF_Q4) / 8));
@@ -263,7 +262,7 @@ static void plan_model(rl_ctx *ctx, model *m)
             snprintf(regime, sizeof regime, "the LLC: every format together fits half of it (%d "
                      "rows of 4096 and of 14336); a DRAM-sized model needs %s in all formats, "
                      "over --max-bytes %s", rows, a, b);
-        model_plan(m, dram ? need : 0, false, dram ? 0 : rows, prefill_n);
+        exp03_model_plan(m, dram ? need : 0, false, dram ? 0 : rows, prefill_n);
     }
     describe_model(ctx, m, regime);
 }
@@ -316,25 +315,25 @@ static void declare_points(rl_ctx *ctx, model *m, bool matrix_only)
             if (matrix_only && !format_group[f])
                 format_group[f] = rl_group_new(ctx);
             group = matrix_only ? format_group[f] : group;
-            double size = model_bytes(m, f);
+            double size = exp03_model_bytes(m, f);
             step *s = RL_NEW(ctx, step);
             *s = (step){.source = "measured", .format = quant_formats[f].name,
                         .phase = decode ? "decode" : "prefill", .bits = quant_bits_per_weight(f),
                         .params = m->params, .size_bytes = size, .size_gib = size / 1073741824.0,
-                        .rel_size = size / model_bytes(m, QF_F16), .layers = m->layers,
+                        .rel_size = size / exp03_model_bytes(m, QF_F16), .layers = m->layers,
                         .tokens = decode ? 1 : m->prefill_n, .m = m, .v = v, .f = f,
                         .all = rl_points_all(ctx), .launch = RL_LAUNCHER(ctx, v),
                         .stream = rl_stream(ctx->be)};
             rl_point_add(ctx, &(rl_point){
-                .variant = KERNEL_VARIANT(v), .group = group, .run = run_step, .arg = s,
+                .variant = KERNEL_VARIANT(v), .group = group, .run = exp03_run_step, .arg = s,
                 RL_POINT_DATA(s), .prepare = bind_check,
-                .check_run = decode ? NULL : run_check, .check_arg = decode ? NULL : s,
+                .check_run = decode ? NULL : exp03_run_check, .check_arg = decode ? NULL : s,
                 .count = decode ? m->rows_total : m->check_count,
                 .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
                 .bytes = size, .footprint = size, .pattern = RL_READ,
                 .flops = 2.0 * m->params * s->tokens,
                 /* prefill's pass of the weights to FP32 before the GEMM (a model) */
-                .extra_s = decode ? 0 : model_pass_s(ctx, m, f),
+                .extra_s = decode ? 0 : exp03_model_pass_s(ctx, m, f),
                 .optional = int8_runs && kernel_has_role(KERNEL_VARIANT(v), "decode_dequant")});
             declared++;
         }
@@ -346,7 +345,7 @@ static void open_model(rl_ctx *ctx, void *state)
 {
     model *m = state;
     double t0 = rl_now_s();
-    model_build(ctx, m);
+    exp03_model_build(ctx, m);
     rl_progress_clear();
     if (!matrix_rows)
         printf("built       random FP16 weights, encoded in %d formats, with their references, "
@@ -357,7 +356,7 @@ static void open_model(rl_ctx *ctx, void *state)
 static void close_model(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     (void)pts;
-    model_free(ctx, state);
+    exp03_model_free(ctx, state);
 }
 
 /* ---- --matrix ROWSxK ---------------------------------------------------------------- */
@@ -372,7 +371,7 @@ static const rl_column MATRIX_TABLE[] = {
     {NULL, "variant", "%-13s", .str = rl_col_variant},
     {NULL, "ms/call", "%9.3f", .num = rl_col_time_ms, .measured = true},
     RL_COLUMN_GBPS,
-    {NULL, "x F16", "%8.2f", .num = col_rel_tokens_per_s, .measured = true},
+    {NULL, "x F16", "%8.2f", .num = exp03_col_rel_tokens_per_s, .measured = true},
     {NULL, "/triad", "%7.2f", .num = rl_col_vs_copy, .measured = true},
     {NULL, "/read", "%7.2f", .num = rl_col_vs_dram_read, .measured = true},
     {NULL, "max |err| (bound: int8)", "%9.2g", .num = rl_col_max_abs_err},
@@ -384,8 +383,8 @@ static void close_matrix(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     const model *m = state;
     printf("\n  weights: %.0f MiB in F16, %.0f MiB in q4; the last-level cache holds %.0f MiB%s\n",
-           model_bytes(m, QF_F16) / 1048576, model_bytes(m, QF_Q4) / 1048576,
-           ctx->dev->llc_bytes / 1048576, rl_beyond_cache(ctx, model_bytes(m, QF_Q2)) ? "" :
+           exp03_model_bytes(m, QF_F16) / 1048576, exp03_model_bytes(m, QF_Q4) / 1048576,
+           ctx->dev->llc_bytes / 1048576, rl_beyond_cache(ctx, exp03_model_bytes(m, QF_Q2)) ? "" :
            " (some formats run from cache)");
     close_model(ctx, pts, state);
 }
@@ -396,7 +395,7 @@ static void plan_matrix(rl_ctx *ctx, model *m)
            matrix_k, ctx->args.cache == RL_HOT ? "hot" : "cold", omp_get_max_threads(),
            quant_isa_name(quant_isa_best()));
     fflush(stdout);
-    model_plan_matrix(m, matrix_rows, matrix_k);
+    exp03_model_plan_matrix(m, matrix_rows, matrix_k);
 }
 
 /* ---- declare and judge ------------------------------------------------------------- */
@@ -412,16 +411,16 @@ static void declare(rl_ctx *ctx)
     if (matrix_only) {
         /* every format's decode shape, on this machine: for DRAM, or for the hot matrix */
         bool hot = ctx->args.cache == RL_HOT;
-        decode_tune_cpu_at(ctx, true, hot ? matrix_rows : 0, matrix_k);
+        rl_tune_decode_cpu_at(ctx, true, hot ? matrix_rows : 0, matrix_k);
         plan_matrix(ctx, m);
         rl_discard_results(ctx); /* a side benchmark: its table only, no probes */
     } else {
         plan_model(ctx, m);
         /* a cache-sized model is tuned hot, on one K = 14336 matrix of its
          * bytes (its rows x 4096 and rows x 14336): where the weights live
-         * decides the shape (decode_tune.c); a DRAM-sized one from DRAM */
+         * decides the shape (harness/tune_decode.c); a DRAM-sized one from DRAM */
         int rows = m->mini_rows ? (int)((double)m->mini_rows * (HIDDEN + FFN) / FFN) : 0;
-        decode_tune_cpu_at(ctx, true, rows, FFN);
+        rl_tune_decode_cpu_at(ctx, true, rows, FFN);
     }
     double per_weight_s = ctx->kind == RL_CPU ? 4e-8 : 2 * 6e-8; /* encoded in place on the CPU */
     rl_plan_fixed(ctx, per_weight_s * m->params / (ctx->dev->threads > 0 ? ctx->dev->threads : 1));
@@ -432,6 +431,6 @@ static void declare(rl_ctx *ctx)
 }
 
 /* The published rows, the summary tables and the verdicts (report.c). */
-static void judge(rl_ctx *ctx, const rl_points *all) { report(ctx, all, &the_model); }
+static void judge(rl_ctx *ctx, const rl_points *all) { exp03_report(ctx, all, &the_model); }
 
 int main(int argc, char **argv) { return rl_main(&EXP03, argc, argv); }

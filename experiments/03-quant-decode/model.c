@@ -28,7 +28,7 @@ static void add_matrix(model *m, const char *name, int layer, int rows, int k)
 /* layers 0 and mini_rows: a model sized for the last-level cache, one matrix
  * of each width, rows x 4096 ("up") and rows x 14336 ("down"), every format
  * of it small enough to stay in the cache together while they take turns. */
-void model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n)
+void exp03_model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n)
 {
     /* A layer's seven projections as an engine runs them: q, k and v one
      * matrix of their rows (they read the same x), gate and up another (as
@@ -62,35 +62,35 @@ void model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n)
     m->check_count = (size_t)(m->check[0].rows + m->check[1].rows) * prefill_n;
 }
 
-void model_plan_matrix(model *m, int rows, int k)
+void exp03_model_plan_matrix(model *m, int rows, int k)
 {
     *m = (model){.widths = {k, k}};
     m->mats = calloc(1, sizeof *m->mats);
     add_matrix(m, "matrix", -1, rows, k);
 }
 
-double model_bytes(const model *m, quant_format f)
+double exp03_model_bytes(const model *m, quant_format f)
 {
     return m->params / QUANT_BLOCK * quant_formats[f].block_bytes;
 }
 
-double model_pass_bytes(const model *m, quant_format f, bool gpu)
+double exp03_model_pass_bytes(const model *m, quant_format f, bool gpu)
 {
     if (gpu && f == QF_F16)
         return 0;
-    return model_bytes(m, f) + m->params * (gpu ? 2 : 4);
+    return exp03_model_bytes(m, f) + m->params * (gpu ? 2 : 4);
 }
 
 /* The pass writes one matrix at a time into the scratch, which the GEMM
  * reads next: its working set is the weights and the largest matrix's
  * output. */
-double model_pass_s(rl_ctx *ctx, const model *m, quant_format f)
+double exp03_model_pass_s(rl_ctx *ctx, const model *m, quant_format f)
 {
     bool gpu = ctx->kind == RL_CUDA;
-    double bytes = model_pass_bytes(m, f, gpu), widest = 0;
+    double bytes = exp03_model_pass_bytes(m, f, gpu), widest = 0;
     for (int i = 0; i < m->nmat; i++)
         widest = fmax(widest, (double)m->mats[i].rows * m->mats[i].k);
-    rl_roof roof = rl_roof_for(ctx, model_bytes(m, f) + widest * (gpu ? 2 : 4), RL_COPY);
+    rl_roof roof = rl_roof_for(ctx, exp03_model_bytes(m, f) + widest * (gpu ? 2 : 4), RL_COPY);
     return bytes > 0 ? bytes / (roof.gbps * 1e9) : 0;
 }
 
@@ -166,7 +166,7 @@ static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, bool rounds)
     rl_host_free(w16);
 }
 
-void model_build(rl_ctx *ctx, model *m)
+void exp03_model_build(rl_ctx *ctx, model *m)
 {
     for (int i = 0; i < 2; i++) { /* the tokens (decode, prefill) per width */
         size_t n1 = (size_t)m->widths[i], nn = n1 * m->prefill_n;
@@ -180,7 +180,7 @@ void model_build(rl_ctx *ctx, model *m)
     m->scratch = scratch ? rl_alloc(ctx->be, scratch) : NULL;
     m->y = rl_alloc(ctx->be, sizeof(float) * m->rows_total);
     for (int f = 0; f < QF_COUNT; f++) {
-        m->w[f] = rl_alloc(ctx->be, (size_t)model_bytes(m, (quant_format)f));
+        m->w[f] = rl_alloc(ctx->be, (size_t)exp03_model_bytes(m, (quant_format)f));
         m->ref[f] = rl_host_alloc(sizeof(double) * m->rows_total);
         m->bound[f] = quantizes ? rl_host_alloc(sizeof(double) * m->rows_total) : NULL;
         m->check_ref[f] = m->prefill_n ? rl_host_alloc(sizeof(double) * m->check_count) : NULL;
@@ -196,7 +196,7 @@ void model_build(rl_ctx *ctx, model *m)
         encode_matrix(ctx, m, &m->mats[i], rounds);
 }
 
-void model_free(rl_ctx *ctx, model *m)
+void exp03_model_free(rl_ctx *ctx, model *m)
 {
     for (int f = 0; f < QF_COUNT; f++) {
         rl_free(ctx->be, m->w[f]);
@@ -220,7 +220,7 @@ void model_free(rl_ctx *ctx, model *m)
 
 /* ---- one step ------------------------------------------------------------- */
 
-void run_step(void *arg)
+void exp03_run_step(void *arg)
 {
     const step *s = arg;
     for (int i = 0; i < s->m->nmat; i++) {
@@ -229,7 +229,7 @@ void run_step(void *arg)
     }
 }
 
-void run_check(void *arg)
+void exp03_run_check(void *arg)
 {
     const step *s = arg;
     for (int c = 0; c < 2; c++) {

@@ -51,7 +51,7 @@ static bool is_of(const rl_point *p, const void *key)
 /* A point's rate over the F16 point of its own group, timed with it: the
  * machine's drift between groups cancels (on a shared VM the memory
  * bandwidth can move a lot between the groups of one run). */
-static double vs_f16(const rl_point *p) { return p ? col_rel_tokens_per_s(NULL, p) : NAN; }
+static double vs_f16(const rl_point *p) { return p ? exp03_col_rel_tokens_per_s(NULL, p) : NAN; }
 
 /* Its bytes per second over F16's: size x decode rate, relative. */
 static double bytes_vs_f16(const rl_point *p)
@@ -107,12 +107,12 @@ static void print_measured(rl_ctx *ctx, const rl_points *pts, const model *m)
     rl_grid_header(COLS);
     for (quant_format f = 0; f < QF_COUNT; f++) {
         const rl_point *d = best(pts, f, QUANT_DECODE);
-        rl_roof roof = rl_roof_for(ctx, model_bytes(m, f), RL_READ); /* read once per step */
+        rl_roof roof = rl_roof_for(ctx, exp03_model_bytes(m, f), RL_READ); /* read once per step */
         rl_grid_row(COLS, quant_formats[f].name, quant_bits_per_weight(f),
-                    model_bytes(m, f) / 1048576.0, tps(best(pts, f, QUANT_PREFILL)), tps(d),
+                    exp03_model_bytes(m, f) / 1048576.0, tps(best(pts, f, QUANT_PREFILL)), tps(d),
                     d ? d->variant->name : NULL, d ? rl_point_gbps(d) : NAN,
                     rl_tokens_per_s_ceiling((d ? rl_point_roof_gbps(ctx, d) : roof.gbps) * 1e9,
-                                            model_bytes(m, f)), roof.name,
+                                            exp03_model_bytes(m, f)), roof.name,
                     mbu(ctx, d));
     }
 }
@@ -134,10 +134,10 @@ static void print_prefill_pass(rl_ctx *ctx, const rl_points *pts, const model *m
     char model_text[160] = "", over_text[160] = "";
     for (quant_format f = 0; f < QF_COUNT; f++) {
         const rl_point *p = best(pts, f, QUANT_PREFILL);
-        double share = p ? col_pass_share_model(ctx, p) : NAN,
-               over = p ? col_pass_share_over_f16(ctx, p) : NAN;
+        double share = p ? exp03_col_pass_share_model(ctx, p) : NAN,
+               over = p ? exp03_col_pass_share_over_f16(ctx, p) : NAN;
         rl_grid_row(COLS, quant_formats[f].name, p ? p->seconds * 1e3 : NAN,
-                    model_pass_bytes(m, f, gpu) / 1048576.0, model_pass_s(ctx, m, f) * 1e3, share,
+                    exp03_model_pass_bytes(m, f, gpu) / 1048576.0, exp03_model_pass_s(ctx, m, f) * 1e3, share,
                     f == QF_F16 ? NAN : over);
         rl_appendf(model_text, sizeof model_text, "%s%s %.2f", f ? " " : "", quant_formats[f].name,
                    share);
@@ -161,7 +161,7 @@ static void print_published(const rl_points *pts, const model *m, const rl_table
     rl_grid_header(COLS);
     for (quant_format f = 0; f < QF_COUNT; f++) {
         int p = rl_table_find(t, "quant", PEERS[f]);
-        rl_grid_row(COLS, quant_formats[f].name, model_bytes(m, f) / model_bytes(m, QF_F16),
+        rl_grid_row(COLS, quant_formats[f].name, exp03_model_bytes(m, f) / exp03_model_bytes(m, QF_F16),
                     vs_f16(best(pts, f, QUANT_DECODE)), vs_f16(best(pts, f, QUANT_PREFILL)),
                     PEERS[f], rl_table_num(t, p, "size_gib") / rl_table_num(t, f16, "size_gib"),
                     rl_table_num(t, p, "decode_tps") / rl_table_num(t, f16, "decode_tps"),
@@ -201,8 +201,8 @@ static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi,
  * a level below F16's, a cost per byte of the quantized path. */
 static void decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char *buf, size_t len)
 {
-    rl_roof slow = rl_roof_for(ctx, model_bytes(m, QF_Q4), RL_READ);
-    rl_roof fast = rl_roof_for(ctx, model_bytes(m, QF_F16), RL_READ);
+    rl_roof slow = rl_roof_for(ctx, exp03_model_bytes(m, QF_Q4), RL_READ);
+    rl_roof fast = rl_roof_for(ctx, exp03_model_bytes(m, QF_F16), RL_READ);
     if (!strcmp(slow.name, fast.name))
         snprintf(buf, len, "weights in the %s; GB/s over the F16 timed with it", fast.name);
     else
@@ -243,7 +243,7 @@ static void decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char 
  * bytes allow. */
 static void decode_premise(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *q)
 {
-    const rl_point *f16 = f16_of(q);
+    const rl_point *f16 = exp03_f16_of(q);
     if (!q || !f16)
         return;
     char what[96];
@@ -268,7 +268,7 @@ static void pass_note(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len)
         const rl_point *p = best(pts, f, QUANT_PREFILL);
         if (!p)
             return;
-        double s = col_pass_share_model(ctx, p), o = col_pass_share_over_f16(ctx, p);
+        double s = exp03_col_pass_share_model(ctx, p), o = exp03_col_pass_share_over_f16(ctx, p);
         lo = fmin(lo, s), hi = fmax(hi, s), olo = fmin(olo, o), ohi = fmax(ohi, o);
     }
     rl_appendf(buf, len, ": %.0f-%.0f %% of their prefill time by a model of the pass (its bytes "
@@ -346,7 +346,7 @@ static void print_ceilings(rl_ctx *ctx)
     fflush(stdout);
 }
 
-void report(rl_ctx *ctx, const rl_points *pts, const model *m)
+void exp03_report(rl_ctx *ctx, const rl_points *pts, const model *m)
 {
     char why[256];
     rl_table *published = rl_table_read(PUBLISHED, why, sizeof why);

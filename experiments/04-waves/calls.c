@@ -13,7 +13,7 @@
  * it once the point is checked (all at once would not fit). */
 static void prepare_call(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp04_call *c = RL_DATA_MUT(exp04_call, p);
     gemm_args *g = &c->kernel.args;
     g->a = rl_input_on(ctx, c->a, c->impl->in_bytes, c->impl->to_input);
     g->b = rl_input_on(ctx, c->b, c->impl->in_bytes, c->impl->to_input);
@@ -24,10 +24,10 @@ static void prepare_call(rl_ctx *ctx, rl_point *p)
 }
 
 /* A zero tile_m means no wave model: those columns stay empty. */
-void call_add(rl_ctx *ctx, part_out *out, const call *c, const gemm_variant *v, int group,
+void exp04_call_add(rl_ctx *ctx, part_out *out, const exp04_call *c, const gemm_variant *v, int group,
               bool needed)
 {
-    call *copy = RL_NEW(ctx, call);
+    exp04_call *copy = RL_NEW(ctx, exp04_call);
     *copy = *c;
     copy->impl = RL_LAUNCHER(ctx, v);
     copy->kernel.launch = copy->impl->launch;
@@ -46,16 +46,16 @@ void call_add(rl_ctx *ctx, part_out *out, const call *c, const gemm_variant *v, 
         .optional = !needed});
 }
 
-void calls_open(rl_ctx *ctx, part_out *out)
+void exp04_calls_open(rl_ctx *ctx, part_out *out)
 {
     out->c = rl_alloc(ctx->be, (out->most ? out->most : 1) * sizeof(float));
 }
 
 /* Points share inputs: the first free of each leaves nothing to the others. */
-void calls_close(rl_ctx *ctx, const rl_points *pts, part_out *out)
+void exp04_calls_close(rl_ctx *ctx, const rl_points *pts, part_out *out)
 {
     for (int i = 0; i < pts->n; i++) {
-        call *c = RL_DATA_MUT(call, &pts->v[i]);
+        exp04_call *c = RL_DATA_MUT(exp04_call, &pts->v[i]);
         rl_input_free(ctx, c->a);
         rl_input_free(ctx, c->b);
         gemm_wide_free(c->wide);
@@ -69,7 +69,7 @@ void calls_close(rl_ctx *ctx, const rl_points *pts, part_out *out)
  * verdict compares the first such pair: the others, and the points
  * alone, draw the staircase); wave_end marks the last N of a wave where
  * the sweep goes on past it. */
-void sweep_declare(rl_ctx *ctx, wave_sweep *w)
+void exp04_sweep_declare(rl_ctx *ctx, wave_sweep *w)
 {
     int m = w->t.m, end = -1, pair = 0, points = 0;
     w->a = (rl_input){.count = (size_t)m * w->k, .exact = gemm_round_to_half};
@@ -84,19 +84,19 @@ void sweep_declare(rl_ctx *ctx, wave_sweep *w)
         }
         if (marked && w->first_end < 0)
             w->first_end = points;
-        call c = {.part = w->part, .gemm = "nt", .a = &w->a, .b = &w->b, .wide = &w->ref,
+        exp04_call c = {.part = w->part, .gemm = "nt", .a = &w->a, .b = &w->b, .wide = &w->ref,
                   .kernel.args = {.m = m, .n = n, .k = w->k, .trans_b = true}, .vocab = NAN,
                   .w = rl_wave_model_of(&w->t, n), .wave_end = marked,
                   .mark = marked ? "<- end of a wave" : ""};
         bool paired = n == end || n == end + WAVE_STEP;
-        call_add(ctx, &w->out, &c, w->v, paired ? pair : 0,
+        exp04_call_add(ctx, &w->out, &c, w->v, paired ? pair : 0,
                  paired && w->first_end >= 0 && points <= w->first_end + 1);
         points++;
     }
 }
 
-void sweep_open(rl_ctx *ctx, void *state)
+void exp04_sweep_open(rl_ctx *ctx, void *state)
 {
     wave_sweep *w = state;
-    calls_open(ctx, &w->out);
+    exp04_calls_open(ctx, &w->out);
 }

@@ -30,7 +30,7 @@ typedef struct part_out {
 } part_out;
 
 /* A point's data: one call of one variant, and its CSV columns. */
-typedef struct call {
+typedef struct exp04_call {
     const char *part;  /* "staircase", "library", "vocab", "model" */
     const char *gemm;  /* "nt" (C = A B^T), "forward", "backward_data", "backward_weight" */
     gemm_call kernel;  /* the launcher, shape and layout; the pointers bound at validation */
@@ -42,7 +42,7 @@ typedef struct call {
     rl_input *a, *b;   /* FP16-exact inputs: A and B read the start of these */
     gemm_wide *wide;   /* NULL: the reference is computed for this call alone */
     part_out *out;     /* its part's output */
-} call;
+} exp04_call;
 
 /* The first selected variant of this backend with this role, or NULL. */
 static inline const gemm_variant *gemm_by_role(const rl_ctx *ctx, const char *role)
@@ -53,22 +53,22 @@ static inline const gemm_variant *gemm_by_role(const rl_ctx *ctx, const char *ro
 /* Adds a point of the current part for a copy of c (variant v, in group;
  * 0: alone), writing into out; needed: a verdict reads it (else a run
  * under --budget measures it only as time allows). */
-void call_add(rl_ctx *ctx, part_out *out, const call *c, const gemm_variant *v, int group,
+void exp04_call_add(rl_ctx *ctx, part_out *out, const exp04_call *c, const gemm_variant *v, int group,
               bool needed);
 /* When a part opens, its output; when it is done, the output and the
  * inputs its points drew (pts: the part's). */
-void calls_open(rl_ctx *ctx, part_out *out);
-void calls_close(rl_ctx *ctx, const rl_points *pts, part_out *out);
+void exp04_calls_open(rl_ctx *ctx, part_out *out);
+void exp04_calls_close(rl_ctx *ctx, const rl_points *pts, part_out *out);
 
 /* The columns every part's console table starts with. */
 #define CALL_TABLE_HEAD                                                   \
     {NULL, "variant", "%-7s", .str = rl_col_variant},                     \
-    RL_TEXT(NULL, "gemm", "%-15s", call, gemm),                           \
-    RL_INT(NULL, "m", "%6d", call, kernel.args.m),                        \
-    RL_INT(NULL, "n", "%6d", call, kernel.args.n),                        \
-    RL_INT(NULL, "k", "%6d", call, kernel.args.k),                        \
-    RL_DOUBLE(NULL, "tiles", "%6.0f", call, w.tiles),                     \
-    RL_DOUBLE(NULL, "waves", "%5.0f", call, w.waves),                     \
+    RL_TEXT(NULL, "gemm", "%-15s", exp04_call, gemm),                           \
+    RL_INT(NULL, "m", "%6d", exp04_call, kernel.args.m),                        \
+    RL_INT(NULL, "n", "%6d", exp04_call, kernel.args.n),                        \
+    RL_INT(NULL, "k", "%6d", exp04_call, kernel.args.k),                        \
+    RL_DOUBLE(NULL, "tiles", "%6.0f", exp04_call, w.tiles),                     \
+    RL_DOUBLE(NULL, "waves", "%5.0f", exp04_call, w.waves),                     \
     RL_COLUMN_TIME_US,                                                    \
     RL_COLUMN_TFLOPS
 
@@ -87,23 +87,23 @@ typedef struct wave_sweep {
 } wave_sweep;
 
 /* Adds the sweep's points to the current part. */
-void sweep_declare(rl_ctx *ctx, wave_sweep *w);
+void exp04_sweep_declare(rl_ctx *ctx, wave_sweep *w);
 /* A sweep part's open (state: its wave_sweep). */
-void sweep_open(rl_ctx *ctx, void *state);
+void exp04_sweep_open(rl_ctx *ctx, void *state);
 
 /* ---- the parts, in the order main.c declares them -------------------------
  * Each adds its metadata, its part and its points; the part judges its
  * claim when it is done. */
 
-void model_declare(rl_ctx *ctx);     /* model.c: waves on 108 and 132 SMs, a model */
-void staircase_declare(rl_ctx *ctx); /* staircase.c: the own kernel vs N here */
-void library_declare(rl_ctx *ctx);   /* library.c: cuBLAS's sawtooth, GPU only */
-void vocab_declare(rl_ctx *ctx);     /* vocab.c: GPT-2's output layer */
+void exp04_model_declare(rl_ctx *ctx);     /* model.c: waves on 108 and 132 SMs, a model */
+void exp04_staircase_declare(rl_ctx *ctx); /* staircase.c: the own kernel vs N here */
+void exp04_library_declare(rl_ctx *ctx);   /* library.c: cuBLAS's sawtooth, GPU only */
+void exp04_vocab_declare(rl_ctx *ctx);     /* vocab.c: GPT-2's output layer */
 
 /* Derived columns (main.c's), computed from every point: the staircase's
  * model time, and a vocab GEMM's time at V = 50257 over this one's, with
  * its spread. NaN on the other parts' points. */
-double staircase_model_us(rl_ctx *ctx, const rl_point *p);
-rl_ratio vocab_speedup_ratio(rl_ctx *ctx, const rl_point *p);
+double exp04_staircase_model_us(rl_ctx *ctx, const rl_point *p);
+rl_ratio exp04_vocab_speedup_ratio(rl_ctx *ctx, const rl_point *p);
 
 #endif

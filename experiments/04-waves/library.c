@@ -22,7 +22,7 @@ static wave_sweep sweep_on(rl_ctx *ctx)
                         .step = RL_BY_MODE(ctx, 64, 64, WAVE_STEP)};
 }
 
-static const rl_column TABLE[] = {CALL_TABLE_HEAD, RL_TEXT(NULL, "", "%s", call, mark), {0}};
+static const rl_column TABLE[] = {CALL_TABLE_HEAD, RL_TEXT(NULL, "", "%s", exp04_call, mark), {0}};
 
 static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w);
 
@@ -31,7 +31,7 @@ static void done(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     wave_sweep *w = state;
     judge(ctx, pts, w);
-    calls_close(ctx, pts, &w->out);
+    exp04_calls_close(ctx, pts, &w->out);
 }
 
 /* Without the sweep, a part of no points all the same: its verdict says why. */
@@ -45,7 +45,7 @@ static void not_measured(rl_ctx *ctx, const rl_points *pts, void *state)
                                   : "no variant with the role library selected");
 }
 
-void library_declare(rl_ctx *ctx)
+void exp04_library_declare(rl_ctx *ctx)
 {
     wave_sweep *w = RL_NEW(ctx, wave_sweep);
     *w = sweep_on(ctx);
@@ -61,14 +61,14 @@ void library_declare(rl_ctx *ctx)
             EX_TILE_N, w->t.units);
     snprintf(w->heading, sizeof w->heading, "library: %s\n  NVIDIA's example, M = %d, K = %d",
              w->v->what, w->t.m, w->k);
-    rl_part_add(ctx, &(rl_part){.open = sweep_open, .done = done, .state = w, .table = TABLE,
+    rl_part_add(ctx, &(rl_part){.open = exp04_sweep_open, .done = done, .state = w, .table = TABLE,
                                 .heading = w->heading});
-    sweep_declare(ctx, w);
+    exp04_sweep_declare(ctx, w);
 }
 
 /* ---- the verdict ---------------------------------------------------------------- */
 
-static int n_at(const rl_points *pts, int i) { return RL_DATA(call, &pts->v[i])->kernel.args.n; }
+static int n_at(const rl_points *pts, int i) { return RL_DATA(exp04_call, &pts->v[i])->kernel.args.n; }
 
 static double fall_at(const rl_points *pts, int i)
 {

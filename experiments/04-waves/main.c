@@ -29,24 +29,24 @@ static const rl_option OPTIONS[] = {
 
 /* What a point is; the model's rows (model.c) fill the same columns. */
 static const rl_column COLUMNS[] = {
-    RL_TEXT("part", NULL, NULL, call, part),
+    RL_TEXT("part", NULL, NULL, exp04_call, part),
     RL_COLUMN_VARIANT,
     RL_COLUMN_NUMBER,
-    RL_TEXT("gemm", NULL, NULL, call, gemm),
-    RL_INT("m", NULL, NULL, call, kernel.args.m),
-    RL_INT("n", NULL, NULL, call, kernel.args.n),
-    RL_INT("k", NULL, NULL, call, kernel.args.k),
-    RL_DOUBLE("vocab", NULL, NULL, call, vocab),
-    RL_WAVE_MODEL_COLUMNS(call, w),
-    RL_DOUBLE("wave_end", NULL, NULL, call, wave_end),
+    RL_TEXT("gemm", NULL, NULL, exp04_call, gemm),
+    RL_INT("m", NULL, NULL, exp04_call, kernel.args.m),
+    RL_INT("n", NULL, NULL, exp04_call, kernel.args.n),
+    RL_INT("k", NULL, NULL, exp04_call, kernel.args.k),
+    RL_DOUBLE("vocab", NULL, NULL, exp04_call, vocab),
+    RL_WAVE_MODEL_COLUMNS(exp04_call, w),
+    RL_DOUBLE("wave_end", NULL, NULL, exp04_call, wave_end),
     {"flops", NULL, NULL, .num = rl_col_flops},
     {0},
 };
 
 /* Computed from every point: staircase.c's model, vocab.c's speedups. */
 static const rl_column DERIVED[] = {
-    {"model_time_us", NULL, NULL, .num = staircase_model_us},
-    RL_RATIO_COLUMNS("speedup_vs_v50257", vocab_speedup_ratio),
+    {"model_time_us", NULL, NULL, .num = exp04_staircase_model_us},
+    RL_RATIO_COLUMNS("speedup_vs_v50257", exp04_vocab_speedup_ratio),
     {0},
 };
 
@@ -99,13 +99,13 @@ static void declare(rl_ctx *ctx)
     rl_meta(ctx, "validation", "every element vs a double-precision reference (OpenBLAS dgemm "
                                "on the same FP16-representable inputs in [-1, 1]), atol 1e-6 x k, "
                                "rtol %g", GEMM_RTOL);
-    model_declare(ctx);
+    exp04_model_declare(ctx);
     if (rl_option_is(part_choice, "staircase"))
-        staircase_declare(ctx);
+        exp04_staircase_declare(ctx);
     if (rl_option_is(part_choice, "library"))
-        library_declare(ctx);
+        exp04_library_declare(ctx);
     if (rl_option_is(part_choice, "vocab"))
-        vocab_declare(ctx);
+        exp04_vocab_declare(ctx);
 }
 
 int main(int argc, char **argv) { return rl_main(&EXP04, argc, argv); }

@@ -30,7 +30,7 @@ static void write_rows(rl_ctx *ctx, const rl_points *pts, void *state)
         for (int n = WAVE_STEP; n <= N_MAX; n += WAVE_STEP, checked++) {
             int sms = MODELS[g].sms;
             rl_tiling t = {EX_M, EX_TILE_M, EX_TILE_N, sms, 1};
-            call c = {.part = "model", .kernel.args = {.m = EX_M, .n = n, .k = EX_K},
+            exp04_call c = {.part = "model", .kernel.args = {.m = EX_M, .n = n, .k = EX_K},
                       .vocab = NAN, .w = rl_wave_model_of(&t, n),
                       .wave_end = rl_wave_ends_at(&t, n)};
             rl_point p = {RL_POINT_DATA(&c), .flops = rl_gemm_flops(EX_M, n, EX_K)};
@@ -55,7 +55,7 @@ static void write_rows(rl_ctx *ctx, const rl_points *pts, void *state)
 
 /* A part of no points, declared first: when its turn comes, before any
  * GEMM runs, it writes the model's rows and judges them. */
-void model_declare(rl_ctx *ctx)
+void exp04_model_declare(rl_ctx *ctx)
 {
     rl_meta(ctx, "model",
             "rows with part = model: NVIDIA's example, M = %d, K = %d, %dx%d tiles, one block per "

@@ -35,16 +35,16 @@ static wave_sweep sweep_on(rl_ctx *ctx)
 
 static const rl_column TABLE[] = {
     CALL_TABLE_HEAD,
-    {NULL, "model/us", "%11.1f", .num = staircase_model_us},
-    RL_TEXT(NULL, "", "%s", call, mark),
+    {NULL, "model/us", "%11.1f", .num = exp04_staircase_model_us},
+    RL_TEXT(NULL, "", "%s", exp04_call, mark),
     {0},
 };
 
 /* The model's time: waves x the time of one wave, the median over the
  * sweep of time / waves (one measured number scales the whole staircase). */
-double staircase_model_us(rl_ctx *ctx, const rl_point *p)
+double exp04_staircase_model_us(rl_ctx *ctx, const rl_point *p)
 {
-    const call *c = RL_DATA(call, p);
+    const exp04_call *c = RL_DATA(exp04_call, p);
     if (strcmp(c->part, "staircase"))
         return NAN;
     const rl_points *all = rl_points_all(ctx);
@@ -52,7 +52,7 @@ double staircase_model_us(rl_ctx *ctx, const rl_point *p)
     int n = 0;
     for (int i = 0; i < all->n; i++)
         if (all->v[i].part == p->part && rl_point_timed(&all->v[i]))
-            per_wave[n++] = all->v[i].seconds / RL_DATA(call, &all->v[i])->w.waves;
+            per_wave[n++] = all->v[i].seconds / RL_DATA(exp04_call, &all->v[i])->w.waves;
     double t_wave = rl_stats_of(per_wave, n).median; /* NaN when none was timed */
     free(per_wave);
     return t_wave * c->w.waves * 1e6;
@@ -65,10 +65,10 @@ static void done(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     wave_sweep *w = state;
     judge(ctx, pts, w);
-    calls_close(ctx, pts, &w->out);
+    exp04_calls_close(ctx, pts, &w->out);
 }
 
-void staircase_declare(rl_ctx *ctx)
+void exp04_staircase_declare(rl_ctx *ctx)
 {
     wave_sweep *w = RL_NEW(ctx, wave_sweep);
     *w = sweep_on(ctx);
@@ -88,9 +88,9 @@ void staircase_declare(rl_ctx *ctx)
              "staircase: own tiled kernel (%s), %dx%d tiles\n  M = %d, K = %d, a wave = %d %s x "
              "%d = %d tiles", w->v->name, t->tile_m, t->tile_n, t->m, w->k, t->units,
              gpu ? "SMs" : "threads", t->per_unit, wave);
-    rl_part_add(ctx, &(rl_part){.open = sweep_open, .done = done, .state = w, .table = TABLE,
+    rl_part_add(ctx, &(rl_part){.open = exp04_sweep_open, .done = done, .state = w, .table = TABLE,
                                 .heading = w->heading});
-    sweep_declare(ctx, w);
+    exp04_sweep_declare(ctx, w);
 }
 
 /* ---- the verdict ---------------------------------------------------------------- */
@@ -105,7 +105,7 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w)
                        ? past->seconds / full->seconds : NAN;
     char note[256] = "no full wave in the sweep";
     if (full) {
-        const call *f = RL_DATA(call, full), *q = RL_DATA(call, past);
+        const exp04_call *f = RL_DATA(exp04_call, full), *q = RL_DATA(exp04_call, past);
         snprintf(note, sizeof note,
                  "N %d -> %d (+%.2f %% work): %.0f -> %.0f tiles, %d per wave%s",
                  f->kernel.args.n, q->kernel.args.n, 100.0 * WAVE_STEP / f->kernel.args.n,

@@ -49,7 +49,7 @@ static layer layer_on(const rl_ctx *ctx)
 
 /* Adds c at vocabulary size vs: the pair's GEMMs are one group. The
  * verdict reads the library's pair (the own kernel's is in its note). */
-static void add_at(rl_ctx *ctx, layer *L, const gemm_variant *v, call c, int vs, int pair)
+static void add_at(rl_ctx *ctx, layer *L, const gemm_variant *v, exp04_call c, int vs, int pair)
 {
     const gemm_impl *impl = RL_LAUNCHER(ctx, v);
     c.part = "vocab";
@@ -59,7 +59,7 @@ static void add_at(rl_ctx *ctx, layer *L, const gemm_variant *v, call c, int vs,
                                             rl_units(ctx), impl->blocks_per_unit()},
                                c.kernel.args.n);
     bool paired = vs == V_GPT2 || vs == V_PADDED;
-    call_add(ctx, &L->out, &c, v, paired ? pair : 0,
+    exp04_call_add(ctx, &L->out, &c, v, paired ? pair : 0,
              paired && kernel_has_role(KERNEL_VARIANT(v), "library"));
 }
 
@@ -71,16 +71,16 @@ static void add_gemms(rl_ctx *ctx, const gemm_variant *v, layer *L)
 {
     int t = L->tokens, pair = rl_group_new(ctx);
     for (int i = 0; i < L->count; i++)
-        add_at(ctx, L, v, (call){.gemm = "forward", .a = &L->x, .b = &L->w, .wide = &L->logits,
+        add_at(ctx, L, v, (exp04_call){.gemm = "forward", .a = &L->x, .b = &L->w, .wide = &L->logits,
                                  .kernel.args = {.m = t, .n = L->v[i], .k = HIDDEN,
                                                  .trans_b = true}},
                L->v[i], pair);
     static const int PAIR[] = {V_GPT2, V_PADDED};
     for (int i = 0; i < 2; i++) {
         int vs = PAIR[i];
-        add_at(ctx, L, v, (call){.gemm = "backward_data", .a = &L->dy, .b = &L->w,
+        add_at(ctx, L, v, (exp04_call){.gemm = "backward_data", .a = &L->dy, .b = &L->w,
                                  .kernel.args = {.m = t, .n = HIDDEN, .k = vs}}, vs, pair);
-        add_at(ctx, L, v, (call){.gemm = "backward_weight", .a = &L->dy, .b = &L->x,
+        add_at(ctx, L, v, (exp04_call){.gemm = "backward_weight", .a = &L->dy, .b = &L->x,
                                  .kernel.args = {.m = vs, .n = HIDDEN, .k = t, .trans_a = true}},
                vs, pair);
     }
@@ -91,7 +91,7 @@ static const rl_point *find(const rl_points *pts, const gemm_variant *v, const c
 {
     for (int i = 0; i < pts->n; i++) {
         const rl_point *p = &pts->v[i];
-        const call *c = RL_DATA(call, p);
+        const exp04_call *c = RL_DATA(exp04_call, p);
         if (rl_point_timed(p) && p->variant == KERNEL_VARIANT(v) && c->vocab == vs &&
             !strcmp(c->gemm, gemm))
             return p;
@@ -102,16 +102,16 @@ static const rl_point *find(const rl_points *pts, const gemm_variant *v, const c
 /* Each GEMM's time at V = 50257 over its time here, and that ratio's
  * spread (both times at opposite ends of their q1-q3): the chart's bars.
  * NaN outside the vocab part, whose points alone have a vocabulary. */
-rl_ratio vocab_speedup_ratio(rl_ctx *ctx, const rl_point *p)
+rl_ratio exp04_vocab_speedup_ratio(rl_ctx *ctx, const rl_point *p)
 {
-    const call *c = RL_DATA(call, p);
+    const exp04_call *c = RL_DATA(exp04_call, p);
     const gemm_variant *v = (const gemm_variant *)p->variant;
     return rl_time_ratio(find(rl_points_all(ctx), v, c->gemm, V_GPT2), p);
 }
 
 static double vocab_speedup(rl_ctx *ctx, const rl_point *p)
 {
-    return vocab_speedup_ratio(ctx, p).median;
+    return exp04_vocab_speedup_ratio(ctx, p).median;
 }
 
 static const rl_column TABLE[] = {
@@ -127,16 +127,16 @@ static void done(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     layer *L = state;
     judge(ctx, pts, L);
-    calls_close(ctx, pts, &L->out);
+    exp04_calls_close(ctx, pts, &L->out);
 }
 
 static void open_layer(rl_ctx *ctx, void *state)
 {
     layer *L = state;
-    calls_open(ctx, &L->out);
+    exp04_calls_open(ctx, &L->out);
 }
 
-void vocab_declare(rl_ctx *ctx)
+void exp04_vocab_declare(rl_ctx *ctx)
 {
     layer *L = RL_NEW(ctx, layer);
     *L = layer_on(ctx);

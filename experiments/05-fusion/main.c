@@ -29,24 +29,24 @@ static const rl_option OPTIONS[] = {
 enum { MAX_K = 8 };
 
 /* One call of one variant: what a point runs, and its columns. */
-typedef struct call {
+typedef struct exp05_call {
     const char *op;
     int k, n; /* n: elements */
     const fusion_variant *v;
     fusion_call kernel;   /* its pointers bound when the point is prepared */
     struct size_part *at; /* the part (op and size) it runs in */
-} call;
+} exp05_call;
 
 /* The unfused point with the same op, size and k, preferring the same
  * family (pair or chain): a fused point's twin, for its speedup. */
 static const rl_point *unfused_twin(rl_ctx *ctx, const rl_point *p)
 {
-    const call *c = RL_DATA(call, p);
+    const exp05_call *c = RL_DATA(exp05_call, p);
     const rl_points *all = rl_points_all(ctx);
     const rl_point *twin = NULL;
     for (int i = 0; i < all->n; i++) {
         const rl_point *q = &all->v[i];
-        const call *d = RL_DATA(call, q);
+        const exp05_call *d = RL_DATA(exp05_call, q);
         if (rl_point_timed(q) && !d->v->fused && d->op == c->op && d->k == c->k &&
             d->n == c->n &&
             d->v->libm == c->v->libm && /* the same cos: the vector one or the C library's */
@@ -61,7 +61,7 @@ static const rl_point *unfused_twin(rl_ctx *ctx, const rl_point *p)
  * from the same two points. NaN on an unfused point. */
 static rl_ratio speedup_of(rl_ctx *ctx, const rl_point *p)
 {
-    return rl_time_ratio(RL_DATA(call, p)->v->fused ? unfused_twin(ctx, p) : NULL, p);
+    return rl_time_ratio(RL_DATA(exp05_call, p)->v->fused ? unfused_twin(ctx, p) : NULL, p);
 }
 
 static double speedup(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).median; }
@@ -69,9 +69,9 @@ static double speedup(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p
 static const rl_column COLUMNS[] = {
     RL_COLUMN_VARIANT,
     RL_COLUMN_NUMBER,
-    RL_TEXT("op", NULL, NULL, call, op),
-    RL_INT("k", NULL, NULL, call, k),
-    RL_INT("n", NULL, NULL, call, n),
+    RL_TEXT("op", NULL, NULL, exp05_call, op),
+    RL_INT("k", NULL, NULL, exp05_call, k),
+    RL_INT("n", NULL, NULL, exp05_call, n),
     {"footprint_bytes", NULL, NULL, .num = rl_col_footprint},
     {"bytes", NULL, NULL, .num = rl_col_bytes},
     {"cache_resident", NULL, NULL, .num = rl_col_cache_resident},
@@ -84,10 +84,10 @@ static const rl_column DERIVED[] = {
 };
 
 static const rl_column TABLE[] = {
-    RL_TEXT(NULL, "op", "%-7s", call, op),
-    RL_INT(NULL, "n", "%10d", call, n),
+    RL_TEXT(NULL, "op", "%-7s", exp05_call, op),
+    RL_INT(NULL, "n", "%10d", exp05_call, n),
     {NULL, "variant", "%-20s", .str = rl_col_variant},
-    RL_INT(NULL, "k", "%2d", call, k),
+    RL_INT(NULL, "k", "%2d", exp05_call, k),
     RL_COLUMN_TIME_US,
     RL_COLUMN_GBPS,
     RL_COLUMN_LEVEL,
@@ -219,7 +219,7 @@ static void close_size(rl_ctx *ctx, const rl_points *pts, void *state)
  * but under --budget the verdicts' groups come first), or from the input. */
 static void prepare_call(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp05_call *c = RL_DATA_MUT(exp05_call, p);
     size_part *s = c->at;
     if (s->ref_k < 0 || s->ref_k > c->k) {
         for (size_t i = 0; i < s->n; i++)
@@ -250,8 +250,8 @@ static void declare_size(rl_ctx *ctx, fusion_op op, size_t n, size_t nmax)
                 continue;
             if (!v->k && !chain_group)
                 chain_group = rl_group_new(ctx);
-            call *c = RL_NEW(ctx, call);
-            *c = (call){fusion_op_name(op), k, (int)n, v, {.launch = RL_LAUNCHER(ctx, v)}, s};
+            exp05_call *c = RL_NEW(ctx, exp05_call);
+            *c = (exp05_call){fusion_op_name(op), k, (int)n, v, {.launch = RL_LAUNCHER(ctx, v)}, s};
             rl_point_add(ctx, &(rl_point){
                 .variant = KERNEL_VARIANT(v),
                 .group = v->libm ? libm_group : v->k ? pair_group : chain_group,
@@ -302,7 +302,7 @@ static void describe_regime(rl_ctx *ctx, const rl_point *one, char *buf, size_t 
         return;
     }
     double gbps = rl_point_gbps(one), mbu = rl_point_mbu(ctx, one);
-    const char *op = RL_DATA(call, one)->op;
+    const char *op = RL_DATA(exp05_call, one)->op;
     char roof[160];
     rl_point_roof_text(ctx, one, roof, sizeof roof);
     if (mbu >= 0.5)
@@ -315,7 +315,7 @@ static void describe_regime(rl_ctx *ctx, const rl_point *one, char *buf, size_t 
 
 static bool of_op_and_size(const rl_point *p, const void *key)
 {
-    const call *c = RL_DATA(call, p), *want = key;
+    const exp05_call *c = RL_DATA(exp05_call, p), *want = key;
     return c->op == want->op && c->n == want->n;
 }
 
@@ -324,7 +324,7 @@ static bool of_op_and_size(const rl_point *p, const void *key)
  * the arrays in a cache, the same ratios are judged there, and say so. */
 static void judge_op(rl_ctx *ctx, const rl_points *all, fusion_op op, size_t nmax)
 {
-    const call key = {.op = fusion_op_name(op), .n = (int)nmax};
+    const exp05_call key = {.op = fusion_op_name(op), .n = (int)nmax};
     const rl_point *one = rl_points_find(all, "one_op", of_op_and_size, &key),
                    *unfused = rl_points_find(all, "pair_unfused", of_op_and_size, &key),
                    *fused = rl_points_find(all, "pair_fused", of_op_and_size, &key);
@@ -345,7 +345,8 @@ static void judge_op(rl_ctx *ctx, const rl_points *all, fusion_op op, size_t nma
     if (one && fused && fused->seconds > CLAIMS[FUSED_VS_ONE_OP].hi * one->seconds) {
         double mbu = rl_point_mbu(ctx, fused);
         rl_appendf(note, sizeof note, "; the fused pass (two %s per element) moves %.2f of the "
-                   "roof, its arithmetic not hidden under the memory time", RL_DATA(call, fused)->op, mbu);
+                   "roof, its arithmetic not hidden under the memory time", RL_DATA(exp05_call, fused)->op,
+                   mbu);
     }
     const char *name = fusion_op_name(op);
     rl_premise pr = rl_premise_start();

@@ -49,7 +49,7 @@ static void open_weights(rl_ctx *ctx, void *state)
  * element of y. */
 static void prepare_step(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp06_call *c = RL_DATA_MUT(exp06_call, p);
     weights *w = c->w;
     int batch = c->s.batch;
     c->s = step_on(c->s.ops, w->in, w->h, w->y, batch, w->d, rl_stream(ctx->be));
@@ -69,14 +69,14 @@ static void prepare_step(rl_ctx *ctx, rl_point *p)
 
 /* t(2b) / t(b), on the row of b, where 2b was timed too, with its spread
  * from the same two points' q1-q3 (the chart's bars). */
-rl_ratio doubling_ratio(const rl_points *all, const rl_point *p)
+rl_ratio exp06_doubling_ratio(const rl_points *all, const rl_point *p)
 {
-    const call *c = RL_DATA(call, p);
+    const exp06_call *c = RL_DATA(exp06_call, p);
     if (!rl_point_timed(p) || strcmp(c->test, "doubling"))
         return RL_RATIO_NONE;
     for (int j = 0; j < all->n; j++) {
         const rl_point *q = &all->v[j];
-        const call *twice = RL_DATA(call, q);
+        const exp06_call *twice = RL_DATA(exp06_call, q);
         if (rl_point_timed(q) && q->variant == p->variant && !strcmp(twice->test, "doubling") &&
             twice->batch == 2 * c->batch)
             return rl_time_ratio(q, p);
@@ -84,22 +84,22 @@ rl_ratio doubling_ratio(const rl_points *all, const rl_point *p)
     return RL_RATIO_NONE;
 }
 
-int doubling_knee(const rl_points *all, const kernel_variant *v)
+int exp06_doubling_knee(const rl_points *all, const kernel_variant *v)
 {
     for (int i = 0; i < all->n; i++)
-        if (all->v[i].variant == v && doubling_ratio(all, &all->v[i]).median > 1.1)
-            return (int)RL_DATA(call, &all->v[i])->batch;
+        if (all->v[i].variant == v && exp06_doubling_ratio(all, &all->v[i]).median > 1.1)
+            return (int)RL_DATA(exp06_call, &all->v[i])->batch;
     return 0;
 }
 
 static double col_doubling_ratio(rl_ctx *ctx, const rl_point *p)
 {
-    return doubling_ratio(rl_points_all(ctx), p).median;
+    return exp06_doubling_ratio(rl_points_all(ctx), p).median;
 }
 
 static const rl_column TABLE[] = {
     {NULL, "variant", "%-9s", .str = rl_col_variant},
-    RL_DOUBLE(NULL, "batch", "%7.0f", call, batch),
+    RL_DOUBLE(NULL, "batch", "%7.0f", exp06_call, batch),
     RL_COLUMN_TIME_US,
     {NULL, "t(2b)/t(b)", "%10.2f", .num = col_doubling_ratio, .measured = true},
     {0},
@@ -111,10 +111,10 @@ static void close_weights(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     weights *w = state;
     const rl_points *all = rl_points_all(ctx);
-    double smallest = pts->n ? RL_DATA(call, &pts->v[0])->batch : 0;
-    for (int i = 0; i < pts->n && RL_DATA(call, &pts->v[i])->batch == smallest; i++) {
+    double smallest = pts->n ? RL_DATA(exp06_call, &pts->v[0])->batch : 0;
+    for (int i = 0; i < pts->n && RL_DATA(exp06_call, &pts->v[i])->batch == smallest; i++) {
         const char *name = pts->v[i].variant->name;
-        int knee = doubling_knee(all, pts->v[i].variant);
+        int knee = exp06_doubling_knee(all, pts->v[i].variant);
         if (knee == 0)
             printf("  %s: doubling never cost > 10 %%: overhead-bound at every batch measured\n", name);
         else if (knee == smallest)
@@ -125,7 +125,7 @@ static void close_weights(rl_ctx *ctx, const rl_points *pts, void *state)
     }
     fflush(stdout);
     for (int i = 0; i < pts->n; i++) {
-        call *c = RL_DATA_MUT(call, &pts->v[i]);
+        exp06_call *c = RL_DATA_MUT(exp06_call, &pts->v[i]);
         if (c->s.ops->release)
             c->s.ops->release(&c->s);
     }
@@ -142,7 +142,7 @@ static void close_weights(rl_ctx *ctx, const rl_points *pts, void *state)
  * power of 2); quick: the pairs (b, 2b) for b = 1, 16, 256, ... (e % 4 is
  * 0 or 1), and the last pair. The plan's model: the step's FLOPs at the
  * compute roof and four launches of a few microseconds. */
-void doubling_declare(rl_ctx *ctx, int d, int bmax)
+void exp06_doubling_declare(rl_ctx *ctx, int d, int bmax)
 {
     weights *w = RL_NEW(ctx, weights);
     *w = (weights){.d = d, .bmax = bmax};
@@ -157,7 +157,7 @@ void doubling_declare(rl_ctx *ctx, int d, int bmax)
         for (const step_variant *v = step_variants; v->name; v++) {
             if (!rl_runs(ctx, &step_family, KERNEL_VARIANT(v)))
                 continue;
-            call *c = new_call(ctx, "doubling");
+            exp06_call *c = exp06_new_call(ctx, "doubling");
             c->batch = b, c->d = d, c->w = w;
             c->s = (step_args){.ops = RL_LAUNCHER(ctx, v), .batch = b, .d = d};
             rl_point_add(ctx, &(rl_point){

@@ -15,7 +15,7 @@ struct weights;
 
 /* One point (a chain of k kernels over n elements, or the model step at
  * one batch): what its CSV columns read, and the call it times. */
-typedef struct call {
+typedef struct exp06_call {
     const char *test;         /* "chain" (k sweep), "size" (n sweep), "doubling" */
     double k, n, batch, d;    /* NaN where the test has none: an empty cell */
     double build_us;          /* building what the variant replays (a graph); NaN: nothing */
@@ -24,28 +24,28 @@ typedef struct call {
     step_args s;              /* or a step's: bound when the point is prepared */
     struct chain_buffers *chain; /* the part it runs in: the chains' buffer, */
     struct weights *w;           /* or the step's inputs */
-} call;
+} exp06_call;
 
 static inline double us_per_kernel(const rl_point *p)
 {
-    return p->seconds * 1e6 / RL_DATA(call, p)->k;
+    return p->seconds * 1e6 / RL_DATA(exp06_call, p)->k;
 }
 /* A fresh point's data, every number NaN (an empty cell) until set; it
  * lives until the run ends. */
-call *new_call(rl_ctx *ctx, const char *test);
+exp06_call *exp06_new_call(rl_ctx *ctx, const char *test);
 
 /* doubling.c: the doubling test's part, the step at batch 1 .. bmax for
  * every step variant; its table, and the knee of each variant after it. */
-void doubling_declare(rl_ctx *ctx, int d, int bmax);
+void exp06_doubling_declare(rl_ctx *ctx, int d, int bmax);
 /* t(2 batch) / t(batch) on the row of batch, where 2 batch was timed too,
  * with its spread (RL_RATIO_NONE elsewhere); all: every point. */
-rl_ratio doubling_ratio(const rl_points *all, const rl_point *p);
+rl_ratio exp06_doubling_ratio(const rl_points *all, const rl_point *p);
 /* The smallest batch whose doubling ratio exceeds 1.1, or 0. */
-int doubling_knee(const rl_points *all, const kernel_variant *v);
+int exp06_doubling_knee(const rl_points *all, const kernel_variant *v);
 
 /* verdicts.c */
 extern const rl_claim EXP06_CLAIMS[];
-void judge_chain(rl_ctx *ctx, const rl_points *all);
-void judge_doubling(rl_ctx *ctx, const rl_points *all);
+void exp06_judge_chain(rl_ctx *ctx, const rl_points *all);
+void exp06_judge_doubling(rl_ctx *ctx, const rl_points *all);
 
 #endif

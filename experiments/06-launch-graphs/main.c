@@ -65,24 +65,24 @@ static double col_breakeven(rl_ctx *ctx, const rl_point *p)
 {
     const rl_point *async = rl_points_in_group(rl_points_all(ctx), p->group, "asynchronous");
     double saved = async ? (async->seconds - p->seconds) * 1e6 : NAN;
-    double build_us = RL_DATA(call, p)->build_us;
+    double build_us = RL_DATA(exp06_call, p)->build_us;
     return isfinite(build_us) && saved > 0 ? build_us / saved : NAN;
 }
 
 /* The doubling test's ratio, and its spread (the chart's bars). */
 static rl_ratio col_doubling_band(rl_ctx *ctx, const rl_point *p)
 {
-    return doubling_ratio(rl_points_all(ctx), p);
+    return exp06_doubling_ratio(rl_points_all(ctx), p);
 }
 
 static const rl_column COLUMNS[] = {
-    RL_TEXT("test", NULL, NULL, call, test),
+    RL_TEXT("test", NULL, NULL, exp06_call, test),
     RL_COLUMN_VARIANT,
     RL_COLUMN_NUMBER,
-    RL_DOUBLE("k", NULL, NULL, call, k),
-    RL_WHOLE("n", NULL, NULL, call, n),
-    RL_DOUBLE("batch", NULL, NULL, call, batch),
-    RL_DOUBLE("d", NULL, NULL, call, d),
+    RL_DOUBLE("k", NULL, NULL, exp06_call, k),
+    RL_WHOLE("n", NULL, NULL, exp06_call, n),
+    RL_DOUBLE("batch", NULL, NULL, exp06_call, batch),
+    RL_DOUBLE("d", NULL, NULL, exp06_call, d),
     {"cache_resident", NULL, NULL, .num = col_cache_resident},
     {0},
 };
@@ -91,8 +91,8 @@ static const rl_column DERIVED[] = {
     {"us_per_kernel", NULL, NULL, .num = col_us_per_kernel},
     {"floor_us_per_kernel", NULL, NULL, .num = col_floor_us},
     {"overhead_fraction", NULL, NULL, .num = col_overhead},
-    RL_DOUBLE("host_us_per_launch", NULL, NULL, call, host_us),
-    RL_DOUBLE("graph_build_us", NULL, NULL, call, build_us),
+    RL_DOUBLE("host_us_per_launch", NULL, NULL, exp06_call, host_us),
+    RL_DOUBLE("graph_build_us", NULL, NULL, exp06_call, build_us),
     {"graph_breakeven_replays", NULL, NULL, .num = col_breakeven},
     RL_RATIO_COLUMNS("doubling_ratio", col_doubling_band),
     {0},
@@ -100,15 +100,15 @@ static const rl_column DERIVED[] = {
 
 /* The chain tests' console table (the doubling test has its own). */
 static const rl_column TABLE[] = {
-    RL_TEXT(NULL, "test", "%-6s", call, test),
+    RL_TEXT(NULL, "test", "%-6s", exp06_call, test),
     {NULL, "variant", "%-11s", .str = rl_col_variant},
-    RL_DOUBLE(NULL, "k", "%5.0f", call, k),
-    RL_WHOLE(NULL, "n", "%9.0f", call, n),
+    RL_DOUBLE(NULL, "k", "%5.0f", exp06_call, k),
+    RL_WHOLE(NULL, "n", "%9.0f", exp06_call, n),
     {NULL, "us/kernel", "%10.3f", .num = col_us_per_kernel, .measured = true},
     {NULL, "floor us", "%9.3f", .num = col_floor_us, .measured = true},
     {NULL, "overhead %", "%10.0f", .num = col_overhead_pct, .measured = true},
-    RL_DOUBLE_MEASURED(NULL, "host us/launch", "%14.3f", call, host_us),
-    RL_DOUBLE(NULL, "graph build us", "%14.0f", call, build_us),
+    RL_DOUBLE_MEASURED(NULL, "host us/launch", "%14.3f", exp06_call, host_us),
+    RL_DOUBLE(NULL, "graph build us", "%14.0f", exp06_call, build_us),
     {NULL, "break-even replays", "%18.1f", .num = col_breakeven, .measured = true},
     {0},
 };
@@ -156,10 +156,10 @@ typedef struct chain_buffers {
     size_t nmax, serial_cap;
 } chain_buffers;
 
-call *new_call(rl_ctx *ctx, const char *test)
+exp06_call *exp06_new_call(rl_ctx *ctx, const char *test)
 {
-    call *c = RL_NEW(ctx, call);
-    *c = (call){.test = test, .k = NAN, .n = NAN, .batch = NAN, .d = NAN, .build_us = NAN,
+    exp06_call *c = RL_NEW(ctx, exp06_call);
+    *c = (exp06_call){.test = test, .k = NAN, .n = NAN, .batch = NAN, .d = NAN, .build_us = NAN,
                 .host_us = NAN};
     return c;
 }
@@ -177,7 +177,7 @@ static void open_chains(rl_ctx *ctx, void *state)
  * never equals. */
 static void prepare_chain(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp06_call *c = RL_DATA_MUT(exp06_call, p);
     size_t n = (size_t)c->n;
     c->a.x = c->chain->x;
     p->out = c->chain->x;
@@ -201,7 +201,7 @@ static void chains_timed(rl_ctx *ctx, rl_points *pts, void *state)
 {
     (void)state;
     for (int i = 0; i < pts->n; i++) {
-        call *c = RL_DATA_MUT(call, &pts->v[i]);
+        exp06_call *c = RL_DATA_MUT(exp06_call, &pts->v[i]);
         if (rl_point_timed(&pts->v[i]) && c->a.ops->enqueue)
             c->host_us = rl_issue_s(ctx, launch_issue, &c->a) * 1e6 / c->k;
     }
@@ -212,7 +212,7 @@ static void print_overhead_stops(rl_ctx *ctx, const rl_points *pts)
 {
     for (int i = 0; i < pts->n; i++) {
         const rl_point *p = &pts->v[i];
-        const call *c = RL_DATA(call, p);
+        const exp06_call *c = RL_DATA(exp06_call, p);
         if (rl_point_timed(p) && !strcmp(c->test, "size") && rl_point_has_role(p, "asynchronous") &&
             us_per_kernel(p) <= 1.25 * col_floor_us(ctx, p)) {
             printf("\n  launch overhead stops mattering (async within 25 %% of the floor) at n = %.0f\n", c->n);
@@ -231,7 +231,7 @@ static void close_chains(rl_ctx *ctx, const rl_points *pts, void *state)
     if (rl_option_is(test_choice, "size"))
         print_overhead_stops(ctx, pts);
     for (int i = 0; i < pts->n; i++) {
-        call *c = RL_DATA_MUT(call, &pts->v[i]);
+        exp06_call *c = RL_DATA_MUT(exp06_call, &pts->v[i]);
         if (c->a.ops->release)
             c->a.ops->release(&c->a);
     }
@@ -252,7 +252,7 @@ static void chain_point(rl_ctx *ctx, chain_buffers *b, const char *test, int k, 
         if (!rl_runs(ctx, &launch_family, KERNEL_VARIANT(v)) ||
             (kernel_has_role(KERNEL_VARIANT(v), "serial") && (double)k * (double)n > (double)b->serial_cap))
             continue;
-        call *c = new_call(ctx, test);
+        exp06_call *c = exp06_new_call(ctx, test);
         c->k = k, c->n = (double)n, c->chain = b;
         c->a = (launch_args){.ops = RL_LAUNCHER(ctx, v), .n = n, .k = k,
                              .stream = rl_stream(ctx->be)};
@@ -270,7 +270,7 @@ static void chain_point(rl_ctx *ctx, chain_buffers *b, const char *test, int k, 
  * otherwise) at n = 1 ("empty": 1 thread) and 256 (one block). The size
  * test: n = 1, 4, 16, ... up to nmax at k = 20; every 16th in a lab run,
  * every 256th in a quick one. Both are one part, on one array. The
- * verdicts read the longest empty chain (judge_chain). */
+ * verdicts read the longest empty chain (exp06_judge_chain). */
 static void declare_chains(rl_ctx *ctx, chain_buffers *b)
 {
     static const int ks[] = {1, 3, 10, 30, 100, 300, 1000};
@@ -327,15 +327,15 @@ static void declare(rl_ctx *ctx)
     describe(ctx, b, step_d, bmax);
     declare_chains(ctx, b);
     if (rl_option_is(test_choice, "doubling"))
-        doubling_declare(ctx, step_d, bmax);
+        exp06_doubling_declare(ctx, step_d, bmax);
 }
 
 static void judge(rl_ctx *ctx, const rl_points *all)
 {
     rl_note_host_load(ctx, load_start, "\n  note: ", "other processes competed for the CPUs, and a "
                       "region waits for its slowest thread");
-    judge_chain(ctx, all);
-    judge_doubling(ctx, all);
+    exp06_judge_chain(ctx, all);
+    exp06_judge_doubling(ctx, all);
 }
 
 int main(int argc, char **argv) { return rl_main(&EXP06, argc, argv); }

@@ -31,7 +31,7 @@ static void open_decode(rl_ctx *ctx, void *state)
     decode_part *P = state;
     attention_args shape = {.batch = P->drawn_seqs, .heads_q = P->cfg->heads_q,
                             .heads_kv = P->cfg->heads_kv, .ctx = P->ctx, .dim = P->cfg->dim};
-    open_attention_buffers(ctx, &P->b, shape, ATTN_DECODE, seq_q(P), seq_kv(P),
+    exp07_open_attention_buffers(ctx, &P->b, shape, ATTN_DECODE, seq_q(P), seq_kv(P),
                            (size_t)P->drawn_seqs, (size_t)P->bmax, P->scratch_bytes,
                            (size_t)P->ref_rows);
 }
@@ -39,7 +39,7 @@ static void open_decode(rl_ctx *ctx, void *state)
 static void close_decode(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     (void)pts;
-    free_attention_buffers(ctx, &((decode_part *)state)->b);
+    exp07_free_attention_buffers(ctx, &((decode_part *)state)->b);
 }
 
 static attention_args args_of(rl_ctx *ctx, const decode_part *P, int batch, float *out)
@@ -52,7 +52,7 @@ static attention_args args_of(rl_ctx *ctx, const decode_part *P, int batch, floa
  * fused one also against the materialized output on every other row. */
 static void prepare_decode(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp07_call *c = RL_DATA_MUT(exp07_call, p);
     decode_part *P = c->part;
     const attention_variant *v = (const attention_variant *)p->variant;
     c->attn.args = args_of(ctx, P, c->batch, v->fused ? P->b.out_fused : P->b.out_mat);
@@ -64,7 +64,7 @@ static void prepare_decode(rl_ctx *ctx, rl_point *p)
     }
     attention_args mat = args_of(ctx, P, c->batch, P->b.out_mat);
     size_t rows = (size_t)c->batch * c->heads_q;
-    p->want = fused_want(ctx, &mat, ATTN_DECODE, P->b.ref, (size_t)c->validated_rows, rows);
+    p->want = exp07_fused_want(ctx, &mat, ATTN_DECODE, P->b.ref, (size_t)c->validated_rows, rows);
     p->frees_want = true;
     p->count = rows * c->dim;
 }
@@ -83,7 +83,7 @@ static int batch_cap(const rl_ctx *ctx, const attn_config *cfg, int ctx_len, con
     return cap;
 }
 
-void declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int *batches,
+void exp07_declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int *batches,
                     bool materialized)
 {
     int bmax = batch_cap(ctx, cfg, ctx_len, batches);
@@ -91,7 +91,7 @@ void declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int 
         return;
     decode_part *P = RL_NEW(ctx, decode_part);
     *P = (decode_part){.cfg = cfg, .ctx = ctx_len, .bmax = bmax};
-    P->ref_rows = attention_validated_rows((long)bmax * cfg->heads_q, ctx_len, cfg->dim, cfg->heads_q);
+    P->ref_rows = exp07_attention_validated_rows((long)bmax * cfg->heads_q, ctx_len, cfg->dim, cfg->heads_q);
     P->drawn_seqs = (P->ref_rows + cfg->heads_q - 1) / cfg->heads_q;
     rl_part_add(ctx, &(rl_part){.open = open_decode, .done = close_decode, .state = P});
     int backend = rl_kernel_backend(ctx);
@@ -116,9 +116,9 @@ void declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int 
             P->scratch_bytes = scratch > P->scratch_bytes ? scratch : P->scratch_bytes;
             if ((!v->fused && !materialized) || !rl_runs(ctx, &attention_family, KERNEL_VARIANT(v)))
                 continue;
-            call *c = RL_NEW(ctx, call);
+            exp07_call *c = RL_NEW(ctx, exp07_call);
             int rows = *b * cfg->heads_q;
-            *c = (call){.kind = DECODE_ATTN, .phase = "decode", .config = cfg->name, .batch = *b,
+            *c = (exp07_call){.kind = DECODE_ATTN, .phase = "decode", .config = cfg->name, .batch = *b,
                         .ctx = ctx_len, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
                         .group = cfg->heads_q / cfg->heads_kv, .dim = cfg->dim,
                         .validated_rows = rows < P->ref_rows ? rows : P->ref_rows, .part = P,

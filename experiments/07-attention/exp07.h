@@ -17,7 +17,7 @@ typedef struct attn_config {
     const char *name;
     int heads_q, heads_kv, dim;
 } attn_config;
-extern const attn_config CONFIGS[];
+extern const attn_config EXP07_CONFIGS[];
 enum { NCONFIGS = 3, LLAMA_CONFIG = 1 }; /* LLAMA_CONFIG: GQA-4, the share's configuration */
 
 /* The layer whose weight GEMM is the rest of a decode step: Llama 3 8B's
@@ -29,7 +29,7 @@ enum { LAYER_K = 4096, LAYER_ROWS = 53248 };
 typedef enum point_kind { DECODE_ATTN, WEIGHT_GEMM, PREFILL_ATTN } point_kind;
 
 /* One call: what a point is (its CSV columns) and what it runs. */
-typedef struct call {
+typedef struct exp07_call {
     point_kind kind;
     const char *phase;  /* "decode" or "prefill" */
     const char *config; /* "MHA", "GQA4", "GQA8"; "layer" for the weight GEMM */
@@ -40,24 +40,24 @@ typedef struct call {
     gemv_call gemm;      /* or the weight GEMM's (every row), and its check (the first rows) */
     gemv_call gemm_check;
     void *part;          /* its part's buffers (decode.c, prefill.c, weights.c) */
-} call;
+} exp07_call;
 
 /* The sweeps, by the run's mode (main.c). */
-typedef struct sweep {
+typedef struct exp07_sweep {
     const int *batches, *contexts, *prefill_n; /* 0-ended */
     /* where the materialized decode runs: every part, GQA4's, or none */
     enum { MATERIALIZED_ALL, MATERIALIZED_LLAMA, MATERIALIZED_NONE } materialized;
-} sweep;
-sweep exp07_sweep(const rl_ctx *ctx);
+} exp07_sweep;
+exp07_sweep exp07_sweep_for(const rl_ctx *ctx);
 
 /* Each declares its parts and points (decode.c, weights.c, prefill.c). */
-void declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int *batches,
+void exp07_declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int *batches,
                     bool materialized);
-void declare_weights(rl_ctx *ctx, const int *batches);
-void declare_prefill(rl_ctx *ctx, int n);
+void exp07_declare_weights(rl_ctx *ctx, const int *batches);
+void exp07_declare_prefill(rl_ctx *ctx, int n);
 /* The heads a prefill point runs: 1 on the CPU (its threads split the
  * queries), 16 on a GPU (enough blocks to fill it). */
-int prefill_heads(const rl_ctx *ctx);
+int exp07_prefill_heads(const rl_ctx *ctx);
 
 /* The timed point of a kind (and role, when not NULL) at a batch, and at
  * a configuration and length unless it is the weight GEMM; NULL if none
@@ -78,8 +78,8 @@ double exp07_ridge(rl_ctx *ctx);
  * the fused point's reference: its first rows the double reference, the
  * others the materialized variant's output, so that each fused point is
  * checked against the reference and against the materialized path. */
-int attention_validated_rows(long rows, int ctx, int dim, int min_rows);
-double *fused_want(rl_ctx *ctx, const attention_args *materialized, attention_phase ph,
+int exp07_attention_validated_rows(long rows, int ctx, int dim, int min_rows);
+double *exp07_fused_want(rl_ctx *ctx, const attention_args *materialized, attention_phase ph,
                    const double *ref, size_t ref_rows, size_t rows);
 /* What a decode or prefill part holds, freed at its end: q, K and V on
  * the device, copies of the few drawn on the host (only those are
@@ -97,12 +97,12 @@ typedef struct attention_buffers {
  * repeating them, and computes the reference of the first ref_rows rows
  * of the call `shape` describes over the drawn ones (its q, k and v are
  * set here). */
-void open_attention_buffers(rl_ctx *ctx, attention_buffers *b, attention_args shape,
+void exp07_open_attention_buffers(rl_ctx *ctx, attention_buffers *b, attention_args shape,
                             attention_phase ph, size_t q_items, size_t kv_items, size_t drawn,
                             size_t copies, size_t scratch_bytes, size_t ref_rows);
-void free_attention_buffers(rl_ctx *ctx, attention_buffers *b);
+void exp07_free_attention_buffers(rl_ctx *ctx, attention_buffers *b);
 /* A device buffer of items items of item_bytes each: the first drawn
  * items (host) uploaded, then repeated. */
-void *upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items, size_t item_bytes);
+void *exp07_upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items, size_t item_bytes);
 
 #endif

@@ -51,7 +51,7 @@ static bool is_role(const rl_point *p, const char *role) { return rl_point_has_r
 
 static bool of_config(const rl_point *p, const attn_config *cfg)
 {
-    return RL_DATA(call, p)->kind == DECODE_ATTN && !strcmp(RL_DATA(call, p)->config, cfg->name);
+    return RL_DATA(exp07_call, p)->kind == DECODE_ATTN && !strcmp(RL_DATA(exp07_call, p)->config, cfg->name);
 }
 
 /* ---- counted ------------------------------------------------------------------ */
@@ -65,7 +65,7 @@ static void judge_ai_flat(rl_ctx *ctx, const rl_points *all, const attn_config *
         if (!of_config(p, cfg) || !is_role(p, "decode_fused"))
             continue;
         double ai = ai_of(p);
-        const call *c = RL_DATA(call, p);
+        const exp07_call *c = RL_DATA(exp07_call, p);
         if (ai < lo)
             lo = ai, blo = c->batch, llo = c->ctx;
         if (ai > hi)
@@ -82,17 +82,17 @@ static void judge_gemm_ai(rl_ctx *ctx, const rl_points *all)
     const rl_point *one = NULL, *big = NULL;
     for (int i = 0; i < all->n; i++) {
         const rl_point *p = &all->v[i];
-        if (RL_DATA(call, p)->kind != WEIGHT_GEMM)
+        if (RL_DATA(exp07_call, p)->kind != WEIGHT_GEMM)
             continue;
-        if (RL_DATA(call, p)->batch == 1)
+        if (RL_DATA(exp07_call, p)->batch == 1)
             one = p;
-        if (!big || RL_DATA(call, p)->batch > RL_DATA(call, big)->batch)
+        if (!big || RL_DATA(exp07_call, p)->batch > RL_DATA(exp07_call, big)->batch)
             big = p;
     }
     double value = NAN;
     char note[200] = "no weight GEMM points";
     if (one && big) {
-        int b = RL_DATA(call, big)->batch;
+        int b = RL_DATA(exp07_call, big)->batch;
         value = ai_of(big) / (b * ai_of(one));
         snprintf(note, sizeof note, "AI %.2f FLOP/B at B = 1, %.1f at B = %d", ai_of(one), ai_of(big), b);
     }
@@ -115,9 +115,9 @@ static void judge_decode_bytes(rl_ctx *ctx)
     char note[240];
     snprintf(note, sizeof note, "%g B of scores per score against 4 d = 512 B of K and V per key "
              "and KV head; GQA-4 saves %.1f %%, GQA-8 %.1f %% (G heads' scores per key)",
-             attention_score_bytes(backend), 100 * saved_fraction(&CONFIGS[1], backend),
-             100 * saved_fraction(&CONFIGS[2], backend));
-    rl_judge(ctx, &EXP07_CLAIMS[DECODE_BYTES], NULL, 100 * saved_fraction(&CONFIGS[0], backend), note);
+             attention_score_bytes(backend), 100 * saved_fraction(&EXP07_CONFIGS[1], backend),
+             100 * saved_fraction(&EXP07_CONFIGS[2], backend));
+    rl_judge(ctx, &EXP07_CLAIMS[DECODE_BYTES], NULL, 100 * saved_fraction(&EXP07_CONFIGS[0], backend), note);
 }
 
 static void judge_prefill_bytes(rl_ctx *ctx)
@@ -142,7 +142,7 @@ static void judge_mbu(rl_ctx *ctx, const rl_points *all, const attn_config *cfg)
     for (int i = 0; i < all->n; i++) {
         const rl_point *p = &all->v[i];
         if (!of_config(p, cfg) || !is_role(p, "decode_fused") || !rl_point_timed(p) ||
-            RL_DATA(call, p)->ctx < 2048 || !rl_beyond_cache(ctx, p->footprint))
+            RL_DATA(exp07_call, p)->ctx < 2048 || !rl_beyond_cache(ctx, p->footprint))
             continue;
         judged++;
         if (!worst || rl_point_mbu(ctx, p) < rl_point_mbu(ctx, worst))
@@ -158,7 +158,7 @@ static void judge_mbu(rl_ctx *ctx, const rl_points *all, const attn_config *cfg)
     }
     char roof[160];
     rl_point_roof_text(ctx, worst, roof, sizeof roof);
-    const call *c = RL_DATA(call, worst);
+    const exp07_call *c = RL_DATA(exp07_call, worst);
     snprintf(note, sizeof note, "lowest of %d points: B = %d, L = %d, %.1f GB/s against %s", judged,
              c->batch, c->ctx, rl_point_gbps(worst), roof);
     rl_premise pr = rl_premise_start();
@@ -173,14 +173,14 @@ static void judge_mbu(rl_ctx *ctx, const rl_points *all, const attn_config *cfg)
 
 static double share(const rl_points *all, int batch, int ctx_len)
 {
-    return exp07_share(all, CONFIGS[LLAMA_CONFIG].name, batch, ctx_len);
+    return exp07_share(all, EXP07_CONFIGS[LLAMA_CONFIG].name, batch, ctx_len);
 }
 
 /* Llama 3 8B's configuration (GQA-4) at the longest L measured at B = 1
  * and at the largest batch whose weight GEMM is still memory-bound (AI
  * below the ridge): past it, on a low-ridge CPU, the GEMM's time grows
  * with B as attention's does. */
-static void judge_share(rl_ctx *ctx, const rl_points *all, const sweep *s)
+static void judge_share(rl_ctx *ctx, const rl_points *all, const exp07_sweep *s)
 {
     double ridge = exp07_ridge(ctx);
     int b_hi = 1;
@@ -202,7 +202,7 @@ static void judge_share(rl_ctx *ctx, const rl_points *all, const sweep *s)
         rl_judge(ctx, &EXP07_CLAIMS[SHARE_GROWS], NULL, NAN, note);
         return;
     }
-    snprintf(note, sizeof note, "%s, L = %d: share", CONFIGS[LLAMA_CONFIG].name, L);
+    snprintf(note, sizeof note, "%s, L = %d: share", EXP07_CONFIGS[LLAMA_CONFIG].name, L);
     for (const int *b = s->batches; *b; b++)
         if (!isnan(share(all, *b, L)))
             rl_appendf(note, sizeof note, " %.2f at B = %d,", share(all, *b, L), *b);
@@ -213,7 +213,7 @@ static void judge_share(rl_ctx *ctx, const rl_points *all, const sweep *s)
 
 /* Each n whose per-head score matrix exceeds the last-level cache (the
  * measured one where the ceilings found it). */
-static void judge_prefill_speed(rl_ctx *ctx, const rl_points *all, const sweep *s)
+static void judge_prefill_speed(rl_ctx *ctx, const rl_points *all, const exp07_sweep *s)
 {
     const rl_ceilings *c = rl_ceilings_get(ctx);
     double llc = c->level_bytes[RL_LLC] > 0 ? c->level_bytes[RL_LLC] : ctx->dev->llc_bytes;
@@ -222,8 +222,8 @@ static void judge_prefill_speed(rl_ctx *ctx, const rl_points *all, const sweep *
         if ((double)*n * *n * 4 <= llc)
             continue;
         const rl_point *mat = exp07_find(all, PREFILL_ATTN, "prefill_materialized", "",
-                                         prefill_heads(ctx), *n),
-                       *fused = exp07_find(all, PREFILL_ATTN, "prefill_fused", "", prefill_heads(ctx), *n);
+                                         exp07_prefill_heads(ctx), *n),
+                       *fused = exp07_find(all, PREFILL_ATTN, "prefill_fused", "", exp07_prefill_heads(ctx), *n);
         char scope[32], note[240];
         snprintf(scope, sizeof scope, "n%d", *n);
         snprintf(note, sizeof note, "scores %.0f MiB per head against the %.0f MiB %s",
@@ -239,12 +239,12 @@ static void judge_prefill_speed(rl_ctx *ctx, const rl_points *all, const sweep *
 
 void exp07_judge(rl_ctx *ctx, const rl_points *all)
 {
-    sweep s = exp07_sweep(ctx);
+    exp07_sweep s = exp07_sweep_for(ctx);
     for (int c = 0; c < NCONFIGS; c++)
-        judge_ai_flat(ctx, all, &CONFIGS[c]);
+        judge_ai_flat(ctx, all, &EXP07_CONFIGS[c]);
     judge_gemm_ai(ctx, all);
     for (int c = 0; c < NCONFIGS; c++)
-        judge_mbu(ctx, all, &CONFIGS[c]);
+        judge_mbu(ctx, all, &EXP07_CONFIGS[c]);
     judge_share(ctx, all, &s);
     judge_decode_bytes(ctx);
     judge_prefill_bytes(ctx);

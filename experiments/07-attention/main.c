@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-const attn_config CONFIGS[NCONFIGS] = {
+const attn_config EXP07_CONFIGS[NCONFIGS] = {
     {"MHA", 32, 32, 128},
     {"GQA4", 32, 8, 128},
     {"GQA8", 32, 4, 128},
@@ -44,24 +44,24 @@ static const int QUICK_L[] = {2048, 0}, LAB_L[] = {2048, 8192, 0},
 static const int QUICK_N[] = {512, 4096, 0}, LAB_N[] = {1024, 4096, 8192, 0},
                  FULL_N[] = {512, 1024, 2048, 4096, 8192, 0};
 
-sweep exp07_sweep(const rl_ctx *ctx)
+exp07_sweep exp07_sweep_for(const rl_ctx *ctx)
 {
     const int *quick_b = ctx->kind == RL_CUDA ? GPU_QUICK_B : QUICK_B;
-    return (sweep){RL_BY_MODE(ctx, quick_b, LAB_B, FULL_B), RL_BY_MODE(ctx, QUICK_L, LAB_L, FULL_L),
+    return (exp07_sweep){RL_BY_MODE(ctx, quick_b, LAB_B, FULL_B), RL_BY_MODE(ctx, QUICK_L, LAB_L, FULL_L),
                    RL_BY_MODE(ctx, QUICK_N, LAB_N, FULL_N),
                    RL_BY_MODE(ctx, MATERIALIZED_LLAMA, MATERIALIZED_NONE, MATERIALIZED_ALL)};
 }
 
 /* ---- what the parts share ---------------------------------------------------------- */
 
-int attention_validated_rows(long rows, int ctx_len, int dim, int min_rows)
+int exp07_attention_validated_rows(long rows, int ctx_len, int dim, int min_rows)
 {
     long affordable = (1L << 25) / ((long)ctx_len * dim);
     long want = affordable > min_rows ? affordable : min_rows;
     return (int)(want < rows ? want : rows);
 }
 
-double *fused_want(rl_ctx *ctx, const attention_args *mat, attention_phase ph, const double *ref,
+double *exp07_fused_want(rl_ctx *ctx, const attention_args *mat, attention_phase ph, const double *ref,
                    size_t ref_rows, size_t rows)
 {
     const attention_variant *v = (const attention_variant *)rl_variant_by_role(
@@ -81,7 +81,7 @@ double *fused_want(rl_ctx *ctx, const attention_args *mat, attention_phase ph, c
     return want;
 }
 
-void *upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items, size_t item_bytes)
+void *exp07_upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items, size_t item_bytes)
 {
     char *dev = rl_alloc(ctx->be, items * item_bytes);
     for (size_t i = 0; i < items; i += drawn) {
@@ -91,16 +91,16 @@ void *upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items,
     return dev;
 }
 
-void open_attention_buffers(rl_ctx *ctx, attention_buffers *b, attention_args shape,
+void exp07_open_attention_buffers(rl_ctx *ctx, attention_buffers *b, attention_args shape,
                             attention_phase ph, size_t q_items, size_t kv_items, size_t drawn,
                             size_t copies, size_t scratch_bytes, size_t ref_rows)
 {
     b->hq = rl_host_random_f16(ctx, drawn * q_items, -1, 1);
     b->hk = rl_host_random_f16(ctx, drawn * kv_items, -1, 1);
     b->hv = rl_host_random_f16(ctx, drawn * kv_items, -1, 1);
-    b->q = upload_repeated(ctx, b->hq, drawn, copies, q_items * sizeof(fp16));
-    b->k = upload_repeated(ctx, b->hk, drawn, copies, kv_items * sizeof(fp16));
-    b->v = upload_repeated(ctx, b->hv, drawn, copies, kv_items * sizeof(fp16));
+    b->q = exp07_upload_repeated(ctx, b->hq, drawn, copies, q_items * sizeof(fp16));
+    b->k = exp07_upload_repeated(ctx, b->hk, drawn, copies, kv_items * sizeof(fp16));
+    b->v = exp07_upload_repeated(ctx, b->hv, drawn, copies, kv_items * sizeof(fp16));
     b->out_fused = rl_alloc(ctx->be, copies * q_items * sizeof(float));
     b->out_mat = rl_alloc(ctx->be, copies * q_items * sizeof(float));
     b->scratch = scratch_bytes ? rl_alloc(ctx->be, scratch_bytes) : NULL;
@@ -109,7 +109,7 @@ void open_attention_buffers(rl_ctx *ctx, attention_buffers *b, attention_args sh
     attention_reference(b->ref, &shape, ph, 0, ref_rows);
 }
 
-void free_attention_buffers(rl_ctx *ctx, attention_buffers *b)
+void exp07_free_attention_buffers(rl_ctx *ctx, attention_buffers *b)
 {
     void *dev[] = {b->q, b->k, b->v, b->out_fused, b->out_mat, b->scratch};
     void *host[] = {b->hq, b->hk, b->hv, b->ref};
@@ -126,7 +126,7 @@ const rl_point *exp07_find(const rl_points *all, point_kind kind, const char *ro
 {
     for (int i = 0; i < all->n; i++) {
         const rl_point *p = &all->v[i];
-        const call *c = RL_DATA(call, p);
+        const exp07_call *c = RL_DATA(exp07_call, p);
         if (rl_point_timed(p) && c->kind == kind && (!role || rl_point_has_role(p, role)) &&
             c->batch == batch &&
             (kind == WEIGHT_GEMM || (c->ctx == ctx_len && !strcmp(c->config, config))))
@@ -151,7 +151,7 @@ static bool is_fused(const rl_point *p)
  * weight GEMM's at the same batch (fused points). */
 static double col_share(rl_ctx *ctx, const rl_point *p)
 {
-    const call *c = RL_DATA(call, p);
+    const exp07_call *c = RL_DATA(exp07_call, p);
     if (!rl_point_has_role(p, "decode_fused") || !rl_point_timed(p))
         return NAN;
     return exp07_share(rl_points_all(ctx), c->config, c->batch, c->ctx);
@@ -159,7 +159,7 @@ static double col_share(rl_ctx *ctx, const rl_point *p)
 
 static const rl_point *materialized_twin(rl_ctx *ctx, const rl_point *p)
 {
-    const call *c = RL_DATA(call, p);
+    const exp07_call *c = RL_DATA(exp07_call, p);
     return exp07_find(rl_points_all(ctx), c->kind,
                       c->kind == PREFILL_ATTN ? "prefill_materialized" : "decode_materialized",
                       c->config, c->batch, c->ctx);
@@ -172,24 +172,24 @@ static rl_ratio speedup_of(rl_ctx *ctx, const rl_point *p)
 static double col_speedup(rl_ctx *ctx, const rl_point *p) { return speedup_of(ctx, p).median; }
 
 static const rl_column COLUMNS[] = {
-    RL_TEXT("phase", NULL, NULL, call, phase),
-    RL_TEXT("config", NULL, NULL, call, config),
+    RL_TEXT("phase", NULL, NULL, exp07_call, phase),
+    RL_TEXT("config", NULL, NULL, exp07_call, config),
     RL_COLUMN_VARIANT,
     RL_COLUMN_NUMBER,
-    RL_INT("batch", NULL, NULL, call, batch),
-    RL_INT("ctx", NULL, NULL, call, ctx),
-    RL_INT("heads_q", NULL, NULL, call, heads_q),
-    RL_INT("heads_kv", NULL, NULL, call, heads_kv),
-    RL_INT("group", NULL, NULL, call, group),
-    RL_INT("dim", NULL, NULL, call, dim),
+    RL_INT("batch", NULL, NULL, exp07_call, batch),
+    RL_INT("ctx", NULL, NULL, exp07_call, ctx),
+    RL_INT("heads_q", NULL, NULL, exp07_call, heads_q),
+    RL_INT("heads_kv", NULL, NULL, exp07_call, heads_kv),
+    RL_INT("group", NULL, NULL, exp07_call, group),
+    RL_INT("dim", NULL, NULL, exp07_call, dim),
     {"flops", NULL, NULL, .num = rl_col_flops},
     {"bytes", NULL, NULL, .num = rl_col_bytes},
     {"ai", NULL, NULL, .num = rl_col_ai},
-    RL_WHOLE("kv_bytes", NULL, NULL, call, kv_bytes),
-    RL_WHOLE("score_bytes", NULL, NULL, call, score_bytes),
+    RL_WHOLE("kv_bytes", NULL, NULL, exp07_call, kv_bytes),
+    RL_WHOLE("score_bytes", NULL, NULL, exp07_call, score_bytes),
     {"footprint_bytes", NULL, NULL, .num = rl_col_footprint},
     {"cache_resident", NULL, NULL, .num = rl_col_cache_resident},
-    RL_INT("validated_rows", NULL, NULL, call, validated_rows),
+    RL_INT("validated_rows", NULL, NULL, exp07_call, validated_rows),
     {0},
 };
 
@@ -201,10 +201,10 @@ static const rl_column DERIVED[] = {
 };
 
 static const rl_column TABLE[] = {
-    RL_TEXT(NULL, "phase", "%-7s", call, phase),
-    RL_TEXT(NULL, "config", "%-6s", call, config),
-    RL_INT(NULL, "B", "%3d", call, batch),
-    RL_INT(NULL, "L|n", "%5d", call, ctx),
+    RL_TEXT(NULL, "phase", "%-7s", exp07_call, phase),
+    RL_TEXT(NULL, "config", "%-6s", exp07_call, config),
+    RL_INT(NULL, "B", "%3d", exp07_call, batch),
+    RL_INT(NULL, "L|n", "%5d", exp07_call, ctx),
     {NULL, "variant", "%-20s", .str = rl_col_variant},
     RL_COLUMN_TIME_US,
     RL_COLUMN_GBPS,
@@ -281,7 +281,7 @@ static const rl_experiment EXP07 = {
     .read_options = read_options,
 };
 
-static void describe(rl_ctx *ctx, const sweep *s)
+static void describe(rl_ctx *ctx, const exp07_sweep *s)
 {
     char b[64], l[64], n[64];
     rl_list_ints(b, sizeof b, s->batches);
@@ -293,7 +293,7 @@ static void describe(rl_ctx *ctx, const sweep *s)
     rl_meta(ctx, "weights", "Llama 3 8B's layer (q k v o, gate up down: 218 M weights) as one "
             "%dx%d FP16 matrix at each batch (gemv family)", LAYER_ROWS, LAYER_K);
     rl_meta(ctx, "prefill", "n = %s; %d head(s) of dimension 128, every query against every key "
-            "(no mask)", n, prefill_heads(ctx));
+            "(no mask)", n, exp07_prefill_heads(ctx));
     rl_meta(ctx, "bytes_model", "decode KV = B L h_kv d x 2 tensors x 2 B; + q (2 B) and out (4 B); "
             "materialized adds %g B per score (S written, read and written by softmax, read by "
             "P V); K and V counted once (a head's are reused from the cache between query tiles)",
@@ -312,20 +312,20 @@ static void declare(rl_ctx *ctx)
         printf("\nshape       B = %d, %d query heads, %d KV heads of dimension %d, L = %d\n",
                shape_batch, shape_config.heads_q, shape_config.heads_kv, shape_config.dim, shape_ctx);
         rl_discard_results(ctx);
-        declare_decode(ctx, &shape_config, shape_ctx, (const int[]){shape_batch, 0}, true);
+        exp07_declare_decode(ctx, &shape_config, shape_ctx, (const int[]){shape_batch, 0}, true);
         return;
     }
-    sweep s = exp07_sweep(ctx);
+    exp07_sweep s = exp07_sweep_for(ctx);
     describe(ctx, &s);
     /* the weight GEMM first: the decode rows' share of the step reads its times */
-    declare_weights(ctx, s.batches);
+    exp07_declare_weights(ctx, s.batches);
     for (int c = 0; c < NCONFIGS; c++)
         for (const int *L = s.contexts; *L; L++)
-            declare_decode(ctx, &CONFIGS[c], *L, s.batches,
+            exp07_declare_decode(ctx, &EXP07_CONFIGS[c], *L, s.batches,
                            s.materialized == MATERIALIZED_ALL ||
                                (s.materialized == MATERIALIZED_LLAMA && c == LLAMA_CONFIG));
     for (const int *n = s.prefill_n; *n; n++)
-        declare_prefill(ctx, *n);
+        exp07_declare_prefill(ctx, *n);
 }
 
 int main(int argc, char **argv) { return rl_main(&EXP07, argc, argv); }

@@ -8,7 +8,7 @@
 
 enum { PREFILL_DIM = 128 };
 
-int prefill_heads(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? 16 : 1; }
+int exp07_prefill_heads(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? 16 : 1; }
 
 /* One length n: Q, K and V of every head (head 0 drawn, the others
  * repeating it), an output per variant, the largest scratch. */
@@ -24,14 +24,14 @@ static void open_prefill(rl_ctx *ctx, void *state)
 {
     prefill_part *P = state;
     attention_args shape = {.batch = 1, .heads_q = 1, .heads_kv = 1, .ctx = P->n, .dim = PREFILL_DIM};
-    open_attention_buffers(ctx, &P->b, shape, ATTN_PREFILL, head_items(P), head_items(P), 1,
+    exp07_open_attention_buffers(ctx, &P->b, shape, ATTN_PREFILL, head_items(P), head_items(P), 1,
                            (size_t)P->heads, P->scratch_bytes, (size_t)P->ref_rows);
 }
 
 static void close_prefill(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     (void)pts;
-    free_attention_buffers(ctx, &((prefill_part *)state)->b);
+    exp07_free_attention_buffers(ctx, &((prefill_part *)state)->b);
 }
 
 static attention_args args_of(rl_ctx *ctx, const prefill_part *P, float *out)
@@ -42,7 +42,7 @@ static attention_args args_of(rl_ctx *ctx, const prefill_part *P, float *out)
 
 static void prepare_prefill(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp07_call *c = RL_DATA_MUT(exp07_call, p);
     prefill_part *P = c->part;
     bool fused = ((const attention_variant *)p->variant)->fused;
     c->attn.args = args_of(ctx, P, fused ? P->b.out_fused : P->b.out_mat);
@@ -52,21 +52,21 @@ static void prepare_prefill(rl_ctx *ctx, rl_point *p)
         return;
     }
     attention_args mat = args_of(ctx, P, P->b.out_mat);
-    p->want = fused_want(ctx, &mat, ATTN_PREFILL, P->b.ref, (size_t)P->ref_rows,
+    p->want = exp07_fused_want(ctx, &mat, ATTN_PREFILL, P->b.ref, (size_t)P->ref_rows,
                          (size_t)P->heads * P->n);
     p->frees_want = true;
 }
 
-void declare_prefill(rl_ctx *ctx, int n)
+void exp07_declare_prefill(rl_ctx *ctx, int n)
 {
     prefill_part *P = RL_NEW(ctx, prefill_part);
-    *P = (prefill_part){.n = n, .heads = prefill_heads(ctx)};
+    *P = (prefill_part){.n = n, .heads = exp07_prefill_heads(ctx)};
     attention_args shape = {.batch = P->heads, .heads_q = 1, .heads_kv = 1, .ctx = n, .dim = PREFILL_DIM};
     int backend = rl_kernel_backend(ctx);
     /* the materialized scores must fit the working-set limit */
     if (attention_score_bytes(backend) * attention_scores(ATTN_PREFILL, &shape) > rl_max_bytes(ctx))
         return;
-    P->ref_rows = attention_validated_rows(n, n, PREFILL_DIM, 64);
+    P->ref_rows = exp07_attention_validated_rows(n, n, PREFILL_DIM, 64);
     rl_part_add(ctx, &(rl_part){.open = open_prefill, .done = close_prefill, .state = P});
     int group = rl_group_new(ctx);
     for (const attention_variant *v = attention_variants; v->name; v++) {
@@ -77,8 +77,8 @@ void declare_prefill(rl_ctx *ctx, int n)
         P->scratch_bytes = scratch > P->scratch_bytes ? scratch : P->scratch_bytes;
         if (!rl_runs(ctx, &attention_family, KERNEL_VARIANT(v)))
             continue;
-        call *c = RL_NEW(ctx, call);
-        *c = (call){.kind = PREFILL_ATTN, .phase = "prefill", .config = "", .batch = P->heads,
+        exp07_call *c = RL_NEW(ctx, exp07_call);
+        *c = (exp07_call){.kind = PREFILL_ATTN, .phase = "prefill", .config = "", .batch = P->heads,
                     .ctx = n, .heads_q = 1, .heads_kv = 1, .group = 1, .dim = PREFILL_DIM,
                     .validated_rows = P->ref_rows, .part = P, .attn.launch = RL_LAUNCHER(ctx, v),
                     .kv_bytes = attention_kv_bytes(ATTN_PREFILL, &shape),

@@ -21,7 +21,7 @@ static void open_weights(rl_ctx *ctx, void *state)
 {
     weight_part *W = state;
     W->hw = rl_host_random_f16(ctx, (size_t)W->ref_rows * LAYER_K, -1, 1);
-    W->w = upload_repeated(ctx, W->hw, W->ref_rows, LAYER_ROWS, LAYER_K * sizeof(fp16));
+    W->w = exp07_upload_repeated(ctx, W->hw, W->ref_rows, LAYER_ROWS, LAYER_K * sizeof(fp16));
     W->hx = rl_host_random_f16(ctx, (size_t)W->bmax * LAYER_K, -1, 1);
     W->x = rl_alloc_copy(ctx->be, W->hx, (size_t)W->bmax * LAYER_K * sizeof(fp16));
     W->y = rl_alloc(ctx->be, (size_t)W->bmax * LAYER_ROWS * sizeof(float));
@@ -48,7 +48,7 @@ static void close_weights(rl_ctx *ctx, const rl_points *pts, void *state)
  * one batch. */
 static void prepare_weights(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp07_call *c = RL_DATA_MUT(exp07_call, p);
     weight_part *W = c->part;
     c->gemm.args = (gemv_args){W->y, W->w, W->x, LAYER_ROWS, LAYER_K, c->batch, W->scratch,
                                rl_stream(ctx->be)};
@@ -78,7 +78,7 @@ static const gemv_variant *variant_for(const rl_ctx *ctx, int batch)
     return tiled ? tiled : (const gemv_variant *)rl_variant_by_role(ctx, &gemv_family, "library");
 }
 
-void declare_weights(rl_ctx *ctx, const int *batches)
+void exp07_declare_weights(rl_ctx *ctx, const int *batches)
 {
     weight_part *W = RL_NEW(ctx, weight_part);
     rl_part_add(ctx, &(rl_part){.open = open_weights, .done = close_weights, .state = W});
@@ -93,8 +93,8 @@ void declare_weights(rl_ctx *ctx, const int *batches)
         W->bmax = *b > W->bmax ? *b : W->bmax;
         size_t scratch = gemv_scratch_bytes(v, backend, LAYER_ROWS, LAYER_K, *b);
         W->scratch_bytes = scratch > W->scratch_bytes ? scratch : W->scratch_bytes;
-        call *c = RL_NEW(ctx, call);
-        *c = (call){.kind = WEIGHT_GEMM, .phase = "decode", .config = "layer", .batch = *b,
+        exp07_call *c = RL_NEW(ctx, exp07_call);
+        *c = (exp07_call){.kind = WEIGHT_GEMM, .phase = "decode", .config = "layer", .batch = *b,
                     .validated_rows = rows, .part = W, .gemm.launch = RL_LAUNCHER(ctx, v),
                     .gemm_check.launch = RL_LAUNCHER(ctx, v)};
         double bytes = gemv_bytes(LAYER_ROWS, LAYER_K, *b);

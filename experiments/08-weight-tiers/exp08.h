@@ -20,7 +20,7 @@ typedef struct moe_shape {
 } moe_shape;
 
 /* One call: what a point is (its CSV columns) and what it runs. */
-typedef struct call {
+typedef struct exp08_call {
     point_kind kind;
     const char *part;     /* "spill", "moe_top_k", "moe_batch" */
     const char *routing;  /* "uniform", "skewed"; "" for spill */
@@ -37,29 +37,29 @@ typedef struct call {
     void *state;          /* its part's buffers */
     struct moe_routes *routes; /* MoE: its routings and their plans */
     int next;             /* the routing the next call runs */
-} call;
+} exp08_call;
 
 /* The sweeps, by the run's mode (main.c). */
-typedef struct sweep {
+typedef struct exp08_sweep {
     const double *fractions; /* ended by a negative */
     int spill_rows, spill_k;
     moe_shape moe;
     const int *top_ks, *batches; /* 0-ended */
     int routings;                /* routings a point rotates through */
-} sweep;
-sweep exp08_sweep(const rl_ctx *ctx);
+} exp08_sweep;
+exp08_sweep exp08_sweep_for(const rl_ctx *ctx);
 /* Where the CPU's slow tier keeps its file (--spill-dir, or the first
  * folder on a disk of /var/tmp, $TMPDIR, /tmp); NULL when none is, and
  * exp08_spill_why says why (the spill part is then left out). */
 const char *exp08_spill_dir(void);
 const char *exp08_spill_why(void);
 
-void declare_spill(rl_ctx *ctx, const sweep *s);
-void declare_moe_top_k(rl_ctx *ctx, const sweep *s);
-void declare_moe_batch(rl_ctx *ctx, const sweep *s);
+void exp08_declare_spill(rl_ctx *ctx, const exp08_sweep *s);
+void exp08_declare_moe_top_k(rl_ctx *ctx, const exp08_sweep *s);
+void exp08_declare_moe_batch(rl_ctx *ctx, const exp08_sweep *s);
 /* --moe-shape: one shape, one routing and one layer repeated (ggml's
  * perf case's way), for the peer table. */
-void declare_moe_shape(rl_ctx *ctx, const moe_shape *shape, int batch);
+void exp08_declare_moe_shape(rl_ctx *ctx, const moe_shape *shape, int batch);
 
 /* The timed point of a kind, role and shape (f for spill; top_k, batch and
  * routing for MoE), or NULL. */

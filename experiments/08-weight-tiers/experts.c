@@ -35,7 +35,7 @@ typedef struct moe_part {
     float *y;
     void *scratch;
     double *ref;       /* the reference of the point being checked */
-    call **calls;      /* to free their routings' device buffers */
+    exp08_call **calls;      /* to free their routings' device buffers */
     int ncalls, cap;
 } moe_part;
 
@@ -78,7 +78,7 @@ static void close_moe(rl_ctx *ctx, const rl_points *pts, void *state)
 }
 
 /* The routings' device copies, made when the point is first prepared. */
-static void upload_routes(rl_ctx *ctx, const call *c, moe_routes *R)
+static void upload_routes(rl_ctx *ctx, const exp08_call *c, moe_routes *R)
 {
     if (R->dev)
         return;
@@ -101,7 +101,7 @@ static void upload_routes(rl_ctx *ctx, const call *c, moe_routes *R)
     free(host);
 }
 
-static moe_args args_for(rl_ctx *ctx, const call *c, int r)
+static moe_args args_for(rl_ctx *ctx, const exp08_call *c, int r)
 {
     const moe_part *M = c->state;
     const moe_routes *R = c->routes;
@@ -112,7 +112,7 @@ static moe_args args_for(rl_ctx *ctx, const call *c, int r)
 /* Each call runs the next routing on the next layer. */
 static void run_rotating(void *arg)
 {
-    call *c = arg;
+    exp08_call *c = arg;
     const moe_part *M = c->state;
     int r = c->next % c->routes->n, layer = c->next % M->layers;
     c->next = (c->next + 1) % (c->routes->n * M->layers);
@@ -128,7 +128,7 @@ static void run_rotating(void *arg)
  * with the reference. */
 static void prepare_moe(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp08_call *c = RL_DATA_MUT(exp08_call, p);
     moe_part *M = c->state;
     upload_routes(ctx, c, c->routes);
     c->moe.args = args_for(ctx, c, 0);
@@ -159,7 +159,7 @@ static int layers_for(rl_ctx *ctx, double layer_bytes)
     return layers > 1 ? layers : 1;
 }
 
-static moe_part *moe_part_new(rl_ctx *ctx, const sweep *s, const char *heading, bool one_layer)
+static moe_part *moe_part_new(rl_ctx *ctx, const exp08_sweep *s, const char *heading, bool one_layer)
 {
     moe_part *M = RL_NEW(ctx, moe_part);
     *M = (moe_part){.shape = s->moe};
@@ -168,7 +168,7 @@ static moe_part *moe_part_new(rl_ctx *ctx, const sweep *s, const char *heading, 
     return M;
 }
 
-static void add_point(rl_ctx *ctx, const sweep *s, moe_part *M, point_kind kind, int group,
+static void add_point(rl_ctx *ctx, const exp08_sweep *s, moe_part *M, point_kind kind, int group,
                       const moe_variant *v, int top_k, int batch, moe_routing how, bool optional)
 {
     if (!v || !rl_runs(ctx, &moe_family, KERNEL_VARIANT(v)))
@@ -188,8 +188,8 @@ static void add_point(rl_ctx *ctx, const sweep *s, moe_part *M, point_kind kind,
     for (int r = 0; r < R->n; r++)
         passes += moe_passes(R->experts[r], batch, top_k, sh->experts);
     passes /= R->n;
-    call *c = RL_NEW(ctx, call);
-    *c = (call){.kind = kind, .part = kind == MOE_TOP_K ? "moe_top_k" : "moe_batch",
+    exp08_call *c = RL_NEW(ctx, exp08_call);
+    *c = (exp08_call){.kind = kind, .part = kind == MOE_TOP_K ? "moe_top_k" : "moe_batch",
                 .routing = how == MOE_UNIFORM ? "uniform" : "skewed", .f = NAN, .rows = sh->rows,
                 .k = sh->k, .experts = sh->experts, .top_k = top_k, .batch = batch,
                 .touched = touched, .touched_model = rl_moe_experts_touched(sh->experts, top_k, batch),
@@ -198,9 +198,9 @@ static void add_point(rl_ctx *ctx, const sweep *s, moe_part *M, point_kind kind,
                 .moe.launch = RL_LAUNCHER(ctx, v), .moe_check.launch = RL_LAUNCHER(ctx, v)};
     if (M->ncalls == M->cap) {
         M->cap = M->cap ? 2 * M->cap : 16;
-        call **grown = rl_keep(ctx, sizeof(call *) * (size_t)M->cap);
+        exp08_call **grown = rl_keep(ctx, sizeof(exp08_call *) * (size_t)M->cap);
         if (M->ncalls)
-            memcpy(grown, M->calls, sizeof(call *) * (size_t)M->ncalls);
+            memcpy(grown, M->calls, sizeof(exp08_call *) * (size_t)M->ncalls);
         M->calls = grown;
     }
     M->calls[M->ncalls++] = c;
@@ -229,7 +229,7 @@ static const moe_variant *by_role(const rl_ctx *ctx, const char *role)
  * poison. Its call is bound here, the check running before it is timed. */
 static bool check_empty(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp08_call *c = RL_DATA_MUT(exp08_call, p);
     moe_part *M = c->state;
     c->moe.args = (moe_args){.y = M->y, .stream = rl_stream(ctx->be)};
     size_t bytes = sizeof(float) * (size_t)c->rows;
@@ -255,8 +255,8 @@ static void add_empty_point(rl_ctx *ctx, moe_part *M, int group)
     if (!v || !rl_runs(ctx, &moe_family, KERNEL_VARIANT(v)))
         return;
     const moe_shape *sh = &M->shape;
-    call *c = RL_NEW(ctx, call);
-    *c = (call){.kind = MOE_TOP_K, .part = "moe_top_k", .routing = "uniform", .f = NAN, .rows = sh->rows,
+    exp08_call *c = RL_NEW(ctx, exp08_call);
+    *c = (exp08_call){.kind = MOE_TOP_K, .part = "moe_top_k", .routing = "uniform", .f = NAN, .rows = sh->rows,
                 .k = sh->k, .experts = sh->experts, .top_k = 1, .batch = 1, .touched = NAN,
                 .touched_model = NAN, .launches = 1, .state = M, .moe.launch = RL_LAUNCHER(ctx, v)};
     /* the output it must leave alone, one row: the part's buffers hold a
@@ -272,7 +272,7 @@ static void add_empty_point(rl_ctx *ctx, moe_part *M, int group)
 /* Batch 1, every top-k of the sweep: the active variant; the dense one
  * at the model's top-k (the same kernel's stream over every expert: the
  * batch-1 claim's premise). */
-void declare_moe_top_k(rl_ctx *ctx, const sweep *s)
+void exp08_declare_moe_top_k(rl_ctx *ctx, const exp08_sweep *s)
 {
     moe_part *M = moe_part_new(ctx, s, "MoE at batch 1: the active experts' bytes over top-k", false);
     int group = rl_group_new(ctx);
@@ -287,7 +287,7 @@ void declare_moe_top_k(rl_ctx *ctx, const sweep *s)
 
 /* The model's top-k over the batch: uniform routing (the model's case),
  * skewed beside it, the dense variant at the first and last batch. */
-void declare_moe_batch(rl_ctx *ctx, const sweep *s)
+void exp08_declare_moe_batch(rl_ctx *ctx, const exp08_sweep *s)
 {
     moe_part *M = moe_part_new(ctx, s, "MoE over the batch: the experts touched", false);
     int group = rl_group_new(ctx), last = 0;
@@ -303,9 +303,9 @@ void declare_moe_batch(rl_ctx *ctx, const sweep *s)
  * token's top-k distinct experts, uniform) and one layer, repeated, so
  * that the active experts stay wherever the last call left them (in the
  * cache when they fit it), the active variant only. */
-void declare_moe_shape(rl_ctx *ctx, const moe_shape *shape, int batch)
+void exp08_declare_moe_shape(rl_ctx *ctx, const moe_shape *shape, int batch)
 {
-    sweep s = {.moe = *shape, .routings = 1};
+    exp08_sweep s = {.moe = *shape, .routings = 1};
     moe_part *M = moe_part_new(ctx, &s, "MoE, one shape (one routing, repeated)", true);
     add_point(ctx, &s, M, MOE_BATCH, rl_group_new(ctx), by_role(ctx, "active"), shape->top_k, batch,
               MOE_UNIFORM, false);
@@ -315,7 +315,7 @@ void declare_moe_shape(rl_ctx *ctx, const moe_shape *shape, int batch)
 
 double exp08_t_over_t1(const rl_points *all, const rl_point *p)
 {
-    const call *c = RL_DATA(call, p);
+    const exp08_call *c = RL_DATA(exp08_call, p);
     if (c->kind != MOE_BATCH || !rl_point_timed(p) || !p->variant)
         return NAN;
     const rl_point *one = exp08_find(all, MOE_BATCH, p->variant->role, NAN, c->top_k, 1, c->routing);

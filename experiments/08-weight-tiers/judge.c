@@ -140,7 +140,7 @@ static const char *launch_text(const rl_ctx *ctx)
                                 : "an empty OpenMP parallel region, timed beside the steps";
 }
 
-static void judge_active(rl_ctx *ctx, const rl_points *all, const sweep *s)
+static void judge_active(rl_ctx *ctx, const rl_points *all, const exp08_sweep *s)
 {
     const rl_point *dense = exp08_find(all, MOE_TOP_K, "dense", NAN, s->moe.top_k, 1, "uniform"),
                    *empty = exp08_find(all, MOE_TOP_K, "fixed_cost", NAN, 1, 1, "uniform");
@@ -153,7 +153,7 @@ static void judge_active(rl_ctx *ctx, const rl_points *all, const sweep *s)
         rl_premise pr = rl_premise_start();
         if (p) {
             char roof[160];
-            double launches = RL_DATA(call, p)->launches;
+            double launches = RL_DATA(exp08_call, p)->launches;
             rl_point_roof_text(ctx, p, roof, sizeof roof);
             snprintf(note, sizeof note, "%s: %.1f MiB of active weights in %.1f us, %.1f GB/s against "
                      "%s; %g launch%s of %.2f us each (%s)", what, p->bytes / 1048576, p->seconds * 1e6,
@@ -168,7 +168,7 @@ static void judge_active(rl_ctx *ctx, const rl_points *all, const sweep *s)
     }
 }
 
-static void judge_dense(rl_ctx *ctx, const rl_points *all, const sweep *s)
+static void judge_dense(rl_ctx *ctx, const rl_points *all, const exp08_sweep *s)
 {
     int k = s->moe.top_k;
     const rl_point *a = exp08_find(all, MOE_TOP_K, "active", NAN, k, 1, "uniform"),
@@ -184,12 +184,12 @@ static void judge_dense(rl_ctx *ctx, const rl_points *all, const sweep *s)
     rl_judge(ctx, &EXP08_CLAIMS[MOE_DENSE], NULL, value, note);
 }
 
-static void judge_routed(rl_ctx *ctx, const rl_points *all, const sweep *s)
+static void judge_routed(rl_ctx *ctx, const rl_points *all, const exp08_sweep *s)
 {
     for (const int *b = s->batches; *b; b++) {
-        const call *found = NULL;
+        const exp08_call *found = NULL;
         for (int i = 0; i < all->n && !found; i++) {
-            const call *c = RL_DATA(call, &all->v[i]);
+            const exp08_call *c = RL_DATA(exp08_call, &all->v[i]);
             if (c->kind == MOE_BATCH && c->batch == *b && c->routing[0] == 'u')
                 found = c;
         }
@@ -204,7 +204,7 @@ static void judge_routed(rl_ctx *ctx, const rl_points *all, const sweep *s)
     }
 }
 
-static void judge_curve(rl_ctx *ctx, const rl_points *all, const sweep *s)
+static void judge_curve(rl_ctx *ctx, const rl_points *all, const exp08_sweep *s)
 {
     const rl_point *one = exp08_find(all, MOE_BATCH, "active", NAN, s->moe.top_k, 1, "uniform");
     for (const int *b = s->batches; *b; b++) {
@@ -216,13 +216,13 @@ static void judge_curve(rl_ctx *ctx, const rl_points *all, const sweep *s)
         double value = NAN;
         rl_premise pr = rl_premise_start();
         if (p && one) {
-            const call *c = RL_DATA(call, p);
+            const exp08_call *c = RL_DATA(exp08_call, p);
             double model = c->touched_model / rl_moe_experts_touched(c->experts, c->top_k, 1);
             value = (p->seconds / one->seconds) / model;
             snprintf(note, sizeof note, "t(%d)/t(1) = %.2f; the model touches %.1f of %d experts "
                      "against %d at B = 1 (a ratio of %.2f; the routings' %.2f)", *b,
                      p->seconds / one->seconds, c->touched_model, c->experts, c->top_k, model,
-                     c->touched / RL_DATA(call, one)->touched);
+                     c->touched / RL_DATA(exp08_call, one)->touched);
             double pace = rl_point_gbps(p) / rl_point_gbps(one);
             if (!(pace >= CURVE_PACE)) {
                 pr.met = false;
@@ -239,7 +239,7 @@ static void judge_curve(rl_ctx *ctx, const rl_points *all, const sweep *s)
 
 void exp08_judge(rl_ctx *ctx, const rl_points *all)
 {
-    sweep s = exp08_sweep(ctx);
+    exp08_sweep s = exp08_sweep_for(ctx);
     judge_spill(ctx, all);
     judge_active(ctx, all, &s);
     judge_dense(ctx, all, &s);

@@ -18,7 +18,6 @@
  * README.md.
  */
 #include "exp08.h"
-#include "cpu/decode_tune.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -36,12 +35,12 @@ static const int QUICK_B[] = {1, 4, 0}, LAB_B[] = {1, 4, 16, 64, 0},
  * 32 experts, top-4, 96 MiB, fit its 256 MiB working-set limit. */
 static const moe_shape QWEN3_MOE = {128, 768, 2048, 8}, QUICK_MOE = {32, 768, 2048, 4};
 
-sweep exp08_sweep(const rl_ctx *ctx)
+exp08_sweep exp08_sweep_for(const rl_ctx *ctx)
 {
     /* 14336 x 4096 (Llama 3 8B's up projection, 112 MiB) is DRAM-sized on a
      * CPU; a GPU's 50-60 MB L2 needs 4x more to read from HBM. */
     int rows = ctx->args.mode == RL_MODE_QUICK ? 2048 : ctx->kind == RL_CUDA ? 65536 : 14336;
-    return (sweep){RL_BY_MODE(ctx, QUICK_F, LAB_F, FULL_F), rows, 4096,
+    return (exp08_sweep){RL_BY_MODE(ctx, QUICK_F, LAB_F, FULL_F), rows, 4096,
                    RL_BY_MODE(ctx, QUICK_MOE, QWEN3_MOE, QWEN3_MOE),
                    RL_BY_MODE(ctx, QUICK_TOP_K, TOP_K, TOP_K), RL_BY_MODE(ctx, QUICK_B, LAB_B, FULL_B),
                    RL_BY_MODE(ctx, 16, 32, 64)};
@@ -82,7 +81,7 @@ const rl_point *exp08_find(const rl_points *all, point_kind kind, const char *ro
 {
     for (int i = 0; i < all->n; i++) {
         const rl_point *p = &all->v[i];
-        const call *c = RL_DATA(call, p);
+        const exp08_call *c = RL_DATA(exp08_call, p);
         if (!rl_point_timed(p) || c->kind != kind || (role && !rl_point_has_role(p, role)))
             continue;
         if (kind == SPILL ? fabs(c->f - f) < 1e-9
@@ -96,7 +95,7 @@ const rl_point *exp08_find(const rl_points *all, point_kind kind, const char *ro
 
 static bool is_spill_gemv(const rl_point *p)
 {
-    return RL_DATA(call, p)->kind == SPILL && p->variant && ((const spill_variant *)p->variant)->gemv;
+    return RL_DATA(exp08_call, p)->kind == SPILL && p->variant && ((const spill_variant *)p->variant)->gemv;
 }
 
 /* The r of the point's own path: the overlapped variant (and its tier
@@ -106,12 +105,12 @@ static double model_seq(double f, double r) { return rl_spill_slowdown_sequentia
 static double model_ovl(double f, double r) { return rl_spill_slowdown_overlapped(f, r); }
 static double col_model_seq(rl_ctx *ctx, const rl_point *p)
 {
-    const call *c = RL_DATA(call, p);
+    const exp08_call *c = RL_DATA(exp08_call, p);
     return !is_spill_gemv(p) ? NAN : c->f == 0 ? 1 : model_seq(c->f, col_r(ctx, p));
 }
 static double col_model_ovl(rl_ctx *ctx, const rl_point *p)
 {
-    const call *c = RL_DATA(call, p);
+    const exp08_call *c = RL_DATA(exp08_call, p);
     return !is_spill_gemv(p) ? NAN : c->f == 0 ? 1 : model_ovl(c->f, col_r(ctx, p));
 }
 static double col_t_over_t0(rl_ctx *ctx, const rl_point *p) { return exp08_t_over_t0(rl_points_all(ctx), p); }
@@ -120,7 +119,7 @@ static double col_t_over_t1(rl_ctx *ctx, const rl_point *p) { return exp08_t_ove
 static double col_touched_ratio(rl_ctx *ctx, const rl_point *p)
 {
     (void)ctx;
-    const call *c = RL_DATA(call, p);
+    const exp08_call *c = RL_DATA(exp08_call, p);
     return c->kind == MOE_BATCH ? c->touched_model / rl_moe_experts_touched(c->experts, c->top_k, 1) : NAN;
 }
 /* The console's one model column: what the point's ratio is judged against. */
@@ -140,27 +139,27 @@ static double col_ratio(rl_ctx *ctx, const rl_point *p)
 static double col_f(rl_ctx *ctx, const rl_point *p)
 {
     (void)ctx;
-    return RL_DATA(call, p)->f;
+    return RL_DATA(exp08_call, p)->f;
 }
 
 static const rl_column COLUMNS[] = {
-    RL_TEXT("part", NULL, NULL, call, part),
+    RL_TEXT("part", NULL, NULL, exp08_call, part),
     RL_COLUMN_VARIANT,
     RL_COLUMN_NUMBER,
-    RL_TEXT("routing", NULL, NULL, call, routing),
+    RL_TEXT("routing", NULL, NULL, exp08_call, routing),
     {"f", NULL, NULL, .num = col_f},
-    RL_INT("rows", NULL, NULL, call, rows),
-    RL_INT("k", NULL, NULL, call, k),
-    RL_INT("experts", NULL, NULL, call, experts),
-    RL_INT("top_k", NULL, NULL, call, top_k),
-    RL_INT("batch", NULL, NULL, call, batch),
-    RL_DOUBLE("touched", NULL, NULL, call, touched),
-    RL_DOUBLE("touched_model", NULL, NULL, call, touched_model),
+    RL_INT("rows", NULL, NULL, exp08_call, rows),
+    RL_INT("k", NULL, NULL, exp08_call, k),
+    RL_INT("experts", NULL, NULL, exp08_call, experts),
+    RL_INT("top_k", NULL, NULL, exp08_call, top_k),
+    RL_INT("batch", NULL, NULL, exp08_call, batch),
+    RL_DOUBLE("touched", NULL, NULL, exp08_call, touched),
+    RL_DOUBLE("touched_model", NULL, NULL, exp08_call, touched_model),
     {"flops", NULL, NULL, .num = rl_col_flops},
     {"bytes", NULL, NULL, .num = rl_col_bytes},
     {"ai", NULL, NULL, .num = rl_col_ai},
     {"footprint_bytes", NULL, NULL, .num = rl_col_footprint},
-    RL_INT("validated_rows", NULL, NULL, call, validated),
+    RL_INT("validated_rows", NULL, NULL, exp08_call, validated),
     {0},
 };
 
@@ -175,13 +174,13 @@ static const rl_column DERIVED[] = {
 };
 
 static const rl_column TABLE[] = {
-    RL_TEXT(NULL, "part", "%-9s", call, part),
+    RL_TEXT(NULL, "part", "%-9s", exp08_call, part),
     {NULL, "variant", "%-26s", .str = rl_col_variant},
-    RL_TEXT(NULL, "routing", "%-7s", call, routing),
+    RL_TEXT(NULL, "routing", "%-7s", exp08_call, routing),
     {NULL, "f", "%5.2f", .num = col_f},
-    RL_INT(NULL, "top-k", "%5d", call, top_k),
-    RL_INT(NULL, "B", "%3d", call, batch),
-    RL_DOUBLE(NULL, "touched", "%7.1f", call, touched),
+    RL_INT(NULL, "top-k", "%5d", exp08_call, top_k),
+    RL_INT(NULL, "B", "%3d", exp08_call, batch),
+    RL_DOUBLE(NULL, "touched", "%7.1f", exp08_call, touched),
     RL_COLUMN_TIME_US,
     RL_COLUMN_GBPS,
     RL_COLUMN_LEVEL,
@@ -261,7 +260,7 @@ static const rl_experiment EXP08 = {
     .read_options = read_options,
 };
 
-static void describe(rl_ctx *ctx, const sweep *s)
+static void describe(rl_ctx *ctx, const exp08_sweep *s)
 {
     char f[96] = "", k[64], b[64];
     for (const double *x = s->fractions; *x >= 0; x++)
@@ -285,20 +284,20 @@ static void describe(rl_ctx *ctx, const sweep *s)
 
 static void declare(rl_ctx *ctx)
 {
-    decode_tune_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
+    rl_tune_decode_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
     if (side_shape.experts) { /* a side benchmark: its table only */
         printf("\nshape       %d experts of %dx%d FP16, top-%d, B = %d\n", side_shape.experts,
                side_shape.rows, side_shape.k, side_shape.top_k, side_batch);
         rl_discard_results(ctx);
-        declare_moe_shape(ctx, &side_shape, side_batch);
+        exp08_declare_moe_shape(ctx, &side_shape, side_batch);
         return;
     }
-    sweep s = exp08_sweep(ctx);
+    exp08_sweep s = exp08_sweep_for(ctx);
     describe(ctx, &s);
     if (ctx->kind == RL_CUDA || exp08_spill_dir()) /* else the spill claims say why not */
-        declare_spill(ctx, &s);
-    declare_moe_top_k(ctx, &s);
-    declare_moe_batch(ctx, &s);
+        exp08_declare_spill(ctx, &s);
+    exp08_declare_moe_top_k(ctx, &s);
+    exp08_declare_moe_batch(ctx, &s);
 }
 
 int main(int argc, char **argv) { return rl_main(&EXP08, argc, argv); }

@@ -59,7 +59,7 @@ static void close_spill(rl_ctx *ctx, const rl_points *pts, void *state)
 
 static int slow_rows_at(const spill_part *S, double f) { return 8 * (int)lround(f * S->rows / 8); }
 
-static void bind(rl_ctx *ctx, call *c)
+static void bind(rl_ctx *ctx, exp08_call *c)
 {
     spill_part *S = c->state;
     int slow = slow_rows_at(S, c->f);
@@ -69,7 +69,7 @@ static void bind(rl_ctx *ctx, call *c)
 
 static void prepare_gemv(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp08_call *c = RL_DATA_MUT(exp08_call, p);
     bind(ctx, c);
     p->out = ((spill_part *)c->state)->y;
     p->want = ((spill_part *)c->state)->ref;
@@ -80,7 +80,7 @@ static void prepare_gemv(rl_ctx *ctx, rl_point *p)
  * matrix's own, bit for bit. */
 static bool check_copy(rl_ctx *ctx, rl_point *p)
 {
-    call *c = RL_DATA_MUT(call, p);
+    exp08_call *c = RL_DATA_MUT(exp08_call, p);
     spill_part *S = c->state;
     bind(ctx, c);
     const spill_args *a = &c->spill.args;
@@ -97,7 +97,7 @@ static bool check_copy(rl_ctx *ctx, rl_point *p)
     return same;
 }
 
-void declare_spill(rl_ctx *ctx, const sweep *s)
+void exp08_declare_spill(rl_ctx *ctx, const exp08_sweep *s)
 {
     spill_part *S = RL_NEW(ctx, spill_part);
     *S = (spill_part){.rows = s->spill_rows, .k = s->spill_k};
@@ -114,8 +114,8 @@ void declare_spill(rl_ctx *ctx, const sweep *s)
             int slow = slow_rows_at(S, *f);
             if ((!v->gemv && !slow) || !rl_runs(ctx, &spill_family, KERNEL_VARIANT(v)))
                 continue;
-            call *c = RL_NEW(ctx, call);
-            *c = (call){.kind = SPILL, .part = "spill", .routing = "", .f = *f, .rows = S->rows,
+            exp08_call *c = RL_NEW(ctx, exp08_call);
+            *c = (exp08_call){.kind = SPILL, .part = "spill", .routing = "", .f = *f, .rows = S->rows,
                         .k = S->k, .touched = NAN, .touched_model = NAN, .launches = NAN,
                         .validated = v->gemv ? S->rows : slow, .state = S,
                         .spill.launch = RL_LAUNCHER(ctx, v)};
@@ -170,7 +170,7 @@ double exp08_spill_r_overlapped(const rl_points *all, double f)
 
 double exp08_spill_r_of(const rl_points *all, const rl_point *p)
 {
-    const call *c = RL_DATA(call, p);
+    const exp08_call *c = RL_DATA(exp08_call, p);
     if (c->kind != SPILL || !(c->f > 0))
         return NAN;
     bool own = rl_point_has_role(p, "overlapped") || rl_point_has_role(p, "slow_tier_overlapped");
@@ -180,7 +180,7 @@ double exp08_spill_r_of(const rl_points *all, const rl_point *p)
 double exp08_t_over_t0(const rl_points *all, const rl_point *p)
 {
     const rl_point *t0 = all_fast(all);
-    if (RL_DATA(call, p)->kind != SPILL || !rl_point_timed(p) || !p->variant || !t0 ||
+    if (RL_DATA(exp08_call, p)->kind != SPILL || !rl_point_timed(p) || !p->variant || !t0 ||
         !((const spill_variant *)p->variant)->gemv)
         return NAN;
     return p->seconds / t0->seconds;

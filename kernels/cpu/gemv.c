@@ -133,7 +133,7 @@ static inline __attribute__((always_inline)) void rows_vec(const gemv_args *a, i
                 rows_vec(a, r, 0, 1, NT, prefetch);                             \
         }                                                                       \
     }
-/* One token's shape, the tuner's (cpu/decode_tune.c): rows per step and
+/* One token's shape, the tuner's (cpu/decode_shapes.c lists the candidates): rows per step and
  * the prefetch distance; more tokens keep no prefetch. */
 static int one_token_rows = GEMV_ROWS(1), one_token_prefetch = 0;
 const int GEMV_FP16_PREFETCH[] = {0, 1024, 4096, -1};

@@ -97,10 +97,10 @@ typedef void (*quant_dot_rows)(float *y, const void *w, size_t row_bytes, int nr
 quant_dot_rows quant_dot_c(quant_format f);
 quant_dot_rows quant_dot_simd(quant_format f);
 
-/* The SIMD kernels' shape per format, chosen at run time (decode_tune.c
- * times the candidates on this machine through harness/tuning.c and sets
- * the fastest; the defaults are the fallback): rows decoded side by side (1, 2 or 4), and how many
- * bytes ahead each block is prefetched (0: none). Candidates: the
+/* The SIMD kernels' shape per format, chosen at run time (decode_shapes.h
+ * lists the candidates; the harness times them on this machine and sets
+ * the fastest; the defaults are the fallback): rows decoded side by side
+ * (1, 2 or 4), and how many bytes ahead each block is prefetched (0: none). Candidates: the
  * -1-ended QUANT_DOT_ROWS and QUANT_DOT_PREFETCH (empty in a build
  * without the SIMD kernels, where set_shape says false). */
 typedef struct quant_dot_shape {

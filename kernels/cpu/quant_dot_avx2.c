@@ -380,8 +380,8 @@ static inline __m256 block_any(quant_format f, const char *blk, const quant_x8 *
 }
 
 /* The shape of each format's kernel, chosen at run time from the
- * candidates below (decode_tune.c times them on this machine through
- * harness/tuning.c; these defaults are the fallback): rows side by side,
+ * candidates below (cpu/decode_shapes.c lists them, the harness times them
+ * on this machine; these defaults are the fallback): rows side by side,
  * and how far ahead each block's bytes are asked for. */
 #if defined(QDOT_VNNI512) || defined(QDOT_AVXVNNI)
 #define Q8_DEFAULT_ROWS 1
