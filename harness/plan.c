@@ -105,7 +105,10 @@ void rl_plan_file_check(const rl_ctx *ctx)
     const char *path = ctx->args.plan_file;
     if (!path)
         return;
-    char copy[1024];
+    char copy[1024]; /* rl_write_file_atomic's temporary name must fit beside it */
+    if (strlen(path) >= sizeof copy)
+        rl_die(RL_EXIT_USAGE, "--plan-file: a path of %zu characters is too long (at most %zu)",
+               strlen(path), sizeof copy - 1);
     snprintf(copy, sizeof copy, "%s", path);
     const char *dir = dirname(copy);
     struct stat st;

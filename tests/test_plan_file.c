@@ -24,7 +24,7 @@ TestSuite(plan_file, .init = setup, .fini = teardown, .timeout = 300);
 
 static int run_exp05(const char *plan_file)
 {
-    char args[1200];
+    char args[1400];
     snprintf(args, sizeof args, QUICK_RUN "--plan-file '%s'", plan_file);
     return run_experiment(EXP05, dir, args, out, sizeof out, err, sizeof err);
 }
@@ -68,9 +68,14 @@ Test(plan_file, a_path_that_cannot_be_written_is_a_usage_error_before_any_measur
 {
     char missing[700];
     snprintf(missing, sizeof missing, "%s/no-such-folder/exp-05.plan", dir);
+    char too_long[1100];
+    memset(too_long, 'a', sizeof too_long - 1);
+    too_long[0] = '/';
+    too_long[sizeof too_long - 1] = '\0';
     const char *const paths[][2] = {
         {missing, "no folder"},
         {dir, "is a folder"},
+        {too_long, "too long"},
     };
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
         int rc = run_exp05(paths[i][0]);
