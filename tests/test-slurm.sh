@@ -11,7 +11,8 @@
 #   2. the same with BACKEND=cuda and a build without CUDA: each task fails
 #      with exit 77 and its reason, in its output and in the summary, and
 #      the summary job still runs (afterany);
-#   3. a full sweep of exp-06 with TIME_LIMIT=1: Slurm stops it, the task
+#   3. a full sweep of exp-06 with TIME_LIMIT=1 (and the roofs of
+#      tests/fixtures/ceilings-cpu.csv): Slurm stops it, the task
 #      had warned that its plan needs more (the numbers of the plan file
 #      the run wrote, --plan-file), the summary names the limit,
 #      and no CSV is left (its scratch label, test-slurm-limit/, is removed).
@@ -138,8 +139,13 @@ check "the summary job ran after the failures: 0 of 2 tasks ran, nothing compare
     eval 'has $d2/summary.txt "0 of 2 tasks ran" && has $d2/summary.txt "not compared: no task of it ran"'
 
 # ---- 3. a task stopped at its time limit --------------------------------------------------
+# With the fixture's roofs (it measures none), so that the run makes its
+# plan within the minute: a full sweep's own ceilings can take longer than
+# that where the reported LLC is large, and a run stopped before its plan
+# has nothing to warn about.
 log3=$(mktemp)
-submit "$log3" PARTITIONS=debug BACKEND=cpu EXPS=06 TIME_LIMIT=1 PREFIX=test-slurm-limit
+submit "$log3" PARTITIONS=debug BACKEND=cpu EXPS=06 TIME_LIMIT=1 PREFIX=test-slurm-limit \
+    ARGS="--ceilings tests/fixtures/ceilings-cpu.csv"
 run3=$run jobs3=$jobs
 wait_for "$jobs3"
 d3=results/slurm/$run3
