@@ -443,7 +443,8 @@ test-emu:
 	$(EMU_BIN)
 
 # The README's "Adding a kernel variant", done in a scratch copy: a row is
-# validated, timed, written and drawn (a CPU build of its own: a minute).
+# validated, timed, written and drawn (a CPU build of its own: a minute),
+# then, where nvcc exists, built with CUDA for one SM (minutes more).
 test-add-variant:
 	@tests/add-variant.sh
 

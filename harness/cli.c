@@ -41,6 +41,8 @@ static const char *COMMON_HELP =
     "                           (results/reference/<device>/), if there is one (default auto)\n"
     "  --plot-only              redraw the charts from an existing CSV and exit\n"
     "  --print-label            print the label this run would use and exit\n"
+    "  --plan-file FILE         write the plan to FILE as key=value lines (expected_s_low,\n"
+    "                           expected_s_high, ...) before it is printed: for scripts\n"
     "  --help                   this text\n";
 
 void rl_print_usage(const char *prog, const char *title, const rl_option *extra)
@@ -199,6 +201,8 @@ static int parse_common(const char *prog, const char *name, const char *value, r
         a->variants = value;
     } else if (!strcmp(name, "ceilings")) {
         a->ceilings_file = value;
+    } else if (!strcmp(name, "plan-file")) {
+        a->plan_file = value;
     } else if (!strcmp(name, "max-bytes")) {
         size_t bytes;
         if (!rl_parse_size(value, &bytes) || bytes < (1u << 20))
@@ -242,7 +246,7 @@ static bool common_takes_value(const char *name)
 {
     static const char *with_value[] = {"backend", "cache",    "out",  "plots",    "label",
                                        "variant", "device",   "seed", "reference", "ceilings",
-                                       "max-bytes", "roofs",   "budget", "timeout"};
+                                       "max-bytes", "roofs",   "budget", "timeout", "plan-file"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (!strcmp(name, with_value[i]))
             return true;

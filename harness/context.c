@@ -306,6 +306,8 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_chart
     }
     if (exp->families && !rl_families_check(ctx))
         exit(RL_EXIT_USAGE); /* before anything is written or measured */
+    if (!ctx->args.list)
+        rl_plan_file_check(ctx);
     if (ctx->args.list && exp->families) {
         rl_families_list(ctx);
         exit(RL_EXIT_OK);

@@ -557,6 +557,9 @@ double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_patter
                           double flops);
 void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call);
 void rl_plan_print(rl_ctx *ctx);
+/* Dies with a usage error, before anything is measured, when --plan-file
+ * names a file that cannot be written (no such folder, not writable). */
+void rl_plan_file_check(const rl_ctx *ctx);
 
 /* budget.c: --budget SECONDS (see there). init at rl_begin; each planned
  * group (leader: its first point, among rl_main's points; needed: a

@@ -5,10 +5,14 @@
  */
 #include "internal.h"
 
+#include <errno.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- the plan: what a run will measure, and how long that should take ----
  * The stop rule bounds each member of a group: at least min_samples
@@ -89,6 +93,55 @@ static double last_run_s(const rl_ctx *ctx)
     return s;
 }
 
+/* ---- the plan as data: --plan-file ----
+ * Scripts (make slurm's task.sh) need the plan's numbers, and the sentence
+ * printed for people is free to change its wording; so the same numbers
+ * go to a file of key=value lines, whole seconds rounded up (at least 1),
+ * written atomically before the plan line is printed: a script that sees
+ * the line go by finds the file complete. */
+
+void rl_plan_file_check(const rl_ctx *ctx)
+{
+    const char *path = ctx->args.plan_file;
+    if (!path)
+        return;
+    char copy[1024]; /* rl_write_file_atomic's temporary name must fit beside it */
+    if (strlen(path) >= sizeof copy)
+        rl_die(RL_EXIT_USAGE, "--plan-file: a path of %zu characters is too long (at most %zu)",
+               strlen(path), sizeof copy - 1);
+    snprintf(copy, sizeof copy, "%s", path);
+    const char *dir = dirname(copy);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        rl_die(RL_EXIT_USAGE, "--plan-file %s is a folder: name a file in it", path);
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        rl_die(RL_EXIT_USAGE, "--plan-file %s: no folder %s (create it first)", path, dir);
+    if (access(dir, W_OK) != 0)
+        rl_die(RL_EXIT_USAGE, "--plan-file %s: the folder %s is not writable: %s", path, dir,
+               strerror(errno));
+}
+
+static long whole_seconds(double s) { return s > 1 ? (long)ceil(s) : 1; }
+
+static void write_plan_file(const rl_ctx *ctx, double so_far, double last_s)
+{
+    const rl_ctx_private *p = ctx->priv;
+    char text[1024], last[64] = "";
+    if (last_s > 0)
+        snprintf(last, sizeof last, "last_run_s=%ld\n", whole_seconds(last_s));
+    snprintf(text, sizeof text,
+             "# the plan of exp-%s, before it measures: whole seconds, rounded up; low: every\n"
+             "# point at its stop rule's minimum, high: every point at its time limit\n"
+             "experiment=%s\nlabel=%s\nmode=%s\ngroups=%d\npoints=%d\n"
+             "expected_s_low=%ld\nexpected_s_high=%ld\nso_far_s=%ld\n%s",
+             ctx->exp->id, ctx->exp->id, ctx->label, rl_mode_name(ctx->args.mode), p->plan_groups,
+             p->plan_points, whole_seconds(p->plan_s), whole_seconds(p->plan_max_s),
+             whole_seconds(so_far), last);
+    if (rl_write_file_atomic(ctx->args.plan_file, text) != 0)
+        rl_die(RL_EXIT_FAILED, "could not write the plan to --plan-file %s: %s",
+               ctx->args.plan_file, strerror(errno));
+}
+
 void rl_plan_print(rl_ctx *ctx)
 {
     rl_ctx_private *p = ctx->priv;
@@ -99,6 +152,8 @@ void rl_plan_print(rl_ctx *ctx)
     format_duration(p->plan_s, t, sizeof t);
     format_duration(p->plan_max_s, most, sizeof most);
     double before = last_run_s(ctx);
+    if (ctx->args.plan_file)
+        write_plan_file(ctx, so_far, before);
     if (before > 0) {
         char b[32];
         format_duration(before, b, sizeof b);

@@ -222,6 +222,7 @@ typedef struct rl_args {
     rl_mode mode; /* from --quick / --full */
     const char *out_dir, *plots_dir, *label, *variants;
     const char *ceilings_file; /* --ceilings FILE: use these roofs, measure none */
+    const char *plan_file;     /* --plan-file FILE: the plan as key=value lines (plan.c) */
     double max_bytes;          /* --max-bytes: largest working set; 0: the mode's default */
     double budget_s;           /* --budget: the run's wall-clock seconds; 0: none (plan.c) */
     double timeout_s;          /* --timeout: a point's sampling time limit; 0: the mode's */

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # tests/add-variant.sh -- the README's "Adding a kernel variant", done by a
 # script in a scratch copy of the tree: one function in kernels/cpu/fusion.c,
-# its declaration in kernels/fusion.h, one row in kernels/fusion.c; then
-# experiment 05 (CPU backend, quick) must validate it, time it, write its rows
-# and draw it on the speedup chart, with nothing else edited. Then the
-# student's comparison: a second run, without the new variant, and
-# `make compare` of the two must name it in the ratio table (its row, "-"
-# for the run without it) and on the overlaid chart.
+# a CUDA launcher in kernels/fusion.cu, their declarations in
+# kernels/fusion.h, one row in kernels/fusion.c (.cuda = CUDA_ONLY(...));
+# then experiment 05 built without nvcc (CPU backend, quick) must validate
+# it, time it, write its rows and draw it on the speedup chart, with
+# nothing else edited. Then the student's comparison: a second run,
+# without the new variant, and `make compare` of the two must name it in
+# the ratio table (its row, "-" for the run without it) and on the
+# overlaid chart. Where nvcc exists, the same tree built with CUDA (one
+# SM: ADD_VARIANT_SM, default 75) must link the launcher into exp-05; where
+# a GPU answers too, a quick CUDA run must validate and time it.
 #
 # usage: tests/add-variant.sh [SCRATCH]   (default: a temporary folder, removed)
 # Exit 0 when every check passes, 1 with the failing check otherwise.
@@ -39,18 +43,45 @@ void fusion_fused_scalar_cpu(const fusion_args *a)
     }
 }
 EOF
-# ... its declaration ...
-sed -i 's|^void fusion_fused_cpu(const fusion_args \*a);|&\nvoid fusion_fused_scalar_cpu(const fusion_args *a);|' \
+# ... the GPU's: one element per thread (compiled only where nvcc is) ...
+cat >>"$tree/kernels/fusion.cu" <<'EOF'
+
+template <fusion_op OP>
+__global__ void chain_scalar(float *__restrict__ out, const float *__restrict__ in, size_t n, int k)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) {
+        float x = in[i];
+        for (int j = 0; j < k; j++)
+            x = op<OP>(x);
+        out[i] = x;
+    }
+}
+
+extern "C" void fusion_fused_scalar_cuda(const fusion_args *a)
+{
+    unsigned grid = blocks_for(a->n);
+    if (a->op == FUSION_COS)
+        chain_scalar<FUSION_COS><<<grid, BLOCK, 0, a->stream>>>(a->out, a->in, a->n, a->k);
+    else
+        chain_scalar<FUSION_AFFINE><<<grid, BLOCK, 0, a->stream>>>(a->out, a->in, a->n, a->k);
+    RL_CUDA_CHECK_LAUNCH();
+}
+EOF
+# ... their declarations ...
+sed -i 's|^void fusion_fused_cpu(const fusion_args \*a);|&\nvoid fusion_fused_scalar_cpu(const fusion_args *a);\nvoid fusion_fused_scalar_cuda(const fusion_args *a);|' \
     "$tree/kernels/fusion.h"
-grep -q fusion_fused_scalar_cpu "$tree/kernels/fusion.h" || fail "no place for the declaration in kernels/fusion.h"
-# ... and its row, the last before the table's end.
-row='    {.number = 10, .name = "pair_fused_scalar", .k = 2, .fused = true,\n     .what = "as pair_fused, one element at a time (added by tests/add-variant.sh)",\n     .cpu = fusion_fused_scalar_cpu, .bytes = fusion_bytes_one_pass},'
+grep -q fusion_fused_scalar_cuda "$tree/kernels/fusion.h" || fail "no place for the declarations in kernels/fusion.h"
+# ... and its row, the last before the table's end: CUDA_ONLY() names the
+# launcher where the build has CUDA and is NULL where it has not.
+row='    {.number = 10, .name = "pair_fused_scalar", .k = 2, .fused = true,\n     .what = "as pair_fused, one element at a time (added by tests/add-variant.sh)",\n     .cpu = fusion_fused_scalar_cpu, .cuda = CUDA_ONLY(fusion_fused_scalar_cuda),\n     .bytes = fusion_bytes_one_pass},'
 awk -v row="$row" 'BEGIN {gsub(/\\n/, "\n", row)} /^const fusion_variant fusion_variants\[\]/ {t = 1}
      t && /^    \{0\},$/ {print row; t = 0} {print}' "$src/kernels/fusion.c" >"$tree/kernels/fusion.c"
 grep -q pair_fused_scalar "$tree/kernels/fusion.c" || fail "the row was not added to kernels/fusion.c"
 
-# 2. Build experiment 05 alone, CPU backend (the scratch copy's own build).
-echo "add-variant: building exp-05 in $tree" >&2
+# 2. Build experiment 05 alone, without nvcc (the scratch copy's own build):
+# the row must compile where the .cu is not built.
+echo "add-variant: building exp-05 in $tree, without CUDA" >&2
 make -C "$tree" --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" NVCC= B=build build/exp-05 \
     >"$scratch/build.log" 2>&1 || { tail -20 "$scratch/build.log"; fail "the scratch build"; }
 
@@ -100,3 +131,31 @@ if [ "$have_gnuplot" = yes ]; then
 else
     echo "add-variant: make compare lists pair_fused_scalar in its ratio table (no gnuplot: the overlay was not checked)"
 fi
+
+# 5. The CUDA half, where nvcc exists: the same tree built with CUDA for
+# one SM (every .cu of the kernels' library: minutes), the launcher linked
+# into exp-05's table; run where a GPU answers.
+nvcc=$(command -v nvcc 2>/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)
+if [ -z "$nvcc" ]; then
+    echo "add-variant: no nvcc: the CUDA half (fusion_fused_scalar_cuda) was not built"
+    exit 0
+fi
+sm=${ADD_VARIANT_SM:-75}
+echo "add-variant: building exp-05 in $tree with CUDA (SMS=$sm)" >&2
+make -C "$tree" --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" NVCC="$nvcc" SMS="$sm" B=build-cuda \
+    build-cuda/exp-05 >"$scratch/build-cuda.log" 2>&1 || { tail -20 "$scratch/build-cuda.log"; fail "the scratch build with CUDA"; }
+# awk reads all of nm's output (grep -q would stop early: SIGPIPE, and pipefail).
+nm --defined-only "$tree/build-cuda/exp-05" | awk '$3 == "fusion_fused_scalar_cuda" {n++} END {exit !n}' ||
+    fail "exp-05 built with CUDA does not hold fusion_fused_scalar_cuda"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "add-variant: fusion_fused_scalar_cuda was built and linked with CUDA (no GPU here: not run)"
+    exit 0
+fi
+"$tree/build-cuda/exp-05" --quick --backend cuda --op affine --out "$tree/results" --plots "$tree/plots" \
+    --no-plot --label add-cuda --variant pair_unfused,pair_fused_scalar >"$scratch/run-cuda.log" 2>&1 ||
+    { tail -30 "$scratch/run-cuda.log"; fail "the CUDA run"; }
+awk -F, '/^#/ {next} !h {for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next}
+    $c["variant"] == "pair_fused_scalar" {n++; if ($c["validated"] != "yes" || $c["time_us_median"] == "") bad++}
+    END {exit !(n > 0 && !bad)}' "$tree/results/add-cuda/exp-05.csv" ||
+    fail "the CUDA run's CSV lacks validated, timed rows of pair_fused_scalar"
+echo "add-variant: fusion_fused_scalar_cuda was built, validated and timed on the GPU"

@@ -11,8 +11,10 @@
 #   2. the same with BACKEND=cuda and a build without CUDA: each task fails
 #      with exit 77 and its reason, in its output and in the summary, and
 #      the summary job still runs (afterany);
-#   3. a full sweep of exp-06 with TIME_LIMIT=1: Slurm stops it, the task
-#      had warned that its plan needs more, the summary names the limit,
+#   3. a full sweep of exp-06 with TIME_LIMIT=1 (and the roofs of
+#      tests/fixtures/ceilings-cpu.csv): Slurm stops it, the task
+#      had warned that its plan needs more (the numbers of the plan file
+#      the run wrote, --plan-file), the summary names the limit,
 #      and no CSV is left (its scratch label, test-slurm-limit/, is removed).
 #
 # Not part of make test: it needs root (or SLURM_CONF of a cluster with a
@@ -137,15 +139,24 @@ check "the summary job ran after the failures: 0 of 2 tasks ran, nothing compare
     eval 'has $d2/summary.txt "0 of 2 tasks ran" && has $d2/summary.txt "not compared: no task of it ran"'
 
 # ---- 3. a task stopped at its time limit --------------------------------------------------
+# With the fixture's roofs (it measures none), so that the run makes its
+# plan within the minute: a full sweep's own ceilings can take longer than
+# that where the reported LLC is large, and a run stopped before its plan
+# has nothing to warn about.
 log3=$(mktemp)
-submit "$log3" PARTITIONS=debug BACKEND=cpu EXPS=06 TIME_LIMIT=1 PREFIX=test-slurm-limit
+submit "$log3" PARTITIONS=debug BACKEND=cpu EXPS=06 TIME_LIMIT=1 PREFIX=test-slurm-limit \
+    ARGS="--ceilings tests/fixtures/ceilings-cpu.csv"
 run3=$run jobs3=$jobs
 wait_for "$jobs3"
 d3=results/slurm/$run3
 say "checks of run $run3 (a full sweep of exp-06 within 1 minute: Slurm must stop it)"
 check "exp-06: Slurm stopped it at the time limit" has "$d3/debug/exp-06.err" "DUE TO TIME LIMIT"
-check "exp-06: its output warned that the plan needs more than 1 min" \
-    has "$d3/debug/exp-06.out" "^rooflab-slurm: warning: the plan expects .* more than this job's time limit of 1 min"
+# The warning's numbers are the run's plan file's (--plan-file), not its plan line's.
+low3=$(field "$d3/debug/exp-06.plan" expected_s_low) high3=$(field "$d3/debug/exp-06.plan" expected_s_high)
+check "exp-06: its plan file ($d3/debug/exp-06.plan) has the plan's seconds, low <= high" \
+    eval '[[ $low3 =~ ^[0-9]+$ && $high3 =~ ^[0-9]+$ ]] && [ "$low3" -gt 0 ] && [ "$low3" -le "$high3" ]'
+check "exp-06: its output warned, with those seconds, that the plan needs more than 1 min" \
+    has "$d3/debug/exp-06.out" "^rooflab-slurm: warning: the plan expects $low3 s to $high3 s, .*more than this job's time limit of 1 min"
 check "exp-06: its record says FAIL, stopped by Slurm" \
     eval '[ "$(field $d3/debug/exp-06.result result)" = FAIL ] && [ "$(field $d3/debug/exp-06.result exit)" = 143 ]'
 check "the summary names the time limit" has "$d3/summary.txt" "^debug  *06 .*FAIL (143) .*stopped at its time limit of 1 min"

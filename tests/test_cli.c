@@ -47,7 +47,8 @@ Test(cli, every_common_option)
     rl_args a;
     cr_assert_eq(PARSE(&a, "--backend", "cpu", "--quick", "--out", "/tmp/r", "--plots=/tmp/p",
                        "--label", "reference/h200", "--variant", "1,cos", "--device", "3",
-                       "--seed=42", "--cache", "cold", "--no-plot", "--list"),
+                       "--seed=42", "--cache", "cold", "--no-plot", "--list", "--plan-file",
+                       "/tmp/p.plan"),
                  0);
     cr_assert_eq(a.backend, RL_BACKEND_CPU);
     cr_assert(a.quick && a.no_plot && a.list && a.cache_given);
@@ -58,6 +59,7 @@ Test(cli, every_common_option)
     cr_assert_eq(a.device, 3);
     cr_assert_eq(a.seed, 42);
     cr_assert_eq(a.cache, RL_COLD);
+    cr_assert_str_eq(a.plan_file, "/tmp/p.plan");
 }
 
 Test(cli, experiment_options_and_flags)

@@ -218,3 +218,48 @@ Test(slurm, one_task_fails_the_other_runs_and_the_summary_says_which)
     snprintf(path, sizeof path, "%s/results/%s/summary.md", dir, label);
     cr_assert(file_exists(path), "the label's summary: %s", path);
 }
+
+/* task.sh against a stand-in experiment that writes the plan file FAKE_LOW
+ * and FAKE_HIGH say and prints a plan line in a wording no script knows,
+ * under a job limit of 1 min; returns its exit code, its output in out. */
+static int task_with_plan(const char *low, const char *high)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s/bin' '%s/slurm/7/cpu' && printf '%%s\\n' B='%s/bin' PREFIX=cluster "
+             "MODE_FLAG=--quick OUT='%s/results' PLOTS='%s/plots' >'%s/slurm/7/run.env' && "
+             "cp '" RL_SOURCE_ROOT "/tests/fake/experiment-with-plan' '%s/bin/exp-05'",
+             dir, dir, dir, dir, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd,
+             "cd '" RL_SOURCE_ROOT "' && env SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_JOB_ID=7 "
+             "SLURM_JOB_PARTITION=cpu FAKE_LOW=%s FAKE_HIGH=%s bash harness/ops/slurm/task.sh "
+             "--runs '%s/slurm' --backend cpu --limit 1",
+             low, high, dir);
+    return run_capture(cmd, out, sizeof out, err, sizeof err);
+}
+
+/* The warning reads the plan's numbers from --plan-file, never from the
+ * plan line: the stand-in's line says "about 99 min", its file less. */
+Test(slurm, the_task_warns_from_the_plan_file_when_the_plan_may_not_fit)
+{
+    cr_assert_eq(task_with_plan("120", "300"), 0, "%s%s", out, err);
+    cr_assert(strstr(out, "rooflab-slurm: warning: the plan expects 120 s to 300 s, more than this "
+                          "job's time limit of 1 min; make slurm TIME_LIMIT=10 gives more"),
+              "%s", out);
+    char path[700];
+    snprintf(path, sizeof path, "%s/slurm/7/cpu/exp-05.plan", dir);
+    char *plan = read_file(path, NULL);
+    cr_assert(plan && strstr(plan, "expected_s_high=300\n"), "the plan is kept beside the record: %s",
+              plan);
+    free(plan);
+
+    cr_assert_eq(task_with_plan("30", "300"), 0, "%s%s", out, err);
+    cr_assert(strstr(out, "warning: the plan expects 30 s to 300 s, may be more than this job's "
+                          "time limit of 1 min"), "%s", out);
+
+    cr_assert_eq(task_with_plan("10", "20"), 0, "%s%s", out, err);
+    cr_assert(strstr(out, "about 99 min"), "the plan line goes through: %s", out);
+    cr_assert_null(strstr(out, "warning"), "a plan within the limit, whatever its line says: %s",
+                   out);
+}

@@ -50,6 +50,11 @@ node=$(hostname -s 2>/dev/null || hostname)
 job=${SLURM_ARRAY_JOB_ID:-?}_$SLURM_ARRAY_TASK_ID
 record=$dir/$partition/exp-$exp.result
 log=$(mktemp "${TMPDIR:-/tmp}/rooflab-task-$exp.XXXXXX")
+# The run's plan as data (next to the record, for whoever reads the run
+# later), in a temporary file where that folder cannot be written.
+plan=$dir/$partition/exp-$exp.plan
+[ -d "$dir/$partition" ] && [ -w "$dir/$partition" ] || plan=$log.plan
+rm -f "$plan"
 t0=$SECONDS
 label=""
 
@@ -63,7 +68,7 @@ finish() {
         "backend=$backend" "exit=$code" "result=$result" "seconds=$((SECONDS - t0))" \
         "note=${note//$'\n'/ }" | write_file "$record" ||
         say "could not write $record"
-    rm -f "$log"
+    rm -f "$log" "$log.plan"
     exit "$code"
 }
 # Slurm sends TERM at the time limit and on scancel (then KILL after KillWait).
@@ -75,25 +80,37 @@ reason() {
     grep -m1 -E '^rooflab: |FAILED validation' "$log" || grep -v '^[[:space:]]*$' "$log" | tail -n 1
 }
 
-# The plan line: "expected about 1 min 46 s in all" or "about 81 s".
-plan_seconds() {
-    sed -n 's/.*expected about \([0-9]*\) min \([0-9]*\) s.*/\1 \2/p; s/.*expected about \([0-9]*\) s in all.*/0 \1/p' |
-        head -n 1 | awk '{ print $1 * 60 + $2 }'
+# The plan's numbers come from the file the run writes before it prints
+# its plan line (--plan-file: key=value lines), never from that line,
+# whose wording is for people and free to change.
+plan_value() { sed -n "s/^$1=\([0-9][0-9]*\)\$/\1/p" "$plan" 2>/dev/null | head -n 1; }
+
+# Warns when the plan may not fit this job's time limit. It compares the
+# plan's high end (every point sampled up to its time limit): the plan
+# leaves out the inputs, references and charts, so even its high end is
+# no upper bound, and a job whose limit is below it can be stopped before
+# it ends; below the low end, it will be.
+warn_if_plan_exceeds_limit() {
+    local low high how
+    low=$(plan_value expected_s_low) high=$(plan_value expected_s_high)
+    [ -n "$low" ] && [ -n "$high" ] && [[ $limit =~ ^[0-9]+$ ]] || return 0
+    [ "$high" -gt $((limit * 60)) ] || return 0
+    how="may be more"
+    [ "$low" -gt $((limit * 60)) ] && how="more"
+    say "warning: the plan expects $low s to $high s, $how than this job's time limit of $limit min;" \
+        "make slurm TIME_LIMIT=$(((high * 2 + 59) / 60)) gives more"
 }
 
-# Copies the run's output through, keeps it in $log, and says when the
-# plan alone needs more than the job's time limit.
+# Copies the run's output through and keeps it in $log; once the plan
+# file appears (the run has planned), checks it against the time limit.
 follow() {
-    local line s
+    local line planned=""
     while IFS= read -r line; do
         printf '%s\n' "$line"
         printf '%s\n' "$line" >>"$log"
-        if [[ $line == plan* ]]; then
-            s=$(plan_seconds <<<"$line")
-            if [ -n "$s" ] && [ -n "$limit" ] && [ "$s" -gt $((limit * 60)) ]; then
-                say "warning: the plan expects $s s, more than this job's time limit of $limit min;" \
-                    "make slurm TIME_LIMIT=$(((s * 2 + 59) / 60)) gives more"
-            fi
+        if [ -z "$planned" ] && [ -s "$plan" ]; then
+            planned=1
+            warn_if_plan_exceeds_limit
         fi
     done
 }
@@ -120,7 +137,7 @@ say "label $label"
 read -ra extra <<<"${ARGS:-}"
 read -ra reference <<<"${REFERENCE_FLAG:-}"
 cmd=("$bin" --backend "$backend" --label "$label" "$MODE_FLAG" "${reference[@]}" --out "$OUT"
-    --plots "$PLOTS" "${extra[@]}")
+    --plots "$PLOTS" --plan-file "$plan" "${extra[@]}")
 say "${cmd[*]}"
 "${cmd[@]}" 2>&1 </dev/null | follow
 code=${PIPESTATUS[0]}
