@@ -8,6 +8,7 @@
  */
 #include "half.h"
 #include "rooflab.h"
+#include "rl_measure.h"
 
 /* SplitMix64's finalizer: a strong 64-bit mixing function. */
 static inline uint64_t mix64(uint64_t z)

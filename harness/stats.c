@@ -13,6 +13,7 @@
  * one that ran out of patience.
  */
 #include "rooflab.h"
+#include "rl_measure.h"
 
 #include <math.h>
 #include <stdlib.h>

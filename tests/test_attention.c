@@ -11,6 +11,8 @@
 #include "attention.h"
 #include "helpers.h"
 #include "rooflab.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -8,6 +8,8 @@
 #include "helpers.h"
 #include "probes/rl_probes.h"
 #include "rooflab.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -3,6 +3,7 @@
  * option, and bad input rejected with exit code 2 and a clear message.
  */
 #include "rooflab.h"
+#include "rl_process.h"
 
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>

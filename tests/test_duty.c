@@ -5,6 +5,7 @@
  */
 #include "probes/rl_probes.h"
 #include "rooflab.h"
+#include "rl_host.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -6,6 +6,8 @@
  */
 #include "helpers.h"
 #include "rooflab.h"
+#include "rl_backend.h"
+#include "rl_csv.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -6,6 +6,7 @@
  */
 #include "helpers.h"
 #include "rooflab.h"
+#include "rl_csv.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

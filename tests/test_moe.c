@@ -14,6 +14,8 @@
 #include "helpers.h"
 #include "moe.h"
 #include "rooflab.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -12,6 +12,8 @@
 #include "gemv.h"
 #include "helpers.h"
 #include "rooflab.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 #include "spill.h"
 
 #include <criterion/criterion.h>

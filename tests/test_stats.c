@@ -2,6 +2,7 @@
  * test_stats.c -- summary statistics and the adaptive stop rule.
  */
 #include "rooflab.h"
+#include "rl_measure.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

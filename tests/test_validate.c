@@ -3,6 +3,7 @@
  * timing must catch wrong values, NaN and unwritten outputs.
  */
 #include "rooflab.h"
+#include "rl_measure.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -13,6 +13,7 @@
 #endif
 #include "cpu/vmath.h"
 #include "rooflab.h"
+#include "rl_measure.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -8,6 +8,7 @@
  */
 #include "rl_probes.h"
 #include "rooflab.h"
+#include "rl_host.h"
 
 #include <errno.h>
 #include <math.h>
