@@ -7,8 +7,8 @@
  * parallel, which matters for the gigabyte inputs of the GPU runs.
  */
 #include "half.h"
-#include "rooflab.h"
 #include "rl_measure.h"
+#include "rooflab.h"
 
 /* SplitMix64's finalizer: a strong 64-bit mixing function. */
 static inline uint64_t mix64(uint64_t z)

@@ -24,7 +24,9 @@
  * rl_backend.h, rl_process.h, rl_host.h, rl_csv.h and rl_occupancy.h
  * (the library beneath the pipeline: tools and tests), internal.h (the
  * harness's own files, and tests of them), probes/rl_probes.h (duty
- * cycles, OS busy time, NVML). Plain C11, usable from .c and .cu files.
+ * cycles, the host's load, the observer: experiments 01 and 06) and
+ * probes/rl_sensors.h beneath it (intervals, /proc, NVML). Plain C11,
+ * usable from .c and .cu files.
  */
 #ifndef ROOFLAB_H
 #define ROOFLAB_H

@@ -12,8 +12,8 @@
  * reader can tell a quiet point from a noisy-but-converged one and from
  * one that ran out of patience.
  */
-#include "rooflab.h"
 #include "rl_measure.h"
+#include "rooflab.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -10,9 +10,9 @@
  */
 #include "attention.h"
 #include "helpers.h"
-#include "rooflab.h"
 #include "rl_backend.h"
 #include "rl_measure.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

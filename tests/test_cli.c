@@ -2,8 +2,8 @@
  * test_cli.c -- the command line every experiment shares: defaults, each
  * option, and bad input rejected with exit code 2 and a clear message.
  */
-#include "rooflab.h"
 #include "rl_process.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>

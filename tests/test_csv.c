@@ -3,8 +3,8 @@
  * atomic commit (nothing at the target until the file is complete).
  */
 #include "helpers.h"
-#include "rooflab.h"
 #include "rl_csv.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

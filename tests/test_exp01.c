@@ -5,9 +5,9 @@
  * usage exits 2.
  */
 #include "helpers.h"
-#include "rooflab.h"
 #include "rl_backend.h"
 #include "rl_csv.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

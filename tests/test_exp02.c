@@ -5,8 +5,8 @@
  * three charts; bad usage fails with the documented exit codes.
  */
 #include "helpers.h"
-#include "rooflab.h"
 #include "rl_csv.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

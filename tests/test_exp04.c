@@ -7,8 +7,8 @@
  * by hand.
  */
 #include "helpers.h"
-#include "rooflab.h"
 #include "rl_csv.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

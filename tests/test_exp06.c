@@ -6,8 +6,8 @@
  * usage exits 2.
  */
 #include "helpers.h"
-#include "rooflab.h"
 #include "rl_csv.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -5,9 +5,9 @@
  */
 #include "fusion.h"
 #include "helpers.h"
-#include "rooflab.h"
 #include "rl_backend.h"
 #include "rl_measure.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

@@ -8,9 +8,9 @@
  */
 #include "gemm.h"
 #include "helpers.h"
-#include "rooflab.h"
 #include "rl_backend.h"
 #include "rl_measure.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

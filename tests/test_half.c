@@ -7,9 +7,9 @@
 #include "cpu/simd.h"
 #include "half.h"
 #include "helpers.h"
-#include "rooflab.h"
 #include "rl_backend.h"
 #include "rl_measure.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -13,9 +13,9 @@
 #include "gemv.h"
 #include "helpers.h"
 #include "moe.h"
-#include "rooflab.h"
 #include "rl_backend.h"
 #include "rl_measure.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -11,9 +11,9 @@
  */
 #include "gemv.h"
 #include "helpers.h"
-#include "rooflab.h"
 #include "rl_backend.h"
 #include "rl_measure.h"
+#include "rooflab.h"
 #include "spill.h"
 
 #include <criterion/criterion.h>

@@ -1,8 +1,8 @@
 /*
  * test_stats.c -- summary statistics and the adaptive stop rule.
  */
-#include "rooflab.h"
 #include "rl_measure.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -2,8 +2,8 @@
  * test_validate.c -- the checker that stands between a kernel and its
  * timing must catch wrong values, NaN and unwritten outputs.
  */
-#include "rooflab.h"
 #include "rl_measure.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -12,8 +12,8 @@
 #define VMATH_SUITE vmath
 #endif
 #include "cpu/vmath.h"
-#include "rooflab.h"
 #include "rl_measure.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

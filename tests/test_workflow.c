@@ -6,8 +6,8 @@
  * table reader everything downstream relies on.
  */
 #include "helpers.h"
-#include "rooflab.h"
 #include "rl_csv.h"
+#include "rooflab.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -6,9 +6,10 @@
  * four instructions a cycle both count every nanosecond. top, ps and
  * /proc/stat report this, as nvidia-smi reports kernel-running time.
  */
-#include "rl_probes.h"
-#include "rooflab.h"
 #include "rl_host.h"
+#include "rl_probes.h"
+#include "rl_sensors.h"
+#include "rooflab.h"
 
 #include <errno.h>
 #include <math.h>
