@@ -166,7 +166,7 @@ $(B)/obj/%.cu.o: %.cu $(B)/config.stamp harness/ops/nvcc_res.sh
 # lines). Its two files are made together (one pattern rule, one stem).
 KERNEL_RESOURCES_TOOL := $(B)/kernel-resources
 CU_OBJS := $(call obj,$(KERNELS_CU) $(HARNESS_CU))
-$(KERNEL_RESOURCES_TOOL): harness/ops/kernel_resources.c harness/occupancy.c harness/rl_models.h harness/rl_library.h
+$(KERNEL_RESOURCES_TOOL): harness/ops/kernel_resources.c harness/occupancy.c harness/rl_occupancy.h
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -Iharness -Ikernels harness/ops/kernel_resources.c harness/occupancy.c -o $@ -lm
 

@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 #include "probes/rl_probes.h"
+#include "probes/rl_sensors.h"
 #include "probes/nvml_abi.h"
 
 #include <ctype.h>

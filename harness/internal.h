@@ -8,6 +8,14 @@
 #define ROOFLAB_INTERNAL_H
 
 #include "rooflab.h"
+/* The rooms of the library that experiments do not see: the harness's own
+ * files see everything. */
+#include "rl_backend.h"
+#include "rl_csv.h"
+#include "rl_host.h"
+#include "rl_measure.h"
+#include "rl_occupancy.h"
+#include "rl_process.h"
 
 #include <stdio.h>
 
@@ -408,6 +416,12 @@ int rl_curve_meta(const rl_ceilings *c, rl_backend_kind kind, rl_meta_line *out,
 /* "L1 64 KiB (reported 64 KiB), L2 1 MiB reported, ...": the console's line. */
 void rl_curve_describe(const rl_ceilings *c, rl_backend_kind kind, char *buf, size_t len);
 
+/* The level whose rung judges a point moving gbps on a roof (rl_roofs.h),
+ * and that rung's GB/s: roof->judged, or on a mixed roof whose spill rung
+ * the point beats by more than 5 %, the level's own (roof->level,
+ * cached_gbps). */
+rl_level rl_roof_rung(const rl_roof *roof, double gbps);
+double rl_roof_rung_gbps(const rl_roof *roof, double gbps);
 /* Utilization against a roof: achieved / the rung the rate picks on it
  * (rl_roof_rung: a mixed roof's spill rung, unless beaten). Above 1.05 the ceiling
  * was under-measured (a busy machine, or a kernel faster than the

@@ -13,7 +13,7 @@
  * system reserves per block (sm_80 on), in units of 128 bytes (256 on
  * sm_75), against the largest carve-out.
  */
-#include "rl_models.h"
+#include "rl_occupancy.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -7,6 +7,7 @@
  * parallel, which matters for the gigabyte inputs of the GPU runs.
  */
 #include "half.h"
+#include "rl_measure.h"
 #include "rooflab.h"
 
 /* SplitMix64's finalizer: a strong 64-bit mixing function. */

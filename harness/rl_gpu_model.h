@@ -10,6 +10,7 @@
 #define RL_GPU_MODEL_H
 
 #include "rl_models.h"
+#include "rl_occupancy.h"
 
 #include <stdbool.h>
 #include <stddef.h>

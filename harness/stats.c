@@ -12,6 +12,7 @@
  * reader can tell a quiet point from a noisy-but-converged one and from
  * one that ran out of patience.
  */
+#include "rl_measure.h"
 #include "rooflab.h"
 
 #include <math.h>

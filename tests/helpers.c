@@ -2,6 +2,8 @@
  * helpers.c -- see helpers.h.
  */
 #include "helpers.h"
+#include "rl_backend.h"
+#include "rl_csv.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -7,6 +7,9 @@
 #include "busy.h"
 #include "helpers.h"
 #include "probes/rl_probes.h"
+#include "probes/rl_sensors.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

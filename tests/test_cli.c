@@ -2,6 +2,7 @@
  * test_cli.c -- the command line every experiment shares: defaults, each
  * option, and bad input rejected with exit code 2 and a clear message.
  */
+#include "rl_process.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

@@ -3,6 +3,7 @@
  * atomic commit (nothing at the target until the file is complete).
  */
 #include "helpers.h"
+#include "rl_csv.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

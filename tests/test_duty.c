@@ -4,6 +4,8 @@
  * system's busy-time readers.
  */
 #include "probes/rl_probes.h"
+#include "probes/rl_sensors.h"
+#include "rl_host.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

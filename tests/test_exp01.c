@@ -5,6 +5,8 @@
  * usage exits 2.
  */
 #include "helpers.h"
+#include "rl_backend.h"
+#include "rl_csv.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

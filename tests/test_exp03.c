@@ -5,6 +5,7 @@
  * and three charts; bad usage fails with the documented exit codes.
  */
 #include "helpers.h"
+#include "rl_csv.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

@@ -7,6 +7,7 @@
  * by hand.
  */
 #include "helpers.h"
+#include "rl_csv.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

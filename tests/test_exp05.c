@@ -5,6 +5,7 @@
  * usage must fail with the documented exit codes.
  */
 #include "helpers.h"
+#include "rl_csv.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

@@ -6,6 +6,7 @@
  * usage exits 2.
  */
 #include "helpers.h"
+#include "rl_csv.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

@@ -5,6 +5,8 @@
  */
 #include "fusion.h"
 #include "helpers.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

@@ -8,6 +8,8 @@
  */
 #include "gemm.h"
 #include "helpers.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

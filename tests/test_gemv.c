@@ -6,6 +6,8 @@
  */
 #include "gemv.h"
 #include "helpers.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

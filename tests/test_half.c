@@ -7,6 +7,8 @@
 #include "cpu/simd.h"
 #include "half.h"
 #include "helpers.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

@@ -7,6 +7,8 @@
 #include "launch.h"
 #include "helpers.h"
 #include "rooflab.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

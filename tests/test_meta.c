@@ -6,6 +6,7 @@
  * are not keys (a comment for people, a value holding ": ").
  */
 #include "helpers.h"
+#include "rl_csv.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

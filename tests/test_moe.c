@@ -13,6 +13,8 @@
 #include "gemv.h"
 #include "helpers.h"
 #include "moe.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

@@ -5,6 +5,7 @@
  */
 #include "internal.h"
 #include "probes/rl_probes.h"
+#include "probes/rl_sensors.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

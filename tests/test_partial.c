@@ -16,6 +16,8 @@
  * and the 4 s watchdog (tested on its own) is not what these tests test.
  */
 #include "helpers.h"
+#include "rl_csv.h"
+#include "rl_process.h"
 
 #include <criterion/criterion.h>
 #include <signal.h>

@@ -9,6 +9,8 @@
 #include "cpu/quant_dot.h"
 #include "helpers.h"
 #include "rooflab.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

@@ -10,6 +10,7 @@
 #include "gemv.h"
 #include "helpers.h"
 #include "rooflab.h"
+#include "rl_measure.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

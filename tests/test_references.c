@@ -8,6 +8,7 @@
  * table.
  */
 #include "helpers.h"
+#include "rl_csv.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>

@@ -11,6 +11,8 @@
  */
 #include "gemv.h"
 #include "helpers.h"
+#include "rl_backend.h"
+#include "rl_measure.h"
 #include "rooflab.h"
 #include "spill.h"
 

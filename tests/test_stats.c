@@ -1,6 +1,7 @@
 /*
  * test_stats.c -- summary statistics and the adaptive stop rule.
  */
+#include "rl_measure.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

@@ -2,6 +2,7 @@
  * test_validate.c -- the checker that stands between a kernel and its
  * timing must catch wrong values, NaN and unwritten outputs.
  */
+#include "rl_measure.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

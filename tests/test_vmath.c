@@ -12,6 +12,7 @@
 #define VMATH_SUITE vmath
 #endif
 #include "cpu/vmath.h"
+#include "rl_measure.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

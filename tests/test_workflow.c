@@ -6,6 +6,7 @@
  * table reader everything downstream relies on.
  */
 #include "helpers.h"
+#include "rl_csv.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>

@@ -13,8 +13,9 @@
  * (OBJ_ROOT/kernels/quant.cu.o.res is kernels/quant.cu's). Exit 0, or 1
  * when a file cannot be read or written, 2 on bad usage.
  */
-#include "rl_models.h"
+#include "rl_occupancy.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

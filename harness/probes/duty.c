@@ -8,6 +8,7 @@
  * length. Pure functions: the tests check them exactly.
  */
 #include "rl_probes.h"
+#include "rl_sensors.h"
 #include "rooflab.h"
 
 #include <math.h>

@@ -20,6 +20,7 @@
  */
 #include "internal.h"
 #include "rl_probes.h"
+#include "rl_sensors.h"
 #include "nvml_abi.h"
 
 #include <math.h>

@@ -6,6 +6,7 @@
  * Experiment 01 puts these readings on trial against the work done.
  */
 #include "rl_probes.h"
+#include "rl_sensors.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,7 +6,9 @@
  * four instructions a cycle both count every nanosecond. top, ps and
  * /proc/stat report this, as nvidia-smi reports kernel-running time.
  */
+#include "rl_host.h"
 #include "rl_probes.h"
+#include "rl_sensors.h"
 #include "rooflab.h"
 
 #include <errno.h>

@@ -6,6 +6,7 @@
 #include "emu.h"
 
 #include "rl_library.h"
+#include "rl_measure.h"
 
 #include <cstdarg>
 #include <cstdio>
