@@ -124,6 +124,20 @@ Test(verdicts, summary_counts_premise_not_met_apart)
     free(md);
 }
 
+/* What finish.sh asks: the counts as key=value lines, and nothing written. */
+Test(verdicts, summary_counts_are_data_for_scripts)
+{
+    write_label("fixture", FOUR_KINDS);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, TOOL " summary --counts --out '%s/results' --label fixture", dir);
+    int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s\n%s", out, err);
+    cr_assert_str_eq(out, "holds=1\ndoes_not_hold=1\nnot_measured=2\npremise_not_met=1\n");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results/fixture/summary.md", dir);
+    cr_assert_not(file_exists(path), "--counts writes no summary.md");
+}
+
 Test(verdicts, summary_of_three_kinds_counts_none_premise_not_met)
 {
     write_label("old", THREE_KINDS);

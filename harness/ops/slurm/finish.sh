@@ -92,6 +92,26 @@ done
 
 # ---- every label's summary ---------------------------------------------------------------
 unique() { printf '%s\n' "$@" | awk 'NF && !seen[$0]++'; }
+# "N hold, N do not hold, N not measured, N premise not met" for a label,
+# from rooflab summary --counts (data: key=value lines), never from the
+# sentence the summary prints for readers.
+verdict_counts() {
+    local key value holds="" no="" unmeasured="" premise=""
+    while IFS='=' read -r key value; do
+        case $key in
+        holds) holds=$value ;;
+        does_not_hold) no=$value ;;
+        not_measured) unmeasured=$value ;;
+        premise_not_met) premise=$value ;;
+        esac
+    done < <("$B/rooflab" summary --counts --out "$OUT" --label "$1" 2>/dev/null)
+    if [ -z "$holds" ]; then
+        echo "counts unavailable"
+    else
+        echo "$holds hold, $no do not hold, $unmeasured not measured, $premise premise not met"
+    fi
+}
+
 label_rows=()
 while IFS= read -r label; do
     [ -n "$label" ] || continue
@@ -102,7 +122,7 @@ while IFS= read -r label; do
     echo "== rooflab summary --label $label"
     if text=$("$B/rooflab" summary --out "$OUT" --label "$label" 2>&1); then
         echo "$text"
-        counts=$(echo "$text" | grep -E '^[0-9]+ hold, ' | sed 's/ (notes.*//')
+        counts=$(verdict_counts "$label")
         label_rows+=("$(printf '  %-30s %s/%s/summary.md: %s' "$label" "$OUT" "$label" "$counts")")
     else
         echo "$text"

@@ -6,13 +6,17 @@
  */
 #include "tools.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 static const char *USAGE =
-    "usage: rooflab summary --label LABEL [--out DIR]\n\n"
+    "usage: rooflab summary --label LABEL [--out DIR] [--counts]\n\n"
     "Prints every verdict in DIR/LABEL/verdicts.csv, grouped by experiment, and writes\n"
-    "the same as a markdown table to DIR/LABEL/summary.md.\n";
+    "the same as a markdown table to DIR/LABEL/summary.md.\n\n"
+    "  --counts   print only how many verdicts of each kind, as data for scripts, one\n"
+    "             key=value a line (holds, does_not_hold, not_measured, premise_not_met),\n"
+    "             and write nothing\n";
 
 /* Markdown cells cannot hold '|' or newlines. */
 static void md_cell(strbuf *b, const char *s)
@@ -21,9 +25,45 @@ static void md_cell(strbuf *b, const char *s)
         sb_printf(b, "%c", *p == '|' ? '/' : *p == '\n' ? ' ' : *p);
 }
 
+/* Takes --counts out of argv (the common parser knows only the common
+ * options); whether it was there. */
+static bool take_counts_flag(int *argc, char **argv)
+{
+    bool found = false;
+    int kept = 0;
+    for (int i = 0; i < *argc; i++) {
+        if (i > 0 && !strcmp(argv[i], "--counts"))
+            found = true;
+        else
+            argv[kept++] = argv[i];
+    }
+    *argc = kept;
+    return found;
+}
+
+/* How many verdicts of each kind (rl_verdict_kind: "premise not met" apart). */
+static void count_kinds(const rl_table *t, int n[RL_PREMISE_NOT_MET + 1])
+{
+    for (int k = 0; k <= RL_PREMISE_NOT_MET; k++)
+        n[k] = 0;
+    for (int r = 0; r < t->nrows; r++)
+        n[rl_verdict_kind(rl_table_get(t, r, "verdict"))]++;
+}
+
+/* --counts: the counts as data, so that no script reads them back out of
+ * the sentence below (harness/ops/slurm/finish.sh asks this). */
+static void print_counts(const rl_table *t)
+{
+    int n[RL_PREMISE_NOT_MET + 1];
+    count_kinds(t, n);
+    printf("holds=%d\ndoes_not_hold=%d\nnot_measured=%d\npremise_not_met=%d\n", n[RL_HOLDS],
+           n[RL_DOES_NOT_HOLD], n[RL_NOT_MEASURED], n[RL_PREMISE_NOT_MET]);
+}
+
 int tool_summary(int argc, char **argv)
 {
     tool_opts o = {0};
+    bool counts_only = take_counts_flag(&argc, argv);
     int first = tool_parse(argc, argv, &o, USAGE);
     if (first < 0 || first != argc || !o.label) {
         fprintf(stderr, "rooflab summary: needs --label LABEL and nothing else (see --help)\n");
@@ -37,6 +77,11 @@ int tool_summary(int argc, char **argv)
                 o.label);
         return RL_EXIT_USAGE;
     }
+    if (counts_only) {
+        print_counts(t);
+        rl_table_free(t);
+        return RL_EXIT_OK;
+    }
 
     strbuf md = {0};
     char date[64];
@@ -46,8 +91,6 @@ int tool_summary(int argc, char **argv)
                    "so. A quick run's verdicts come from short sweeps.\n",
               o.label, path, date);
     printf("== rooflab summary: %s ==\n", o.label);
-    /* Per kind (rl_verdict_kind): "premise not met" apart from the others. */
-    int n[RL_PREMISE_NOT_MET + 1] = {0};
     const char *last = "";
     for (int r = 0; r < t->nrows; r++) {
         const char *exp = rl_table_get(t, r, "experiment");
@@ -70,11 +113,11 @@ int tool_summary(int argc, char **argv)
             sb_printf(&md, " |");
         }
         sb_printf(&md, "\n");
-        n[rl_verdict_kind(rl_table_get(t, r, "verdict"))]++;
     }
-    /* The line starts "N hold, " for scripts (harness/ops/slurm/finish.sh);
-     * the fourth kind comes last, after the three that older summaries
-     * counted, so that their words keep their places. */
+    /* For readers; scripts ask --counts. The fourth kind comes last, after
+     * the three that older summaries counted. */
+    int n[RL_PREMISE_NOT_MET + 1];
+    count_kinds(t, n);
     char counts[160];
     snprintf(counts, sizeof counts, "%d hold, %d do not hold, %d not measured, %d premise not met",
              n[RL_HOLDS], n[RL_DOES_NOT_HOLD], n[RL_NOT_MEASURED], n[RL_PREMISE_NOT_MET]);
