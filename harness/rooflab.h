@@ -44,9 +44,6 @@ extern "C" {
 /* ------------------------------------------------------------------------
  * The experiment and its context (context.c)
  * ---------------------------------------------------------------------- */
-typedef struct rl_ctx rl_ctx;
-typedef struct rl_point rl_point;
-typedef struct rl_points rl_points;
 
 /* The standard rate columns a point's row gets. */
 enum { RL_RATES_BANDWIDTH = 1, RL_RATES_COMPUTE = 2 };

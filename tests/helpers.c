@@ -146,8 +146,14 @@ void measure_unlock(void)
  * an experiment takes seconds, not the half minute of its 0.3 s rule. */
 #define TEST_TIMEOUT "0.05"
 
-static int run_locked(const char *bin, const char *dir, const char *ceilings, const char *args,
-                      char *out, size_t out_cap, char *err, size_t err_cap)
+/* A test that measures its own ceilings checks the ladder's shape, never
+ * its numbers: a pretended 8 MiB last-level cache (unless the test set its
+ * own) keeps the DRAM rung at tens of MiB, where a VM's reported L3 of
+ * hundreds of MiB would put it at gigabytes and spend seconds in page faults. */
+#define MEASURING_ENV "ROOFLAB_LLC=${ROOFLAB_LLC:-8Mi} "
+
+static int run_locked(const char *bin, const char *dir, const char *ceilings, const char *env,
+                      const char *args, char *out, size_t out_cap, char *err, size_t err_cap)
 {
     char cmd[2048];
     /* Tests run beside each other by design: a verdict must not depend on
@@ -155,9 +161,9 @@ static int run_locked(const char *bin, const char *dir, const char *ceilings, co
      * checks the run's shape, never its numbers, so every sampling stops
      * after TEST_TIMEOUT (--timeout; a test may pass its own after it). */
     snprintf(cmd, sizeof cmd,
-             "ROOFLAB_HOST_BUSY=ignore %s --out '%s/results' --plots '%s/plots' --timeout " TEST_TIMEOUT
+             "%sROOFLAB_HOST_BUSY=ignore %s --out '%s/results' --plots '%s/plots' --timeout " TEST_TIMEOUT
              "%s%s %s",
-             bin, dir, dir, ceilings ? " --ceilings " : "", ceilings ? ceilings : "", args);
+             env, bin, dir, dir, ceilings ? " --ceilings " : "", ceilings ? ceilings : "", args);
     measure_lock();
     int rc = run_capture(cmd, out, out_cap, err, err_cap);
     measure_unlock();
@@ -167,26 +173,13 @@ static int run_locked(const char *bin, const char *dir, const char *ceilings, co
 int run_experiment(const char *bin, const char *dir, const char *args, char *out, size_t out_cap,
                    char *err, size_t err_cap)
 {
-    return run_locked(bin, dir, TEST_CEILINGS, args, out, out_cap, err, err_cap);
+    return run_locked(bin, dir, TEST_CEILINGS, "", args, out, out_cap, err, err_cap);
 }
-
-/* A test checks the ladder's shape, never its numbers: a pretended 8 MiB
- * last-level cache puts the DRAM rung at 32 MiB, where the reported L3 of a
- * Xeon VM (480 MiB) would put it at 1.9 GiB and spend seconds in page faults. */
-#define TEST_LLC "8Mi"
 
 int run_experiment_measuring(const char *bin, const char *dir, const char *args, char *out,
                              size_t out_cap, char *err, size_t err_cap)
 {
-    const char *had = getenv("ROOFLAB_LLC");
-    char *saved = had ? strdup(had) : NULL;
-    if (!saved)
-        setenv("ROOFLAB_LLC", TEST_LLC, 1);
-    int rc = run_locked(bin, dir, NULL, args, out, out_cap, err, err_cap);
-    if (!saved)
-        unsetenv("ROOFLAB_LLC");
-    free(saved);
-    return rc;
+    return run_locked(bin, dir, NULL, MEASURING_ENV, args, out, out_cap, err, err_cap);
 }
 
 /* Whether a chart (its SVG, whose text is searchable) states this run's

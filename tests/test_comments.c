@@ -360,20 +360,37 @@ static bool any_flagged(const char *source, enum lang lang)
 
 TestSuite(comments);
 
+/* The detector's fixtures: made-up figures and model names, each on a line
+ * of its own and joined by the compiler, so that no line of this file pairs
+ * a figure with a machine (the rule it tests, and a reader's first guess
+ * that it is a measurement). */
+#define GPU_A "H200"
+#define GPU_B "H100"
+#define GPU_C "RTX 4090"
+#define CPU_A "Sapphire Rapids"
+#define CPU_B "Zen 4"
+#define CPU_C "Xeon"
+#define RATE_A "4.1 TB/s"
+#define RATE_B "~1,200 GB/s"
+#define TIME_A "38.2ms"
+#define TIME_B "0.66 us"
+#define TIME_C "3 s"
+#define TIME_D "12 ms"
+
 Test(comments, the_detector_pairs_a_figure_with_a_model_name)
 {
     char why[256];
-    cr_assert(flagged(" on an H200 this loop streams 4.1 TB/s ", why, sizeof why));
-    cr_assert_str_eq(why, "\"4.1 TB/s\" with \"H200\"");
-    cr_assert(flagged(" 38.2ms on Sapphire Rapids", why, sizeof why));
-    cr_assert(flagged(" Zen 4: 0.66 us a call", why, sizeof why));
-    cr_assert(flagged(" ~1,200 GB/s (RTX 4090)", why, sizeof why));
-    cr_assert(flagged(" the Xeon VM takes 3 s", why, sizeof why));
-    cr_assert(!flagged(" streams at 4.1 TB/s, the roof", why, sizeof why), "a unit, no model");
-    cr_assert(!flagged(" an H200's HBM is the roof here", why, sizeof why), "a model, no figure");
-    cr_assert(!flagged(" H200 has 132 SMs and 2 copy engines", why, sizeof why),
+    cr_assert(flagged(" on an " GPU_A " this loop streams " RATE_A " ", why, sizeof why));
+    cr_assert_str_eq(why, "\"" RATE_A "\" with \"" GPU_A "\"");
+    cr_assert(flagged(" " TIME_A " on " CPU_A, why, sizeof why));
+    cr_assert(flagged(" " CPU_B ": " TIME_B " a call", why, sizeof why));
+    cr_assert(flagged(" " RATE_B " (" GPU_C ")", why, sizeof why));
+    cr_assert(flagged(" the " CPU_C " VM takes " TIME_C, why, sizeof why));
+    cr_assert(!flagged(" streams at " RATE_A ", the roof", why, sizeof why), "a unit, no model");
+    cr_assert(!flagged(" an " GPU_A "'s HBM is the roof here", why, sizeof why), "a model, no figure");
+    cr_assert(!flagged(" " GPU_A " has 132 SMs and 2 copy engines", why, sizeof why),
               "a count is not a figure");
-    cr_assert(!flagged(" sm_90 and h200-quick: 4 s", why, sizeof why), "a path, not a model");
+    cr_assert(!flagged(" sm_90 and h200-quick: " TIME_C, why, sizeof why), "a path, not a model");
     cr_assert(!flagged(" the Tensor cores give 4x in 2 steps", why, sizeof why));
     cr_assert(!flagged(" EXAMPLE 12 items", why, sizeof why));
 }
@@ -382,21 +399,21 @@ Test(comments, only_comments_are_read_and_a_block_is_consecutive_lines)
 {
     /* A datasheet constant in code, a string and a #define: not comments. */
     cr_assert(!any_flagged("#define H200_BW 4.8 /* TB/s */\n"
-                           "static const char *s = \"H200: 4.8 TB/s\";\n"
-                           "double h100 = 3.35; // H100\n",
+                           "static const char *s = \"" GPU_A ": 4.8 TB/s\";\n"
+                           "double h100 = 3.35; // " GPU_B "\n",
                            LANG_C));
     /* A comment on the next line joins the block; a blank line ends it. */
-    cr_assert(any_flagged("x = 1; // on an H100\ny = 2; // it took 12 ms\n", LANG_C));
-    cr_assert(!any_flagged("// on an H100\n\n// it took 12 ms\n", LANG_C));
-    cr_assert(any_flagged("/* on an H100\n * it took 12 ms */\n", LANG_C));
-    cr_assert(!any_flagged("/* on an H100 */ int x = '\"'; /* see below */\n\n"
-                           "/* 12 ms */\n",
+    cr_assert(any_flagged("x = 1; // on an " GPU_B "\ny = 2; // it took " TIME_D "\n", LANG_C));
+    cr_assert(!any_flagged("// on an " GPU_B "\n\n// it took " TIME_D "\n", LANG_C));
+    cr_assert(any_flagged("/* on an " GPU_B "\n * it took " TIME_D " */\n", LANG_C));
+    cr_assert(!any_flagged("/* on an " GPU_B " */ int x = '\"'; /* see below */\n\n"
+                           "/* " TIME_D " */\n",
                            LANG_C));
     /* A shell's strings and $# are not comments; '#' after space is. */
-    cr_assert(!any_flagged("echo \"# H100 12 ms\"\nn=$#\n", LANG_SHELL));
-    cr_assert(any_flagged("run # the H100 took 12 ms\n", LANG_SHELL));
-    cr_assert(!any_flagged("set label 'H100 # 12 ms'\n", LANG_GNUPLOT));
-    cr_assert(any_flagged("plot x # H100, 12 ms\n", LANG_GNUPLOT));
+    cr_assert(!any_flagged("echo \"# " GPU_B " " TIME_D "\"\nn=$#\n", LANG_SHELL));
+    cr_assert(any_flagged("run # the " GPU_B " took " TIME_D "\n", LANG_SHELL));
+    cr_assert(!any_flagged("set label '" GPU_B " # " TIME_D "'\n", LANG_GNUPLOT));
+    cr_assert(any_flagged("plot x # " GPU_B ", " TIME_D "\n", LANG_GNUPLOT));
 
     char blocks[1024] = "";
     comment_blocks("a // one\nb // two\n\n/* three\n four */ c\n# not a comment in C\n", LANG_C,
