@@ -41,6 +41,9 @@ static const char *COMMON_HELP =
     "                           (results/reference/<device>/), if there is one (default auto)\n"
     "  --plot-only              redraw the charts from an existing CSV and exit\n"
     "  --print-label            print the label this run would use and exit\n"
+    "  --points                 print the plan and every point it declares (its part, group\n"
+    "                           and columns), then exit: nothing is timed (with --ceilings,\n"
+    "                           nothing is measured at all)\n"
     "  --plan-file FILE         write the plan to FILE as key=value lines (expected_s_low,\n"
     "                           expected_s_high, ...) before it is printed: for scripts\n"
     "  --help                   this text\n";
@@ -239,6 +242,7 @@ static bool *common_flag(const char *name, rl_args *a)
     if (!strcmp(name, "retune")) return &a->retune;
     if (!strcmp(name, "plot-only")) return &a->plot_only;
     if (!strcmp(name, "print-label")) return &a->print_label;
+    if (!strcmp(name, "points")) return &a->list_points;
     return NULL;
 }
 
@@ -316,6 +320,8 @@ int rl_parse_args(int argc, char **argv, const rl_option *extra, rl_args *a)
     }
     if (a->plot_only && a->list)
         return usage_error(prog, "--plot-only and --list exclude each other");
+    if (a->plot_only && a->list_points)
+        return usage_error(prog, "--plot-only and --points exclude each other");
     if (a->quick && a->full)
         return usage_error(prog, "--quick and --full exclude each other");
     a->mode = a->quick ? RL_MODE_QUICK : a->full ? RL_MODE_FULL : RL_MODE_LAB;

@@ -292,6 +292,20 @@ void rl_point_key(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)
         snprintf(buf, len, "%s", p->variant->name);
 }
 
+/* "part=0 group=1 optional=0 variant=... op=cos k=1 n=65536 ...": what
+ * --points prints of a point before it runs: where it is declared, and
+ * every named column of the experiment's that a point has unmeasured. */
+void rl_point_describe(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)
+{
+    snprintf(buf, len, "part=%d group=%d optional=%d bytes=%.6g flops=%.6g footprint=%.6g", p->part,
+             p->group, p->optional, p->bytes, p->flops, p->footprint);
+    for (const rl_column *c = ctx->exp->columns; c && (c->name || c->head); c++) {
+        char v[128];
+        if (c->name && !c->measured)
+            rl_appendf(buf, len, " %s=%s", c->name, cell(ctx, c, p, v, sizeof v));
+    }
+}
+
 /* ---- ready-made columns ----------------------------------------------------------------- */
 
 const char *rl_col_variant(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)

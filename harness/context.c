@@ -489,6 +489,8 @@ void rl_meta(rl_ctx *ctx, const char *key, const char *fmt, ...)
     va_end(ap);
     if (ctx->priv->csv) /* a bare context (rl_begin_bare) writes no CSV */
         rl_csv_meta(ctx->priv->csv, key, "%s", buf);
+    if (ctx->args.list_points) /* --points: what the CSV's header would say, too */
+        printf("meta %s=%s\n", key, buf);
 }
 
 void rl_set_str(rl_ctx *ctx, const char *column, const char *value)

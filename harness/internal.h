@@ -551,6 +551,8 @@ void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table
 /* "op=cos variant=cos_cos_fused k=2 n=65536": the values of the
  * experiment's compare keys, for messages. */
 void rl_point_key(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
+/* --points: a point as declared, its part, group and unmeasured columns. */
+void rl_point_describe(rl_ctx *ctx, const rl_point *p, char *buf, size_t len);
 
 
 /* id: short and stable ("fused_speedup_cos"); note: why, in a few words. */

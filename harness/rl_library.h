@@ -168,6 +168,7 @@ typedef struct rl_args {
     bool quick, full, list, help, no_plot, plot_only, print_label, cache_given, no_reference;
     bool start_roofs; /* --roofs start: judge against the run-start ladder, no group probes */
     bool retune;      /* --retune: time the tunable kernels' candidates again (tuning.c) */
+    bool list_points; /* --points: print the declared points and exit (run.c) */
     rl_mode mode; /* from --quick / --full */
     const char *out_dir, *plots_dir, *label, *variants;
     const char *ceilings_file; /* --ceilings FILE: use these roofs, measure none */

@@ -17,7 +17,7 @@
  * The harness knows nothing of any experiment; kernels know nothing of the
  * harness. What an experiment sees is this file and the rooms it
  * includes: rl_roofs.h (the ceilings, a working set's roof), rl_points.h
- * (columns, points, their lookups), rl_verdicts.h (claims, verdicts,
+ * (columns, points, their lookups), rl_axes.h (a sweep's axes), rl_verdicts.h (claims, verdicts,
  * premises), rl_library.h (memory, statistics, tables, helpers) and
  * rl_models.h (roofline and wave models). Other audiences have rooms of
  * their own, which experiments do not include: rl_measure.h,
@@ -37,6 +37,7 @@
 #include "rl_roofs.h"    /* the ceilings and a working set's roof */
 #include "rl_points.h"   /* columns, points and their lookups */
 #include "rl_verdicts.h" /* claims and verdicts */
+#include "rl_axes.h"     /* a sweep's axes and their combinations */
 
 #ifdef __cplusplus
 extern "C" {

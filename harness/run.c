@@ -190,6 +190,19 @@ static void run_part(rl_ctx *ctx, int i)
         part->done(ctx, &pts, part->state);
 }
 
+/* --points: the plan's points as lines a diff can compare (two trees,
+ * two modes), and nothing timed. */
+static int list_points(rl_ctx *ctx)
+{
+    const rl_points *all = &ctx->priv->points;
+    for (int i = 0; i < all->n; i++) {
+        char line[2048];
+        rl_point_describe(ctx, &all->v[i], line, sizeof line);
+        printf("point %d %s\n", i, line);
+    }
+    return rl_end_discard(ctx);
+}
+
 int rl_run(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts)
 {
     rl_ctx *ctx = rl_begin(exp, argc, argv, charts);
@@ -201,6 +214,8 @@ int rl_run(const rl_experiment *exp, int argc, char **argv, const rl_charts *cha
     exp->declare(ctx);
     ctx->priv->declared = true;
     plan(ctx);
+    if (ctx->args.list_points)
+        return list_points(ctx);
     for (int i = 0; i < ctx->priv->nparts; i++)
         run_part(ctx, i);
     if (exp->judge && !ctx->priv->discard)

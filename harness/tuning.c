@@ -161,7 +161,10 @@ int rl_tune_choose(rl_ctx *ctx, const rl_tune *t)
     int lock = rl_lock_beside(path);
     char why[256];
     rl_table *old = rl_table_read(path, why, sizeof why); /* NULL: none yet */
-    int row = ctx->args.retune ? -1 : cached_row(old, t->key, machine, t->signature);
+    /* --points lists what a run declares, the same on every machine and
+     * every day: neither a cached choice nor a timing. */
+    bool listing = ctx->args.list_points;
+    int row = ctx->args.retune || listing ? -1 : cached_row(old, t->key, machine, t->signature);
     int pick = row >= 0 ? index_of_name(t, rl_table_get(old, row, "choice")) : -1;
     if (pick >= 0) {
         rl_unlock(lock);
@@ -169,11 +172,12 @@ int rl_tune_choose(rl_ctx *ctx, const rl_tune *t)
         snprintf(what, sizeof what, "%s (%.3g ms a call, the default %s %.3g ms; cached %s)",
                  rl_table_get(old, row, "choice"), rl_table_num(old, row, "ms"), dflt,
                  rl_table_num(old, row, "default_ms"), rl_table_get(old, row, "date_utc"));
-    } else if (!ctx->args.retune && (ctx->args.mode == RL_MODE_QUICK || rl_budget_given(ctx))) {
-        rl_unlock(lock); /* a smoke test or a clock: the defaults, nothing timed */
+    } else if (listing ||
+               (!ctx->args.retune && (ctx->args.mode == RL_MODE_QUICK || rl_budget_given(ctx)))) {
+        rl_unlock(lock); /* a smoke test, a clock or a listing: the defaults, nothing timed */
         t->set(t->state, pick = t->fallback);
         snprintf(what, sizeof what, "%s (the default: %s times nothing; a lab run or --retune "
-                 "tunes)", dflt, rl_budget_given(ctx) ? "--budget" : "--quick");
+                 "tunes)", dflt, listing ? "--points" : rl_budget_given(ctx) ? "--budget" : "--quick");
     } else {
         char note[96];
         snprintf(note, sizeof note, "tuning %s: %d candidates", t->key, t->n);
