@@ -419,7 +419,7 @@ sass: build
 MODEL_SMS ?= 80 90
 gpu-model:
 	@[ -n "$(NVCC)" ] || { echo 'make gpu-model reads the CUDA build: no nvcc here'; exit 2; }
-	@$(MAKE) --no-print-directory $(CU_OBJS) $(GPU_MODEL_TOOL)
+	@$(MAKE) --no-print-directory $(CU_OBJS) $(GPU_MODEL_TOOL) $(TOOL_BIN)
 	@B='$(B)' SMS='$(MODEL_SMS)' LABEL='$(or $(LABEL),gpu-model)' GPUS='$(GPUS)' NVCC='$(NVCC)' ARGS='$(ARGS)' \
 	    harness/ops/gpu-model.sh
 
