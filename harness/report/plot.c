@@ -90,6 +90,29 @@ static void print_file(const char *path)
     fclose(f);
 }
 
+/* The PNGs the last publish_charts moved into place (rl_drawn_charts). */
+enum { MAX_DRAWN = 32 };
+static char drawn_paths[MAX_DRAWN][2048];
+static const char *drawn[MAX_DRAWN + 1];
+static int ndrawn;
+
+const char *const *rl_drawn_charts(void) { return drawn; }
+
+static void forget_drawn(void)
+{
+    ndrawn = 0;
+    drawn[0] = NULL;
+}
+
+static void remember_drawn(const char *path)
+{
+    if (ndrawn == MAX_DRAWN)
+        return; /* the console's line still lists it */
+    snprintf(drawn_paths[ndrawn], sizeof drawn_paths[ndrawn], "%s", path);
+    drawn[ndrawn] = drawn_paths[ndrawn];
+    drawn[++ndrawn] = NULL;
+}
+
 /* Moves every chart from tmp into dir; lists them on stdout. */
 static int publish_charts(const char *tmp, const char *dir)
 {
@@ -108,6 +131,7 @@ static int publish_charts(const char *tmp, const char *dir)
             rc = -1;
         else if (strstr(e->d_name, ".png")) {
             printf("%s%s", first ? "charts      " : ", ", to);
+            remember_drawn(to);
             first = false;
         }
     }
@@ -291,6 +315,7 @@ int rl_draw_script(const char *script, const char *name, const char *slug,
                    const char *const *csvs, const char *const *names, int nruns, const char *dir,
                    const char *runs_title, const char *later)
 {
+    forget_drawn();
     if (!have_gnuplot()) {
         say_not_drawn(later);
         return 0;

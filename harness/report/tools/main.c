@@ -80,6 +80,7 @@ int tool_parse(int argc, char **argv, tool_opts *o, const char *usage)
                             : !strcmp(a, "--label") ? &o->label
                             : !strcmp(a, "--dest")  ? &o->dest
                             : !strcmp(a, "--prefix") ? &o->prefix
+                            : !strcmp(a, "--charts-file") ? &o->charts_file
                                                     : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("%s", usage);
