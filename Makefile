@@ -200,8 +200,10 @@ $(KERNELS_LIB): $(call obj,$(KERNELS_C) $(KERNELS_CU))
 	@rm -f $@
 	ar rcs $@ $^
 
+# A program that draws charts needs the rooflab command beside it: the
+# plot scripts read their CSVs through `rooflab query` (harness/report/plot.c).
 define experiment_rules
-$(B)/exp-$(call exp_id,$(1)): $(call obj,$(wildcard experiments/$(1)/*.c)) $(KERNELS_LIB) $(REPORT_LIB) $(HARNESS_LIB)
+$(B)/exp-$(call exp_id,$(1)): $(call obj,$(wildcard experiments/$(1)/*.c)) $(KERNELS_LIB) $(REPORT_LIB) $(HARNESS_LIB) | $(TOOL_BIN)
 	$$(CC) $$(CFLAGS) $$(call link_objects,$$^) -o $$@ $$(LDLIBS)
 endef
 $(foreach e,$(EXPERIMENTS),$(eval $(call experiment_rules,$(e))))
@@ -212,7 +214,7 @@ $(TOOL_BIN): $(call obj,$(wildcard harness/report/tools/*.c)) $(REPORT_LIB) $(HA
 # make mountain's program: it measures (the ceilings, through the core) and
 # draws (the report layer), so it links both, and the backends.
 MOUNTAIN_BIN := $(B)/mountain
-$(MOUNTAIN_BIN): $(call obj,harness/report/mountain/main.c) $(REPORT_LIB) $(HARNESS_LIB) $(KERNELS_LIB)
+$(MOUNTAIN_BIN): $(call obj,harness/report/mountain/main.c) $(REPORT_LIB) $(HARNESS_LIB) $(KERNELS_LIB) | $(TOOL_BIN)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 # The probe check-gpu runs before building: C only (no nvcc), libcuda and
@@ -223,7 +225,7 @@ $(PROBE_BIN): $(PROBE_SRC) harness/internal.h $(wildcard harness/*.h harness/pro
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra $(WERROR) -D_GNU_SOURCE -Iharness -Ikernels $(PROBE_SRC) -o $@ -ldl
 
-$(TEST_BIN): $(call obj,$(wildcard tests/*.c)) $(KERNELS_LIB) $(REPORT_LIB) $(HARNESS_LIB)
+$(TEST_BIN): $(call obj,$(wildcard tests/*.c)) $(KERNELS_LIB) $(REPORT_LIB) $(HARNESS_LIB) | $(TOOL_BIN)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(call link_objects,$^) -o $@ $(CRITERION_LIBS) $(LDLIBS)
 
@@ -417,7 +419,7 @@ sass: build
 MODEL_SMS ?= 80 90
 gpu-model:
 	@[ -n "$(NVCC)" ] || { echo 'make gpu-model reads the CUDA build: no nvcc here'; exit 2; }
-	@$(MAKE) --no-print-directory $(CU_OBJS) $(GPU_MODEL_TOOL)
+	@$(MAKE) --no-print-directory $(CU_OBJS) $(GPU_MODEL_TOOL) $(TOOL_BIN)
 	@B='$(B)' SMS='$(MODEL_SMS)' LABEL='$(or $(LABEL),gpu-model)' GPUS='$(GPUS)' NVCC='$(NVCC)' ARGS='$(ARGS)' \
 	    harness/ops/gpu-model.sh
 

@@ -1,5 +1,5 @@
 # plots/gpu-model.gp -- make gpu-model's chart, from results/<label>/gpu-model.csv
-# only (harness/ops/gpu-model.sh passes csv, out and fmt): for each judged
+# only (harness/ops/gpu-model.sh passes csv, out, fmt and rooflab): for each judged
 # kernel and verdict, its case with the least margin on each modelled GPU,
 # the fraction of the verdict's roof the kernel's own count allows (bars,
 # a model: no GPU ran them), and the verdict's bar (black ticks).
@@ -13,7 +13,10 @@ if (fmt eq 'png') {
 }
 set output out . '.' . fmt
 
-commit = system("sed -n 's/^# git_commit: //p' '" . csv . "' | head -1")
+# the CSV's "# git_commit:" key, read by the rooflab command (the harness's
+# reader of headers; harness/ops/gpu-model.sh passes its path)
+if (!exists('rooflab')) rooflab = 'build/rooflab'
+commit = system("'" . rooflab . "' query '" . csv . "' meta git_commit")
 set title sprintf("The judged CUDA kernels by their own count (a static model from SASS: no GPU ran them), %s\nbars: the fraction of the verdict's roof the model allows; ticks: the verdict's bar", commit)
 set ylabel "fraction of the verdict's roof (model)"
 set yrange [0:1.3]

@@ -1,5 +1,6 @@
 # plots/peers.gp -- make peer-ggml's chart, from results/<label>/peers.csv
-# only (harness/ops/peer-ggml.sh passes csv, out and fmt): ms per call of
+# only (harness/ops/peer-ggml.sh passes csv, out, fmt and rooflab, the
+# rooflab command that reads the CSV's header): ms per call of
 # one decode (n = 1) per format, ours (the fastest valid variant) beside
 # ggml's test-backend-ops MUL_MAT on the same machine, best of the rounds.
 # Bars are measurements; the label over ours is ours / ggml (below 1:
@@ -20,10 +21,14 @@ if (fmt eq 'png') {
 }
 set output out . '.' . fmt
 
-# the CSV's "# cpu:" and "# matrix:" lines, for the title
-cpu = system("sed -n 's/^# cpu: //p' '" . csv . "' | head -1")
-matrix = system("sed -n 's/^# matrix: \\([0-9x]*\\).*/\\1/p' '" . csv . "' | head -1")
-rounds = system("sed -n 's/.*best of \\([0-9]*\\) alternating.*/\\1/p' '" . csv . "' | head -1")
+# the CSV's "# cpu:", "# matrix:" and "# rounds:" keys, for the title, read
+# by the rooflab command (the harness's reader of headers), never parsed here
+if (!exists('rooflab')) rooflab = 'build/rooflab'
+header(key) = system("'" . rooflab . "' query '" . csv . "' meta " . key)
+cpu = header('cpu')
+# "4096x14336 (rows x k)": the matrix is its first word
+matrix = word(header('matrix'), 1)
+rounds = header('rounds')
 set title sprintf("Decode of one %s matrix (n = 1): rooflab beside ggml, %s\nbest of %s alternating rounds; the number over ours: ours / ggml", matrix, cpu, rounds)
 set ylabel 'ms per call (lower is better)'
 set xlabel 'format (ggml peer type)'

@@ -2,8 +2,9 @@
 #
 # Loaded before each experiment's plot.gp, with these variables set by the
 # harness: csv (the data file), outbase (path without extension), fmt (png,
-# pdf or svg), device, backend, label, root (the source tree), every run's
-# metadata (meta_<i>_<key>, below), and for overlays runs / run_names.
+# pdf or svg), device, backend, label, root (the source tree), rooflab (the
+# rooflab command: query, below), every run's metadata (meta_<i>_<key>,
+# below), and for overlays runs / run_names.
 #
 # Conventions: measurements are points joined by solid lines; models are
 # dashed lines and say "model" in their key entry.
@@ -38,6 +39,13 @@ chart(suffix) = outbase . suffix . '.' . fmt
 if (!exists('meta_runs')) {
     exit error 'style.gp: no metadata variables (meta_<i>_<key>): charts are drawn by the harness (build/exp-NN --plot-only, build/rooflab compare), which passes them'
 }
+if (!exists('rooflab')) {
+    exit error 'style.gp: no rooflab variable (the rooflab command, which reads the CSVs for a chart): charts are drawn by the harness (build/exp-NN --plot-only, build/rooflab compare), which passes it'
+}
+# `rooflab query ARGS`: the one reader of a CSV's columns and rows for a
+# chart (rooflab query --help), as the harness reads them (harness/table.c:
+# quoted fields, long lines); never awk or sed. Paths go single-quoted.
+query(args) = system("'" . rooflab . "' query " . args)
 run_has(i, key) = exists(sprintf('meta_%d_%s', i, key))
 run_meta(i, key) = run_has(i, key) ? value(sprintf('meta_%d_%s', i, key)) : ''
 meta(key) = run_meta(1, key)
@@ -117,7 +125,7 @@ pick(key, val, c) = (strcol(key) eq val) ? column(c) : NaN
 # (Joined with '.', not sprintf: gnuplot 5.4's sprintf repeats part of a
 # format with two '%%' in it once an argument is long, as a list of paths
 # is: sprintf('%%s:%%s %s', long) gives '%s:%s:%s ...'.)
-values_in(files, name) = system("awk -F, 'FNR == 1 {c = 0} /^#/ {next} !c {for (i = 1; i <= NF; i++) if ($i == \"" . name . "\") c = i; next} c && $c != \"\" && !seen[$c]++ {printf \"%s \", $c}' " . files)
+values_in(files, name) = query(files . " columns '" . name . "' --distinct --words")
 column_values(file, name) = values_in(sprintf("'%s'", file), name)
 # Every run's CSV, single-quoted, for a command that reads them all.
 run_files = ''
@@ -152,9 +160,11 @@ word_index(list, w) = sum [i = 1:words(list)] (word(list, i) eq w ? i : 0)
 # the columns its spread comes from with `eval require_columns('...')`; a
 # run's CSV without one of them stops the chart with an error naming it: a
 # chart without its spread would look surer than the run was.
-missing_columns(file, names) = system(sprintf("awk -F, -v want='%s' '/^#/ {next} {n = split(want, w, \" \"); for (i = 1; i <= NF; i++) have[$i] = 1; for (j = 1; j <= n; j++) if (!(w[j] in have)) printf \"%%s \", w[j]; exit}' '%s'", names, file))
+# missing_columns(file, names): those of the space-separated names that file
+# lacks, space-separated ('' when it has them all).
+missing_columns(file, names) = query("'" . file . "' has-columns " . names)
 has_columns(file, names) = missing_columns(file, names) eq ''
-require_columns(names) = sprintf("do for [req_i = 1:nruns] { req_m = missing_columns(run(req_i), '%s'); if (req_m ne '') { exit error sprintf('%%s: no column %%s(a chart draws its spread from the CSV: q1-q3 bars; rerun the experiment to write them)', run(req_i), req_m) } }", names)
+require_columns(names) = sprintf("do for [req_i = 1:nruns] { req_m = missing_columns(run(req_i), '%s'); if (req_m ne '') { exit error sprintf('%%s: no column %%s (a chart draws its spread from the CSV: q1-q3 bars; rerun the experiment to write them)', run(req_i), req_m) } }", names)
 
 # Columns a run may lack because it was written before they existed (a
 # ratio's _lo/_hi): `eval optional_columns('ratio_spread', 'a_lo a_hi')` sets
@@ -201,17 +211,16 @@ published_file = root . '/results/published/figures.csv'
 if (system(sprintf("test -r '%s' && printf y", published_file)) ne 'y') {
     exit error sprintf('%s not found: the charts draw the published numbers from results/published/ (copy it with the tree)', published_file)
 }
-# Field f of the row whose first field is id in a CSV of results/published/
-# (a quoted field may hold commas, not doubled quotes); '' when the file or
-# the id is missing.
-published_row_field(file, id, f) = system(sprintf("awk -F, -v id='%s' -v f=%d '/^#/ {next} $1 == id {s = $0; n = 0; out = \"\"; while (s != \"\") { if (substr(s, 1, 1) == \"\\\"\") { s = substr(s, 2); i = index(s, \"\\\"\"); v = substr(s, 1, i - 1); s = substr(s, i + 2) } else { i = index(s, \",\"); if (i == 0) { v = s; s = \"\" } else { v = substr(s, 1, i - 1); s = substr(s, i + 1) } } if (++n == f) { printf \"%%s\", v; exit } } }' '%s' 2>/dev/null", id, f, file))
-published_field(id, f) = published_row_field(published_file, id, f)
-# NaN (nothing drawn) when the file or the id is missing.
-published_value(id) = published_field(id, 2) eq '' ? NaN : real(published_field(id, 2))
-published_what(id) = published_field(id, 4)
-published_source(id) = published_field(id, 5)
+# The column named field of the row whose id column is id in a CSV of
+# results/published/; '' when the id is missing.
+published_row_field(file, id, field) = query("'" . file . "' columns '" . field . "' --where 'id=" . id . "'")
+published_field(id, field) = published_row_field(published_file, id, field)
+# NaN (nothing drawn) when the id is missing.
+published_value(id) = published_field(id, 'value') eq '' ? NaN : real(published_field(id, 'value'))
+published_what(id) = published_field(id, 'what')
+published_source(id) = published_field(id, 'source')
 # The works they come from, results/published/references.csv (id,
 # experiments,short,text: the paper's bibliography): reference_short(id) is
 # the name a chart's label gives one, '' when it has none.
 references_file = root . '/results/published/references.csv'
-reference_short(id) = published_row_field(references_file, id, 3)
+reference_short(id) = published_row_field(references_file, id, 'short')

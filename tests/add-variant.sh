@@ -96,10 +96,20 @@ run=(--quick --backend cpu --max-bytes 64Mi --op affine --out "$tree/results" --
     >"$scratch/run.log" 2>&1 || { tail -30 "$scratch/run.log"; fail "the run"; }
 csv=$tree/results/add/exp-05.csv
 [ -f "$csv" ] || fail "no CSV at $csv"
-awk -F, '/^#/ {next} !h {for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next}
-    $c["variant"] == "pair_fused_scalar" {n++; if ($c["validated"] != "yes" || $c["time_us_median"] == "" ||
-        $c["speedup_vs_unfused"] == "") bad++}
-    END {exit !(n > 0 && !bad)}' "$csv" || fail "the CSV lacks validated, timed rows of pair_fused_scalar with a speedup"
+# complete_rows ROOFLAB CSV COLUMN...: whether CSV has rows of
+# pair_fused_scalar and every one is validated with each COLUMN set, read
+# through rooflab query (the harness's reader of its CSVs), never awk.
+complete_rows() {
+    local tool=$1 file=$2 all complete where=()
+    shift 2
+    for c in "$@"; do where+=(--where "$c!="); done
+    all=$("$tool" query "$file" columns variant --where variant=pair_fused_scalar | wc -l) || return 1
+    complete=$("$tool" query "$file" columns variant --where variant=pair_fused_scalar \
+        --where validated=yes "${where[@]}" | wc -l) || return 1
+    [ "$all" -gt 0 ] && [ "$complete" -eq "$all" ]
+}
+complete_rows "$tree/build/rooflab" "$csv" time_us_median speedup_vs_unfused ||
+    fail "the CSV lacks validated, timed rows of pair_fused_scalar with a speedup"
 have_gnuplot=$(command -v gnuplot >/dev/null && echo yes || echo no)
 if [ "$have_gnuplot" = yes ]; then
     grep -l pair_fused_scalar "$tree"/plots/add/exp-05*.svg >/dev/null 2>&1 ||
@@ -154,8 +164,6 @@ fi
 "$tree/build-cuda/exp-05" --quick --backend cuda --op affine --out "$tree/results" --plots "$tree/plots" \
     --no-plot --label add-cuda --variant pair_unfused,pair_fused_scalar >"$scratch/run-cuda.log" 2>&1 ||
     { tail -30 "$scratch/run-cuda.log"; fail "the CUDA run"; }
-awk -F, '/^#/ {next} !h {for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next}
-    $c["variant"] == "pair_fused_scalar" {n++; if ($c["validated"] != "yes" || $c["time_us_median"] == "") bad++}
-    END {exit !(n > 0 && !bad)}' "$tree/results/add-cuda/exp-05.csv" ||
+complete_rows "$tree/build-cuda/rooflab" "$tree/results/add-cuda/exp-05.csv" time_us_median ||
     fail "the CUDA run's CSV lacks validated, timed rows of pair_fused_scalar"
 echo "add-variant: fusion_fused_scalar_cuda was built, validated and timed on the GPU"

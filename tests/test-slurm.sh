@@ -53,15 +53,19 @@ say "waiting for the measurement lock (build/tests/.measure.lock)"
 flock 9
 stamp=$(mktemp)
 
-# submit LOG ARGS...: make slurm ARGS, its output shown and kept; sets run and jobs.
+# submit LOG ARGS...: make slurm ARGS, its output shown and kept; sets run
+# and jobs from the run file submit.sh writes (RL_SLURM_RUN_FILE: data),
+# never from the table it prints.
 submit() {
-    local log=$1
+    local log=$1 runfile
     shift
+    runfile=$(mktemp)
     say "make slurm $*"
-    "$MAKE" --no-print-directory slurm "$@" 2>&1 | tee "$log"
+    RL_SLURM_RUN_FILE=$runfile "$MAKE" --no-print-directory slurm "$@" 2>&1 | tee "$log"
     local rc=${PIPESTATUS[0]}
-    run=$(sed -n 's/^slurm: run \([0-9]*\): .*/\1/p' "$log")
-    jobs=$(awk '$1 == "debug" || $1 == "summary" { print $2 }' "$log" | paste -sd, -)
+    run=$(field "$runfile" run)
+    jobs=$(field "$runfile" jobs)
+    rm -f "$runfile"
     [ "$rc" -eq 0 ] && [ -n "$run" ] && [ -n "$jobs" ] || {
         echo "test-slurm: make slurm failed (exit $rc)" >&2
         exit 1
@@ -112,7 +116,8 @@ check "$d/summary.txt: 2 of 2 tasks ran, the label's summary listed" \
 check "the time limit is the table's for quick runs (10 min)" eval '[ "$(field $d/run.env LIMIT)" = 10 ]'
 charts=()
 if [ -f "results/reference/$slug/exp-05.csv" ]; then
-    mapfile -t charts < <(sed -n 's/^ *charts //p' "$d/summary.txt" | sed 's/ (+ .pdf, .svg)$//' | tr ',' '\n' | sed 's/^ *//')
+    # the charts each comparison drew, as data (finish.sh: rooflab compare --charts-file)
+    mapfile -t charts < <(cat "$d/compare-exp-05.charts" "$d/compare-exp-06.charts" 2>/dev/null | sed -n 's/^chart=//p')
     check "comparison charts for exp-05 and exp-06 listed" eval '[ ${#charts[@]} -ge 2 ] && has $d/summary.txt "exp-05  reference/$slug $label" && has $d/summary.txt "exp-06  reference/$slug $label"'
     for c in "${charts[@]}"; do
         check "chart $c (and .pdf, .svg) is new" eval 'newer "$c" && newer "${c%.png}.pdf" && newer "${c%.png}.svg"'

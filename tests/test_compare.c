@@ -87,9 +87,16 @@ Test(compare, table_lists_every_runs_rows_with_a_dash_where_one_lacks_it)
      * would need every column of a real run; the tests below draw them). */
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "PATH=/nonexistent " TOOL " compare --exp 05 --out '%s/results' "
-             "--plots '%s/plots' ref mine", dir, dir);
+             "--plots '%s/plots' --charts-file '%s/charts' ref mine", dir, dir, dir);
     int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
     cr_assert_eq(rc, 0, "%s\n%s", out, err);
+    /* What was drawn, as data for scripts: nothing, and why. */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/charts", dir);
+    char *drawn = read_file(path, NULL);
+    cr_assert_not_null(drawn, "no --charts-file written");
+    cr_assert_str_eq(drawn, "drawn=no\nwhy=gnuplot not found\n");
+    free(drawn);
 
     cr_assert(strstr(out, "as a ratio to ref ==\n  base  ref "), "the base is not named:\n%s", out);
     assert_row("one_op", (const char *const[]){"10", "11", "1.100x"});
@@ -184,10 +191,18 @@ static void check_overlay(const overlay_case *c)
     snprintf(csv, sizeof csv, "%s/results/mine/exp-%s.csv", dir, c->exp);
     copy_with_new_variant(cmd, csv, c->variant);
 
-    snprintf(cmd, sizeof cmd, TOOL " compare --exp %s --out '%s/results' --plots '%s/plots' ref mine",
-             c->exp, dir, dir);
+    snprintf(cmd, sizeof cmd, TOOL " compare --exp %s --out '%s/results' --plots '%s/plots' "
+             "--charts-file '%s/charts' ref mine", c->exp, dir, dir, dir);
     int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
     cr_assert_eq(rc, 0, "%s\n%s", out, err);
+    /* Every chart drawn is listed as data, the experiment's first one too. */
+    char listed[1200];
+    snprintf(listed, sizeof listed, "\nchart=%s/plots/compare/ref--mine/exp-%s.png\n", dir, c->exp);
+    snprintf(csv, sizeof csv, "%s/charts", dir);
+    char *drawn = read_file(csv, NULL);
+    cr_assert(drawn && !strncmp(drawn, "drawn=yes\n", 10) && strstr(drawn, listed), "%s",
+              drawn ? drawn : "no --charts-file");
+    free(drawn);
     char added[128];
     snprintf(added, sizeof added, " %s_new ", c->variant);
     cr_assert(strstr(out, added), "the table does not list %s_new:\n%s", c->variant, out);

@@ -1,6 +1,7 @@
 /*
  * test_meta.c -- the '# key: value' header has one reader (table.c); the
- * scripts ask it through `rooflab meta FILE KEY...`. A CSV written by the
+ * scripts ask it through `rooflab meta FILE KEY...` (the older spelling of
+ * `rooflab query FILE meta KEY...`, tests/test_query.c). A CSV written by the
  * harness's own writer is read back by the command: a key present, a key
  * absent (an error, unless --default), a file missing, and the lines that
  * are not keys (a comment for people, a value holding ": ").
@@ -117,7 +118,7 @@ Test(meta, a_command_line_without_a_key_is_a_usage_error)
     cr_assert_eq(meta("--bogus FILE backend"), RL_EXIT_USAGE);
     cr_assert(strstr(err, "--bogus"), "%s", err);
     cr_assert_eq(meta("--help"), 0);
-    cr_assert(strstr(out, "usage: rooflab meta") && strstr(out, "Exit codes"), "%s", out);
+    cr_assert(strstr(out, "usage: rooflab query") && strstr(out, "FILE meta KEY"), "%s", out);
 }
 
 /* The C readers and the command give the same answers: one parser. */

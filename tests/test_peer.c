@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static char dir[512];
 static char out[1 << 16], err[1 << 16];
@@ -126,6 +127,11 @@ static void fake_trees(void)
     write_file("ggml/tests/test-backend-ops.cpp", "// the driver checks that this exists\n", false);
     write_file("ggml/tests/fake.c", FAKE_TBO, false);
     write_file("ggml/CMakeLists.txt", FAKE_CMAKE, false);
+    /* The drivers write their CSVs through the real rooflab command and
+     * read them back with it. */
+    char tool[1024];
+    snprintf(tool, sizeof tool, "%s/fakeb/rooflab", dir);
+    cr_assert_eq(symlink(RL_BUILD_DIR "/rooflab", tool), 0, "%s", tool);
 }
 
 Test(peer, two_rounds_alternate_and_the_best_of_each_side_is_kept)
@@ -146,6 +152,7 @@ Test(peer, two_rounds_alternate_and_the_best_of_each_side_is_kept)
     cr_assert_not_null(csv, "peers.csv written:\n%s\n%s", out, err);
     cr_assert(strstr(csv, "# ours_tuning: q8 1 row 4096 B ahead;q4 2 rows no prefetch"), "%s", csv);
     cr_assert(strstr(csv, "# matrix: 4096x14336"), "%s", csv);
+    cr_assert(strstr(csv, "\n# rounds: 2\n"), "the rounds as a key, for the chart: %s", csv);
     /* round 2's times (round 1 doubled them), the fastest variant per format */
     cr_assert(strstr(csv, "\nf16,gemv_fp16,4.000,f16,2.0000,2.000,"), "%s", csv);
     cr_assert(strstr(csv, "\nq8,gemv_int8,3.000,q8_0,2.0000,1.500,"), "%s", csv);

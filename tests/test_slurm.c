@@ -155,15 +155,26 @@ Test(slurm, one_task_fails_the_other_runs_and_the_summary_says_which)
              dir, slug, dir, slug);
     cr_assert_eq(system(cmd), 0);
 
+    char env[1024];
+    snprintf(env, sizeof env,
+             "RL_SLURM_RUN_FILE='%s/run-file' "
+             "FAKE_SINFO_GRES='cpu=(null) gpu=gpu:a100:4(S:0-1)' PARTITIONS='cpu gpu' "
+             "EXPS=5 QUICK=--quick SBATCH_ARGS='--account=lab --qos=short' "
+             "ARGS='--op affine --variant 1,2,3 --max-bytes 64Mi --no-plot --ceilings "
+             TEST_CEILINGS "'", dir);
     measure_lock(); /* the task times exp-05 */
-    int rc = submit("FAKE_SINFO_GRES='cpu=(null) gpu=gpu:a100:4(S:0-1)' PARTITIONS='cpu gpu' "
-                    "EXPS=5 QUICK=--quick SBATCH_ARGS='--account=lab --qos=short' "
-                    "ARGS='--op affine --variant 1,2,3 --max-bytes 64Mi --no-plot --ceilings "
-                    TEST_CEILINGS "'");
+    int rc = submit(env);
     measure_unlock();
     cr_assert_eq(rc, 0, "exit %d\n%s%s", rc, out, err);
     cr_assert(strstr(out, "slurm: run 101: "), "%s", out);
     cr_assert(strstr(out, "JOBID PARTITION"), "squeue --me is shown: %s", out);
+    /* The run and its jobs as data (RL_SLURM_RUN_FILE): the arrays, then
+     * the summary job, as the table printed for people lists them. */
+    snprintf(path, sizeof path, "%s/run-file", dir);
+    char *run_file = read_file(path, NULL);
+    cr_assert_not_null(run_file, "no %s", path);
+    cr_assert_str_eq(run_file, "run=101\njobs=101,102,103\n");
+    free(run_file);
 
     char *log = fake_log();
     assert_line_has(log, "--partition=cpu", (const char *const[]){
@@ -215,6 +226,14 @@ Test(slurm, one_task_fails_the_other_runs_and_the_summary_says_which)
     snprintf(compare, sizeof compare, "reference-%s--cluster-%s", slug, slug);
     snprintf(chart, sizeof chart, "%s/plots/compare/%s/exp-05.png", dir, compare);
     cr_assert_gt(file_size(chart), 1000, "no comparison chart at %s", chart);
+    /* What was drawn, as data for scripts: rooflab compare --charts-file. */
+    snprintf(path, sizeof path, "%s/slurm/101/compare-exp-05.charts", dir);
+    char *drawn = read_file(path, NULL);
+    cr_assert_not_null(drawn, "no %s", path);
+    char line[1700];
+    snprintf(line, sizeof line, "\nchart=%s\n", chart);
+    cr_assert(!strncmp(drawn, "drawn=yes\n", 10) && strstr(drawn, line), "%s", drawn);
+    free(drawn);
     snprintf(path, sizeof path, "%s/results/%s/summary.md", dir, label);
     cr_assert(file_exists(path), "the label's summary: %s", path);
 }

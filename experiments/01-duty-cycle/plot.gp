@@ -31,7 +31,7 @@ do for [i = 1:nruns] {
     windowed[i] = run_has(i, 'hold_windows')
     if (windowed[i]) {
         m = missing_columns(run(i), window_columns)
-        if (m ne '') { exit error sprintf('%s: no column %s(a chart draws its spread from the CSV: the hold''s windows; rerun the experiment to write them)', run(i), m) }
+        if (m ne '') { exit error sprintf('%s: no column %s (a chart draws its spread from the CSV: the hold''s windows; rerun the experiment to write them)', run(i), m) }
     }
 }
 spread_note(what) = windowed[1] ? what : 'no spread in this CSV (read in one window)'
@@ -72,8 +72,9 @@ set errorbars lc rgb '#000000'
 set output chart('')
 set title verdict_title(sprintf('Does %s read busy however little of the device works?', reading), \
     'one_worker_reads_busy')
+# Each variant:workers of sweep a, once, in the order measured (every run's).
 # (Joined with '.', not sprintf: see values_in in plots/style.gp.)
-row_keys = system("awk -F, 'FNR == 1 {s = 0} /^#/ {next} !s {for (i = 1; i <= NF; i++) {if ($i == \"sweep\") s = i; if ($i == \"variant\") v = i; if ($i == \"workers\") w = i}; next} $s == \"a_occupancy\" && !seen[$v \":\" $w]++ {printf \"%s:%s \", $v, $w}' " . run_files)
+row_keys = query(run_files . " columns variant,workers --join : --where sweep=a_occupancy --distinct --words")
 nrows = words(row_keys)
 row_index(v, w) = word_index(row_keys, sprintf('%s:%d', v, w)) - 1
 slot_w = 0.8 / (3 * nruns)
@@ -157,7 +158,7 @@ set title verdict_title('Is memory held the same as memory busy?', 'memory_held_
 # A pair of bars per point of sweep c, in the order measured (every run's,
 # in an overlay): the idle allocation (memory held, no kernel: its duty
 # target is 0) and each variant run at full duty.
-memory_points = system("awk -F, 'FNR == 1 {s = 0} /^#/ {next} !s {for (i = 1; i <= NF; i++) {if ($i == \"sweep\") s = i; if ($i == \"variant\") v = i}; next} $s == \"c_memory\" && !seen[$v]++ {printf \"%s \", $v}' " . run_files)
+memory_points = query(run_files . " columns variant --where sweep=c_memory --distinct --words")
 nmem = words(memory_points) > 0 ? words(memory_points) : 1
 set xrange [-0.7:nmem - 0.3]
 is_idle_row(v) = (strcol('sweep') eq 'c_memory' && strcol('variant') eq v && column('duty_target_pct') == 0) ? 1 : 0

@@ -87,7 +87,7 @@ do for [lv in decode_levels] {
 }
 # Without roof metadata (an old CSV), the ceiling is the CSV's one number.
 # Read once per level: the band and the line call these at every sample,
-# and a function calling meta() would run sed each time.
+# and a function calling meta() would look the key up each time.
 do for [lv in decode_levels] {
     eval sprintf("roof_hi_%s = %.17g", lv, \
         roof_best(lv, 'read') == roof_best(lv, 'read') ? roof_best(lv, 'read') : csv_ceiling)

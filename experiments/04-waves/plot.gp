@@ -25,7 +25,7 @@ model(sms, c) = (strcol('part') eq 'model' && column('units') == sms) ? column(c
 # of plots/style.gp, for the rows of one part): every variant of the
 # family is drawn, a new one without editing this script, and in an
 # overlay every run's (files: single-quoted paths, style.gp's run_files).
-part_variants(files, part) = system("awk -F, 'FNR == 1 {v = 0} /^#/ {next} !v {for (i = 1; i <= NF; i++) { if ($i == \"variant\") v = i; if ($i == \"part\") p = i }; next} $p == \"" . part . "\" && !seen[$v]++ {printf \"%s \", $v}' " . files)
+part_variants(files, part) = query(files . " columns variant --where 'part=" . part . "' --distinct --words")
 
 stats csv using (strcol('part') eq 'staircase' ? 1 : 0) nooutput
 has_stairs = STATS_sum > 0

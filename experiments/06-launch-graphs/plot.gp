@@ -20,7 +20,8 @@
 # run measured them, then those only later runs have: an overlay draws
 # every run's. Runs written before the column was named 'variant' call it
 # 'way' (results/README.md, migration notes).
-variants_of(steps) = system("awk -F, 'FNR == 1 {t = 0} /^#/ {next} !t {for (i = 1; i <= NF; i++) {if ($i == \"test\") t = i; if ($i == \"variant\" || $i == \"way\") v = i}; next} ($t == \"doubling\") == " . steps . " && !seen[$v]++ {printf \"%s \", $v}' " . run_files)
+# ('variant|way': the first of the two a run's CSV has.)
+variants_of(steps) = query(run_files . " columns 'variant|way' --where 'test" . (steps eq '1' ? '=' : '!=') . "doubling' --distinct --words")
 chain_variants = variants_of('0')
 step_variants = variants_of('1')
 vcols = ''

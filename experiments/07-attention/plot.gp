@@ -89,7 +89,7 @@ set xlabel 'batch B'
 set ylabel "attention's share of the step (GQA4 + Llama 3 8B layer)"
 set yrange [0:*]
 set key top left
-contexts = system("awk -F, '/^#/ {next} !h {for (i = 1; i <= NF; i++) {if ($i == \"ctx\") c = i; if ($i == \"config\") g = i}; h = 1; next} $g == \"GQA4\" && !s[$c]++ {printf \"%s \", $c}' " . run(1))
+contexts = query("'" . run(1) . "' columns ctx --where config=GQA4 --distinct --words")
 plot for [i = 1:nruns] for [L in contexts] run(i) \
     using (pick3('GQA4', decode_fused, 'ctx') == real(L) ? column('batch') : NaN):'share_of_step' \
     with linespoints title key(i, 'L = ' . L)

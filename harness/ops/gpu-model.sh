@@ -73,7 +73,7 @@ status=0
     --commit "${commit:-unknown}" --nvcc "$nvcc_version" ${GPUS:+--gpus "$GPUS"} ${ARGS:-} \
     $(find "$B/obj" -name '*.cu.o.res' | sort) || status=$?
 [ $status -le 1 ] || exit $status
-draw="csv='$csv'; out='$PLOTS/$LABEL/gpu-model'"
+draw="csv='$csv'; out='$PLOTS/$LABEL/gpu-model'; rooflab='$B/rooflab'"
 if command -v gnuplot >/dev/null 2>&1; then
     mkdir -p "$PLOTS/$LABEL"
     for fmt in png svg; do

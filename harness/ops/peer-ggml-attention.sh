@@ -37,6 +37,8 @@ for s in $SHAPES; do
     [[ $s =~ ^[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+$ ]] || die "SHAPES wants B,HQ,HKV,D,L items (e.g. 1,64,8,64,7680), not '$s'"
 done
 [ -x "$B/exp-07" ] || die "$B/exp-07 is not built (make build)"
+# the rooflab command writes the CSV (as the experiments write theirs) and reads it back
+[ -x "$B/rooflab" ] || die "$B/rooflab is not built (make build)"
 LABEL=${LABEL:-$("$B/exp-07" --backend cpu --print-label)} || die "exp-07 --print-label failed"
 
 # shellcheck source=harness/ops/ggml-lib.sh
@@ -79,33 +81,40 @@ alternate_rounds
 
 out=$RESULTS/$LABEL
 mkdir -p "$out" || die "cannot make $out"
-tmp=$out/.peers-attention.csv.tmp.$$
-trap 'rm -f "$tmp"' EXIT
-{
-    echo "# about: experiment 07's CPU decode attention beside ggml's FLASH_ATTN_EXT (F16 K and V, one query per sequence), best of $ROUNDS alternating rounds"
-    echo "# cpu: $cpu"
-    echo "# cpu_flags: $flags"
-    echo "# threads: $(nproc)"
-    echo "# ggml_commit: $commit"
-    echo "# ours: $B/exp-07 --shape B,HQ,HKV,D,L --cache hot --backend cpu"
-    echo "# ggml: test-backend-ops perf -o FLASH_ATTN_EXT -b CPU -p 'hsk=D,hsv=D,nh=HKV,nr23=\\[HQ/HKV,B\\],kv=L,nb=1,.*type_K=f16,type_V=f16'"
-    echo "# kv_mib: the K and V bytes per call, B x L x HKV x D x 2 x 2"
-    echo "# git_commit: $(git rev-parse --short=12 HEAD 2>/dev/null)"
-    echo "# date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "shape,kv_mib,ours_fused_ms,ours_materialized_ms,ggml_ms,ours_over_ggml,ours_ms_rounds,ggml_ms_rounds"
+# One row a shape, its cells tab-separated, for rooflab csv-write.
+peer_rows() {
+    local s b hq hkv d L kv ratio
     for s in $SHAPES; do
         IFS=, read -r b hq hkv d L <<<"$s"
         kv=$(awk -v b="$b" -v h="$hkv" -v d="$d" -v l="$L" 'BEGIN { printf "%.1f", b * l * h * d * 4 / 1048576 }')
         ratio=$(awk -v a="${OURS_MS[$s]}" -v b="${GGML_MS[$s]}" 'BEGIN { printf "%.3f", a / b }')
-        echo "\"$s\",$kv,${OURS_MS[$s]},${MAT_MS[$s]:-},${GGML_MS[$s]},$ratio,${OURS_ALL[$s]},${GGML_ALL[$s]}"
+        printf '%s\t' "$s" "$kv" "${OURS_MS[$s]}" "${MAT_MS[$s]:-}" "${GGML_MS[$s]}" "$ratio" "${OURS_ALL[$s]}"
+        printf '%s\n' "${GGML_ALL[$s]}"
     done
-} >"$tmp" && mv "$tmp" "$out/peers-attention.csv"
+}
+peer_rows | "$B/rooflab" csv-write "$out/peers-attention.csv" \
+    --meta "about=experiment 07's CPU decode attention beside ggml's FLASH_ATTN_EXT (F16 K and V, one query per sequence), best of $ROUNDS alternating rounds" \
+    --meta "rounds=$ROUNDS" \
+    --meta "cpu=$cpu" \
+    --meta "cpu_flags=$flags" \
+    --meta "threads=$(nproc)" \
+    --meta "ggml_commit=$commit" \
+    --meta "ours=$B/exp-07 --shape B,HQ,HKV,D,L --cache hot --backend cpu" \
+    --meta "ggml=test-backend-ops perf -o FLASH_ATTN_EXT -b CPU -p 'hsk=D,hsv=D,nh=HKV,nr23=\\[HQ/HKV,B\\],kv=L,nb=1,.*type_K=f16,type_V=f16'" \
+    --meta "kv_mib=the K and V bytes per call, B x L x HKV x D x 2 x 2" \
+    --meta "git_commit=$(git rev-parse --short=12 HEAD 2>/dev/null)" \
+    --meta "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    --columns shape,kv_mib,ours_fused_ms,ours_materialized_ms,ggml_ms,ours_over_ggml,ours_ms_rounds,ggml_ms_rounds ||
+    die "cannot write $out/peers-attention.csv"
 
 echo
 echo "| shape B,HQ,HKV,D,L | K+V MiB | rooflab fused ms | rooflab materialized ms | ggml FLASH_ATTN_EXT ms | rooflab / ggml |"
 echo "| --- | --- | --- | --- | --- | --- |"
-awk -F, '!/^#/ && $1 != "shape" {
-    n = split($0, f, ","); shape = f[1] "," f[2] "," f[3] "," f[4] "," f[5]; gsub(/"/, "", shape)
-    printf "| %s | %s | %.3f | %s | %.3f | %.2f |\n", shape, f[6], f[7], f[8] == "" ? "-" : sprintf("%.3f", f[8]), f[9], f[10] }' "$out/peers-attention.csv"
+# (joined by the unit separator, not a tab: read would merge a tab run, an empty cell)
+while IFS=$'\x1f' read -r s kv fused mat ggml ratio; do
+    [ -n "$mat" ] && mat=$(printf '%.3f' "$mat") || mat=-
+    printf '| %s | %s | %.3f | %s | %.3f | %.2f |\n' "$s" "$kv" "$fused" "$mat" "$ggml" "$ratio"
+done < <("$B/rooflab" query "$out/peers-attention.csv" columns \
+             shape,kv_mib,ours_fused_ms,ours_materialized_ms,ggml_ms,ours_over_ggml --join $'\x1f')
 echo
 echo "wrote $out/peers-attention.csv"

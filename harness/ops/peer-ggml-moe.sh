@@ -37,6 +37,8 @@ for s in $SHAPES; do
     [[ $s =~ ^[0-9]+,[0-9]+,[0-9]+,[0-9]+,[0-9]+$ ]] || die "SHAPES wants E,K,B,M,N items (e.g. 128,8,1,768,2048), not '$s'"
 done
 [ -x "$B/exp-08" ] || die "$B/exp-08 is not built (make build)"
+# the rooflab command writes the CSV (as the experiments write theirs) and reads it back
+[ -x "$B/rooflab" ] || die "$B/rooflab is not built (make build)"
 LABEL=${LABEL:-$("$B/exp-08" --backend cpu --print-label)} || die "exp-08 --print-label failed"
 
 # shellcheck source=harness/ops/ggml-lib.sh
@@ -77,33 +79,39 @@ alternate_rounds
 
 out=$RESULTS/$LABEL
 mkdir -p "$out" || die "cannot make $out"
-tmp=$out/.peers-moe.csv.tmp.$$
-trap 'rm -f "$tmp"' EXIT
-{
-    echo "# about: experiment 08's CPU MoE layer (the active experts) beside ggml's MUL_MAT_ID (F16 experts, F32 tokens), best of $ROUNDS alternating rounds"
-    echo "# cpu: $cpu"
-    echo "# cpu_flags: $flags"
-    echo "# threads: $(nproc)"
-    echo "# ggml_commit: $commit"
-    echo "# ours: $B/exp-08 --moe-shape E,K,B,M,N --cache hot --backend cpu (one routing and one layer, repeated)"
-    echo "# ggml: test-backend-ops perf -o MUL_MAT_ID -b CPU -p 'type_a=f16,type_b=f32,n_mats=E,n_used=K,b=0,m=M,n=B,k=N'"
-    echo "# touched_mib: at most min(E, K x B) experts of M x N x 2 bytes (each side's routing draws its own)"
-    echo "# git_commit: $(git rev-parse --short=12 HEAD 2>/dev/null)"
-    echo "# date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "shape,touched_mib,ours_ms,ggml_ms,ours_over_ggml,ours_ms_rounds,ggml_ms_rounds"
+# One row a shape, its cells tab-separated, for rooflab csv-write.
+peer_rows() {
+    local s e k b m n mib ratio
     for s in $SHAPES; do
         IFS=, read -r e k b m n <<<"$s"
         mib=$(awk -v e="$e" -v k="$k" -v b="$b" -v m="$m" -v n="$n" 'BEGIN { t = k * b < e ? k * b : e; printf "%.1f", t * m * n * 2 / 1048576 }')
         ratio=$(awk -v a="${OURS_MS[$s]}" -v b="${GGML_MS[$s]}" 'BEGIN { printf "%.3f", a / b }')
-        echo "\"$s\",$mib,${OURS_MS[$s]},${GGML_MS[$s]},$ratio,${OURS_ALL[$s]},${GGML_ALL[$s]}"
+        printf '%s\t' "$s" "$mib" "${OURS_MS[$s]}" "${GGML_MS[$s]}" "$ratio" "${OURS_ALL[$s]}"
+        printf '%s\n' "${GGML_ALL[$s]}"
     done
-} >"$tmp" && mv "$tmp" "$out/peers-moe.csv"
+}
+peer_rows | "$B/rooflab" csv-write "$out/peers-moe.csv" \
+    --meta "about=experiment 08's CPU MoE layer (the active experts) beside ggml's MUL_MAT_ID (F16 experts, F32 tokens), best of $ROUNDS alternating rounds" \
+    --meta "rounds=$ROUNDS" \
+    --meta "cpu=$cpu" \
+    --meta "cpu_flags=$flags" \
+    --meta "threads=$(nproc)" \
+    --meta "ggml_commit=$commit" \
+    --meta "ours=$B/exp-08 --moe-shape E,K,B,M,N --cache hot --backend cpu (one routing and one layer, repeated)" \
+    --meta "ggml=test-backend-ops perf -o MUL_MAT_ID -b CPU -p 'type_a=f16,type_b=f32,n_mats=E,n_used=K,b=0,m=M,n=B,k=N'" \
+    --meta "touched_mib=at most min(E, K x B) experts of M x N x 2 bytes (each side's routing draws its own)" \
+    --meta "git_commit=$(git rev-parse --short=12 HEAD 2>/dev/null)" \
+    --meta "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    --columns shape,touched_mib,ours_ms,ggml_ms,ours_over_ggml,ours_ms_rounds,ggml_ms_rounds ||
+    die "cannot write $out/peers-moe.csv"
 
 echo
 echo "| shape E,K,B,M,N | at most MiB | rooflab moe_active ms | ggml MUL_MAT_ID ms | rooflab / ggml |"
 echo "| --- | --- | --- | --- | --- |"
-awk -F, '!/^#/ && $1 != "shape" {
-    n = split($0, f, ","); shape = f[1] "," f[2] "," f[3] "," f[4] "," f[5]; gsub(/"/, "", shape)
-    printf "| %s | %s | %.3f | %.3f | %.2f |\n", shape, f[6], f[7], f[8], f[9] }' "$out/peers-moe.csv"
+# (joined by the unit separator, not a tab: read would merge a tab run, an empty cell)
+while IFS=$'\x1f' read -r s mib ours ggml ratio; do
+    printf '| %s | %s | %.3f | %.3f | %.2f |\n' "$s" "$mib" "$ours" "$ggml" "$ratio"
+done < <("$B/rooflab" query "$out/peers-moe.csv" columns \
+             shape,touched_mib,ours_ms,ggml_ms,ours_over_ggml --join $'\x1f')
 echo
 echo "wrote $out/peers-moe.csv"

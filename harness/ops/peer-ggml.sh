@@ -35,6 +35,8 @@ die() { echo "peer-ggml: $*" >&2; exit 2; }
 [[ $MATRIX =~ ^([0-9]+)x([0-9]+)$ ]] || die "MATRIX wants ROWSxK (e.g. 4096x14336), not '$MATRIX'"
 rows=${BASH_REMATCH[1]} k=${BASH_REMATCH[2]}
 [ -x "$B/exp-03" ] || die "$B/exp-03 is not built (make build)"
+# the rooflab command writes the CSV (as the experiments write theirs) and reads it back
+[ -x "$B/rooflab" ] || die "$B/rooflab is not built (make build)"
 LABEL=${LABEL:-$("$B/exp-03" --backend cpu --print-label)} || die "exp-03 --print-label failed"
 command -v gnuplot >/dev/null || die "gnuplot is needed (make deps)"
 
@@ -108,38 +110,48 @@ alternate_rounds
 # ---- the CSV, the table, the chart ------------------------------------------------
 out=$RESULTS/$LABEL
 mkdir -p "$out" "$PLOTS/$LABEL" || die "cannot make $out or $PLOTS/$LABEL"
-tmp=$out/.peers.csv.tmp.$$
-trap 'rm -f "$tmp"' EXIT
-{
-    echo "# about: experiment 03's CPU decode (n = 1) beside ggml's test-backend-ops MUL_MAT, best of $ROUNDS alternating rounds"
-    echo "# cpu: $cpu"
-    echo "# cpu_flags: $flags"
-    echo "# threads: $(nproc)"
-    echo "# matrix: $MATRIX (rows x k)"
-    echo "# ggml_commit: $commit"
-    echo "# ours: $B/exp-03 --matrix $MATRIX --cache hot --backend cpu (fastest valid variant per format)"
-    echo "# ours_tuning: ${TUNED:-none (no SIMD kernels, or the GPU)} ($RESULTS/$LABEL/tuning.csv)"
-    echo "# ggml: test-backend-ops perf -o MUL_MAT -b CPU -p \"type_a=TYPE,type_b=f32,m=$rows,n=1,k=$k,\""
-    echo "# git_commit: $(git rev-parse --short=12 HEAD 2>/dev/null)"
-    echo "# date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "format,ours_variant,ours_ms,ggml_type,ggml_ms,ours_over_ggml,ggml_type_2,ggml_ms_2,ours_ms_rounds,ggml_ms_rounds"
+# One row a format, its cells tab-separated, for rooflab csv-write.
+peer_rows() {
+    local f ratio
     for f in "${formats[@]}"; do
         ratio=$(awk -v a="${OURS_MS[$f]:-nan}" -v b="${GGML_MS[$f]:-nan}" 'BEGIN { printf "%.3f", a / b }')
-        echo "$f,${OURS_VAR[$f]:-},${OURS_MS[$f]:-},${PEER[$f]},${GGML_MS[$f]:-},$ratio,${EXTRA[$f]:-},${EXTRA_MS[$f]:-},${OURS_ALL[$f]:-},${GGML_ALL[$f]:-}"
+        printf '%s\t' "$f" "${OURS_VAR[$f]:-}" "${OURS_MS[$f]:-}" "${PEER[$f]}" "${GGML_MS[$f]:-}" \
+            "$ratio" "${EXTRA[$f]:-}" "${EXTRA_MS[$f]:-}" "${OURS_ALL[$f]:-}"
+        printf '%s\n' "${GGML_ALL[$f]:-}"
     done
-} >"$tmp" && mv "$tmp" "$out/peers.csv"
+}
+# rounds: the chart's title says how many (plots/peers.gp asks for it)
+peer_rows | "$B/rooflab" csv-write "$out/peers.csv" \
+    --meta "about=experiment 03's CPU decode (n = 1) beside ggml's test-backend-ops MUL_MAT, best of $ROUNDS alternating rounds" \
+    --meta "rounds=$ROUNDS" \
+    --meta "cpu=$cpu" \
+    --meta "cpu_flags=$flags" \
+    --meta "threads=$(nproc)" \
+    --meta "matrix=$MATRIX (rows x k)" \
+    --meta "ggml_commit=$commit" \
+    --meta "ours=$B/exp-03 --matrix $MATRIX --cache hot --backend cpu (fastest valid variant per format)" \
+    --meta "ours_tuning=${TUNED:-none (no SIMD kernels, or the GPU)} ($RESULTS/$LABEL/tuning.csv)" \
+    --meta "ggml=test-backend-ops perf -o MUL_MAT -b CPU -p \"type_a=TYPE,type_b=f32,m=$rows,n=1,k=$k,\"" \
+    --meta "git_commit=$(git rev-parse --short=12 HEAD 2>/dev/null)" \
+    --meta "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+    --columns format,ours_variant,ours_ms,ggml_type,ggml_ms,ours_over_ggml,ggml_type_2,ggml_ms_2,ours_ms_rounds,ggml_ms_rounds ||
+    die "cannot write $out/peers.csv"
 
 echo
 echo "| format | rooflab ms | rooflab variant | ggml type | ggml ms | rooflab / ggml |"
 echo "| --- | --- | --- | --- | --- | --- |"
-awk -F, '!/^#/ && NR > 1 && $1 != "format" {
-    extra = $7 != "" ? sprintf(" (%s: %.2f ms)", $7, $8) : ""
-    printf "| %s | %.2f | %s | %s | %.2f | %.2f%s |\n", $1, $3, $2, $4, $5, $6, extra }' "$out/peers.csv"
+# (joined by the unit separator, not a tab: read would merge a tab run, an empty cell)
+while IFS=$'\x1f' read -r f variant ms type ggml ratio type2 ms2; do
+    extra=
+    [ -n "$type2" ] && extra=$(printf ' (%s: %.2f ms)' "$type2" "$ms2")
+    printf '| %s | %.2f | %s | %s | %.2f | %.2f%s |\n' "$f" "$ms" "$variant" "$type" "$ggml" "$ratio" "$extra"
+done < <("$B/rooflab" query "$out/peers.csv" columns \
+             format,ours_variant,ours_ms,ggml_type,ggml_ms,ours_over_ggml,ggml_type_2,ggml_ms_2 --join $'\x1f')
 echo
 echo "wrote $out/peers.csv"
 drawn=1
 for fmt in png svg pdf; do
-    gnuplot -e "csv='$out/peers.csv'; out='$PLOTS/$LABEL/peers'; fmt='$fmt'" plots/peers.gp || drawn=0
+    gnuplot -e "csv='$out/peers.csv'; out='$PLOTS/$LABEL/peers'; fmt='$fmt'; rooflab='$B/rooflab'" plots/peers.gp || drawn=0
 done
 [ $drawn = 1 ] && echo "wrote $PLOTS/$LABEL/peers.{png,svg,pdf}"
 # a format slower than ggml's is a result, not a failure: the table says so

@@ -8,7 +8,9 @@
  * device, backend, label, root (the source tree: published numbers are
  * read from results/published/); and for overlays runs and run_names
  * (every CSV and its name, the run drawn first) and runs_title (what is
- * compared). Every run's metadata comes as meta_<i>_<key> (metadata_vars).
+ * compared). Every run's metadata comes as meta_<i>_<key> (metadata_vars);
+ * rooflab is the path of the rooflab command, through which a script reads
+ * a CSV's columns (`rooflab query`: style.gp's values_in and the like).
  * Charts are drawn into a temporary folder and moved into place only when
  * every format succeeded.
  */
@@ -88,6 +90,29 @@ static void print_file(const char *path)
     fclose(f);
 }
 
+/* The PNGs the last publish_charts moved into place (rl_drawn_charts). */
+enum { MAX_DRAWN = 32 };
+static char drawn_paths[MAX_DRAWN][2048];
+static const char *drawn[MAX_DRAWN + 1];
+static int ndrawn;
+
+const char *const *rl_drawn_charts(void) { return drawn; }
+
+static void forget_drawn(void)
+{
+    ndrawn = 0;
+    drawn[0] = NULL;
+}
+
+static void remember_drawn(const char *path)
+{
+    if (ndrawn == MAX_DRAWN)
+        return; /* the console's line still lists it */
+    snprintf(drawn_paths[ndrawn], sizeof drawn_paths[ndrawn], "%s", path);
+    drawn[ndrawn] = drawn_paths[ndrawn];
+    drawn[++ndrawn] = NULL;
+}
+
 /* Moves every chart from tmp into dir; lists them on stdout. */
 static int publish_charts(const char *tmp, const char *dir)
 {
@@ -106,6 +131,7 @@ static int publish_charts(const char *tmp, const char *dir)
             rc = -1;
         else if (strstr(e->d_name, ".png")) {
             printf("%s%s", first ? "charts      " : ", ", to);
+            remember_drawn(to);
             first = false;
         }
     }
@@ -201,6 +227,33 @@ static void add_verdicts(char *vars, size_t len, const char *csv, const char *sl
     rl_table_free(t);
 }
 
+/* The rooflab command, which the plot scripts ask for a CSV's columns:
+ * ROOFLAB_TOOL when set, else the one beside this program (build/exp-NN,
+ * build/rooflab) or in the folder above (build/tests/rooflab-tests). The
+ * Makefile builds it with every program that draws. */
+static bool find_tool(char *path, size_t len)
+{
+    const char *env = getenv("ROOFLAB_TOOL");
+    if (env && *env) {
+        snprintf(path, len, "%s", env);
+        return access(path, X_OK) == 0;
+    }
+    char self[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return false;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    snprintf(path, len, "%s/rooflab", self);
+    if (access(path, X_OK) == 0)
+        return true;
+    snprintf(path, len, "%s/../rooflab", self);
+    return access(path, X_OK) == 0;
+}
+
 /* Appends each item double-quoted, space-separated: gnuplot's word()
  * keeps a quoted item whole, spaces included. */
 static void add_words(char *buf, size_t len, const char *const *items, int n)
@@ -262,12 +315,19 @@ int rl_draw_script(const char *script, const char *name, const char *slug,
                    const char *const *csvs, const char *const *names, int nruns, const char *dir,
                    const char *runs_title, const char *later)
 {
+    forget_drawn();
     if (!have_gnuplot()) {
         say_not_drawn(later);
         return 0;
     }
-    char tmp[1100], log[1200], style[1024], script_path[1024];
+    char tmp[1100], log[1200], style[1024], script_path[1024], tool[1100];
     snprintf(script_path, sizeof script_path, "%s", script); /* argv is not const */
+    if (!find_tool(tool, sizeof tool)) {
+        fprintf(stderr, "rooflab: charts not drawn: no rooflab command beside this program "
+                        "(nor ROOFLAB_TOOL): the plot scripts read their CSVs through it "
+                        "(make build)\n");
+        return -1;
+    }
     if (rl_mkdirs(dir) != 0) {
         fprintf(stderr, "rooflab: cannot create %s: %m\n", dir);
         return -1;
@@ -299,6 +359,7 @@ int rl_draw_script(const char *script, const char *name, const char *slug,
         add_var(vars, sizeof vars, "backend", backend);
         add_var(vars, sizeof vars, "label", label);
         add_var(vars, sizeof vars, "root", rl_source_root());
+        add_var(vars, sizeof vars, "rooflab", tool);
         add_var(vars, sizeof vars, "runs", runs);
         add_var(vars, sizeof vars, "run_names", run_names);
         add_var(vars, sizeof vars, "runs_title", runs_title ? runs_title : "");

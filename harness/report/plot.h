@@ -24,6 +24,12 @@ int rl_draw_script(const char *script, const char *name, const char *slug,
                    const char *const *csvs, const char *const *names, int nruns, const char *dir,
                    const char *runs_title, const char *later);
 
+/* The PNG charts the last draw moved into place, in the order it moved
+ * them (NULL-terminated; none when it drew nothing, as without gnuplot):
+ * what a caller reports as data (rooflab compare --charts-file), so that
+ * no script reads them from the "charts" line printed for people. */
+const char *const *rl_drawn_charts(void);
+
 /* A run's charts, as the core's rl_charts, for rl_run: its CSV drawn into
  * plots_dir/label/, a reference run overlaid when there is one. */
 extern const rl_charts rl_gnuplot_charts;

@@ -8,7 +8,7 @@
 #            holds summary.md (written by `make reference`) and exp-NN.csv
 #   --check  write nothing; exit 1, naming each README that differs
 #   ROOFLAB  the rooflab command to use (default build/rooflab): the CSVs'
-#            headers are read through `rooflab meta`, never parsed here
+#            headers are read through `rooflab query FILE meta`, never parsed here
 #
 # Each README's "## Results" section (to the next "## " heading or the end)
 # is replaced by a fixed paragraph naming the run (its commit and date, from
@@ -33,13 +33,13 @@ run=${1:-reference/cpu-amd-epyc}
 dir=results/$run
 [ -f "$dir/summary.md" ] || { echo "readme-tables: no $dir/summary.md (run make reference first)" >&2; exit 2; }
 
-# The rooflab command reads the CSVs' headers (rooflab meta: the harness's
+# The rooflab command reads the CSVs' headers (rooflab query: the harness's
 # one reader of them) and writes the summaries. make readme-tables passes
 # its build's (ROOFLAB); by hand, build/rooflab.
 tool=${ROOFLAB:-build/rooflab}
 [ -x "$tool" ] || { echo "readme-tables: no $tool: it reads the CSVs' headers (make build, or ROOFLAB=path/to/rooflab)" >&2; exit 2; }
 
-meta() { "$tool" meta --default '' "$1" "$2"; } # CSV KEY: its value, '' when the CSV has none
+meta() { "$tool" query --default '' "$1" meta "$2"; } # CSV KEY: its value, '' when the CSV has none
 
 # summary.md is written by `rooflab summary` from verdicts.csv; a summary
 # older than its verdicts would carry stale numbers into every README. Its

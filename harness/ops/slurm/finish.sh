@@ -12,7 +12,9 @@
 #     summary: results/<label>/summary.md);
 #   - per experiment, the labels that ran it compared (rooflab compare: the
 #     ratio tables in this job's output, the charts in
-#     plots/compare/<labels>/). An experiment that only one label ran is
+#     plots/compare/<labels>/, and what was drawn as data in
+#     DIR/ID/compare-exp-NN.charts: drawn=, chart=, why= lines, from
+#     rooflab compare --charts-file). An experiment that only one label ran is
 #     compared with the checked-in reference run of the same device
 #     (results/reference/<device>/) where there is one.
 # Exit code: 0 every task ran and every summary and comparison was made,
@@ -155,11 +157,23 @@ for e in "${exps[@]}"; do
         labels=("${labels[@]:0:8}")
     fi
     echo "== rooflab compare --exp $e ${labels[*]}"
-    text=$("$B/rooflab" compare --out "$OUT" --plots "$PLOTS" --exp "$e" "${labels[@]}" 2>&1)
+    charts_file=$dir/compare-exp-$e.charts
+    rm -f "$charts_file"
+    text=$("$B/rooflab" compare --out "$OUT" --plots "$PLOTS" --charts-file "$charts_file" --exp "$e" \
+        "${labels[@]}" 2>&1)
     status=$?
     echo "$text"
     echo
-    charts=$(echo "$text" | sed -n 's/^charts *//p' | head -n 1)
+    # What was drawn, from the charts file (data), never from the "charts"
+    # line compare prints for people.
+    charts="" not_drawn="no charts file"
+    while IFS='=' read -r key value; do
+        case $key in
+        chart) charts+="${charts:+, }$value" ;;
+        why) not_drawn=$value ;;
+        esac
+    done < <(cat "$charts_file" 2>/dev/null)
+    [ -n "$charts" ] && charts+=" (+ .pdf, .svg)"
     if [ $status -ne 0 ]; then
         compare_rows+=("$(printf '  exp-%s  %s: FAILED (exit %d): %s' "$e" "${labels[*]}" "$status" \
             "$(echo "$text" | grep -m1 -E 'rooflab|error' || echo "$text" | tail -n 1)")")
@@ -168,7 +182,7 @@ for e in "${exps[@]}"; do
         compare_rows+=("$(printf '  exp-%s  %s%s\n          charts %s' "$e" "${labels[*]}" "$why" "$charts")")
     else
         compare_rows+=("$(printf '  exp-%s  %s%s: ratios above; charts not drawn (%s)' "$e" "${labels[*]}" \
-            "$why" "$(echo "$text" | grep -m1 'charts not drawn' || echo "no charts line")")")
+            "$why" "$not_drawn")")
     fi
 done
 

@@ -38,6 +38,9 @@
 #   SKIP_BUILD=1      use B as it is built
 #   RL_SLURM_RUNS, RL_OUT, RL_PLOTS   the runs' folder (results/slurm), the
 #                     results and plots roots (results, plots); for tests
+#   RL_SLURM_RUN_FILE also write the run's id and its job ids to this file
+#                     as key=value lines (run=ID, jobs=ID,ID,...: the arrays,
+#                     then the summary job), for a script that waits on them
 # Exit codes: 0 submitted; 1 the build or a submission failed (nothing
 # stays submitted); 2 bad usage, or no sbatch here.
 set -uo pipefail
@@ -225,6 +228,12 @@ finish_job=${ids[-1]}
         printf '%s=%q\n' "$v" "$val"
     done
 } | write_file "$RUNS/$run/run.env" || fail "cannot write $RUNS/$run/run.env"
+# The run and its jobs as data, for a script (tests/test-slurm.sh), which
+# would otherwise read them from the table printed below.
+if [ -n "${RL_SLURM_RUN_FILE:-}" ]; then
+    printf 'run=%s\njobs=%s\n' "$run" "$(IFS=,; echo "${ids[*]}")" | write_file "$RL_SLURM_RUN_FILE" ||
+        fail "cannot write RL_SLURM_RUN_FILE $RL_SLURM_RUN_FILE"
+fi
 
 scontrol release "$(IFS=,; echo "${ids[*]}")" >/dev/null || fail "scontrol release failed"
 trap - INT TERM

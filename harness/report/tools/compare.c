@@ -18,11 +18,15 @@
 #include <string.h>
 
 static const char *USAGE =
-    "usage: rooflab compare --exp NN [--value COLUMN] [--out DIR] [--plots DIR] LABEL LABEL...\n\n"
+    "usage: rooflab compare --exp NN [--value COLUMN] [--out DIR] [--plots DIR]\n"
+    "                       [--charts-file FILE] LABEL LABEL...\n\n"
     "Overlays experiment NN's charts for every run (results/LABEL/exp-NN.csv), the first\n"
     "solid and the others dashed, into plots/compare/<labels>/, and prints every point of\n"
     "every run with its ratio to the first run, the base (for times: above 1 is slower\n"
-    "than the base); \"-\" where a run lacks the point.\n";
+    "than the base); \"-\" where a run lacks the point.\n\n"
+    "--charts-file FILE: also writes what was drawn as key=value lines, for scripts:\n"
+    "drawn=yes or no, a chart=PATH line per PNG drawn (each also as .pdf and .svg), and\n"
+    "without charts why=REASON (gnuplot not found, gnuplot failed).\n";
 
 enum { MAX_RUNS = 8 };
 
@@ -262,6 +266,26 @@ static int draw(const tool_opts *o, run *runs, int n, bool mixed)
     return rl_draw(o->exp, slugname, csvs, names, n, dir, title, later);
 }
 
+/* --charts-file: what draw() drew, as key=value lines (the usage says
+ * which): a script reads this, not the "charts" line printed for people. */
+static int write_charts_file(const char *path, int draw_rc)
+{
+    const char *const *charts = rl_drawn_charts();
+    strbuf b = {0};
+    sb_printf(&b, "drawn=%s\n", charts[0] ? "yes" : "no");
+    if (!charts[0])
+        sb_printf(&b, "why=%s\n", draw_rc != 0                      ? "gnuplot failed"
+                                  : !rl_gnuplot_charts.available() ? "gnuplot not found"
+                                                                   : "the plot script drew none");
+    for (int i = 0; charts[i]; i++)
+        sb_printf(&b, "chart=%s\n", charts[i]);
+    int rc = rl_write_file_atomic(path, b.s);
+    if (rc != 0)
+        fprintf(stderr, "rooflab compare: cannot write --charts-file %s\n", path);
+    sb_free(&b);
+    return rc;
+}
+
 int tool_compare(int argc, char **argv)
 {
     tool_opts o = {0};
@@ -316,7 +340,10 @@ int tool_compare(int argc, char **argv)
     }
     print_summary(runs, n, rows, keys, nkeys, st);
     free(rows);
-    rc = draw(&o, runs, n, mixed) == 0 ? RL_EXIT_OK : RL_EXIT_FAILED;
+    int drew = draw(&o, runs, n, mixed);
+    rc = drew == 0 ? RL_EXIT_OK : RL_EXIT_FAILED;
+    if (o.charts_file && write_charts_file(o.charts_file, drew) != 0)
+        rc = RL_EXIT_FAILED;
 out:
     for (int i = 0; i < n && i < MAX_RUNS; i++)
         rl_table_free(runs[i].t);

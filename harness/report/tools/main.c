@@ -1,7 +1,8 @@
 /*
  * main.c -- `rooflab`, the command behind make compare, make all's summary,
- * make paper and make stability, and the reader of a CSV's header for
- * scripts (meta). It reads results/ and writes reports; it runs nothing.
+ * make paper and make stability, and the one reader (query) and writer
+ * (csv-write) of results files for charts and scripts. It reads results/
+ * and writes reports; it runs nothing.
  */
 #include "tools.h"
 
@@ -24,13 +25,20 @@ static const char *USAGE =
     "  stability --exp NN LABEL LABEL... repeated runs side by side: each verdict in every\n"
     "                                    run (same in k of N), each point's spread; also\n"
     "                                    written to results/PREFIX/stability.md\n"
-    "  meta [--default TEXT] FILE KEY...\n"
-    "                                    the values of a CSV's '# key: value' header, one\n"
-    "                                    line per key (exit 1: a key is absent), for scripts\n\n"
+    "  query [options] FILE... ACTION ARG...\n"
+    "                                    the one reader of results CSVs for charts and\n"
+    "                                    scripts: FILE meta KEY... (header values), FILE\n"
+    "                                    has-columns NAME..., FILE... columns NAME...\n"
+    "                                    [--where COL=VALUE] [--distinct] [--words]\n"
+    "                                    (exit 1: a key or column is absent)\n"
+    "  meta [--default TEXT] FILE KEY... the same as query FILE meta KEY...\n"
+    "  csv-write OUT --columns A,B,... [--meta KEY=VALUE]... < ROWS\n"
+    "                                    a script's CSV (tab-separated rows on stdin)\n"
+    "                                    written as the experiments write theirs\n\n"
     "common options: --out DIR (results root, default results), --plots DIR (charts root,\n"
-    "default plots), --help. Exit codes: 0 done, 1 could not write (meta: a key is absent;\n"
-    "stability: a run's file is missing), 2 bad usage or no results. rooflab COMMAND\n"
-    "--help says more.\n";
+    "default plots), --help. Exit codes: 0 done, 1 could not write (query, meta: a key or\n"
+    "column is absent; stability: a run's file is missing), 2 bad usage or no results.\n"
+    "rooflab COMMAND --help says more.\n";
 
 void sb_printf(strbuf *b, const char *fmt, ...)
 {
@@ -72,6 +80,7 @@ int tool_parse(int argc, char **argv, tool_opts *o, const char *usage)
                             : !strcmp(a, "--label") ? &o->label
                             : !strcmp(a, "--dest")  ? &o->dest
                             : !strcmp(a, "--prefix") ? &o->prefix
+                            : !strcmp(a, "--charts-file") ? &o->charts_file
                                                     : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("%s", usage);
@@ -108,6 +117,10 @@ int main(int argc, char **argv)
         return tool_paper_tables(argc - 1, argv + 1);
     if (!strcmp(argv[1], "meta"))
         return tool_meta(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "query"))
+        return tool_query(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "csv-write"))
+        return tool_csv_write(argc - 1, argv + 1);
     if (!strcmp(argv[1], "stability"))
         return tool_stability(argc - 1, argv + 1);
     fprintf(stderr, "rooflab: unknown command '%s' (see rooflab --help)\n", argv[1]);

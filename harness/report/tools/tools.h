@@ -1,6 +1,8 @@
 /*
  * tools.h -- the `rooflab` command's subcommands (compare, summary,
- * paper-tables, meta, stability) and what they share. They read results only.
+ * paper-tables, stability; query and csv-write, the reader and the writer of
+ * results files for scripts) and what they share. They read results; only
+ * csv-write writes one, a peer script's CSV.
  */
 #ifndef ROOFLAB_TOOLS_H
 #define ROOFLAB_TOOLS_H
@@ -12,7 +14,9 @@
 int tool_compare(int argc, char **argv);
 int tool_summary(int argc, char **argv);
 int tool_paper_tables(int argc, char **argv);
-int tool_meta(int argc, char **argv);
+int tool_meta(int argc, char **argv);  /* query.c: query FILE meta, older spelling */
+int tool_query(int argc, char **argv);
+int tool_csv_write(int argc, char **argv);
 int tool_stability(int argc, char **argv);
 
 /* A growing string, for files written whole (markdown, LaTeX). */
@@ -28,7 +32,7 @@ void sb_free(strbuf *b);
  * value option of the subcommand's own. Returns the index of the first
  * positional argument, or -1 after printing an error. */
 typedef struct tool_opts {
-    const char *out, *plots, *exp, *value, *label, *dest, *prefix;
+    const char *out, *plots, *exp, *value, *label, *dest, *prefix, *charts_file;
 } tool_opts;
 
 int tool_parse(int argc, char **argv, tool_opts *o, const char *usage);
