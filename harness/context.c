@@ -7,7 +7,6 @@
 #include "rl_ctx_private.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,7 +445,7 @@ int rl_end_discard(rl_ctx *ctx)
     return code;
 }
 
-/* ---- variants, seeds, metadata, rows ------------------------------------ */
+/* ---- variants, seeds ------------------------------------ */
 
 static bool item_names(const char *item, size_t len, int number, const char *name);
 
@@ -492,51 +491,6 @@ uint16_t *rl_host_random_f16(rl_ctx *ctx, size_t n, float lo, float hi)
     uint16_t *x = rl_host_alloc(n * sizeof(uint16_t));
     rl_fill_uniform_f16(x, n, lo, hi, rl_next_seed(ctx));
     return x;
-}
-
-void rl_meta(rl_ctx *ctx, const char *key, const char *fmt, ...)
-{
-    char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (ctx->priv->csv.csv) /* a bare context (rl_begin_bare) writes no CSV */
-        rl_csv_meta(ctx->priv->csv.csv, key, "%s", buf);
-}
-
-void rl_set_str(rl_ctx *ctx, const char *column, const char *value)
-{
-    rl_csv_set_str(ctx->priv->csv.csv, column, value);
-}
-
-void rl_set_num(rl_ctx *ctx, const char *column, double value)
-{
-    rl_csv_set_num(ctx->priv->csv.csv, column, value);
-}
-
-void rl_set_int(rl_ctx *ctx, const char *column, long long value)
-{
-    rl_csv_set_int(ctx->priv->csv.csv, column, value);
-}
-
-void rl_set_measurement(rl_ctx *ctx, const rl_measurement *m)
-{
-    rl_set_str(ctx, "cache", m->cache == RL_COLD ? "cold" : "hot");
-    rl_set_int(ctx, "samples", m->stats.samples);
-    rl_set_str(ctx, "stop_reason", rl_stop_reason_name(m->stop));
-    rl_set_num(ctx, "time_us_median", m->stats.median * 1e6);
-    rl_set_num(ctx, "time_us_q1", m->stats.q1 * 1e6);
-    rl_set_num(ctx, "time_us_q3", m->stats.q3 * 1e6);
-    rl_set_num(ctx, "time_us_min", m->stats.min * 1e6);
-    rl_set_num(ctx, "time_us_mean", m->stats.mean * 1e6);
-    rl_set_num(ctx, "rel_stddev", m->stats.rel_stddev);
-}
-
-void rl_end_row(rl_ctx *ctx)
-{
-    rl_flag_row(ctx, ctx->priv->csv.csv);
-    rl_csv_end_row(ctx->priv->csv.csv);
 }
 
 /* Defaults sized for each mode; never more than a quarter of the memory. */
