@@ -110,8 +110,8 @@ struct rl_backend {
 };
 
 /* The private part of a context is a few rooms, one concern each, each
- * declared in its own header and reached through its own door
- * (context.c defines the struct that holds them): rl_ctx_csv.h (what the
+ * declared in its own header and reached through its own door (rooms.c;
+ * rl_ctx_private.h holds them, for context.c alone): rl_ctx_csv.h (what the
  * CSV needs), rl_ctx_verdicts.h (the verdicts), rl_ctx_ceilings.h (the
  * roofs and what became of them), rl_ctx_plan.h (what the planner needs),
  * rl_ctx_parts.h (what rl_main declared), rl_ctx_clock.h (when the run

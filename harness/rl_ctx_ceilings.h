@@ -19,7 +19,7 @@ typedef struct rl_ctx_ceilings {
     char suspect_note[320];
 } rl_ctx_ceilings;
 
-/* The room of ctx (context.c); NULL for a context without a private part. */
+/* The room of ctx (rooms.c); NULL for a context without a private part. */
 rl_ctx_ceilings *rl_ceilings_room(const rl_ctx *ctx);
 
 /* The ceilings already measured (or read): never measures. Dies with an

@@ -16,7 +16,7 @@ typedef struct rl_ctx_clock {
     int progress_total, progress_done;
 } rl_ctx_clock;
 
-/* The room of ctx (context.c); NULL for a context without a private part. */
+/* The room of ctx (rooms.c); NULL for a context without a private part. */
 rl_ctx_clock *rl_clock_room(const rl_ctx *ctx);
 
 #endif /* RL_CTX_CLOCK_H */

@@ -16,7 +16,7 @@ typedef struct rl_ctx_csv {
     const rl_column *last_table; /* the console table whose header was printed last */
 } rl_ctx_csv;
 
-/* The room of ctx (context.c); NULL for a context without a private part
+/* The room of ctx (rooms.c); NULL for a context without a private part
  * (a test's context on the stack). */
 rl_ctx_csv *rl_csv_room(const rl_ctx *ctx);
 

@@ -25,7 +25,7 @@ typedef struct rl_ctx_parts {
     int nkept, cap_kept;
 } rl_ctx_parts;
 
-/* The room of ctx (context.c); NULL for a context without a private part. */
+/* The room of ctx (rooms.c); NULL for a context without a private part. */
 rl_ctx_parts *rl_parts_room(const rl_ctx *ctx);
 
 #endif /* RL_CTX_PARTS_H */

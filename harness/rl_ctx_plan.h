@@ -22,7 +22,7 @@ typedef struct rl_ctx_plan {
     int groups, points;
 } rl_ctx_plan;
 
-/* The room of ctx (context.c); NULL for a context without a private part. */
+/* The room of ctx (rooms.c); NULL for a context without a private part. */
 rl_ctx_plan *rl_plan_room(const rl_ctx *ctx);
 
 /* Hands the plan the ceilings already measured or read; dies on NULL. */
@@ -44,8 +44,9 @@ typedef struct rl_plan_entry {
 } rl_plan_entry;
 
 /* The groups of s, whose first point is point `first` of every point,
- * into out (s->n of them at most); returns how many. Pure but for the
- * clock-free reads of ctx (the stop rule, the backend's probes). */
+ * into out (s->n of them at most); returns how many. It reads ctx as a
+ * const (the kind of device, the experiment's probes, the backend's loops)
+ * and the roofs from the plan alone. */
 int rl_points_plan(const rl_ctx *ctx, const rl_ctx_plan *plan, const rl_points *s, int first,
                    rl_plan_entry *out);
 /* Counts one group of members at seconds_per_call each into the plan. */

@@ -16,7 +16,7 @@ typedef struct rl_ctx_verdicts {
     int n, cap;
 } rl_ctx_verdicts;
 
-/* The room of ctx (context.c); NULL for a context without a private part. */
+/* The room of ctx (rooms.c); NULL for a context without a private part. */
 rl_ctx_verdicts *rl_verdicts_room(const rl_ctx *ctx);
 
 #endif /* RL_CTX_VERDICTS_H */
