@@ -27,6 +27,7 @@
  * Without --budget nothing here runs.
  */
 #include "internal.h"
+#include "rl_budget.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -167,54 +168,39 @@ static double fitting_scale(const rl_budget *b, double left)
     return lo;
 }
 
-/* The run's budget; NULL without one (or for a context made bare, in a test). */
-static rl_budget *budget_of(const rl_ctx *ctx)
-{
-    return ctx->priv ? ctx->priv->budget : NULL;
-}
-
 bool rl_budget_given(const rl_ctx *ctx) { return ctx->args.budget_s > 0; }
 
-void rl_budget_init(rl_ctx *ctx)
+rl_budget *rl_budget_new(const rl_ctx *ctx, double started)
 {
     if (!rl_budget_given(ctx))
-        return;
+        return NULL;
     rl_budget *b = calloc(1, sizeof *b);
     if (!b)
         rl_die(RL_EXIT_FAILED, "out of memory for the budget");
     b->budget_s = ctx->args.budget_s;
-    b->deadline = ctx->priv->started + b->budget_s;
+    b->deadline = started + b->budget_s;
     b->current = -1;
     b->scale_lo = INFINITY;
     b->scale_hi = -INFINITY;
     b->base = ctx->rule;
     const char *trace = getenv("ROOFLAB_BUDGET_TRACE");
     b->trace = trace && *trace && *trace != '0';
-    ctx->priv->budget = b;
+    return b;
 }
 
-void rl_budget_free(rl_ctx *ctx)
+void rl_budget_free(rl_budget *b)
 {
-    rl_budget *b = budget_of(ctx);
     if (!b)
         return;
     free(b->g);
     free(b);
-    ctx->priv->budget = NULL;
 }
 
-/* A point's index among every point rl_main declared. */
-static int index_of(const rl_ctx *ctx, const rl_point *p)
-{
-    const rl_points *all = &ctx->priv->points;
-    return p >= all->v && p < all->v + all->n ? (int)(p - all->v) : -1;
-}
+double rl_budget_seconds(const rl_budget *b) { return b ? b->budget_s : 0; }
 
-void rl_budget_group(rl_ctx *ctx, const rl_point *leader_point, int members, double call_s,
-                     double sum_s, bool needed)
+void rl_budget_group(rl_budget *b, int leader, int members, double call_s, double sum_s,
+                     bool needed)
 {
-    rl_budget *b = budget_of(ctx);
-    int leader = index_of(ctx, leader_point);
     if (!b || leader < 0)
         return;
     b->g = rl_grow(b->g, b->n, &b->cap, 64, sizeof *b->g, "the budget's groups");
@@ -222,24 +208,23 @@ void rl_budget_group(rl_ctx *ctx, const rl_point *leader_point, int members, dou
     needed ? b->needed++ : b->optional++;
 }
 
-void rl_budget_fixed(rl_ctx *ctx, double seconds)
+void rl_budget_fixed(rl_budget *b, double seconds)
 {
-    if (budget_of(ctx))
-        budget_of(ctx)->fixed_s += seconds;
+    if (b)
+        b->fixed_s += seconds;
 }
 
-void rl_budget_outside(rl_ctx *ctx, double seconds)
+void rl_budget_outside(rl_budget *b, double seconds)
 {
-    if (budget_of(ctx))
-        budget_of(ctx)->outside_s += seconds;
+    if (b)
+        b->outside_s += seconds;
 }
 
 /* The last open has run: the fixed work is done, whatever the plan's
  * estimate of it was. What the estimate said beyond what it took is time
  * the groups left may use (it was reserved for the inputs, not kept). */
-void rl_budget_fixed_done(rl_ctx *ctx)
+void rl_budget_fixed_done(rl_budget *b)
 {
-    rl_budget *b = budget_of(ctx);
     if (b && b->fixed_s > b->outside_s)
         b->fixed_s = b->outside_s;
 }
@@ -251,9 +236,8 @@ static void print_rule(const char *lead, const rl_stop_rule *r)
 }
 
 /* What fits, said with the plan. */
-void rl_budget_print(rl_ctx *ctx)
+void rl_budget_print(const rl_budget *b)
 {
-    rl_budget *b = budget_of(ctx);
     if (!b)
         return;
     double left = time_left(b), s = fitting_scale(b, left);
@@ -277,12 +261,11 @@ void rl_budget_print(rl_ctx *ctx)
     printf("\n            (the model and %.1f s per point or probe for what it leaves out, the\n"
            "            references and warm-up; re-planned before each group from what the last took)\n",
            overhead_s(b));
-    rl_meta(ctx, "budget_s", "%.0f", b->budget_s);
 }
 
 static int group_of(const rl_budget *b, int leader)
 {
-    for (int i = 0; i < b->n; i++)
+    for (int i = 0; b && leader >= 0 && i < b->n; i++)
         if (b->g[i].leader == leader)
             return i;
     return -1;
@@ -326,12 +309,9 @@ static bool optional_fits(rl_budget *b, double s, double mine, double left)
     return true;
 }
 
-bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader)
+bool rl_budget_admit(rl_budget *b, int leader, rl_stop_rule *rule)
 {
-    rl_budget *b = budget_of(ctx);
-    if (!b)
-        return true;
-    int i = group_of(b, index_of(ctx, leader));
+    int i = group_of(b, leader);
     if (i < 0)
         return true;
     budget_group *g = &b->g[i];
@@ -350,7 +330,7 @@ bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader)
         return false;
     }
     b->optional_run += !g->needed;
-    ctx->rule = r;
+    *rule = r;
     b->scale_lo = fmin(b->scale_lo, s);
     b->scale_hi = fmax(b->scale_hi, s);
     b->current = i;
@@ -358,12 +338,11 @@ bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader)
     return true;
 }
 
-void rl_budget_group_done(rl_ctx *ctx)
+void rl_budget_group_done(rl_budget *b, const rl_stop_rule *rule)
 {
-    rl_budget *b = budget_of(ctx);
     if (!b || b->current < 0)
         return;
-    rl_stop_rule r = ctx->rule;
+    rl_stop_rule r = *rule;
     b->model_done += group_model_s(&b->g[b->current], &r);
     b->members_done += b->g[b->current].members;
     b->took_done += rl_now_s() - b->group_started;
@@ -375,10 +354,9 @@ void rl_budget_group_done(rl_ctx *ctx)
     b->current = -1;
 }
 
-double rl_budget_expected_s(rl_ctx *ctx, const rl_point *leader)
+double rl_budget_expected_s(const rl_budget *b, int leader)
 {
-    rl_budget *b = budget_of(ctx);
-    int i = b ? group_of(b, index_of(ctx, leader)) : -1;
+    int i = group_of(b, leader);
     if (i < 0)
         return 0;
     rl_stop_rule r = rule_at(b, fitting_scale(b, time_left(b)));
@@ -387,16 +365,15 @@ double rl_budget_expected_s(rl_ctx *ctx, const rl_point *leader)
 
 double rl_budget_fit(const rl_ctx *ctx, double want_s)
 {
-    const rl_budget *b = budget_of(ctx);
+    const rl_budget *b = rl_budget_of(ctx);
     if (!b || !(want_s > 0))
         return 1;
     double left = b->deadline - rl_now_s() - RESERVE_S;
     return fmax(0, fmin(1, NEEDED_SHARE * left / want_s));
 }
 
-double rl_budget_left_s(const rl_ctx *ctx)
+double rl_budget_left_s(const rl_budget *b)
 {
-    const rl_budget *b = budget_of(ctx);
     if (!b)
         return INFINITY;
     if (b->current < 0)
@@ -406,21 +383,18 @@ double rl_budget_left_s(const rl_ctx *ctx)
     return fmax(0, b->deadline + NEEDED_SLACK * b->budget_s - rl_now_s() - RESERVE_S);
 }
 
-void rl_budget_skip(const rl_ctx *ctx, rl_point *p)
+void rl_budget_skip(const rl_budget *b, rl_point *p)
 {
-    const rl_budget *b = budget_of(ctx);
     p->state = RL_POINT_SKIPPED;
     snprintf(p->why, sizeof p->why, "not run: --budget %.0f s left no time for it",
              b ? b->budget_s : 0);
 }
 
-/* At the end: what the budget gave, on the console and in the CSV. */
-void rl_budget_report(rl_ctx *ctx)
+/* At the end: what the budget gave, on the console and (meta) for the CSV. */
+void rl_budget_report(const rl_budget *b, double took, char *meta, size_t len)
 {
-    rl_budget *b = budget_of(ctx);
     if (!b)
         return;
-    double took = rl_now_s() - ctx->priv->started;
     printf("budget      %.0f s of %.0f s (%+.0f %%); %d of %d optional group(s) run, %d group(s) "
            "not run\n            the verdicts' groups took %.1f s, the optional ones %.1f s, "
            "parts' inputs %.1f s", took, b->budget_s, 100 * (took / b->budget_s - 1),
@@ -433,9 +407,9 @@ void rl_budget_report(rl_ctx *ctx)
             printf(" up to %.2f s / %.2f s", hi.min_time_s, hi.timeout_s);
     }
     printf("\n");
-    rl_meta(ctx, "budget_run", "%d of %d optional groups, %d groups not run; stop rule scale "
-            "%.2f..%.2f (1: the mode's, 0: the quick rule, -1: the floor); needed groups %.1f s, "
-            "optional %.1f s, inputs %.1f s", b->optional_run, b->optional, b->skipped,
-            isfinite(b->scale_lo) ? b->scale_lo : 1, isfinite(b->scale_hi) ? b->scale_hi : 1,
-            b->needed_took, fmax(0, b->took_done - b->needed_took), b->outside_s);
+    snprintf(meta, len, "%d of %d optional groups, %d groups not run; stop rule scale "
+             "%.2f..%.2f (1: the mode's, 0: the quick rule, -1: the floor); needed groups %.1f s, "
+             "optional %.1f s, inputs %.1f s", b->optional_run, b->optional, b->skipped,
+             isfinite(b->scale_lo) ? b->scale_lo : 1, isfinite(b->scale_hi) ? b->scale_hi : 1,
+             b->needed_took, fmax(0, b->took_done - b->needed_took), b->outside_s);
 }

@@ -25,6 +25,7 @@
  * against these roofs.
  */
 #include "internal.h"
+#include "rl_ctx_ceilings.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -206,11 +207,12 @@ static const rl_ceilings *publish(rl_ctx *ctx, rl_ceilings *c)
     const rl_datasheet *ds = ctx->dev->datasheet;
     c->sheet_gbps = ds ? ds->mem_gbps : NAN;
     c->sheet_tflops = ds ? ds->fp16_tflops : NAN;
-    ctx->priv->ceilings = *c;
-    ctx->priv->have_ceilings = true;
+    rl_ctx_ceilings *room = rl_ceilings_room(ctx);
+    room->ceilings = *c;
+    room->have = true;
     write_meta(ctx, c);
     print_ladder(ctx, c);
-    return &ctx->priv->ceilings;
+    return &room->ceilings;
 }
 
 /* ---- a busy host ---------------------------------------------------------------- */
@@ -259,17 +261,26 @@ static void warn_if_below_cached(rl_ctx *ctx, const rl_ceilings *fresh, const rl
 
 /* ---- the entry point ------------------------------------------------------------------- */
 
+const rl_ceilings *rl_ceilings_measured(const rl_ctx *ctx)
+{
+    const rl_ctx_ceilings *room = rl_ceilings_room(ctx);
+    if (!room || !room->have)
+        rl_die(RL_EXIT_FAILED, "internal error: exp-%s: the ceilings were read before they were "
+               "measured", ctx->exp->id);
+    return &room->ceilings;
+}
+
 const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
 {
-    if (ctx->priv->have_ceilings)
-        return &ctx->priv->ceilings;
+    if (rl_ceilings_room(ctx)->have)
+        return &rl_ceilings_room(ctx)->ceilings;
     char path[1024], why[256] = "";
     rl_ceilings c = {0}, old = {0};
     if (ctx->args.ceilings_file) {
         if (!rl_ceilings_read(ctx, ctx->args.ceilings_file, false, &c, why, sizeof why))
             rl_die(RL_EXIT_USAGE, "exp-%s: --ceilings %s: %s", ctx->exp->id,
                    ctx->args.ceilings_file, why);
-        ctx->priv->ceilings_fixed = true;
+        rl_ceilings_room(ctx)->fixed = true;
         return publish(ctx, &c);
     }
     bool busy = warn_if_loaded(ctx); /* cached roofs or not, the run's own times suffer */
@@ -305,7 +316,7 @@ const rl_ceilings *rl_ceilings_get(rl_ctx *ctx)
 /* roofs.c re-measures one rung, or the compute roof, when a point beats it. */
 rl_band rl_ceilings_remeasure_rung(rl_ctx *ctx, rl_level l, rl_pattern p)
 {
-    return measure_rung(ctx, &ctx->priv->ceilings, l, p);
+    return measure_rung(ctx, &rl_ceilings_room(ctx)->ceilings, l, p);
 }
 
 void rl_ceilings_remeasure_compute(rl_ctx *ctx, rl_ceilings *c) { (void)measure_compute(ctx, c); }
@@ -336,7 +347,7 @@ void rl_ceilings_save(rl_ctx *ctx)
         return;
     rl_ceilings_path(ctx, path, sizeof path);
     int lock = rl_lock_beside(path);
-    rl_ceilings merged = ctx->priv->ceilings, now = {0};
+    rl_ceilings merged = rl_ceilings_room(ctx)->ceilings, now = {0};
     if (rl_ceilings_read(ctx, path, true, &now, why, sizeof why))
         keep_higher(&merged, &now, ctx->kind);
     rl_ceilings_write(ctx, path, &merged);

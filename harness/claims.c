@@ -5,6 +5,7 @@
  * "predicted" column of the verdict table, and the verdict itself.
  */
 #include "internal.h"
+#include "rl_ctx_clock.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -56,7 +57,7 @@ static bool busy_host(rl_ctx *ctx, const rl_claim *c, char *why, size_t len)
     const char *env = getenv("ROOFLAB_HOST_BUSY");
     if (c->counted || (env && !strcmp(env, "ignore")))
         return false;
-    double others = rl_others_busy_cpus_since(&ctx->priv->busy_mark);
+    double others = rl_others_busy_cpus_since(&rl_clock_room(ctx)->busy_mark);
     if (!(others > BUSY_CPUS))
         return false;
     snprintf(why, len, "busy host: other processes kept %.2f CPUs busy on average during the "

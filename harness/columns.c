@@ -11,6 +11,7 @@
  * leading columns and says why; its measured cells stay empty.
  */
 #include "internal.h"
+#include "rl_ctx_csv.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -251,9 +252,10 @@ static void print_line(rl_ctx *ctx, const rl_column *table, const rl_point *p)
 void rl_points_report_as(rl_ctx *ctx, const rl_points *s, const rl_column *table)
 {
     rl_progress_clear();
-    if (table && ctx->priv->last_table != table) {
+    rl_ctx_csv *room = rl_csv_room(ctx);
+    if (table && room->last_table != table) {
         print_header(table);
-        ctx->priv->last_table = table;
+        room->last_table = table;
     }
     int skipped = 0, stopped = 0;
     for (int i = 0; i < s->n; i++) {

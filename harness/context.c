@@ -3,9 +3,10 @@
  * metadata, rows, and the end (commit, verdicts, charts).
  */
 #include "internal.h"
+#include "rl_budget.h"
+#include "rl_ctx_private.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,9 +255,9 @@ static void start_clock(rl_ctx *ctx)
         ctx->rule.timeout_s = ctx->args.timeout_s;
         ctx->rule.min_time_s = fmin(ctx->rule.min_time_s, ctx->args.timeout_s);
     }
-    ctx->priv->started = rl_now_s();
-    ctx->priv->busy_mark = rl_busy_mark_now();
-    rl_budget_init(ctx);
+    ctx->priv->clock.started = rl_now_s();
+    ctx->priv->clock.busy_mark = rl_busy_mark_now();
+    ctx->priv->budget = rl_budget_new(ctx, ctx->priv->clock.started);
 }
 
 rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts)
@@ -315,8 +316,9 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_chart
     if (ctx->args.list)
         return ctx; /* the experiment prints its variants and calls rl_end */
 
-    ctx->priv->csv_names = rl_csv_columns_of(exp);
-    ctx->priv->csv = rl_csv_open(ctx->csv_path, ctx->priv->csv_names);
+    rl_ctx_csv *csv = &ctx->priv->csv;
+    csv->names = rl_csv_columns_of(exp);
+    csv->csv = rl_csv_open(ctx->csv_path, csv->names);
     write_standard_meta(ctx, argc, argv);
     print_story(ctx);
     /* From here a SIGTERM (a cap, a time limit) stops the run at the next
@@ -340,9 +342,9 @@ static void release(rl_ctx *ctx)
 {
     rl_verdicts_free(ctx);
     rl_run_release(ctx);
-    rl_budget_free(ctx);
+    rl_budget_free(ctx->priv->budget);
     rl_backend_close(ctx->be);
-    free(ctx->priv->csv_names);
+    free(ctx->priv->csv.names);
     free(ctx->priv);
     free(ctx);
 }
@@ -351,7 +353,7 @@ static void release(rl_ctx *ctx)
  * before the first): no chart has a point to draw. */
 static bool nothing_timed(const rl_ctx *ctx)
 {
-    const rl_points *all = &ctx->priv->points;
+    const rl_points *all = &ctx->priv->parts.points;
     for (int i = 0; i < all->n; i++)
         if (rl_point_timed(&all->v[i]))
             return false;
@@ -364,7 +366,7 @@ static bool nothing_timed(const rl_ctx *ctx)
  * of the points. False for a run the signal found finished. */
 static bool mark_partial(rl_ctx *ctx)
 {
-    const rl_points *all = &ctx->priv->points;
+    const rl_points *all = &ctx->priv->parts.points;
     bool stopped = false;
     for (int i = 0; i < all->n; i++)
         stopped |= rl_point_stopped(&all->v[i]);
@@ -383,6 +385,17 @@ static bool mark_partial(rl_ctx *ctx)
     return true;
 }
 
+/* What the budget gave, on the console and in the CSV. */
+static void report_budget(rl_ctx *ctx)
+{
+    const rl_budget *budget = ctx->priv->budget;
+    if (!budget)
+        return;
+    char meta[512];
+    rl_budget_report(budget, rl_now_s() - ctx->priv->clock.started, meta, sizeof meta);
+    rl_meta(ctx, "budget_run", "%s", meta);
+}
+
 int rl_end(rl_ctx *ctx)
 {
     int code = ctx->failures ? RL_EXIT_FAILED : RL_EXIT_OK;
@@ -392,9 +405,9 @@ int rl_end(rl_ctx *ctx)
         goto out;
     }
     rl_print_duration(ctx);
-    rl_budget_report(ctx);
+    report_budget(ctx);
     bool stopping = rl_stop_requested() != 0, partial = stopping && mark_partial(ctx);
-    bool written = rl_csv_commit(ctx->priv->csv) == 0 && rl_verdicts_write(ctx) == 0;
+    bool written = rl_csv_commit(ctx->priv->csv.csv) == 0 && rl_verdicts_write(ctx) == 0;
     if (!written)
         code = RL_EXIT_FAILED;
     else if (partial)
@@ -426,13 +439,13 @@ int rl_end_discard(rl_ctx *ctx)
 {
     int code = ctx->failures ? RL_EXIT_FAILED : rl_stop_requested() ? RL_EXIT_STOPPED : RL_EXIT_OK;
     rl_progress_clear();
-    if (ctx->priv->csv)
-        rl_csv_abort(ctx->priv->csv);
+    if (ctx->priv->csv.csv)
+        rl_csv_abort(ctx->priv->csv.csv);
     release(ctx);
     return code;
 }
 
-/* ---- variants, seeds, metadata, rows ------------------------------------ */
+/* ---- variants, seeds ------------------------------------ */
 
 static bool item_names(const char *item, size_t len, int number, const char *name);
 
@@ -478,53 +491,6 @@ uint16_t *rl_host_random_f16(rl_ctx *ctx, size_t n, float lo, float hi)
     uint16_t *x = rl_host_alloc(n * sizeof(uint16_t));
     rl_fill_uniform_f16(x, n, lo, hi, rl_next_seed(ctx));
     return x;
-}
-
-void rl_meta(rl_ctx *ctx, const char *key, const char *fmt, ...)
-{
-    char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (ctx->priv->csv) /* a bare context (rl_begin_bare) writes no CSV */
-        rl_csv_meta(ctx->priv->csv, key, "%s", buf);
-    if (ctx->args.list_points) /* --points: what the CSV's header would say, too */
-        printf("meta %s=%s\n", key, buf);
-}
-
-void rl_set_str(rl_ctx *ctx, const char *column, const char *value)
-{
-    rl_csv_set_str(ctx->priv->csv, column, value);
-}
-
-void rl_set_num(rl_ctx *ctx, const char *column, double value)
-{
-    rl_csv_set_num(ctx->priv->csv, column, value);
-}
-
-void rl_set_int(rl_ctx *ctx, const char *column, long long value)
-{
-    rl_csv_set_int(ctx->priv->csv, column, value);
-}
-
-void rl_set_measurement(rl_ctx *ctx, const rl_measurement *m)
-{
-    rl_set_str(ctx, "cache", m->cache == RL_COLD ? "cold" : "hot");
-    rl_set_int(ctx, "samples", m->stats.samples);
-    rl_set_str(ctx, "stop_reason", rl_stop_reason_name(m->stop));
-    rl_set_num(ctx, "time_us_median", m->stats.median * 1e6);
-    rl_set_num(ctx, "time_us_q1", m->stats.q1 * 1e6);
-    rl_set_num(ctx, "time_us_q3", m->stats.q3 * 1e6);
-    rl_set_num(ctx, "time_us_min", m->stats.min * 1e6);
-    rl_set_num(ctx, "time_us_mean", m->stats.mean * 1e6);
-    rl_set_num(ctx, "rel_stddev", m->stats.rel_stddev);
-}
-
-void rl_end_row(rl_ctx *ctx)
-{
-    rl_flag_row(ctx, ctx->priv->csv);
-    rl_csv_end_row(ctx->priv->csv);
 }
 
 /* Defaults sized for each mode; never more than a quarter of the memory. */

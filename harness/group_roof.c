@@ -36,9 +36,8 @@ static bool moves_bytes(const rl_point *p) { return p->bytes > 0 && p->footprint
 /* A point that may be compute-bound: its intensity at least a quarter of
  * the ridge of the run-start roofs (below, the compute roof cannot bound
  * it, and its MFU needs no roof of the same minute). */
-static bool may_be_compute_bound(rl_ctx *ctx, const rl_point *p)
+static bool may_be_compute_bound(const rl_ceilings *c, const rl_point *p)
 {
-    const rl_ceilings *c = rl_ceilings_get(ctx);
     double ridge = rl_ridge_point(c->matrix_tflops * 1e12, c->bw[RL_DRAM][RL_READ].best * 1e9);
     return p->flops > 0 && p->bytes > 0 && rl_arith_intensity(p->flops, p->bytes) >= ridge / 4;
 }
@@ -67,9 +66,9 @@ static int roof_of(const rl_group_probes *gp, const rl_measurement *m, int cls, 
     return best;
 }
 
-static int class_of(rl_ctx *ctx, const rl_point *p)
+static int class_of(const rl_ctx *ctx, const rl_ceilings *c, const rl_point *p)
 {
-    rl_roof r = rl_roof_for(ctx, fmin(p->footprint, PROBE_CAP_BYTES), p->pattern);
+    rl_roof r = rl_roof_on(c, ctx->kind, fmin(p->footprint, PROBE_CAP_BYTES), p->pattern);
     return 2 * (int)r.level + r.mixed;
 }
 
@@ -77,12 +76,13 @@ static int class_of(rl_ctx *ctx, const rl_point *p)
  * they use, plus a read probe of each level, over the largest working set
  * of those points: a probe over the F16 weights would judge q4 weights
  * that fit the cache against DRAM. */
-static void plan_bandwidth(rl_ctx *ctx, rl_point *const *members, int n, rl_group_probes *gp)
+static void plan_bandwidth(const rl_ctx *ctx, const rl_ceilings *c, rl_point *const *members,
+                           int n, rl_group_probes *gp)
 {
     for (int i = 0; i < n; i++) {
         if (!moves_bytes(members[i]))
             continue;
-        int cls = class_of(ctx, members[i]);
+        int cls = class_of(ctx, c, members[i]);
         rl_pattern wants[2] = {RL_READ, members[i]->pattern};
         for (int w = 0; w < 2; w++) {
             int at = probe_for(gp, cls, wants[w]);
@@ -119,22 +119,24 @@ static void make_bandwidth_probes(rl_ctx *ctx, rl_group_probes *gp)
 }
 
 /* Whether the group carries a compute probe. */
-static bool wants_compute(rl_ctx *ctx, rl_point *const *members, int n)
+static bool wants_compute(const rl_ctx *ctx, const rl_ceilings *c, rl_point *const *members,
+                          int n)
 {
     for (int i = 0; i < n && (ctx->exp->probes & RL_PROBE_COMPUTE); i++)
-        if (may_be_compute_bound(ctx, members[i]))
+        if (may_be_compute_bound(c, members[i]))
             return true;
     return false;
 }
 
-int rl_group_probes_count(rl_ctx *ctx, rl_point *const *members, int n)
+int rl_group_probes_count(const rl_ctx *ctx, const rl_ceilings *c, rl_point *const *members,
+                          int n)
 {
     if (ctx->args.start_roofs)
         return 0;
     rl_group_probes gp = {.compute_at = -1};
     if ((ctx->exp->probes & RL_PROBE_BANDWIDTH) && ctx->be->ops->bandwidth_probe)
-        plan_bandwidth(ctx, members, n, &gp);
-    bool compute = wants_compute(ctx, members, n);
+        plan_bandwidth(ctx, c, members, n, &gp);
+    bool compute = wants_compute(ctx, c, members, n);
     int wide = 0; /* a backend with one read loop drops these */
     for (int i = 0; i < gp.n && ctx->kind == RL_CUDA; i++)
         wide += gp.spec[i].wide;
@@ -148,10 +150,13 @@ int rl_group_probes_open(rl_ctx *ctx, rl_point *const *members, int n, rl_group_
     if (ctx->args.start_roofs)
         return 0;
     const rl_backend_ops *ops = ctx->be->ops;
+    /* An experiment without probes reads no roof here: a test's group
+     * may be timed with no ceilings at all. */
+    const rl_ceilings *c = ctx->exp->probes ? rl_ceilings_get(ctx) : NULL;
     if ((ctx->exp->probes & RL_PROBE_BANDWIDTH) && ops->bandwidth_probe)
-        plan_bandwidth(ctx, members, n, gp);
+        plan_bandwidth(ctx, c, members, n, gp);
     make_bandwidth_probes(ctx, gp);
-    bool compute = wants_compute(ctx, members, n);
+    bool compute = wants_compute(ctx, c, members, n);
     if (compute && ops->compute_probe && ops->compute_probe(ctx, &gp->probe[gp->n]))
         gp->compute_at = gp->n++;
     for (int i = 0; i < gp->n; i++)
@@ -197,7 +202,7 @@ void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measuremen
     for (int i = 0; i < n; i++) {
         const rl_point *p = members[i];
         rl_group_roof *r = &members[i]->roof;
-        int at = moves_bytes(p) ? roof_of(gp, pm, class_of(ctx, p), p->pattern) : -1;
+        int at = moves_bytes(p) ? roof_of(gp, pm, class_of(ctx, rl_ceilings_get(ctx), p), p->pattern) : -1;
         if (at >= 0) {
             rates_of(&gp->probe[at], &pm[at], 1e9, &r->gbps, &r->gbps_q1, &r->gbps_q3);
             r->probe_bytes = gp->spec[at].bytes;

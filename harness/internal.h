@@ -109,41 +109,15 @@ struct rl_backend {
     rl_device_info info;
 };
 
-/* The private part of a context. */
+/* The private part of a context is a few rooms, one concern each, each
+ * declared in its own header and reached through its own door (rooms.c;
+ * rl_ctx_private.h holds them, for context.c alone): rl_ctx_csv.h (what the
+ * CSV needs), rl_ctx_verdicts.h (the verdicts), rl_ctx_ceilings.h (the
+ * roofs and what became of them), rl_ctx_plan.h (what the planner needs),
+ * rl_ctx_parts.h (what rl_main declared), rl_ctx_clock.h (when the run
+ * began) and rl_budget.h (--budget, one object). A file includes the
+ * rooms it touches and no other. */
 typedef struct rl_charts rl_charts;
-
-struct rl_ctx_private {
-    rl_csv *csv;
-    bool row_open;
-    int progress_total, progress_done;
-    uint64_t seed_counter;
-    struct rl_verdict_row *verdicts;
-    int n_verdicts, cap_verdicts;
-    rl_ceilings ceilings;
-    bool have_ceilings;
-    bool ceilings_fixed;        /* --ceilings FILE: never measure */
-    bool remeasured_bw[RL_LEVEL_COUNT][RL_PATTERN_COUNT], remeasured_compute;
-    bool suspect;               /* a ceiling stayed under-measured */
-    char suspect_note[320];
-    double started;             /* rl_now_s() at rl_begin */
-    rl_busy_mark busy_mark;     /* at rl_begin: what other processes ran since */
-    double plan_s;              /* the plan's expected seconds */
-    double plan_max_s;          /* ... if every point ran to its time limit */
-    int plan_groups, plan_points;
-    char fallback_note[256];
-    const rl_column *last_table; /* the console table whose header was printed last */
-    const char **csv_names;      /* the CSV header, when built from columns */
-    /* rl_main (run.c): every declared point, the parts they belong to,
-     * and the memory kept for them until the run ends. */
-    rl_points points;
-    struct rl_declared_part *parts;
-    int nparts, cap_parts;
-    bool declared, discard;
-    const rl_charts *charts;     /* NULL: no charts drawn */
-    void **kept;
-    int nkept, cap_kept;
-    struct rl_budget *budget;    /* --budget: budget.c's plan; NULL without one */
-};
 
 /* util.c: room for one more element in a growing array of n elements
  * of elem bytes (capacity *cap, doubled from first when full); dies
@@ -421,6 +395,9 @@ void rl_curve_describe(const rl_ceilings *c, rl_backend_kind kind, char *buf, si
  * the point beats by more than 5 %, the level's own (roof->level,
  * cached_gbps). */
 rl_level rl_roof_rung(const rl_roof *roof, double gbps);
+/* rl_roof_for on the ceilings given (pure: it reads and measures nothing else). */
+rl_roof rl_roof_on(const rl_ceilings *c, rl_backend_kind kind, double footprint,
+                   rl_pattern pattern);
 double rl_roof_rung_gbps(const rl_roof *roof, double gbps);
 /* Utilization against a roof: achieved / the rung the rate picks on it
  * (rl_roof_rung: a mixed roof's spill rung, unless beaten). Above 1.05 the ceiling
@@ -497,8 +474,10 @@ double rl_paired_ratio(const rl_rounds *r, int point, double point_units, int pr
 void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measurement *m,
                            const rl_rounds *rounds, rl_point *const *members, int n);
 rl_group_roof rl_group_roof_none(void);
-/* How many probes open would make for these members: the plan's count. */
-int rl_group_probes_count(rl_ctx *ctx, rl_point *const *members, int n);
+/* How many probes open would make for these members: the plan's count,
+ * on the ceilings given (the plan's: it measures nothing). */
+int rl_group_probes_count(const rl_ctx *ctx, const rl_ceilings *c, rl_point *const *members,
+                          int n);
 
 /* Times the works as one group, in rounds (measure.c); with rounds, also
  * keeps the samples round by round (free them with rl_rounds_free). */
@@ -517,11 +496,19 @@ void rl_set_measurement(rl_ctx *ctx, const rl_measurement *m);
 rl_point *rl_points_add(rl_points *s, const rl_point *p);
 int rl_points_new_group(rl_points *s); /* a fresh group number */
 void rl_points_free(rl_points *s);
-/* The plan: each group at the roofline's time of its points. */
-void rl_points_plan(rl_ctx *ctx, const rl_points *s);
 
-/* Validates every point, then times each group of valid points. */
-void rl_points_measure(rl_ctx *ctx, rl_points *s);
+/* The groups of a set of points, for run.c's one loop over them: the
+ * first point of each, in the order declared (out: s->n at most; returns
+ * how many); whether point j is in the group of point first; whether a
+ * verdict reads one of a group's points (not all of them are optional). */
+int rl_points_leaders(const rl_points *s, int *out);
+bool rl_points_same_group(const rl_points *s, int first, int j);
+bool rl_points_group_needed(const rl_points *s, int first);
+/* Validates the group of point first (where not done yet) just before it
+ * is timed, then times its valid points together. */
+void rl_points_run_group(rl_ctx *ctx, rl_points *s, int first);
+/* The group of point first, not run: the run was asked to stop. */
+void rl_points_stop_group(rl_points *s, int first);
 /* Only validates (an observed experiment measures the valid points itself,
  * then marks each one observed). */
 void rl_points_validate(rl_ctx *ctx, rl_points *s);
@@ -564,33 +551,10 @@ void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *pred
 void rl_verdict_on_ceiling(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
                            const char *measured, rl_verdict_status status, const char *note);
 
-/* The plan (progress.c): rl_run declares each group it will time (its
- * members and the expected time of one call, from rl_estimate_call_s), the
- * experiment any fixed work (rl_plan_fixed), then rl_run prints the plan:
- * how long the run should take. That also sets the progress line's total
- * (one step per group); rl_end prints what it took. */
-double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_pattern pattern,
-                          double flops);
-void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call);
-void rl_plan_print(rl_ctx *ctx);
 /* Dies with a usage error, before anything is measured, when --plan-file
  * names a file that cannot be written (no such folder, not writable). */
 void rl_plan_file_check(const rl_ctx *ctx);
 
-/* budget.c: --budget SECONDS (see there). init at rl_begin; each planned
- * group (leader: its first point, among rl_main's points; needed: a
- * verdict reads one of its points) and the fixed work as the plan sees
- * them; print with the plan; admit before each group (false: skip it;
- * true: ctx->rule is set for it), group_done after it; outside: time
- * spent in parts' opens; report at the end. All do nothing without one. */
-typedef struct rl_budget rl_budget;
-void rl_budget_init(rl_ctx *ctx);
-void rl_budget_free(rl_ctx *ctx);
-void rl_budget_group(rl_ctx *ctx, const rl_point *leader, int members, double call_s, double sum_s,
-                     bool needed);
-void rl_budget_fixed(rl_ctx *ctx, double seconds);
-void rl_budget_outside(rl_ctx *ctx, double seconds);
-void rl_budget_fixed_done(rl_ctx *ctx);
 /* "cpu | NAME | family F model M | N threads" (no family where /proc/cpuinfo has
  * none) or "cuda | NAME | N SMs": whose roofs and tuning a file holds. */
 void rl_device_identity(const rl_ctx *ctx, char *buf, size_t len);
@@ -600,21 +564,10 @@ static inline bool rl_cpu_model_known(const rl_device_info *d)
 {
     return d->cpu_family > 0 && d->cpu_model >= 0;
 }
-void rl_budget_print(rl_ctx *ctx);
 /* Whether the run was given --budget: the one door to it outside budget.c
- * (roofs reused, trials shortened and tuning skipped under a budget). */
+ * (roofs reused, trials shortened and tuning skipped under a budget); the
+ * budget itself is rl_budget.h's object. */
 bool rl_budget_given(const rl_ctx *ctx);
-bool rl_budget_admit(rl_ctx *ctx, const rl_point *leader);
-void rl_budget_group_done(rl_ctx *ctx);
-/* A point admit refused: not run, and its row says why. */
-void rl_budget_skip(const rl_ctx *ctx, rl_point *p);
-void rl_budget_report(rl_ctx *ctx);
-/* The seconds the group led by this point is expected to take now (0
- * without a budget, or for a point it does not know). */
-double rl_budget_expected_s(rl_ctx *ctx, const rl_point *leader);
-/* Seconds until the deadline less the reserve (INFINITY without a budget):
- * what a group's timing may still take. */
-double rl_budget_left_s(const rl_ctx *ctx);
 /* progress.c: the progress line's total, one step per group (the plan sets it). */
 void rl_progress_total(rl_ctx *ctx, int total);
 

@@ -18,6 +18,7 @@
  * member alike, so the ratios between them stay trustworthy.
  */
 #include "internal.h"
+#include "rl_budget.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -163,7 +164,8 @@ static void measure_group_as(rl_ctx *ctx, const rl_work *works, int n, rl_cache_
 
     /* The group's budget is the sum of its members' budgets, cut to what
      * --budget has left (a few samples are taken all the same). */
-    double start = rl_now_s(), budget = fmin(ctx->rule.timeout_s * n, rl_budget_left_s(ctx));
+    double start = rl_now_s();
+    double budget = fmin(ctx->rule.timeout_s * n, rl_budget_left_s(rl_budget_of(ctx)));
     for (bool all_done = false; !all_done;) {
         for (int i = 0; i < n; i++)
             rl_sampler_add(&s[i], time_sample(ctx->be, &works[i], out[i].calls_per_sample, cache, rewarm[i]));

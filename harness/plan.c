@@ -4,6 +4,9 @@
  * work, the last run of this mode here), and what it took, said at its end.
  */
 #include "internal.h"
+#include "rl_budget.h"
+#include "rl_ctx_clock.h"
+#include "rl_ctx_plan.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -22,22 +25,38 @@
  * roofline: the larger of its bytes over its roof and its FLOPs over the
  * compute roof. A model, and printed as one, next to what the run took. */
 
-double rl_estimate_call_s(rl_ctx *ctx, double bytes, double footprint, rl_pattern pattern,
-                          double flops)
+void rl_plan_start(rl_ctx_plan *plan, const rl_ceilings *ceilings)
 {
-    const rl_ceilings *c = rl_ceilings_get(ctx);
-    rl_roof roof = rl_roof_for(ctx, footprint, pattern);
+    if (!ceilings)
+        rl_die(RL_EXIT_FAILED, "internal error: a plan started before the ceilings were measured");
+    plan->ceilings = ceilings;
+}
+
+/* The ceilings the plan was handed; a plan made before them is a bug,
+ * not a reason to measure them here. */
+static const rl_ceilings *plan_ceilings(const rl_ctx_plan *plan)
+{
+    if (!plan->ceilings)
+        rl_die(RL_EXIT_FAILED, "internal error: a plan made before the ceilings were measured");
+    return plan->ceilings;
+}
+
+double rl_plan_call_s(const rl_ctx_plan *plan, rl_backend_kind kind, double bytes,
+                      double footprint, rl_pattern pattern, double flops)
+{
+    const rl_ceilings *c = plan_ceilings(plan);
+    rl_roof roof = rl_roof_on(c, kind, footprint, pattern);
     double t_bytes = bytes > 0 && roof.gbps > 0 ? bytes / (roof.gbps * 1e9) : 0;
     double t_flops = flops > 0 && c->matrix_tflops > 0 ? flops / (c->matrix_tflops * 1e12) : 0;
     return t_bytes > t_flops ? t_bytes : t_flops;
 }
 
-static double member_seconds(rl_ctx *ctx, double call_s)
+static double member_seconds(const rl_ctx_plan *plan, const rl_ctx *ctx, double call_s)
 {
     const rl_stop_rule *r = &ctx->rule;
     double t;
     if (ctx->args.cache == RL_COLD) {
-        const rl_ceilings *c = rl_ceilings_get(ctx);
+        const rl_ceilings *c = plan_ceilings(plan);
         double flush_s = 2 * ctx->dev->llc_bytes / (c->bw[RL_DRAM][RL_READ].best * 1e9);
         double samples = fmax(r->min_samples, r->min_time_s / fmax(call_s, 1e-9));
         t = samples * (call_s + (flush_s > 0 ? flush_s : 0));
@@ -48,20 +67,20 @@ static double member_seconds(rl_ctx *ctx, double call_s)
     return fmin(t, r->timeout_s) + 3 * call_s; /* warm-up and validation */
 }
 
-void rl_plan_group(rl_ctx *ctx, int members, double seconds_per_call)
+void rl_plan_group(rl_ctx_plan *plan, const rl_ctx *ctx, int members, double seconds_per_call)
 {
-    rl_ctx_private *p = ctx->priv;
-    p->plan_groups++;
-    p->plan_points += members;
-    p->plan_s += members * member_seconds(ctx, seconds_per_call);
-    p->plan_max_s += members * (ctx->rule.timeout_s + 3 * seconds_per_call);
+    plan->groups++;
+    plan->points += members;
+    plan->s += members * member_seconds(plan, ctx, seconds_per_call);
+    plan->max_s += members * (ctx->rule.timeout_s + 3 * seconds_per_call);
 }
 
 void rl_plan_fixed(rl_ctx *ctx, double seconds)
 {
-    ctx->priv->plan_s += seconds;
-    ctx->priv->plan_max_s += seconds;
-    rl_budget_fixed(ctx, seconds);
+    rl_ctx_plan *plan = rl_plan_room(ctx);
+    plan->s += seconds;
+    plan->max_s += seconds;
+    rl_budget_fixed(rl_budget_of(ctx), seconds);
 }
 
 static void format_duration(double s, char *buf, size_t len)
@@ -125,7 +144,7 @@ static long whole_seconds(double s) { return s > 1 ? (long)ceil(s) : 1; }
 
 static void write_plan_file(const rl_ctx *ctx, double so_far, double last_s)
 {
-    const rl_ctx_private *p = ctx->priv;
+    const rl_ctx_plan *p = rl_plan_room(ctx);
     char text[1024], last[64] = "";
     if (last_s > 0)
         snprintf(last, sizeof last, "last_run_s=%ld\n", whole_seconds(last_s));
@@ -134,8 +153,8 @@ static void write_plan_file(const rl_ctx *ctx, double so_far, double last_s)
              "# point at its stop rule's minimum, high: every point at its time limit\n"
              "experiment=%s\nlabel=%s\nmode=%s\ngroups=%d\npoints=%d\n"
              "expected_s_low=%ld\nexpected_s_high=%ld\nso_far_s=%ld\n%s",
-             ctx->exp->id, ctx->exp->id, ctx->label, rl_mode_name(ctx->args.mode), p->plan_groups,
-             p->plan_points, whole_seconds(p->plan_s), whole_seconds(p->plan_max_s),
+             ctx->exp->id, ctx->exp->id, ctx->label, rl_mode_name(ctx->args.mode), p->groups,
+             p->points, whole_seconds(p->s), whole_seconds(p->max_s),
              whole_seconds(so_far), last);
     if (rl_write_file_atomic(ctx->args.plan_file, text) != 0)
         rl_die(RL_EXIT_FAILED, "could not write the plan to --plan-file %s: %s",
@@ -144,13 +163,13 @@ static void write_plan_file(const rl_ctx *ctx, double so_far, double last_s)
 
 void rl_plan_print(rl_ctx *ctx)
 {
-    rl_ctx_private *p = ctx->priv;
+    rl_ctx_plan *p = rl_plan_room(ctx);
     char t[32], most[32], last[96] = "";
-    double so_far = rl_now_s() - p->started; /* the ceilings, the inputs */
-    p->plan_s += so_far;
-    p->plan_max_s += so_far;
-    format_duration(p->plan_s, t, sizeof t);
-    format_duration(p->plan_max_s, most, sizeof most);
+    double so_far = rl_now_s() - rl_clock_room(ctx)->started; /* the ceilings, the inputs */
+    p->s += so_far;
+    p->max_s += so_far;
+    format_duration(p->s, t, sizeof t);
+    format_duration(p->max_s, most, sizeof most);
     double before = last_run_s(ctx);
     if (ctx->args.plan_file)
         write_plan_file(ctx, so_far, before);
@@ -162,27 +181,30 @@ void rl_plan_print(rl_ctx *ctx)
     printf("plan        %d group(s) of %d point(s); expected %s to %s, %.0f s of it so far\n"
            "            (model: every point stops between its stop rule's minimum and its time\n"
            "            limit, at the roofline's time per call; inputs and references come on top)%s\n",
-           p->plan_groups, p->plan_points, t, most, so_far, last);
-    rl_meta(ctx, "plan", "%d groups, %d points, expected %.0f s", p->plan_groups, p->plan_points,
-            p->plan_s);
-    rl_budget_print(ctx);
+           p->groups, p->points, t, most, so_far, last);
+    rl_meta(ctx, "plan", "%d groups, %d points, expected %.0f s", p->groups, p->points, p->s);
+    const rl_budget *budget = rl_budget_of(ctx);
+    rl_budget_print(budget);
+    if (budget)
+        rl_meta(ctx, "budget_s", "%.0f", rl_budget_seconds(budget));
     fflush(stdout);
-    rl_progress_total(ctx, p->plan_groups);
+    rl_progress_total(ctx, p->groups);
 }
 
 void rl_print_duration(rl_ctx *ctx)
 {
-    rl_ctx_private *p = ctx->priv;
-    double took = rl_now_s() - p->started;
+    const rl_ctx_plan *p = rl_plan_room(ctx);
+    const rl_ctx_clock *clock = rl_clock_room(ctx);
+    double took = rl_now_s() - clock->started;
     char a[32], b[32], c[32];
     format_duration(took, a, sizeof a);
-    format_duration(p->plan_s, b, sizeof b);
-    format_duration(p->plan_max_s, c, sizeof c);
-    if (p->plan_s > 0)
+    format_duration(p->s, b, sizeof b);
+    format_duration(p->max_s, c, sizeof c);
+    if (p->s > 0)
         printf("took        %s (the plan expected %s to %s)\n", a, b, c);
     else
         printf("took        %s\n", a);
     rl_meta(ctx, "duration_s", "%.1f", took);
     /* What else ran meanwhile, as data: the busy-host gate's reading. */
-    rl_meta(ctx, "host_others_busy_cpus", "%.2f", rl_others_busy_cpus_since(&p->busy_mark));
+    rl_meta(ctx, "host_others_busy_cpus", "%.2f", rl_others_busy_cpus_since(&clock->busy_mark));
 }

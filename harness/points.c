@@ -13,6 +13,8 @@
  *      experiment's declared columns (columns.c).
  */
 #include "internal.h"
+#include "rl_ctx_parts.h"
+#include "rl_ctx_plan.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -181,102 +183,49 @@ void rl_point_observed(rl_point *p)
         p->state = RL_POINT_TIMED;
 }
 
-static bool same_group(const rl_points *s, int first, int j)
+bool rl_points_same_group(const rl_points *s, int first, int j)
 {
     return j == first || (s->v[first].group && s->v[j].group == s->v[first].group);
 }
 
-static bool group_needed(const rl_points *s, int first)
+bool rl_points_group_needed(const rl_points *s, int first)
 {
     for (int j = first; j < s->n; j++)
-        if (same_group(s, first, j) && !s->v[j].optional)
+        if (rl_points_same_group(s, first, j) && !s->v[j].optional)
             return true;
     return false;
 }
 
-/* The group of point first, not run: its rows say why. */
-static void skip_group(rl_ctx *ctx, rl_points *s, int first)
+int rl_points_leaders(const rl_points *s, int *out)
 {
-    for (int j = first; j < s->n; j++)
-        if (same_group(s, first, j) && s->v[j].state == RL_POINT_DECLARED)
-            rl_budget_skip(ctx, &s->v[j]);
+    int n = 0;
+    for (int i = 0; i < s->n; i++)
+        if (!seen_before(s, i))
+            out[n++] = i;
+    return n;
 }
 
-/* The group of point first, not run: the run was asked to stop. */
-static void stop_group(rl_points *s, int first)
+void rl_points_stop_group(rl_points *s, int first)
 {
     for (int j = first; j < s->n; j++)
-        if (same_group(s, first, j) &&
+        if (rl_points_same_group(s, first, j) &&
             (s->v[j].state == RL_POINT_DECLARED || s->v[j].state == RL_POINT_VALID))
             rl_point_stop(&s->v[j], "before its group was timed");
 }
 
-/* Validates the group of point first (where not done yet) just before it
- * is timed, so that a group a budget leaves out costs no reference
- * either, then times it. */
-static void run_group(rl_ctx *ctx, rl_points *s, int first)
+/* Validated just before it is timed, so that a group a budget leaves out
+ * costs no reference either. */
+void rl_points_run_group(rl_ctx *ctx, rl_points *s, int first)
 {
-    if (rl_stop_requested()) {
-        stop_group(s, first);
-        return;
-    }
-    if (!rl_budget_admit(ctx, &s->v[first])) {
-        skip_group(ctx, s, first);
-        return;
-    }
     int leader = -1; /* the group's first valid point leads its timing */
     for (int j = first; j < s->n; j++)
-        if (same_group(s, first, j)) {
+        if (rl_points_same_group(s, first, j)) {
             rl_point_validate(ctx, &s->v[j]);
             if (leader < 0 && s->v[j].state == RL_POINT_VALID)
                 leader = j;
         }
     if (leader >= 0)
         time_group(ctx, s, leader);
-    rl_budget_group_done(ctx);
-}
-
-/* Under --budget, the groups a verdict needs, the cheapest first: when
- * not all fit, the most verdicts are judged. */
-static void run_needed_groups(rl_ctx *ctx, rl_points *s)
-{
-    int *order = malloc(sizeof(int) * (size_t)(s->n ? s->n : 1)), n = 0;
-    double *cost = malloc(sizeof(double) * (size_t)(s->n ? s->n : 1));
-    if (!order || !cost)
-        rl_die(RL_EXIT_FAILED, "out of memory for the groups' order");
-    for (int i = 0; i < s->n; i++)
-        if (!seen_before(s, i) && group_needed(s, i)) {
-            cost[n] = rl_budget_expected_s(ctx, &s->v[i]);
-            order[n++] = i;
-        }
-    for (int a = 1; a < n; a++) /* insertion sort by expected seconds: a part has few groups */
-        for (int b = a; b > 0 && cost[b] < cost[b - 1]; b--) {
-            double c = cost[b];
-            int t = order[b];
-            cost[b] = cost[b - 1], order[b] = order[b - 1];
-            cost[b - 1] = c, order[b - 1] = t;
-        }
-    for (int k = 0; k < n; k++)
-        run_group(ctx, s, order[k]);
-    free(order);
-    free(cost);
-}
-
-/* Every point validated, then group by group timed, in the order
- * declared; under --budget each group validated as it comes, the groups
- * a verdict needs first, then the optional ones as time allows. */
-void rl_points_measure(rl_ctx *ctx, rl_points *s)
-{
-    bool budget = ctx->priv && ctx->priv->budget;
-    if (budget) {
-        run_needed_groups(ctx, s);
-    } else {
-        rl_points_validate(ctx, s);
-    }
-    for (int i = 0; i < s->n; i++)
-        if (!seen_before(s, i) && (!budget || !group_needed(s, i)))
-            run_group(ctx, s, i);
-    rl_progress_clear();
 }
 
 /* ---- a run asked to stop ------------------------------------------------------------ */
@@ -295,7 +244,7 @@ bool rl_point_stopped(const rl_point *p)
 
 void rl_points_count_measured(const rl_ctx *ctx, int *measured, int *declared)
 {
-    const rl_points *all = &ctx->priv->points;
+    const rl_points *all = &rl_parts_room(ctx)->points;
     *measured = 0;
     for (int i = 0; i < all->n; i++)
         *measured += rl_point_timed(&all->v[i]);
@@ -431,43 +380,54 @@ double rl_point_mfu(rl_ctx *ctx, const rl_point *p)
 }
 
 /* ---- 4. the plan -------------------------------------------------------------------- */
+/* The plan reads the ceilings it was handed, and the context only as a
+ * const: nothing here can measure (rl_ctx_plan.h). */
 
 /* The probes the group of point i will carry (group_roof.c decides the
  * same way): each is a member of its rounds. */
-static int rl_group_probes_planned(rl_ctx *ctx, const rl_points *s, int i)
+static int probes_planned(const rl_ctx *ctx, const rl_ctx_plan *plan, const rl_points *s, int i)
 {
     rl_point *members[64];
     int n = 0;
     for (int j = i; j < s->n && n < 64; j++)
-        if (j == i || (s->v[i].group && s->v[j].group == s->v[i].group))
+        if (rl_points_same_group(s, i, j))
             members[n++] = &s->v[j];
-    return rl_group_probes_count(ctx, members, n);
+    return rl_group_probes_count(ctx, plan->ceilings, members, n);
 }
 
-void rl_points_plan(rl_ctx *ctx, const rl_points *s)
+static rl_plan_entry plan_group(const rl_ctx *ctx, const rl_ctx_plan *plan, const rl_points *s,
+                                int i)
 {
-    for (int i = 0; i < s->n; i++) {
-        if (seen_before(s, i))
+    rl_plan_entry e = {.needed = rl_points_group_needed(s, i)};
+    double probe_s = 0;
+    for (int j = i; j < s->n; j++) {
+        const rl_point *p = &s->v[j];
+        if (!rl_points_same_group(s, i, j))
             continue;
-        int members = 0;
-        double call_s = 0, sum_s = 0, probe_s = 0;
-        for (int j = i; j < s->n; j++) {
-            const rl_point *p = &s->v[j];
-            if (!same_group(s, i, j))
-                continue;
-            members++;
-            double c = rl_estimate_call_s(ctx, p->bytes, p->footprint, p->pattern, p->flops) +
-                       p->extra_s;
-            call_s = fmax(call_s, c);
-            sum_s += c;
-            probe_s = fmax(probe_s, rl_estimate_call_s(ctx, p->footprint, p->footprint, p->pattern, 0));
-        }
-        /* A probe reads the group's footprint once a call, or runs a
-         * compute loop shorter than that: not the cost of a GEMM's call. */
-        int probes = rl_group_probes_planned(ctx, s, i);
-        members += probes;
-        sum_s += probes * probe_s;
-        rl_plan_group(ctx, members, call_s);
-        rl_budget_group(ctx, &s->v[i], members, call_s, sum_s, group_needed(s, i));
+        e.members++;
+        double c = rl_plan_call_s(plan, ctx->kind, p->bytes, p->footprint, p->pattern, p->flops) +
+                   p->extra_s;
+        e.call_s = fmax(e.call_s, c);
+        e.sum_s += c;
+        probe_s = fmax(probe_s, rl_plan_call_s(plan, ctx->kind, p->footprint, p->footprint,
+                                               p->pattern, 0));
     }
+    /* A probe reads the group's footprint once a call, or runs a
+     * compute loop shorter than that: not the cost of a GEMM's call. */
+    int probes = probes_planned(ctx, plan, s, i);
+    e.members += probes;
+    e.sum_s += probes * probe_s;
+    return e;
+}
+
+int rl_points_plan(const rl_ctx *ctx, const rl_ctx_plan *plan, const rl_points *s, int first,
+                   rl_plan_entry *out)
+{
+    int n = 0;
+    for (int i = 0; i < s->n; i++)
+        if (!seen_before(s, i)) {
+            out[n] = plan_group(ctx, plan, s, i);
+            out[n++].leader = first + i;
+        }
+    return n;
 }

@@ -3,6 +3,7 @@
  * works, only when stderr is a terminal (logs and CI stay clean).
  */
 #include "internal.h"
+#include "rl_ctx_clock.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -24,14 +25,15 @@ static bool enabled(void)
 
 void rl_progress_total(rl_ctx *ctx, int total)
 {
-    ctx->priv->progress_total = total;
-    ctx->priv->progress_done = 0;
+    rl_ctx_clock *clock = rl_clock_room(ctx);
+    clock->progress_total = total;
+    clock->progress_done = 0;
     started = rl_now_s();
 }
 
 void rl_progress_step(rl_ctx *ctx, const char *fmt, ...)
 {
-    rl_ctx_private *p = ctx->priv;
+    rl_ctx_clock *p = rl_clock_room(ctx);
     p->progress_done++;
     if (!enabled())
         return;

@@ -23,6 +23,7 @@
  * the verdicts that rest on the ceiling say so instead of judging.
  */
 #include "internal.h"
+#include "rl_ctx_ceilings.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -66,18 +67,23 @@ static rl_level next_level(const double cap[RL_LEVEL_COUNT], rl_level l)
 
 rl_roof rl_roof_for(rl_ctx *ctx, double footprint, rl_pattern pattern)
 {
-    const rl_ceilings *c = rl_ceilings_get(ctx);
+    return rl_roof_on(rl_ceilings_get(ctx), ctx->kind, footprint, pattern);
+}
+
+rl_roof rl_roof_on(const rl_ceilings *c, rl_backend_kind kind, double footprint,
+                   rl_pattern pattern)
+{
     double cap[RL_LEVEL_COUNT]; /* the levels with a measured rung for this pattern */
     for (int l = 0; l < RL_LEVEL_COUNT; l++)
         cap[l] = isnan(c->bw[l][pattern].best) ? 0 : c->level_bytes[l];
     rl_roof r = {.pattern = pattern};
     r.level = r.judged = rl_level_on(cap, c->level_spill, footprint, &r.mixed);
     r.gbps = r.cached_gbps = c->bw[r.level][pattern].best;
-    const char *name = rl_level_name(ctx->kind, r.level);
+    const char *name = rl_level_name(kind, r.level);
     if (r.mixed) {
         r.judged = next_level(cap, r.level);
         r.gbps = c->bw[r.judged][pattern].best;
-        snprintf(r.name, sizeof r.name, "%s-%s", name, rl_level_name(ctx->kind, r.judged));
+        snprintf(r.name, sizeof r.name, "%s-%s", name, rl_level_name(kind, r.judged));
     } else {
         snprintf(r.name, sizeof r.name, "%s", name);
     }
@@ -99,8 +105,8 @@ double rl_roof_rung_gbps(const rl_roof *roof, double gbps)
  * DRAM speed), else the size the machine reports. */
 static double llc_in_use(const rl_ctx *ctx)
 {
-    const rl_ctx_private *p = ctx->priv;
-    double measured = p && p->have_ceilings ? p->ceilings.level_bytes[RL_LLC] : 0;
+    const rl_ctx_ceilings *room = rl_ceilings_room(ctx);
+    double measured = room && room->have ? room->ceilings.level_bytes[RL_LLC] : 0;
     return measured > 0 ? measured : ctx->dev->llc_bytes;
 }
 
@@ -120,7 +126,7 @@ int rl_copies_beyond_cache(const rl_ctx *ctx, double buffer_bytes)
 static void record_suspect(rl_ctx *ctx, const char *what, double ceiling, double achieved,
                            const char *unit)
 {
-    rl_ctx_private *p = ctx->priv;
+    rl_ctx_ceilings *p = rl_ceilings_room(ctx);
     if (p->suspect)
         return; /* the first one tells the story */
     p->suspect = true;
@@ -139,13 +145,13 @@ static void record_suspect(rl_ctx *ctx, const char *what, double ceiling, double
  * the one rung it cannot beat. */
 double rl_mbu(rl_ctx *ctx, double gbps, const rl_roof *roof)
 {
-    rl_ctx_private *p = ctx->priv;
+    rl_ctx_ceilings *p = rl_ceilings_room(ctx);
     rl_level level = rl_roof_rung(roof, gbps);
     rl_band *rung = &p->ceilings.bw[level][roof->pattern];
     double u = gbps / rung->best;
     if (!(u > OVER))
         return u;
-    if (!p->ceilings_fixed && !p->remeasured_bw[level][roof->pattern]) {
+    if (!p->fixed && !p->remeasured_bw[level][roof->pattern]) {
         p->remeasured_bw[level][roof->pattern] = true;
         rl_band again = rl_ceilings_remeasure_rung(ctx, level, roof->pattern);
         if (again.best > rung->best) {
@@ -185,12 +191,12 @@ double rl_utilization_of_probe(rl_ctx *ctx, double achieved, double probe, doubl
 
 double rl_mfu(rl_ctx *ctx, double tflops)
 {
-    rl_ctx_private *p = ctx->priv;
+    rl_ctx_ceilings *p = rl_ceilings_room(ctx);
     rl_ceilings *c = &p->ceilings;
     double u = tflops / c->matrix_tflops;
     if (!(u > OVER))
         return u;
-    if (!p->ceilings_fixed && !p->remeasured_compute) {
+    if (!p->fixed && !p->remeasured_compute) {
         p->remeasured_compute = true;
         rl_ceilings again = *c;
         rl_ceilings_remeasure_compute(ctx, &again);
@@ -213,13 +219,14 @@ double rl_mfu(rl_ctx *ctx, double tflops)
 
 const char *rl_ceiling_suspect_note(const rl_ctx *ctx)
 {
-    return ctx->priv->suspect ? ctx->priv->suspect_note : NULL;
+    const rl_ctx_ceilings *p = rl_ceilings_room(ctx);
+    return p->suspect ? p->suspect_note : NULL;
 }
 
 void rl_set_roof(rl_ctx *ctx, const rl_roof *roof, double gbps)
 {
     rl_set_str(ctx, "mem_level", roof->name);
-    rl_set_num(ctx, "ceiling_gbps", ctx->priv->ceilings.bw[rl_roof_rung(roof, gbps)][roof->pattern].best);
+    rl_set_num(ctx, "ceiling_gbps", rl_ceilings_room(ctx)->ceilings.bw[rl_roof_rung(roof, gbps)][roof->pattern].best);
 }
 
 void rl_point_roof_text(rl_ctx *ctx, const rl_point *p, char *buf, size_t len)

@@ -3,6 +3,7 @@
  * whether it holds; printed as a table and kept in verdicts.csv.
  */
 #include "internal.h"
+#include "rl_ctx_verdicts.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct rl_verdict_row {
+struct rl_verdict_row {
     char id[64], claim[256], predicted[128], measured[160], note[400];
     rl_verdict_status status;
-} rl_verdict_row;
+};
 
 static const char *const VERDICT_COLUMNS[] = {"experiment", "id", "backend", "device", "label",
                                               "quick", "claim", "predicted", "measured",
@@ -31,10 +32,9 @@ rl_verdict_status rl_within(double x, double lo, double hi)
 void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *predicted,
                 const char *measured, rl_verdict_status status, const char *note)
 {
-    rl_ctx_private *p = ctx->priv;
-    p->verdicts = rl_grow(p->verdicts, p->n_verdicts, &p->cap_verdicts, 8,
-                          sizeof(rl_verdict_row), "verdicts");
-    rl_verdict_row *v = &p->verdicts[p->n_verdicts++];
+    rl_ctx_verdicts *p = rl_verdicts_room(ctx);
+    p->rows = rl_grow(p->rows, p->n, &p->cap, 8, sizeof(rl_verdict_row), "verdicts");
+    rl_verdict_row *v = &p->rows[p->n++];
     snprintf(v->id, sizeof v->id, "%s", id);
     snprintf(v->claim, sizeof v->claim, "%s", claim);
     snprintf(v->predicted, sizeof v->predicted, "%s", predicted);
@@ -46,11 +46,11 @@ void rl_verdict(rl_ctx *ctx, const char *id, const char *claim, const char *pred
 bool rl_verdict_find(const rl_ctx *ctx, const char *id, rl_verdict_status *status,
                      const char **note)
 {
-    const rl_ctx_private *p = ctx->priv;
-    for (int i = p->n_verdicts - 1; i >= 0; i--)
-        if (!strcmp(p->verdicts[i].id, id)) {
-            *status = p->verdicts[i].status;
-            *note = p->verdicts[i].note;
+    const rl_ctx_verdicts *p = rl_verdicts_room(ctx);
+    for (int i = p->n - 1; i >= 0; i--)
+        if (!strcmp(p->rows[i].id, id)) {
+            *status = p->rows[i].status;
+            *note = p->rows[i].note;
             return true;
         }
     return false;
@@ -58,10 +58,10 @@ bool rl_verdict_find(const rl_ctx *ctx, const char *id, rl_verdict_status *statu
 
 const char *rl_verdict_measured(const rl_ctx *ctx, const char *id)
 {
-    const rl_ctx_private *p = ctx->priv;
-    for (int i = p->n_verdicts - 1; i >= 0; i--)
-        if (!strcmp(p->verdicts[i].id, id))
-            return p->verdicts[i].measured;
+    const rl_ctx_verdicts *p = rl_verdicts_room(ctx);
+    for (int i = p->n - 1; i >= 0; i--)
+        if (!strcmp(p->rows[i].id, id))
+            return p->rows[i].measured;
     return NULL;
 }
 
@@ -77,8 +77,9 @@ void rl_verdict_on_ceiling(rl_ctx *ctx, const char *id, const char *claim, const
 
 void rl_verdicts_not_judged(rl_ctx *ctx, const char *why)
 {
-    for (int i = 0; i < ctx->priv->n_verdicts; i++) {
-        rl_verdict_row *v = &ctx->priv->verdicts[i];
+    rl_ctx_verdicts *p = rl_verdicts_room(ctx);
+    for (int i = 0; i < p->n; i++) {
+        rl_verdict_row *v = &p->rows[i];
         char note[sizeof v->note];
         snprintf(note, sizeof note, "%s: not judged on part of its points (they read: %s)%s%.*s",
                  why, rl_verdict_name(v->status), v->note[0] ? "; " : "",
@@ -91,8 +92,9 @@ void rl_verdicts_not_judged(rl_ctx *ctx, const char *why)
 bool rl_verdict_judged(const rl_ctx *ctx, const char *claim_id)
 {
     size_t n = strlen(claim_id);
-    for (int i = 0; i < ctx->priv->n_verdicts; i++) {
-        const char *id = ctx->priv->verdicts[i].id; /* the claim's id, or its id_scope */
+    const rl_ctx_verdicts *p = rl_verdicts_room(ctx);
+    for (int i = 0; i < p->n; i++) {
+        const char *id = p->rows[i].id; /* the claim's id, or its id_scope */
         if (!strncmp(id, claim_id, n) && (id[n] == '\0' || id[n] == '_'))
             return true;
     }
@@ -101,17 +103,17 @@ bool rl_verdict_judged(const rl_ctx *ctx, const char *claim_id)
 
 void rl_verdicts_print(rl_ctx *ctx)
 {
-    const rl_ctx_private *p = ctx->priv;
+    const rl_ctx_verdicts *p = rl_verdicts_room(ctx);
     printf("\nverdicts (%s backend: %s)\n", rl_backend_name(ctx->kind), ctx->dev->name);
     printf("  %-44s %-16s %-16s %s\n", "claim", "predicted", "measured", "verdict");
-    for (int i = 0; i < p->n_verdicts; i++) {
-        const rl_verdict_row *v = &p->verdicts[i];
+    for (int i = 0; i < p->n; i++) {
+        const rl_verdict_row *v = &p->rows[i];
         printf("  %-44s %-16s %-16s %s\n", v->claim, v->predicted, v->measured,
                rl_verdict_name(v->status));
         if (v->note[0])
             printf("  %-44s   %s\n", "", v->note);
     }
-    if (p->n_verdicts == 0)
+    if (p->n == 0)
         printf("  (none stated)\n");
 }
 
@@ -154,8 +156,9 @@ int rl_verdicts_write(rl_ctx *ctx)
     rl_csv_meta(c, "about", "latest verdict per experiment and backend for label %s", ctx->label);
     const char *backend = rl_backend_name(ctx->kind);
     keep_other_rows(path, ctx->exp->slug, backend, rl_csv_stream(c));
-    for (int i = 0; i < ctx->priv->n_verdicts; i++) {
-        const rl_verdict_row *v = &ctx->priv->verdicts[i];
+    const rl_ctx_verdicts *p = rl_verdicts_room(ctx);
+    for (int i = 0; i < p->n; i++) {
+        const rl_verdict_row *v = &p->rows[i];
         rl_csv_set_str(c, "experiment", ctx->exp->slug);
         rl_csv_set_str(c, "id", v->id);
         rl_csv_set_str(c, "backend", backend);
@@ -177,7 +180,7 @@ int rl_verdicts_write(rl_ctx *ctx)
 
 void rl_verdicts_free(rl_ctx *ctx)
 {
-    free(ctx->priv->verdicts);
-    ctx->priv->verdicts = NULL;
-    ctx->priv->n_verdicts = ctx->priv->cap_verdicts = 0;
+    rl_ctx_verdicts *p = rl_verdicts_room(ctx);
+    free(p->rows);
+    *p = (rl_ctx_verdicts){0};
 }

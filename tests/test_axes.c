@@ -4,6 +4,7 @@
  * a sweep's combinations declared in order with its parts and groups.
  */
 #include "internal.h"
+#include "rl_ctx_private.h" /* a context with rooms, for rl_sweep_declare */
 
 #include <criterion/criterion.h>
 #include <math.h>
