@@ -1,6 +1,8 @@
 /*
- * exp03.h -- what experiment 03's files share: the model (model.c), a
- * point's step (main.c) and the report (report.c).
+ * exp03.h -- what experiment 03's files share. main.c (the claims, the
+ * axes, the points, the judgement) uses the two chapters: the model
+ * (model.c) and the comparisons with F16 and the summaries (report.c),
+ * which reads the model. Neither chapter calls back into main.c.
  */
 #ifndef EXP03_H
 #define EXP03_H
@@ -22,6 +24,7 @@ typedef struct matrix {
 typedef struct model {
     int layers, mini_rows;   /* layers 0: the cache-sized model (mini_rows) or --matrix */
     bool head;
+    bool one_matrix;         /* --matrix: one matrix, each format timed in a group of its own */
     int nmat;
     matrix *mats;
     int widths[2];           /* the inputs' widths: 4096 and 14336 (--matrix: k twice) */
@@ -46,8 +49,14 @@ enum { HIDDEN = 4096, FFN = 14336, KV = 1024, VOCAB = 128256 };
 /* A layer's matrices: q, k, v as one, o, gate and up as one, down (model.c). */
 enum { LAYER_MATRICES = 4 };
 
-/* The model's shape, in declare (nothing allocated on the device);
- * layers 0: the cache-sized model of mini_rows rows. */
+/* ---- model.c: the model ----------------------------------------------------- */
+
+/* The model of this run, in declare (nothing allocated on the device), and
+ * its metadata: layers_given (--layers) or, on a GPU, gpu_layers where its
+ * memory allows; on the CPU the fewest layers that put the weights in DRAM,
+ * else a cache-sized model. prefill_n: the prefill's tokens. */
+void exp03_model_plan_run(rl_ctx *ctx, model *m, int layers_given, int gpu_layers, int prefill_n);
+/* The shape alone; layers 0: the cache-sized model of mini_rows rows. */
 void exp03_model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n);
 void exp03_model_plan_matrix(model *m, int rows, int k); /* one matrix, decode only */
 /* When the part opens: random FP16 weights in every format, uploaded, with
@@ -88,17 +97,31 @@ static inline double tps(const rl_point *p)
  * .arg = its step. */
 void exp03_run_step(void *arg);  /* a GEMV per matrix (decode) or n tokens through each (prefill) */
 void exp03_run_check(void *arg); /* prefill's check: the step's call on the check rows */
-double exp03_col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p); /* main.c: vs F16 of its group */
-/* main.c, prefill rows (NaN for decode): the conversion pass's share of
- * the step's time, by the model (exp03_model_pass_s over the measured
- * time), and measured as the time over the F16 prefill timed with it,
- * 1 - t_F16 / t (the same GEMM: on the GPU, F16 skips the pass). */
+
+/* ---- report.c: each point against F16, the summaries ------------------------- */
+
+/* The F16 point timed with p: in its group; under --matrix, the one F16
+ * point. NULL where none was timed. */
+const rl_point *exp03_f16_of(const rl_point *p);
+/* p's rate over that F16's (NaN: none), and its bytes per second over F16's. */
+double exp03_vs_f16(const rl_point *p);
+double exp03_bytes_vs_f16(const rl_point *p);
+/* A format's best valid point of a phase: the highest rate over the F16
+ * timed with it; for F16 itself, the fastest. */
+const rl_point *exp03_best(const rl_points *pts, quant_format f, quant_phase phase);
+double exp03_col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p); /* exp03_vs_f16 */
+/* Prefill rows (NaN for decode): the conversion pass's share of the step's
+ * time, by the model (exp03_model_pass_s over the measured time), and
+ * measured as the time over the F16 prefill timed with it, 1 - t_F16 / t
+ * (the same GEMM: on the GPU, F16 skips the pass). */
 double exp03_col_pass_share_model(rl_ctx *ctx, const rl_point *p);
 double exp03_col_pass_share_over_f16(rl_ctx *ctx, const rl_point *p);
-const rl_point *exp03_f16_of(const rl_point *p); /* main.c: the F16 point of its group, or NULL */
-
-/* report.c: the published rows, the summary tables, the verdicts. */
-extern const rl_claim EXP03_CLAIMS[];
-void exp03_report(rl_ctx *ctx, const rl_points *pts, const model *m);
+/* The published rows, and the tables of each format's best point. */
+void exp03_summarize(rl_ctx *ctx, const rl_points *pts, const model *m);
+/* The verdicts' notes: where the weights live and why the quantized
+ * formats fall behind F16's bytes per second; the range of the pass's
+ * share of the prefill time (appended). */
+void exp03_decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char *buf, size_t len);
+void exp03_pass_note(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len);
 
 #endif

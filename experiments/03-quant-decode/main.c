@@ -7,11 +7,12 @@
  * Llama-3.1-8B-shaped decoder (model.c) in six formats (kernels/quant.h):
  * every variant in every format is a point, the formats of a variant timed
  * together; the verdicts use each format's best valid variant, as a ratio
- * to the F16 timed with it. See README.md.
+ * to the F16 timed with it (report.c). See README.md.
  *
- * The run is one part, the model (or --matrix's one matrix): declare plans
- * it and its points, its open() builds the weights and references, and
- * judge (report.c) prints the summaries and the verdicts.
+ * The file reads top to bottom: the claims, the axes (the formats, the
+ * prefill's tokens, a GPU's layers), the points (one step of one variant
+ * in one format, in one part: the model, built when it opens), the
+ * judgement, and last the columns and the experiment.
  */
 #include "exp03.h"
 #include "cpu/quant_dot.h"
@@ -20,6 +21,48 @@
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
+
+/* ---- the claims ------------------------------------------------------------------- */
+
+enum { DECODE_SPEEDUP, SIZE_X_DECODE, PREFILL_FLAT };
+
+static const rl_claim CLAIMS[] = {
+    /* Both decode claims are about bytes: judged where the points compared
+     * read near their group's roof, and where no format beats its bytes
+     * over F16 (README, Tolerances). The speedup, a lower bound: F16 at
+     * least 0.7 of its roof, else a slow baseline could make it hold; q4
+     * too, for it to fail. */
+    [DECODE_SPEEDUP] = {"decode_speedup_q4", "decode speedup, F16 -> 4.5 bits (q4)", 2.5, INFINITY,
+                        "x", 2, .predicted_text = ">= 2.5x (bytes: 3.56x)", .premise_mbu = 0.7},
+    /* The worst format's deviation from F16, in %. Flat within 15 % can
+     * only be judged on points within 15 % of their roof: below 0.85, a
+     * format's instructions alone take more than the tolerance. */
+    [SIZE_X_DECODE] = {"size_x_decode_flat", "size x decode rate, 8.5 to 4.5 bits, vs F16", -15, 15,
+                       "%", 0, .predicted_text = "within +-15 %", .premise_mbu = 0.85},
+    [PREFILL_FLAT] = {"prefill_flat", "prefill tokens/s, every format, vs F16", -25, 25, "%", 0,
+                      .predicted_text = "within +-25 %"},
+    {0},
+};
+
+/* ---- the axes --------------------------------------------------------------------- */
+
+/* Every format in every mode, F16 first: the unit of every ratio. */
+static const rl_axis FORMAT = RL_AXIS("format", RL_LIST(QF_F16, QF_Q8, QF_Q6, QF_Q5, QF_Q4, QF_Q2),
+                                      RL_LIST(QF_F16, QF_Q8, QF_Q6, QF_Q5, QF_Q4, QF_Q2),
+                                      RL_LIST(QF_F16, QF_Q8, QF_Q6, QF_Q5, QF_Q4, QF_Q2));
+static const rl_axis *const AXES[] = {&FORMAT, NULL};
+
+/* The prefill's tokens: llama.cpp's pp512 on the GPU in every mode, and in
+ * a full CPU run; a shorter CPU run takes 64 (a 14336 x 4096 x 512 SGEMM
+ * per matrix takes a 2-core CPU seconds). */
+static const rl_axis GPU_PREFILL_TOKENS = RL_AXIS("tokens", RL_LIST(512), RL_LIST(512),
+                                                  RL_LIST(512));
+static const rl_axis PREFILL_TOKENS = RL_AXIS("tokens", RL_LIST(64), RL_LIST(64), RL_LIST(512),
+                                              .gpu = &GPU_PREFILL_TOKENS);
+/* A GPU's decoder layers, where its memory allows: the whole model (32) in
+ * a full run, fewer in lab and quick runs. The CPU's follow from its LLC
+ * (model.c); --layers overrides both. */
+static const rl_axis GPU_LAYERS = RL_AXIS("layers", RL_LIST(4), RL_LIST(8), RL_LIST(32));
 
 static const char *layers_choice = "auto";
 static const char *matrix_choice = "";
@@ -34,7 +77,339 @@ static const rl_option OPTIONS[] = {
     {0},
 };
 
-/* ---- the columns ------------------------------------------------------------ */
+static int layers_given;          /* --layers; 0: auto */
+static int matrix_rows, matrix_k; /* --matrix ROWSxK; 0: the model */
+
+static void read_options(rl_ctx *ctx)
+{
+    if (matrix_choice[0]) {
+        char tail;
+        int rows, k;
+        if (sscanf(matrix_choice, "%dx%d%c", &rows, &k, &tail) != 2 || rows < 1 ||
+            k < QUANT_BLOCK || k % QUANT_BLOCK != 0 || (double)rows * k > 4e9)
+            rl_die(RL_EXIT_USAGE, "exp-03: --matrix wants ROWSxK with K a multiple of %d (e.g. "
+                   "4096x14336), not '%s'", QUANT_BLOCK, matrix_choice);
+        matrix_rows = rows, matrix_k = k;
+    } else if (strcmp(layers_choice, "auto") != 0) {
+        layers_given = (int)rl_option_number(ctx, "layers", layers_choice, 1, 32, true, "auto");
+    }
+}
+
+/* ---- the points: one step of one variant in one format ------------------------------ */
+
+/* The model of the run: planned in declare, built when its part opens. */
+static model the_model;
+
+/* Binds a point's check to the model's buffers, which exist once its part
+ * is open: decode checks the whole step's outputs, prefill the same call on
+ * the check rows (a reference of the whole model would take the host
+ * minutes). */
+static void bind_check(rl_ctx *ctx, rl_point *p)
+{
+    (void)ctx;
+    const step *s = RL_DATA(step, p);
+    const model *m = s->m;
+    if (s->v->phase == QUANT_DECODE) {
+        p->out = m->y;
+        p->want = m->ref[s->f];
+        p->bound = s->v->quantizes_x ? m->bound[s->f] : NULL;
+    } else {
+        p->out = m->yval;
+        p->want = m->check_ref[s->f];
+        p->bound = m->check_bound;
+    }
+}
+
+/* A step's data: its CSV columns, its model, variant and format. */
+static step *new_step(rl_ctx *ctx, model *m, const quant_variant *v, quant_format f)
+{
+    bool decode = v->phase == QUANT_DECODE;
+    double size = exp03_model_bytes(m, f);
+    step *s = RL_NEW(ctx, step);
+    *s = (step){.source = "measured", .format = quant_formats[f].name,
+                .phase = decode ? "decode" : "prefill", .bits = quant_bits_per_weight(f),
+                .params = m->params, .size_bytes = size, .size_gib = size / 1073741824.0,
+                .rel_size = size / exp03_model_bytes(m, QF_F16), .layers = m->layers,
+                .tokens = decode ? 1 : m->prefill_n, .m = m, .v = v, .f = f,
+                .all = rl_points_all(ctx), .launch = RL_LAUNCHER(ctx, v),
+                .stream = rl_stream(ctx->be)};
+    return s;
+}
+
+/* What the points of one variant share: the sweep's state. */
+typedef struct variant_points {
+    model *m;
+    const quant_variant *v;
+    int group;         /* its formats, timed together; --matrix: each format's own */
+    bool optional;
+    int *format_group; /* --matrix: each format's group, made at its first point */
+    int *declared;     /* points so far: --matrix declares F16 once */
+} variant_points;
+
+/* The variant's step in one format. */
+static void format_point(rl_ctx *ctx, const rl_at *at, void *state)
+{
+    variant_points *vp = state;
+    quant_format f = (quant_format)rl_at_int(at, &FORMAT);
+    model *m = vp->m;
+    int group = vp->group;
+    if (m->one_matrix) {
+        /* F16 is one kernel (gemv_fp16) in every decode variant: declared once */
+        if (f == QF_F16 && *vp->declared)
+            return;
+        if (!vp->format_group[f])
+            vp->format_group[f] = rl_group_new(ctx);
+        group = vp->format_group[f];
+    }
+    step *s = new_step(ctx, m, vp->v, f);
+    bool decode = vp->v->phase == QUANT_DECODE;
+    rl_point_add(ctx, &(rl_point){
+        .variant = KERNEL_VARIANT(vp->v), .group = group, .run = exp03_run_step, .arg = s,
+        RL_POINT_DATA(s), .prepare = bind_check,
+        .check_run = decode ? NULL : exp03_run_check, .check_arg = decode ? NULL : s,
+        .count = decode ? m->rows_total : m->check_count,
+        .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
+        .bytes = s->size_bytes, .footprint = s->size_bytes, .pattern = RL_READ,
+        .flops = 2.0 * m->params * s->tokens,
+        /* prefill's pass of the weights to FP32 before the GEMM (a model) */
+        .extra_s = decode ? 0 : exp03_model_pass_s(ctx, m, f), .optional = vp->optional});
+    (*vp->declared)++;
+}
+
+/* Every variant that runs here in every format, a group per variant.
+ * --matrix: the decode variants, F16 once, a group per format: each
+ * format's matrix timed with its own variants only, as ggml's
+ * test-backend-ops times each type, because the six formats interleaved
+ * (320 MB at 4096 x 14336) evict one another from an LLC that holds each
+ * one alone. */
+static void declare_points(rl_ctx *ctx, model *m)
+{
+    /* The verdicts read each format's best decode, the integer one where
+     * it runs: the dequantizing decode is then their notes' (optional). */
+    bool int8_runs = rl_variant_by_role(ctx, &quant_family, "decode_int8") != NULL;
+    int format_group[QF_COUNT] = {0}, declared = 0;
+    for (const quant_variant *v = quant_variants; v->name; v++) {
+        if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) ||
+            (m->one_matrix && v->phase != QUANT_DECODE))
+            continue;
+        variant_points vp = {m, v, m->one_matrix ? 0 : rl_group_new(ctx),
+                             int8_runs && kernel_has_role(KERNEL_VARIANT(v), "decode_dequant"),
+                             format_group, &declared};
+        rl_sweep_declare(ctx, &(rl_sweep){AXES, .points = format_point, .state = &vp});
+    }
+}
+
+/* Builds the weights in every format, with their references (host). */
+static void open_model(rl_ctx *ctx, void *state)
+{
+    model *m = state;
+    double t0 = rl_now_s();
+    exp03_model_build(ctx, m);
+    rl_progress_clear();
+    if (!m->one_matrix)
+        printf("built       random FP16 weights, encoded in %d formats, with their references, "
+               "in %.1f s (host)\n", QF_COUNT, rl_now_s() - t0);
+}
+
+/* Frees the buffers; the model's shape (its weights' count) stays, for judge. */
+static void close_model(rl_ctx *ctx, const rl_points *pts, void *state)
+{
+    (void)pts;
+    exp03_model_free(ctx, state);
+}
+
+/* --matrix ROWSxK: the decode of one matrix (n = 1, all threads, the run's
+ * --cache) in every format with every decode variant, beside ggml's CPU
+ * mat-vec (test-backend-ops perf -o MUL_MAT; README.md): a model of one
+ * matrix, its points declared and validated as the model run's. It writes
+ * no results: its table is its own. */
+static const rl_column MATRIX_TABLE[] = {
+    RL_TEXT(NULL, "format", "%-6s", step, format),
+    RL_DOUBLE(NULL, "bits/w", "%7.4g", step, bits),
+    {NULL, "variant", "%-13s", .str = rl_col_variant},
+    {NULL, "ms/call", "%9.3f", .num = rl_col_time_ms, .measured = true},
+    RL_COLUMN_GBPS,
+    {NULL, "x F16", "%8.2f", .num = exp03_col_rel_tokens_per_s, .measured = true},
+    {NULL, "/triad", "%7.2f", .num = rl_col_vs_copy, .measured = true},
+    {NULL, "/read", "%7.2f", .num = rl_col_vs_dram_read, .measured = true},
+    {NULL, "max |err| (bound: int8)", "%9.2g", .num = rl_col_max_abs_err},
+    {0},
+};
+
+/* After its table: how the weights compare with the last-level cache. */
+static void close_matrix(rl_ctx *ctx, const rl_points *pts, void *state)
+{
+    const model *m = state;
+    printf("\n  weights: %.0f MiB in F16, %.0f MiB in q4; the last-level cache holds %.0f MiB%s\n",
+           exp03_model_bytes(m, QF_F16) / 1048576, exp03_model_bytes(m, QF_Q4) / 1048576,
+           ctx->dev->llc_bytes / 1048576, rl_beyond_cache(ctx, exp03_model_bytes(m, QF_Q2)) ? "" :
+           " (some formats run from cache)");
+    close_model(ctx, pts, state);
+}
+
+/* Every format's decode shape is tuned on this machine, for DRAM or for
+ * the hot matrix; a side benchmark: its table only, no probes. */
+static void plan_matrix(rl_ctx *ctx, model *m)
+{
+    bool hot = ctx->args.cache == RL_HOT;
+    rl_tune_decode_cpu_at(ctx, true, hot ? matrix_rows : 0, matrix_k);
+    printf("\nmatrix      %d x %d, n = 1, %s, %d threads, integer dot products: %s\n", matrix_rows,
+           matrix_k, hot ? "hot" : "cold", omp_get_max_threads(),
+           quant_isa_name(quant_isa_best()));
+    fflush(stdout);
+    exp03_model_plan_matrix(m, matrix_rows, matrix_k);
+    rl_discard_results(ctx);
+}
+
+/* The model of this run (model.c). A cache-sized model is tuned hot, on
+ * one K = 14336 matrix of its bytes (its rows x 4096 and rows x 14336):
+ * where the weights live decides the shape (harness/tune_decode.c); a
+ * DRAM-sized one from DRAM. */
+static void plan_model(rl_ctx *ctx, model *m)
+{
+    exp03_model_plan_run(ctx, m, layers_given, (int)rl_axis_first(ctx, &GPU_LAYERS),
+                         (int)rl_axis_first(ctx, &PREFILL_TOKENS));
+    int rows = m->mini_rows ? (int)((double)m->mini_rows * (HIDDEN + FFN) / FFN) : 0;
+    rl_tune_decode_cpu_at(ctx, true, rows, FFN);
+}
+
+/* One part: the model (or --matrix's matrix), built when it opens. The
+ * plan: building it (its time per weight on one host core; the GPU's
+ * upload adds about as much again, model.c's fewer_layers_to_fit; the
+ * README beside this file, "The model", has a run's figure), then its
+ * points. */
+static void declare(rl_ctx *ctx)
+{
+    model *m = &the_model;
+    if (matrix_rows)
+        plan_matrix(ctx, m);
+    else
+        plan_model(ctx, m);
+    double per_weight_s = ctx->kind == RL_CPU ? 4e-8 : 2 * 6e-8; /* encoded in place on the CPU */
+    rl_plan_fixed(ctx, per_weight_s * m->params / (ctx->dev->threads > 0 ? ctx->dev->threads : 1));
+    rl_part_add(ctx, &(rl_part){.open = open_model, .state = m,
+                                .done = m->one_matrix ? close_matrix : close_model,
+                                .table = m->one_matrix ? MATRIX_TABLE : NULL});
+    declare_points(ctx, m);
+}
+
+/* ---- the judgement ------------------------------------------------------------------- */
+
+/* The largest deviation from F16 of a rate over formats [lo, hi], in %
+ * ("q6 -80 %" in text), or NaN when one is missing: decode's bytes per
+ * second, or prefill's tokens per second, each over the F16 timed with it. */
+static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi, char *text,
+                              size_t len)
+{
+    double worst = 0;
+    int which = lo;
+    snprintf(text, len, "-");
+    for (int f = lo; f <= hi; f++) {
+        double v = decode ? exp03_bytes_vs_f16(exp03_best(pts, f, QUANT_DECODE))
+                          : exp03_vs_f16(exp03_best(pts, f, QUANT_PREFILL));
+        if (isnan(v))
+            return NAN;
+        if (fabs(v - 1) >= fabs(worst)) {
+            worst = v - 1;
+            which = f;
+        }
+    }
+    snprintf(text, len, "%s %+.0f %%", quant_formats[which].name, 100 * worst);
+    return 100 * worst;
+}
+
+/* The premise of a decode claim on a format's point: it and the F16 timed
+ * with it read near their roof (the format's only to fail, where the claim
+ * is a lower bound), and its speedup over that F16 stays within what its
+ * bytes allow. */
+static void decode_premise(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *q)
+{
+    const rl_point *f16 = exp03_f16_of(q);
+    if (!q || !f16)
+        return;
+    char what[96];
+    snprintf(what, sizeof what, "the F16 baseline (%s)", f16->variant->name);
+    rl_premise_memory_bound(ctx, pr, c, f16, what);
+    snprintf(what, sizeof what, "%s decode (%s)", RL_DATA(step, q)->format, q->variant->name);
+    if (isinf(c->hi))
+        rl_premise_memory_bound_to_fail(ctx, pr, c, q, what);
+    else
+        rl_premise_memory_bound(ctx, pr, c, q, what);
+    snprintf(what, sizeof what, "%s over the F16 baseline (%s)", RL_DATA(step, q)->format,
+             f16->variant->name);
+    rl_premise_within_bytes(pr, f16, q, what);
+}
+
+static bool is_q4_decode(const rl_point *p, const void *key)
+{
+    (void)key;
+    const step *s = RL_DATA(step, p);
+    return s->f == QF_Q4 && s->v->phase == QUANT_DECODE;
+}
+
+/* q4's best decode over the F16 timed with it; the note adds the
+ * dequantizing decode against the F16 of its own group. */
+static void judge_decode_speedup(rl_ctx *ctx, const rl_points *pts, const char *decode)
+{
+    char note[800];
+    snprintf(note, sizeof note, "%s", decode);
+    const rl_point *q4 = exp03_best(pts, QF_Q4, QUANT_DECODE);
+    const rl_point *dq4 = rl_points_find(pts, "decode_dequant", is_q4_decode, NULL);
+    if (dq4 && dq4 != q4 && !isnan(exp03_vs_f16(dq4)))
+        rl_appendf(note, sizeof note, "; dequantizing decode (%s): %.2fx", dq4->variant->name,
+                   exp03_vs_f16(dq4));
+    rl_premise pr = rl_premise_start();
+    decode_premise(ctx, &pr, &CLAIMS[DECODE_SPEEDUP], q4);
+    rl_judge_given(ctx, &CLAIMS[DECODE_SPEEDUP], NULL, exp03_vs_f16(q4), &pr, note);
+}
+
+/* Bytes per second over F16's, q8 to q4: flat where decode is about bytes. */
+static void judge_size_x_decode(rl_ctx *ctx, const rl_points *pts, const char *decode)
+{
+    const rl_claim *c = &CLAIMS[SIZE_X_DECODE];
+    char note[800], measured[64];
+    rl_premise pr = rl_premise_start();
+    for (int f = QF_Q8; f <= QF_Q4; f++)
+        decode_premise(ctx, &pr, c, exp03_best(pts, f, QUANT_DECODE));
+    snprintf(note, sizeof note, "%s", decode);
+    double dev = worst_deviation(pts, true, QF_Q8, QF_Q4, measured, sizeof measured);
+    /* Over the band: a quantized format read its bytes faster than F16 did. */
+    if (dev > c->hi)
+        rl_appendf(note, sizeof note, "; %s: a quantized format read more bytes per second than "
+                   "the F16 GEMV timed with it, so the F16 kernel, not the bytes, was the slower "
+                   "reader", measured);
+    rl_judge_status_given(ctx, c, NULL, measured, rl_within(dev, c->lo, c->hi), &pr, note);
+}
+
+/* Prefill's tokens per second over F16's, every format: flat. */
+static void judge_prefill_flat(rl_ctx *ctx, const rl_points *pts)
+{
+    const rl_claim *c = &CLAIMS[PREFILL_FLAT];
+    char note[800], measured[64];
+    double dev = worst_deviation(pts, false, QF_Q8, QF_Q2, measured, sizeof measured);
+    const rl_point *p16 = exp03_best(pts, QF_F16, QUANT_PREFILL);
+    snprintf(note, sizeof note, "F16 prefill at %.0f %% MFU; the other formats are first "
+             "dequantized %s", p16 ? 100 * rl_point_mfu(ctx, p16) : NAN,
+             ctx->kind == RL_CUDA ? "to FP16 (a pass through memory)" : "to FP32");
+    exp03_pass_note(ctx, pts, note, sizeof note);
+    rl_judge_status(ctx, c, NULL, measured, rl_within(dev, c->lo, c->hi), note);
+}
+
+/* The published rows and the summary tables (report.c), then the ratios
+ * between formats, each against the F16 point timed with it, judged
+ * wherever the weights live (DRAM, or the LLC of a cache-sized model: the
+ * same claim about that level's bandwidth); the note says where. */
+static void judge(rl_ctx *ctx, const rl_points *all)
+{
+    exp03_summarize(ctx, all, &the_model);
+    char decode[800];
+    exp03_decode_note(ctx, all, &the_model, decode, sizeof decode);
+    judge_decode_speedup(ctx, all, decode);
+    judge_size_x_decode(ctx, all, decode);
+    judge_prefill_flat(ctx, all);
+}
+
+/* ---- the columns ------------------------------------------------------------------- */
 
 static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return tps(p); }
 
@@ -43,44 +418,6 @@ static double col_ceiling(rl_ctx *ctx, const rl_point *p)
 {
     return RL_DATA(step, p)->v->phase != QUANT_DECODE
                ? NAN : rl_tokens_per_s_ceiling(rl_point_roof_gbps(ctx, p) * 1e9, p->bytes);
-}
-
-static int matrix_rows, matrix_k; /* --matrix ROWSxK; 0: the model */
-
-/* The F16 timed with p: in its group; under --matrix, the one F16 point
- * (each format has a group of its own there: declare_points). */
-static bool f16_of_group(const rl_point *q, const void *p)
-{
-    return (matrix_rows || q->group == ((const rl_point *)p)->group) && RL_DATA(step, q)->f == QF_F16;
-}
-
-const rl_point *exp03_f16_of(const rl_point *p)
-{
-    return p ? rl_points_find(RL_DATA(step, p)->all, NULL, f16_of_group, p) : NULL;
-}
-
-/* Against F16 in the same group (the same variant, timed with it); under
- * --matrix, against the one F16 point, timed in its own group. */
-double exp03_col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p)
-{
-    (void)ctx;
-    const rl_point *f16 = exp03_f16_of(p);
-    return f16 ? f16->seconds / p->seconds : NAN;
-}
-
-static bool is_prefill(const rl_point *p) { return RL_DATA(step, p)->v->phase == QUANT_PREFILL; }
-
-double exp03_col_pass_share_model(rl_ctx *ctx, const rl_point *p)
-{
-    const step *s = RL_DATA(step, p);
-    return is_prefill(p) && rl_point_timed(p) ? exp03_model_pass_s(ctx, s->m, s->f) / p->seconds : NAN;
-}
-
-double exp03_col_pass_share_over_f16(rl_ctx *ctx, const rl_point *p)
-{
-    (void)ctx;
-    const rl_point *f16 = exp03_f16_of(p);
-    return is_prefill(p) && f16 && rl_point_timed(p) ? 1 - f16->seconds / p->seconds : NAN;
 }
 
 static const rl_column COLUMNS[] = {
@@ -123,11 +460,9 @@ static const rl_column TABLE[] = {
     {0},
 };
 
-static const kernel_family *const FAMILIES[] = {&quant_family, NULL};
+/* ---- the experiment ----------------------------------------------------------------- */
 
-static void read_options(rl_ctx *ctx);
-static void declare(rl_ctx *ctx);
-static void judge(rl_ctx *ctx, const rl_points *all);
+static const kernel_family *const FAMILIES[] = {&quant_family, NULL};
 
 static const rl_experiment EXP03 = {
     .id = "03",
@@ -142,7 +477,7 @@ static const rl_experiment EXP03 = {
     .prediction = "each format's best valid variant, as a ratio to the F16 timed with it; the "
                   "decode ratios judged where the weights live (DRAM, or the LLC for a "
                   "cache-sized model)",
-    .claims = EXP03_CLAIMS,
+    .claims = CLAIMS,
     .families = FAMILIES,
     .columns = COLUMNS,
     .rates = RL_RATES_BANDWIDTH | RL_RATES_COMPUTE,
@@ -157,280 +492,5 @@ static const rl_experiment EXP03 = {
     .declare = declare,
     .judge = judge,
 };
-
-/* ---- the options ------------------------------------------------------------------ */
-
-static int layers_given;          /* --layers; 0: auto */
-
-static void read_options(rl_ctx *ctx)
-{
-    if (matrix_choice[0]) {
-        char tail;
-        int rows, k;
-        if (sscanf(matrix_choice, "%dx%d%c", &rows, &k, &tail) != 2 || rows < 1 ||
-            k < QUANT_BLOCK || k % QUANT_BLOCK != 0 || (double)rows * k > 4e9)
-            rl_die(RL_EXIT_USAGE, "exp-03: --matrix wants ROWSxK with K a multiple of %d (e.g. "
-                   "4096x14336), not '%s'", QUANT_BLOCK, matrix_choice);
-        matrix_rows = rows, matrix_k = k;
-    } else if (strcmp(layers_choice, "auto") != 0) {
-        layers_given = (int)rl_option_number(ctx, "layers", layers_choice, 1, 32, true, "auto");
-    }
-}
-
-/* ---- the model ---------------------------------------------------------------- */
-
-static void describe_model(rl_ctx *ctx, const model *m, const char *regime)
-{
-    if (m->mini_rows)
-        rl_meta(ctx, "model", "cache-sized: %d x 4096 and %d x 14336 (Llama-3.1-8B's widths)",
-                m->mini_rows, m->mini_rows);
-    else
-        rl_meta(ctx, "model", "Llama-3.1-8B-shaped decoder matrices: %d layer(s) of q, k, v, o "
-                "(4096 x 4096, 1024 x 4096 twice, 4096 x 4096), gate, up (14336 x 4096), down "
-                "(4096 x 14336)%s", m->layers, m->head ? ", plus the output head (128256 x 4096)"
-                : "; no output head");
-    rl_meta(ctx, "params", "%.0f (%.3g billion; Llama-3.1-8B's matrices: 32 layers and the head, "
-            "7.50 billion)", m->params, m->params / 1e9);
-    rl_meta(ctx, "prefill_tokens", "%d", m->prefill_n);
-    for (int f = 0; f < QF_COUNT; f++)
-        rl_meta(ctx, quant_formats[f].name, "%.6g bits per weight, %.0f bytes, like ggml's %s; %s",
-                quant_bits_per_weight((quant_format)f), exp03_model_bytes(m, (quant_format)f),
-                quant_formats[f].ggml_peer, quant_formats[f].layout);
-    rl_meta(ctx, "validation", "decode: every output of a whole step vs a double-precision "
-            "reference, atol 14336 * 2^-20 (integer-dot decode: each output within the bound of "
-            "x's 8-bit rounding plus FP32 sums, cpu/quant_dot.h); prefill: the same call on the "
-            "first 128 rows of L0.q and 64 of L0.down, every element");
-    rl_meta(ctx, "published", "rows with source llama.cpp: the quantize README's table "
-            "(results/published/), another machine; not measured here");
-    rl_meta(ctx, "regime", "%s", regime);
-    printf("\nmodel       %s, %.3g million weights; prefill %d tokens\n", regime, m->params / 1e6,
-           m->prefill_n);
-}
-
-/* Encoding every format is most of a GPU run's time (about 60 ns per
- * weight on one host core, and as long again for the rest): under
- * --budget, the layers that fit, but never fewer than put the q4 weights
- * at 4x the L2, in device memory, as the claim needs. */
-static int fewer_layers_to_fit(const rl_ctx *ctx, int want, double layer_weights)
-{
-    double per_layer_s = 2 * 2 * 6e-8 * layer_weights / omp_get_max_threads(); /* the host's */
-    int least = (int)ceil(4 * ctx->dev->llc_bytes / (layer_weights * quant_bits_per_weight(QF_Q4) / 8));
-    int fit = (int)floor(want * rl_budget_fit(ctx, want * per_layer_s));
-    int layers = fit > least ? fit : least;
-    return layers < want ? layers : want;
-}
-
-/* GPU: the whole model where memory allows (a fifth left free; the head's
- * FP16 copy is the scratch), fewer layers in lab and quick runs. CPU: the
- * fewest layers whose q4 weights are 4x the LLC (DRAM) when every format of
- * them fits --max-bytes, else a model whose formats together fit half the
- * LLC (the claim then speaks of the LLC). regime: where they live, and why. */
-static void plan_model(rl_ctx *ctx, model *m)
-{
-    /* llama.cpp's pp512 on the GPU in every mode, and in a full CPU run; a
-     * shorter CPU run takes 64 tokens (a 14336 x 4096 x 512 SGEMM per
-     * matrix takes a 2-core CPU seconds). */
-    int prefill_n = ctx->kind == RL_CPU && ctx->args.mode != RL_MODE_FULL ? 64 : 512;
-    char regime[256];
-    double layer = 2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN;
-    bool gpu = ctx->kind == RL_CUDA;
-    if (layers_given) {
-        snprintf(regime, sizeof regime, "--layers %d", layers_given);
-        exp03_model_plan(m, layers_given, gpu, 0, prefill_n);
-    } else if (gpu) {
-        int want = fewer_layers_to_fit(ctx, RL_BY_MODE(ctx, 4, 8, 32), layer);
-        double head = quant_bytes_all_formats((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
-                      4.0 * VOCAB * prefill_n;
-        int fit = (int)((0.8 * ctx->dev->mem_bytes - head) / quant_bytes_all_formats(layer));
-        int layers = fit < want ? (fit < 1 ? 1 : fit) : want;
-        snprintf(regime, sizeof regime, "device memory: %d layers and the head", layers);
-        exp03_model_plan(m, layers, true, 0, prefill_n);
-    } else {
-        double llc = ctx->dev->llc_bytes;
-        int need = (int)ceil(4 * llc / (layer * quant_bits_per_weight(QF_Q4) / 8));
-        double total = need * quant_bytes_all_formats(layer);
-        char a[32], b[32];
-        rl_format_bytes(total, a, sizeof a);
-        rl_format_bytes(rl_max_bytes(ctx), b, sizeof b);
-        int rows = (int)(0.5 * llc / quant_bytes_all_formats(HIDDEN + FFN)) / 64 * 64;
-        bool dram = total <= rl_max_bytes(ctx);
-        rows = rows < 64 ? 64 : rows;
-        if (dram)
-            snprintf(regime, sizeof regime, "DRAM: %d layer(s), the q4 weights at least 4x the "
-                     "LLC (%s in all formats)", need, a);
-        else
-            snprintf(regime, sizeof regime, "the LLC: every format together fits half of it (%d "
-                     "rows of 4096 and of 14336); a DRAM-sized model needs %s in all formats, "
-                     "over --max-bytes %s", rows, a, b);
-        exp03_model_plan(m, dram ? need : 0, false, dram ? 0 : rows, prefill_n);
-    }
-    describe_model(ctx, m, regime);
-}
-
-/* ---- the points ------------------------------------------------------------------ */
-
-/* The model of the run: planned in declare, built when its part opens. */
-static model the_model;
-
-/* Binds a point's check to the model's buffers, which exist once its part
- * is open: decode checks the whole step's outputs, prefill the same call on
- * the check rows (a reference of the whole model would take the host
- * minutes). */
-static void bind_check(rl_ctx *ctx, rl_point *p)
-{
-    (void)ctx;
-    const step *s = RL_DATA(step, p);
-    const model *m = s->m;
-    if (s->v->phase == QUANT_DECODE) {
-        p->out = m->y;
-        p->want = m->ref[s->f];
-        p->bound = s->v->quantizes_x ? m->bound[s->f] : NULL;
-    } else {
-        p->out = m->yval;
-        p->want = m->check_ref[s->f];
-        p->bound = m->check_bound;
-    }
-}
-
-/* Every variant that runs here in every format, a group per variant.
- * matrix_only: the decode variants, F16 once, a group per format: each
- * format's matrix timed with its own variants only, as ggml's
- * test-backend-ops times each type, because the six formats interleaved
- * (320 MB at 4096 x 14336) evict one another from an LLC that holds each
- * one alone. */
-static void declare_points(rl_ctx *ctx, model *m, bool matrix_only)
-{
-    /* The verdicts read each format's best decode, the integer one where
-     * it runs: the dequantizing decode is then their notes' (optional). */
-    bool int8_runs = rl_variant_by_role(ctx, &quant_family, "decode_int8") != NULL;
-    int group = 0, declared = 0, format_group[QF_COUNT] = {0};
-    for (const quant_variant *v = quant_variants; v->name; v++) {
-        bool decode = v->phase == QUANT_DECODE;
-        if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) || (matrix_only && !decode))
-            continue;
-        if (!matrix_only)
-            group = rl_group_new(ctx);
-        /* --matrix: F16 is one kernel (gemv_fp16) in every decode variant, declared once */
-        for (quant_format f = matrix_only && declared ? QF_Q8 : QF_F16; f < QF_COUNT; f++) {
-            if (matrix_only && !format_group[f])
-                format_group[f] = rl_group_new(ctx);
-            group = matrix_only ? format_group[f] : group;
-            double size = exp03_model_bytes(m, f);
-            step *s = RL_NEW(ctx, step);
-            *s = (step){.source = "measured", .format = quant_formats[f].name,
-                        .phase = decode ? "decode" : "prefill", .bits = quant_bits_per_weight(f),
-                        .params = m->params, .size_bytes = size, .size_gib = size / 1073741824.0,
-                        .rel_size = size / exp03_model_bytes(m, QF_F16), .layers = m->layers,
-                        .tokens = decode ? 1 : m->prefill_n, .m = m, .v = v, .f = f,
-                        .all = rl_points_all(ctx), .launch = RL_LAUNCHER(ctx, v),
-                        .stream = rl_stream(ctx->be)};
-            rl_point_add(ctx, &(rl_point){
-                .variant = KERNEL_VARIANT(v), .group = group, .run = exp03_run_step, .arg = s,
-                RL_POINT_DATA(s), .prepare = bind_check,
-                .check_run = decode ? NULL : exp03_run_check, .check_arg = decode ? NULL : s,
-                .count = decode ? m->rows_total : m->check_count,
-                .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
-                .bytes = size, .footprint = size, .pattern = RL_READ,
-                .flops = 2.0 * m->params * s->tokens,
-                /* prefill's pass of the weights to FP32 before the GEMM (a model) */
-                .extra_s = decode ? 0 : exp03_model_pass_s(ctx, m, f),
-                .optional = int8_runs && kernel_has_role(KERNEL_VARIANT(v), "decode_dequant")});
-            declared++;
-        }
-    }
-}
-
-/* Builds the weights in every format, with their references (host). */
-static void open_model(rl_ctx *ctx, void *state)
-{
-    model *m = state;
-    double t0 = rl_now_s();
-    exp03_model_build(ctx, m);
-    rl_progress_clear();
-    if (!matrix_rows)
-        printf("built       random FP16 weights, encoded in %d formats, with their references, "
-               "in %.1f s (host)\n", QF_COUNT, rl_now_s() - t0);
-}
-
-/* Frees the buffers; the model's shape (its weights' count) stays, for judge. */
-static void close_model(rl_ctx *ctx, const rl_points *pts, void *state)
-{
-    (void)pts;
-    exp03_model_free(ctx, state);
-}
-
-/* ---- --matrix ROWSxK ---------------------------------------------------------------- */
-
-/* The decode of one matrix (n = 1, all threads, the run's --cache) in every
- * format with every decode variant, beside ggml's CPU mat-vec
- * (test-backend-ops perf -o MUL_MAT; README.md): a model of one matrix, its
- * points declared and validated as the model run's. It writes no results. */
-static const rl_column MATRIX_TABLE[] = {
-    RL_TEXT(NULL, "format", "%-6s", step, format),
-    RL_DOUBLE(NULL, "bits/w", "%7.4g", step, bits),
-    {NULL, "variant", "%-13s", .str = rl_col_variant},
-    {NULL, "ms/call", "%9.3f", .num = rl_col_time_ms, .measured = true},
-    RL_COLUMN_GBPS,
-    {NULL, "x F16", "%8.2f", .num = exp03_col_rel_tokens_per_s, .measured = true},
-    {NULL, "/triad", "%7.2f", .num = rl_col_vs_copy, .measured = true},
-    {NULL, "/read", "%7.2f", .num = rl_col_vs_dram_read, .measured = true},
-    {NULL, "max |err| (bound: int8)", "%9.2g", .num = rl_col_max_abs_err},
-    {0},
-};
-
-/* After its table: how the weights compare with the last-level cache. */
-static void close_matrix(rl_ctx *ctx, const rl_points *pts, void *state)
-{
-    const model *m = state;
-    printf("\n  weights: %.0f MiB in F16, %.0f MiB in q4; the last-level cache holds %.0f MiB%s\n",
-           exp03_model_bytes(m, QF_F16) / 1048576, exp03_model_bytes(m, QF_Q4) / 1048576,
-           ctx->dev->llc_bytes / 1048576, rl_beyond_cache(ctx, exp03_model_bytes(m, QF_Q2)) ? "" :
-           " (some formats run from cache)");
-    close_model(ctx, pts, state);
-}
-
-static void plan_matrix(rl_ctx *ctx, model *m)
-{
-    printf("\nmatrix      %d x %d, n = 1, %s, %d threads, integer dot products: %s\n", matrix_rows,
-           matrix_k, ctx->args.cache == RL_HOT ? "hot" : "cold", omp_get_max_threads(),
-           quant_isa_name(quant_isa_best()));
-    fflush(stdout);
-    exp03_model_plan_matrix(m, matrix_rows, matrix_k);
-}
-
-/* ---- declare and judge ------------------------------------------------------------- */
-
-/* One part: the model (or --matrix's matrix), built when it opens. The
- * plan: building it (its time per weight on one host core; the GPU's
- * upload adds about as much again, fewer_layers_to_fit; the README beside
- * this file, "The model", has a run's figure), then its points. */
-static void declare(rl_ctx *ctx)
-{
-    model *m = &the_model;
-    bool matrix_only = matrix_rows > 0;
-    if (matrix_only) {
-        /* every format's decode shape, on this machine: for DRAM, or for the hot matrix */
-        bool hot = ctx->args.cache == RL_HOT;
-        rl_tune_decode_cpu_at(ctx, true, hot ? matrix_rows : 0, matrix_k);
-        plan_matrix(ctx, m);
-        rl_discard_results(ctx); /* a side benchmark: its table only, no probes */
-    } else {
-        plan_model(ctx, m);
-        /* a cache-sized model is tuned hot, on one K = 14336 matrix of its
-         * bytes (its rows x 4096 and rows x 14336): where the weights live
-         * decides the shape (harness/tune_decode.c); a DRAM-sized one from DRAM */
-        int rows = m->mini_rows ? (int)((double)m->mini_rows * (HIDDEN + FFN) / FFN) : 0;
-        rl_tune_decode_cpu_at(ctx, true, rows, FFN);
-    }
-    double per_weight_s = ctx->kind == RL_CPU ? 4e-8 : 2 * 6e-8; /* encoded in place on the CPU */
-    rl_plan_fixed(ctx, per_weight_s * m->params / (ctx->dev->threads > 0 ? ctx->dev->threads : 1));
-    rl_part_add(ctx, &(rl_part){.open = open_model, .state = m,
-                                .done = matrix_only ? close_matrix : close_model,
-                                .table = matrix_only ? MATRIX_TABLE : NULL});
-    declare_points(ctx, m, matrix_only);
-}
-
-/* The published rows, the summary tables and the verdicts (report.c). */
-static void judge(rl_ctx *ctx, const rl_points *all) { exp03_report(ctx, all, &the_model); }
 
 int main(int argc, char **argv) { return rl_main(&EXP03, argc, argv); }

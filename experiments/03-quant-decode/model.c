@@ -8,6 +8,7 @@
 #include "cpu/quant_dot.h"
 
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -64,9 +65,112 @@ void exp03_model_plan(model *m, int layers, bool head, int mini_rows, int prefil
 
 void exp03_model_plan_matrix(model *m, int rows, int k)
 {
-    *m = (model){.widths = {k, k}};
+    *m = (model){.widths = {k, k}, .one_matrix = true};
     m->mats = calloc(1, sizeof *m->mats);
     add_matrix(m, "matrix", -1, rows, k);
+}
+
+/* ---- the model of this run ---------------------------------------------------- */
+
+static void describe_model(rl_ctx *ctx, const model *m, const char *regime)
+{
+    if (m->mini_rows)
+        rl_meta(ctx, "model", "cache-sized: %d x 4096 and %d x 14336 (Llama-3.1-8B's widths)",
+                m->mini_rows, m->mini_rows);
+    else
+        rl_meta(ctx, "model", "Llama-3.1-8B-shaped decoder matrices: %d layer(s) of q, k, v, o "
+                "(4096 x 4096, 1024 x 4096 twice, 4096 x 4096), gate, up (14336 x 4096), down "
+                "(4096 x 14336)%s", m->layers, m->head ? ", plus the output head (128256 x 4096)"
+                : "; no output head");
+    rl_meta(ctx, "params", "%.0f (%.3g billion; Llama-3.1-8B's matrices: 32 layers and the head, "
+            "7.50 billion)", m->params, m->params / 1e9);
+    rl_meta(ctx, "prefill_tokens", "%d", m->prefill_n);
+    for (int f = 0; f < QF_COUNT; f++)
+        rl_meta(ctx, quant_formats[f].name, "%.6g bits per weight, %.0f bytes, like ggml's %s; %s",
+                quant_bits_per_weight((quant_format)f), exp03_model_bytes(m, (quant_format)f),
+                quant_formats[f].ggml_peer, quant_formats[f].layout);
+    rl_meta(ctx, "validation", "decode: every output of a whole step vs a double-precision "
+            "reference, atol 14336 * 2^-20 (integer-dot decode: each output within the bound of "
+            "x's 8-bit rounding plus FP32 sums, cpu/quant_dot.h); prefill: the same call on the "
+            "first 128 rows of L0.q and 64 of L0.down, every element");
+    rl_meta(ctx, "published", "rows with source llama.cpp: the quantize README's table "
+            "(results/published/), another machine; not measured here");
+    rl_meta(ctx, "regime", "%s", regime);
+    printf("\nmodel       %s, %.3g million weights; prefill %d tokens\n", regime, m->params / 1e6,
+           m->prefill_n);
+}
+
+/* The weights of one layer. */
+static double layer_weights(void)
+{
+    return 2.0 * HIDDEN * HIDDEN + 2.0 * KV * HIDDEN + 3.0 * FFN * HIDDEN;
+}
+
+/* Encoding every format is most of a GPU run's time (about 60 ns per
+ * weight on one host core, and as long again for the rest): under
+ * --budget, the layers that fit, but never fewer than put the q4 weights
+ * at 4x the L2, in device memory, as the claim needs. */
+static int fewer_layers_to_fit(const rl_ctx *ctx, int want, double layer)
+{
+    double per_layer_s = 2 * 2 * 6e-8 * layer / omp_get_max_threads(); /* the host's */
+    int least = (int)ceil(4 * ctx->dev->llc_bytes / (layer * quant_bits_per_weight(QF_Q4) / 8));
+    int fit = (int)floor(want * rl_budget_fit(ctx, want * per_layer_s));
+    int layers = fit > least ? fit : least;
+    return layers < want ? layers : want;
+}
+
+/* GPU: the whole model where memory allows (a fifth left free; the head's
+ * FP16 copy is the scratch), fewer layers in lab and quick runs. */
+static void plan_on_gpu(rl_ctx *ctx, model *m, int gpu_layers, int prefill_n, char *regime,
+                        size_t len)
+{
+    double layer = layer_weights();
+    int want = fewer_layers_to_fit(ctx, gpu_layers, layer);
+    double head = quant_bytes_all_formats((double)VOCAB * HIDDEN) + 2.0 * VOCAB * HIDDEN +
+                  4.0 * VOCAB * prefill_n;
+    int fit = (int)((0.8 * ctx->dev->mem_bytes - head) / quant_bytes_all_formats(layer));
+    int layers = fit < want ? (fit < 1 ? 1 : fit) : want;
+    snprintf(regime, len, "device memory: %d layers and the head", layers);
+    exp03_model_plan(m, layers, true, 0, prefill_n);
+}
+
+/* CPU: the fewest layers whose q4 weights are 4x the LLC (DRAM) when every
+ * format of them fits --max-bytes, else a model whose formats together fit
+ * half the LLC (the claim then speaks of the LLC). */
+static void plan_on_cpu(rl_ctx *ctx, model *m, int prefill_n, char *regime, size_t len)
+{
+    double llc = ctx->dev->llc_bytes, layer = layer_weights();
+    int need = (int)ceil(4 * llc / (layer * quant_bits_per_weight(QF_Q4) / 8));
+    double total = need * quant_bytes_all_formats(layer);
+    char a[32], b[32];
+    rl_format_bytes(total, a, sizeof a);
+    rl_format_bytes(rl_max_bytes(ctx), b, sizeof b);
+    int rows = (int)(0.5 * llc / quant_bytes_all_formats(HIDDEN + FFN)) / 64 * 64;
+    bool dram = total <= rl_max_bytes(ctx);
+    rows = rows < 64 ? 64 : rows;
+    if (dram)
+        snprintf(regime, len, "DRAM: %d layer(s), the q4 weights at least 4x the LLC (%s in all "
+                 "formats)", need, a);
+    else
+        snprintf(regime, len, "the LLC: every format together fits half of it (%d rows of 4096 "
+                 "and of 14336); a DRAM-sized model needs %s in all formats, over --max-bytes %s",
+                 rows, a, b);
+    exp03_model_plan(m, dram ? need : 0, false, dram ? 0 : rows, prefill_n);
+}
+
+/* regime: where the weights live, and why. */
+void exp03_model_plan_run(rl_ctx *ctx, model *m, int layers_given, int gpu_layers, int prefill_n)
+{
+    char regime[256];
+    if (layers_given) {
+        snprintf(regime, sizeof regime, "--layers %d", layers_given);
+        exp03_model_plan(m, layers_given, ctx->kind == RL_CUDA, 0, prefill_n);
+    } else if (ctx->kind == RL_CUDA) {
+        plan_on_gpu(ctx, m, gpu_layers, prefill_n, regime, sizeof regime);
+    } else {
+        plan_on_cpu(ctx, m, prefill_n, regime, sizeof regime);
+    }
+    describe_model(ctx, m, regime);
 }
 
 double exp03_model_bytes(const model *m, quant_format f)

@@ -1,7 +1,8 @@
 /*
- * report.c -- experiment 03's summary per format (its best valid decode
- * variant), the published llama.cpp table it is compared with, and the
- * verdicts.
+ * report.c -- experiment 03's points against F16: each point's ratio to
+ * the F16 timed with it and each format's best point, for the columns and
+ * the verdicts (main.c); the summary per format, the published llama.cpp
+ * table it is compared with, and the notes the verdicts print.
  */
 #include "exp03.h"
 
@@ -17,27 +18,41 @@ static const char *PUBLISHED = RL_SOURCE_ROOT
  * mixes are the nearest to a single block type throughout. */
 static const char *const PEERS[QF_COUNT] = {"F16", "Q8_0", "Q6_K", "Q5_K_S", "Q4_K_S", "Q2_K"};
 
-enum { DECODE_SPEEDUP, SIZE_X_DECODE, PREFILL_FLAT };
+/* ---- each point against the F16 timed with it ----------------------------------- */
 
-const rl_claim EXP03_CLAIMS[] = {
-    /* Both decode claims are about bytes: judged where the points compared
-     * read near their group's roof, and where no format beats its bytes
-     * over F16 (README, Tolerances). The speedup, a lower bound: F16 at
-     * least 0.7 of its roof, else a slow baseline could make it hold; q4
-     * too, for it to fail. */
-    [DECODE_SPEEDUP] = {"decode_speedup_q4", "decode speedup, F16 -> 4.5 bits (q4)", 2.5, INFINITY,
-                        "x", 2, .predicted_text = ">= 2.5x (bytes: 3.56x)", .premise_mbu = 0.7},
-    /* The worst format's deviation from F16, in %. Flat within 15 % can
-     * only be judged on points within 15 % of their roof: below 0.85, a
-     * format's instructions alone take more than the tolerance. */
-    [SIZE_X_DECODE] = {"size_x_decode_flat", "size x decode rate, 8.5 to 4.5 bits, vs F16", -15, 15,
-                       "%", 0, .predicted_text = "within +-15 %", .premise_mbu = 0.85},
-    [PREFILL_FLAT] = {"prefill_flat", "prefill tokens/s, every format, vs F16", -25, 25, "%", 0,
-                      .predicted_text = "within +-25 %"},
-    {0},
-};
+/* The F16 timed with p: in its group; under --matrix, the one F16 point
+ * (each format has a group of its own there). */
+static bool f16_of_group(const rl_point *q, const void *p)
+{
+    const step *s = RL_DATA(step, q);
+    return (s->m->one_matrix || q->group == ((const rl_point *)p)->group) && s->f == QF_F16;
+}
 
-/* ---- the points a summary or verdict looks at ------------------------------------ */
+const rl_point *exp03_f16_of(const rl_point *p)
+{
+    return p ? rl_points_find(RL_DATA(step, p)->all, NULL, f16_of_group, p) : NULL;
+}
+
+/* A point's rate over the F16 point of its own group, timed with it: the
+ * machine's drift between groups cancels (on a shared VM the memory
+ * bandwidth can move a lot between the groups of one run). */
+double exp03_vs_f16(const rl_point *p)
+{
+    const rl_point *f16 = exp03_f16_of(p);
+    return f16 ? f16->seconds / p->seconds : NAN;
+}
+
+double exp03_col_rel_tokens_per_s(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return exp03_vs_f16(p);
+}
+
+/* Its bytes per second over F16's: size x decode rate, relative. */
+double exp03_bytes_vs_f16(const rl_point *p)
+{
+    return p ? exp03_vs_f16(p) * RL_DATA(step, p)->rel_size : NAN;
+}
 
 typedef struct of { quant_format f; quant_phase phase; } of;
 
@@ -48,24 +63,27 @@ static bool is_of(const rl_point *p, const void *key)
     return s->f == k->f && s->v->phase == k->phase;
 }
 
-/* A point's rate over the F16 point of its own group, timed with it: the
- * machine's drift between groups cancels (on a shared VM the memory
- * bandwidth can move a lot between the groups of one run). */
-static double vs_f16(const rl_point *p) { return p ? exp03_col_rel_tokens_per_s(NULL, p) : NAN; }
-
-/* Its bytes per second over F16's: size x decode rate, relative. */
-static double bytes_vs_f16(const rl_point *p)
-{
-    return p ? vs_f16(p) * RL_DATA(step, p)->rel_size : NAN;
-}
-
-/* A format's best valid point of a phase, for the tables and verdicts: the
- * highest rate over the F16 timed with it; for F16 itself, the fastest. */
-static const rl_point *best(const rl_points *pts, quant_format f, quant_phase phase)
+const rl_point *exp03_best(const rl_points *pts, quant_format f, quant_phase phase)
 {
     of key = {f, phase};
     return f == QF_F16 ? rl_points_fastest(pts, NULL, is_of, &key)
-                       : rl_points_best(pts, NULL, is_of, &key, vs_f16);
+                       : rl_points_best(pts, NULL, is_of, &key, exp03_vs_f16);
+}
+
+static bool is_prefill(const rl_point *p) { return RL_DATA(step, p)->v->phase == QUANT_PREFILL; }
+
+double exp03_col_pass_share_model(rl_ctx *ctx, const rl_point *p)
+{
+    const step *s = RL_DATA(step, p);
+    return is_prefill(p) && rl_point_timed(p) ? exp03_model_pass_s(ctx, s->m, s->f) / p->seconds
+                                              : NAN;
+}
+
+double exp03_col_pass_share_over_f16(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    const rl_point *f16 = exp03_f16_of(p);
+    return is_prefill(p) && f16 && rl_point_timed(p) ? 1 - f16->seconds / p->seconds : NAN;
 }
 
 static double mbu(rl_ctx *ctx, const rl_point *p) { return p ? rl_point_mbu(ctx, p) : NAN; }
@@ -106,10 +124,10 @@ static void print_measured(rl_ctx *ctx, const rl_points *pts, const model *m)
            "prefill\n");
     rl_grid_header(COLS);
     for (quant_format f = 0; f < QF_COUNT; f++) {
-        const rl_point *d = best(pts, f, QUANT_DECODE);
+        const rl_point *d = exp03_best(pts, f, QUANT_DECODE);
         rl_roof roof = rl_roof_for(ctx, exp03_model_bytes(m, f), RL_READ); /* read once per step */
         rl_grid_row(COLS, quant_formats[f].name, quant_bits_per_weight(f),
-                    exp03_model_bytes(m, f) / 1048576.0, tps(best(pts, f, QUANT_PREFILL)), tps(d),
+                    exp03_model_bytes(m, f) / 1048576.0, tps(exp03_best(pts, f, QUANT_PREFILL)), tps(d),
                     d ? d->variant->name : NULL, d ? rl_point_gbps(d) : NAN,
                     rl_tokens_per_s_ceiling((d ? rl_point_roof_gbps(ctx, d) : roof.gbps) * 1e9,
                                             exp03_model_bytes(m, f)), roof.name,
@@ -133,7 +151,7 @@ static void print_prefill_pass(rl_ctx *ctx, const rl_points *pts, const model *m
     rl_grid_header(COLS);
     char model_text[160] = "", over_text[160] = "";
     for (quant_format f = 0; f < QF_COUNT; f++) {
-        const rl_point *p = best(pts, f, QUANT_PREFILL);
+        const rl_point *p = exp03_best(pts, f, QUANT_PREFILL);
         double share = p ? exp03_col_pass_share_model(ctx, p) : NAN,
                over = p ? exp03_col_pass_share_over_f16(ctx, p) : NAN;
         rl_grid_row(COLS, quant_formats[f].name, p ? p->seconds * 1e3 : NAN,
@@ -162,44 +180,21 @@ static void print_published(const rl_points *pts, const model *m, const rl_table
     for (quant_format f = 0; f < QF_COUNT; f++) {
         int p = rl_table_find(t, "quant", PEERS[f]);
         rl_grid_row(COLS, quant_formats[f].name, exp03_model_bytes(m, f) / exp03_model_bytes(m, QF_F16),
-                    vs_f16(best(pts, f, QUANT_DECODE)), vs_f16(best(pts, f, QUANT_PREFILL)),
+                    exp03_vs_f16(exp03_best(pts, f, QUANT_DECODE)), exp03_vs_f16(exp03_best(pts, f, QUANT_PREFILL)),
                     PEERS[f], rl_table_num(t, p, "size_gib") / rl_table_num(t, f16, "size_gib"),
                     rl_table_num(t, p, "decode_tps") / rl_table_num(t, f16, "decode_tps"),
                     rl_table_num(t, p, "prefill_tps") / rl_table_num(t, f16, "prefill_tps"));
     }
 }
 
-/* ---- verdicts ---------------------------------------------------------------------- */
-
-/* The largest deviation from F16 of a rate over formats [lo, hi], in %
- * ("q6 -80 %" in text), or NaN when one is missing: decode's bytes per
- * second, or prefill's tokens per second, each over the F16 timed with it. */
-static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi, char *text,
-                              size_t len)
-{
-    double worst = 0;
-    int which = lo;
-    snprintf(text, len, "-");
-    for (int f = lo; f <= hi; f++) {
-        double v = decode ? bytes_vs_f16(best(pts, f, QUANT_DECODE))
-                          : vs_f16(best(pts, f, QUANT_PREFILL));
-        if (isnan(v))
-            return NAN;
-        if (fabs(v - 1) >= fabs(worst)) {
-            worst = v - 1;
-            which = f;
-        }
-    }
-    snprintf(text, len, "%s %+.0f %%", quant_formats[which].name, 100 * worst);
-    return 100 * worst;
-}
+/* ---- the verdicts' notes ---------------------------------------------------------------------- */
 
 /* The decode verdicts' note: where the judged formats' weights live, then
  * why the quantized formats fall behind F16's bytes per second, from the
  * shape of the gap over q8..q4: bytes per second that fall with the bits
  * mean a cost per weight (compute: decoding, not reading, sets the time);
  * a level below F16's, a cost per byte of the quantized path. */
-static void decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char *buf, size_t len)
+void exp03_decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char *buf, size_t len)
 {
     rl_roof slow = rl_roof_for(ctx, exp03_model_bytes(m, QF_Q4), RL_READ);
     rl_roof fast = rl_roof_for(ctx, exp03_model_bytes(m, QF_F16), RL_READ);
@@ -210,13 +205,13 @@ static void decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char 
                  slow.name, fast.name);
     double r[QF_COUNT], lo = INFINITY, hi = 0; /* each format's GB/s over F16's */
     for (int f = 0; f < QF_COUNT; f++)
-        r[f] = bytes_vs_f16(best(pts, f, QUANT_DECODE));
+        r[f] = exp03_bytes_vs_f16(exp03_best(pts, f, QUANT_DECODE));
     for (int f = QF_Q8; f < QF_COUNT; f++)
         rl_appendf(buf, len, " %s %.2f", quant_formats[f].name, r[f]);
     rl_appendf(buf, len, "; MBU");
     for (int f = 0; f < QF_COUNT; f++)
         rl_appendf(buf, len, " %s %.2f", quant_formats[f].name,
-                   mbu(ctx, best(pts, f, QUANT_DECODE)));
+                   mbu(ctx, exp03_best(pts, f, QUANT_DECODE)));
     /* q2 is not judged, but its place below the bytes is explained */
     if (r[QF_Q2] < 0.85)
         rl_appendf(buf, len, "; q2 below the bytes (%.2f of F16's GB/s): its 2-bit planes cost "
@@ -237,35 +232,13 @@ static void decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char 
                    lo, hi);
 }
 
-/* The premise of a decode claim on a format's point: it and the F16 timed
- * with it read near their roof (the format's only to fail, where the claim
- * is a lower bound), and its speedup over that F16 stays within what its
- * bytes allow. */
-static void decode_premise(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *q)
-{
-    const rl_point *f16 = exp03_f16_of(q);
-    if (!q || !f16)
-        return;
-    char what[96];
-    snprintf(what, sizeof what, "the F16 baseline (%s)", f16->variant->name);
-    rl_premise_memory_bound(ctx, pr, c, f16, what);
-    snprintf(what, sizeof what, "%s decode (%s)", RL_DATA(step, q)->format, q->variant->name);
-    if (isinf(c->hi))
-        rl_premise_memory_bound_to_fail(ctx, pr, c, q, what);
-    else
-        rl_premise_memory_bound(ctx, pr, c, q, what);
-    snprintf(what, sizeof what, "%s over the F16 baseline (%s)", RL_DATA(step, q)->format,
-             f16->variant->name);
-    rl_premise_within_bytes(pr, f16, q, what);
-}
-
 /* The range over q8..q2 of the pass's share of the prefill time: by the
  * model, and over F16's time (on the GPU, where F16 skips the pass). */
-static void pass_note(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len)
+void exp03_pass_note(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len)
 {
     double lo = INFINITY, hi = -INFINITY, olo = INFINITY, ohi = -INFINITY;
     for (quant_format f = QF_Q8; f < QF_COUNT; f++) {
-        const rl_point *p = best(pts, f, QUANT_PREFILL);
+        const rl_point *p = exp03_best(pts, f, QUANT_PREFILL);
         if (!p)
             return;
         double s = exp03_col_pass_share_model(ctx, p), o = exp03_col_pass_share_over_f16(ctx, p);
@@ -276,47 +249,6 @@ static void pass_note(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len)
     if (ctx->kind == RL_CUDA)
         rl_appendf(buf, len, ", %.0f-%.0f %% measured as the time over F16's (the same GEMM)",
                    100 * olo, 100 * ohi);
-}
-
-/* Ratios between formats, each against the F16 point timed with it, judged
- * wherever the weights live (DRAM, or the LLC of a cache-sized model: the
- * same claim about that level's bandwidth); the note says where. */
-static void judge(rl_ctx *ctx, const rl_points *pts, const model *m)
-{
-    char decode[800], note[800], measured[64];
-    decode_note(ctx, pts, m, decode, sizeof decode);
-    snprintf(note, sizeof note, "%s", decode);
-    const rl_point *q4 = best(pts, QF_Q4, QUANT_DECODE);
-    /* the dequantizing decode against the F16 of its own group */
-    const rl_point *dq4 = rl_points_find(pts, "decode_dequant", is_of, &(of){QF_Q4, QUANT_DECODE});
-    if (dq4 && dq4 != q4 && !isnan(vs_f16(dq4)))
-        rl_appendf(note, sizeof note, "; dequantizing decode (%s): %.2fx", dq4->variant->name,
-                   vs_f16(dq4));
-    rl_premise pr = rl_premise_start();
-    decode_premise(ctx, &pr, &EXP03_CLAIMS[DECODE_SPEEDUP], q4);
-    rl_judge_given(ctx, &EXP03_CLAIMS[DECODE_SPEEDUP], NULL, vs_f16(q4), &pr, note);
-
-    const rl_claim *c = &EXP03_CLAIMS[SIZE_X_DECODE];
-    pr = rl_premise_start();
-    for (int f = QF_Q8; f <= QF_Q4; f++)
-        decode_premise(ctx, &pr, c, best(pts, f, QUANT_DECODE));
-    snprintf(note, sizeof note, "%s", decode);
-    double dev = worst_deviation(pts, true, QF_Q8, QF_Q4, measured, sizeof measured);
-    /* Over the band: a quantized format read its bytes faster than F16 did. */
-    if (dev > c->hi)
-        rl_appendf(note, sizeof note, "; %s: a quantized format read more bytes per second than "
-                   "the F16 GEMV timed with it, so the F16 kernel, not the bytes, was the slower "
-                   "reader", measured);
-    rl_judge_status_given(ctx, c, NULL, measured, rl_within(dev, c->lo, c->hi), &pr, note);
-
-    c = &EXP03_CLAIMS[PREFILL_FLAT];
-    dev = worst_deviation(pts, false, QF_Q8, QF_Q2, measured, sizeof measured);
-    const rl_point *p16 = best(pts, QF_F16, QUANT_PREFILL);
-    snprintf(note, sizeof note, "F16 prefill at %.0f %% MFU; the other formats are first "
-             "dequantized %s", p16 ? 100 * rl_point_mfu(ctx, p16) : NAN,
-             ctx->kind == RL_CUDA ? "to FP16 (a pass through memory)" : "to FP32");
-    pass_note(ctx, pts, note, sizeof note);
-    rl_judge_status(ctx, c, NULL, measured, rl_within(dev, c->lo, c->hi), note);
 }
 
 /* The claims register's decode ceilings, a model: tokens/s <= memory
@@ -346,7 +278,7 @@ static void print_ceilings(rl_ctx *ctx)
     fflush(stdout);
 }
 
-void exp03_report(rl_ctx *ctx, const rl_points *pts, const model *m)
+void exp03_summarize(rl_ctx *ctx, const rl_points *pts, const model *m)
 {
     char why[256];
     rl_table *published = rl_table_read(PUBLISHED, why, sizeof why);
@@ -362,5 +294,4 @@ void exp03_report(rl_ctx *ctx, const rl_points *pts, const model *m)
         print_published(pts, m, published);
     print_ceilings(ctx);
     rl_table_free(published);
-    judge(ctx, pts, m);
 }
