@@ -38,8 +38,20 @@ static double next_in_range(const rl_axis *a, const rl_values *r, double v, doub
     return next;
 }
 
+/* A variant axis: the indices of its family's rows that run here. */
+static rl_steps variants_of(const rl_ctx *ctx, const rl_axis *a)
+{
+    rl_steps s = {0};
+    for (int i = 0; kernel_row(a->family, i)->name; i++)
+        if (rl_runs(ctx, a->family, kernel_row(a->family, i)))
+            add_value(&s, a, i);
+    return s;
+}
+
 rl_steps rl_axis_values(const rl_ctx *ctx, const rl_axis *a)
 {
+    if (a->family)
+        return variants_of(ctx, a);
     const rl_values *r = values_of(ctx, a);
     double top = a->top ? a->top(ctx) : INFINITY;
     rl_steps s = {0};
@@ -84,9 +96,14 @@ bool rl_axis_has(const rl_ctx *ctx, const rl_axis *a, double v)
 
 void rl_axis_text(const rl_ctx *ctx, const rl_axis *a, char *buf, size_t len)
 {
-    const rl_values *r = values_of(ctx, a);
+    const rl_values *r = values_of(ctx, a); /* unread for a variant axis */
     rl_steps s = rl_axis_values(ctx, a);
     buf[0] = '\0';
+    if (a->family) {
+        for (int i = 0; i < s.n; i++)
+            rl_appendf(buf, len, "%s%s", i ? ", " : "", kernel_row(a->family, (int)s.v[i])->name);
+        return;
+    }
     if (is_range(r) && s.n > 2) {
         snprintf(buf, len, "%.10g .. %.10g", s.v[0], s.v[s.n - 1]);
         if (r->factor > 0)
@@ -113,6 +130,13 @@ double rl_at_value(const rl_at *at, const rl_axis *a) { return at->v[axis_index(
 int rl_at_int(const rl_at *at, const rl_axis *a) { return (int)rl_at_value(at, a); }
 size_t rl_at_size(const rl_at *at, const rl_axis *a) { return (size_t)rl_at_value(at, a); }
 bool rl_at_last(const rl_at *at, const rl_axis *a) { return at->last[axis_index(at, a)]; }
+
+const kernel_variant *rl_at_variant(const rl_at *at, const rl_axis *a)
+{
+    if (!a->family)
+        rl_die(RL_EXIT_FAILED, "internal error: axis %s is not a variant axis", a->name);
+    return kernel_row(a->family, rl_at_int(at, a));
+}
 
 /* ---- the sweep ----------------------------------------------------------------- */
 
@@ -148,19 +172,43 @@ static void set_values(rl_at *at, const rl_steps *steps)
     }
 }
 
-/* A new part where one of the part axes moved, a new group where one of
- * the group axes did. */
-static void begin_part_and_group(rl_ctx *ctx, const rl_sweep *s, rl_at *at, int moved)
+/* Whether the first n axes of at differ from those of the combination
+ * seen last (none yet: they do). */
+static bool moved_since(const rl_at *at, const int *seen, bool have, int n)
 {
-    if (moved < s->part_axes) {
+    if (!have)
+        return true;
+    for (int k = 0; k < n; k++)
+        if (at->i[k] != seen[k])
+            return true;
+    return false;
+}
+
+/* The combinations that have points, each in its part and group: a new
+ * part where one of the part axes moved since the last part was made, a
+ * new group where one of the group axes did. Made when a combination with
+ * points reaches them, so that a skipped one makes none. */
+typedef struct sweep_walk {
+    int part_at[RL_AXES_MAX], group_at[RL_AXES_MAX];
+    bool have_part, have_group;
+} sweep_walk;
+
+static void begin_part_and_group(rl_ctx *ctx, const rl_sweep *s, rl_at *at, sweep_walk *w)
+{
+    if (s->part_axes && moved_since(at, w->part_at, w->have_part, s->part_axes)) {
         rl_part part = {0};
         if (s->part)
             s->part(ctx, at, &part, s->state);
         rl_part_add(ctx, &part);
         at->part_state = part.state;
+        memcpy(w->part_at, at->i, sizeof w->part_at);
+        w->have_part = true;
     }
-    if (moved < s->group_axes)
+    if (s->group_axes && moved_since(at, w->group_at, w->have_group, s->group_axes)) {
         at->group = rl_group_new(ctx);
+        memcpy(w->group_at, at->i, sizeof w->group_at);
+        w->have_group = true;
+    }
 }
 
 void rl_sweep_declare(rl_ctx *ctx, const rl_sweep *s)
@@ -172,9 +220,12 @@ void rl_sweep_declare(rl_ctx *ctx, const rl_sweep *s)
         if (steps[k].n == 0)
             return; /* an empty axis: no combination */
     }
+    sweep_walk w = {0};
     for (int moved = 0; moved >= 0; moved = advance(&at, steps)) {
         set_values(&at, steps);
-        begin_part_and_group(ctx, s, &at, moved);
+        if (s->skip && s->skip(ctx, &at, s->state))
+            continue;
+        begin_part_and_group(ctx, s, &at, &w);
         s->points(ctx, &at, s->state);
     }
 }

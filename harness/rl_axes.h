@@ -9,7 +9,8 @@
  * function that declares the points at one combination of their values;
  * the harness expands the values for this run, walks every combination in
  * order, opens a part and a group where the sweep says, and calls the
- * function. The budget then orders and admits the groups (budget.c): a
+ * function. Variants are an axis too (RL_VARIANT_AXIS: the rows of a
+ * kernel family that run here). The budget then orders and admits the groups (budget.c): a
  * point the verdicts read is not optional, the rest are.
  *
  *   static const rl_axis BATCH = RL_AXIS("batch", RL_LIST(1, 4), RL_LIST(1, 4, 64),
@@ -65,7 +66,13 @@ typedef struct rl_axis {
     const struct rl_axis *gpu;
     /* The top of a range (and a cap on a list), at run time; NULL: none. */
     double (*top)(const rl_ctx *ctx);
+    /* Or the variants of a kernel family that run here (rl_runs: this
+     * backend, --variant): RL_VARIANT_AXIS(&fusion_family). Its values are
+     * the rows' indices; rl_at_variant gives the row. */
+    const kernel_family *family;
 } rl_axis;
+
+#define RL_VARIANT_AXIS(family_) {.name = "variant", .family = (family_)}
 
 /* An axis: its name and its quick, lab and full values, then any other
  * field: RL_AXIS("n", RL_ENDS(1 << 16), RL_TIMES(1 << 16, 4),
@@ -110,6 +117,8 @@ int rl_at_int(const rl_at *at, const rl_axis *a);
 size_t rl_at_size(const rl_at *at, const rl_axis *a);
 /* Whether it is the axis's last value. */
 bool rl_at_last(const rl_at *at, const rl_axis *a);
+/* The row of a variant axis (RL_VARIANT_AXIS) at this combination. */
+const kernel_variant *rl_at_variant(const rl_at *at, const rl_axis *a);
 
 typedef struct rl_sweep {
     const rl_axis *const *axes; /* the first outermost; ended by NULL */
@@ -120,6 +129,10 @@ typedef struct rl_sweep {
      * values, in at->group; 0: none (the function makes its own). */
     int group_axes;
     void (*part)(rl_ctx *ctx, const rl_at *at, struct rl_part *part, void *state);
+    /* Combinations that have no point (a variant that runs only at its own
+     * size): skipped before a part or a group is made for them, so that
+     * none is made empty; NULL: every combination has points. */
+    bool (*skip)(const rl_ctx *ctx, const rl_at *at, void *state);
     /* The points at one combination of every axis's values. */
     void (*points)(rl_ctx *ctx, const rl_at *at, void *state);
     void *state;

@@ -3,6 +3,7 @@
  * where an axis has them, ranges that end at a top known at run time, and
  * a sweep's combinations declared in order with its parts and groups.
  */
+#include "fusion.h" /* a kernel family for a variant axis */
 #include "internal.h"
 #include "rl_ctx_private.h" /* a context with rooms, for rl_sweep_declare */
 
@@ -156,5 +157,54 @@ Test(axes, groups_by_the_outer_axis_alone_keep_its_inner_values_together)
     cr_assert(s.group[0] == s.group[1] && s.group[2] == s.group[3] && s.group[0] != s.group[2],
               "groups %d %d %d %d", s.group[0], s.group[1], s.group[2], s.group[3]);
     cr_assert_null(s.state[0], "no part state without a part axis");
+    rl_run_release(&ctx);
+}
+
+/* ---- variants and skipped combinations ------------------------------------------- */
+
+static const rl_axis FUSION_VARIANT = RL_VARIANT_AXIS(&fusion_family);
+
+Test(axes, a_variant_axis_is_the_rows_that_run_here_and_only_those_chosen)
+{
+    rl_ctx ctx = ctx_in(RL_MODE_QUICK, RL_CPU);
+    rl_steps all = rl_axis_values(&ctx, &FUSION_VARIANT);
+    int rows = 0;
+    for (const fusion_variant *v = fusion_variants; v->name; v++)
+        rows += v->cpu != NULL;
+    cr_assert_eq(all.n, rows, "%d variants on the CPU, the axis has %d", rows, all.n);
+    ctx.args.variants = "pair_fused";
+    rl_steps one = rl_axis_values(&ctx, &FUSION_VARIANT);
+    cr_assert_eq(one.n, 1, "--variant pair_fused: %d values", one.n);
+    cr_assert_str_eq(fusion_variants[(int)one.v[0]].name, "pair_fused");
+    char text[64];
+    rl_axis_text(&ctx, &FUSION_VARIANT, text, sizeof text);
+    cr_assert_str_eq(text, "pair_fused");
+}
+
+/* Only batch 4 at length 2048 has points. */
+static bool only_2048_at_4(const rl_ctx *ctx, const rl_at *at, void *state)
+{
+    (void)ctx;
+    (void)state;
+    return !(rl_at_value(at, &LEN) == 2048 && rl_at_int(at, &BATCH) == 4);
+}
+
+Test(axes, a_skipped_combination_makes_no_part_and_no_group)
+{
+    rl_ctx ctx = ctx_in(RL_MODE_QUICK, RL_CPU);
+    rl_ctx_private priv = {0};
+    ctx.priv = &priv;
+    seen s = {0};
+    static const rl_axis *const AXES[] = {&LEN, &BATCH, NULL};
+    rl_sweep_declare(&ctx, &(rl_sweep){AXES, .part_axes = 1, .group_axes = 1, .part = note_part,
+                                       .skip = only_2048_at_4, .points = note_points,
+                                       .state = &s});
+    cr_assert_eq(s.calls, 1, "one combination has points: %d calls", s.calls);
+    cr_assert_eq(s.parts, 1, "one part, not one for the skipped length: %d", s.parts);
+    cr_assert_eq(s.len[0], 2048);
+    cr_assert_eq(s.batch[0], 4);
+    cr_assert_eq(s.group[0], 1, "the first group made is the combination's: %d", s.group[0]);
+    const rl_points *all = rl_points_all(&ctx);
+    cr_assert(all->n == 1 && all->v[0].part == 0);
     rl_run_release(&ctx);
 }
