@@ -319,7 +319,7 @@ compare:
 	@[ -n "$(EXP)" ] && [ -n "$(RUNS)" ] || \
 	    { echo 'usage: make compare EXP=NN RUNS="label label ..." (the first is the baseline)'; exit 2; }
 	@$(MAKE) --no-print-directory $(TOOL_BIN)
-	$(TOOL_BIN) compare --exp $(EXP) $(RUNS)
+	$(TOOL_BIN) compare --exp $(EXP) $(if $(RATIOS_FILE),--ratios-file '$(RATIOS_FILE)') $(RUNS)
 
 # One experiment RUNS times back to back (harness/ops/stability.sh), then
 # rooflab stability on the runs: does a verdict stay the same a minute
@@ -542,6 +542,7 @@ help:
 	@echo '  ARGS="..."         more options for the experiment binary (see build/exp-NN --help)'
 	@echo '  REFERENCE=none     do not overlay the checked-in reference run of this device'
 	@echo '  EXP=NN RUNS="..."  for make compare: the experiment and the labels to compare'
+	@echo '  RATIOS_FILE=file   for make compare: also write its ratio table there as a CSV'
 	@echo '  EXP=NN RUNS=N      for make stability: the experiment and how many runs (default 3);'
 	@echo '  MODE=lab|quick     its mode (default lab), SPIN=1 a busy loop on one core meanwhile'
 	@echo '  SMS="75 80 ..."    CUDA architectures (default: $(SMS), plus PTX of the newest)'

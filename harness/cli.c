@@ -46,6 +46,12 @@ static const char *COMMON_HELP =
     "                           nothing is measured at all)\n"
     "  --plan-file FILE         write the plan to FILE as key=value lines (expected_s_low,\n"
     "                           expected_s_high, ...) before it is printed: for scripts\n"
+    "  --outcome-file FILE      write how the run ended to FILE as key=value lines, as it\n"
+    "                           ends (a SIGTERM's stop too): exit_status, stopped,\n"
+    "                           points_done, points_total, csv, partial, charts, charts_why\n"
+    "  --rows-file FILE         write the run's rows to FILE as a CSV (its columns and\n"
+    "                           header, the tuner's choices as <key>_choice), even for a\n"
+    "                           side benchmark that keeps no results (exp-03 --matrix)\n"
     "  --help                   this text\n";
 
 void rl_print_usage(const char *prog, const char *title, const rl_option *extra)
@@ -206,6 +212,10 @@ static int parse_common(const char *prog, const char *name, const char *value, r
         a->ceilings_file = value;
     } else if (!strcmp(name, "plan-file")) {
         a->plan_file = value;
+    } else if (!strcmp(name, "outcome-file")) {
+        a->outcome_file = value;
+    } else if (!strcmp(name, "rows-file")) {
+        a->rows_file = value;
     } else if (!strcmp(name, "max-bytes")) {
         size_t bytes;
         if (!rl_parse_size(value, &bytes) || bytes < (1u << 20))
@@ -250,7 +260,8 @@ static bool common_takes_value(const char *name)
 {
     static const char *with_value[] = {"backend", "cache",    "out",  "plots",    "label",
                                        "variant", "device",   "seed", "reference", "ceilings",
-                                       "max-bytes", "roofs",   "budget", "timeout", "plan-file"};
+                                       "max-bytes", "roofs",   "budget", "timeout", "plan-file",
+                                       "outcome-file", "rows-file"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (!strcmp(name, with_value[i]))
             return true;

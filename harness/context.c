@@ -192,17 +192,6 @@ static bool find_reference(const rl_ctx *ctx, char *csv, size_t len, char *name,
     return access(csv, R_OK) == 0;
 }
 
-/* The command that draws this run's charts later, from its CSV alone. */
-static void redraw_command(const rl_ctx *ctx, char *buf, size_t len)
-{
-    const rl_args *a = &ctx->args;
-    bool default_dirs = !strcmp(a->out_dir, "results") && !strcmp(a->plots_dir, "plots");
-    snprintf(buf, len, "make plot-%s LABEL=%s%s%s%s%s%s", ctx->exp->id, ctx->label,
-             default_dirs ? "" : " ARGS=\"--out ", default_dirs ? "" : a->out_dir,
-             default_dirs ? "" : " --plots ", default_dirs ? "" : a->plots_dir,
-             default_dirs ? "" : "\"");
-}
-
 /* A CSV a SIGTERM left without one measured point ('# partial: stopped by
  * SIGTERM after 0 of M points'): a chart would have nothing to draw, and
  * some charts' gnuplot stops on an empty plot. */
@@ -221,7 +210,7 @@ static bool stopped_before_any_point(const char *csv)
 static int draw(const rl_ctx *ctx)
 {
     char ref_csv[1024], ref_name[128], later[1400];
-    redraw_command(ctx, later, sizeof later);
+    rl_redraw_command(ctx, later, sizeof later);
     bool have_ref = find_reference(ctx, ref_csv, sizeof ref_csv, ref_name, sizeof ref_name);
     if (have_ref)
         printf("reference   %s, overlaid dashed (--reference none, or REFERENCE=none, leaves "
@@ -307,8 +296,10 @@ rl_ctx *rl_begin(const rl_experiment *exp, int argc, char **argv, const rl_chart
     }
     if (exp->families && !rl_families_check(ctx))
         exit(RL_EXIT_USAGE); /* before anything is written or measured */
-    if (!ctx->args.list)
+    if (!ctx->args.list) {
         rl_plan_file_check(ctx);
+        rl_outcome_files_check(ctx);
+    }
     if (ctx->args.list && exp->families) {
         rl_families_list(ctx);
         exit(RL_EXIT_OK);
@@ -345,6 +336,7 @@ static void release(rl_ctx *ctx)
     rl_budget_free(ctx->priv->budget);
     rl_backend_close(ctx->be);
     free(ctx->priv->csv.names);
+    free(ctx->priv->csv.rows_meta);
     free(ctx->priv);
     free(ctx);
 }
@@ -364,13 +356,18 @@ static bool nothing_timed(const rl_ctx *ctx)
  * in its header ('# partial: stopped by SIGTERM after N of M points'), the
  * points not run say why in their rows, and no verdict is judged on part
  * of the points. False for a run the signal found finished. */
-static bool mark_partial(rl_ctx *ctx)
+static bool some_point_stopped(const rl_ctx *ctx)
 {
     const rl_points *all = &ctx->priv->parts.points;
     bool stopped = false;
     for (int i = 0; i < all->n; i++)
         stopped |= rl_point_stopped(&all->v[i]);
-    if (!stopped)
+    return stopped;
+}
+
+static bool mark_partial(rl_ctx *ctx)
+{
+    if (!some_point_stopped(ctx))
         return false;
     int measured, declared;
     rl_points_count_measured(ctx, &measured, &declared);
@@ -396,6 +393,38 @@ static void report_budget(rl_ctx *ctx)
     rl_meta(ctx, "budget_run", "%s", meta);
 }
 
+/* The charts of a run that ended, or why none were drawn: said in words
+ * on the console, and returned as a word for --outcome-file (NULL: drawn).
+ * *failed: gnuplot failed. */
+static const char *end_charts(const rl_ctx *ctx, bool written, bool stopping, bool *failed)
+{
+    *failed = false;
+    if (!written)
+        return "csv_not_written";
+    if (ctx->args.no_plot)
+        return "no_plot";
+    if (!ctx->priv->charts)
+        return "no_charts";
+    if (stopping && nothing_timed(ctx)) {
+        printf("charts      none: no point was measured before the run was stopped (SIGTERM)\n");
+        return "no_point_timed";
+    }
+    if (stopping) { /* gnuplot's seconds may be more than a cap's KILL leaves */
+        char later[1400];
+        rl_redraw_command(ctx, later, sizeof later);
+        printf("charts      not drawn: the run was stopped (SIGTERM); %s draws them from its CSV\n",
+               later);
+        return "sigterm";
+    }
+    if (nothing_timed(ctx)) {
+        printf("charts      none: no point was timed (the budget ran out before the first)\n");
+        return "no_point_timed";
+    }
+    bool gnuplot = ctx->priv->charts->available(); /* without it, draw says so and returns 0 */
+    *failed = draw(ctx) != 0;
+    return *failed ? "gnuplot_failed" : gnuplot ? NULL : "no_gnuplot";
+}
+
 int rl_end(rl_ctx *ctx)
 {
     int code = ctx->failures ? RL_EXIT_FAILED : RL_EXIT_OK;
@@ -406,73 +435,56 @@ int rl_end(rl_ctx *ctx)
     }
     rl_print_duration(ctx);
     report_budget(ctx);
-    bool stopping = rl_stop_requested() != 0, partial = stopping && mark_partial(ctx);
+    rl_outcome o = {.kept = true};
+    o.stopped = rl_stop_requested() != 0;
+    o.partial = o.stopped && mark_partial(ctx);
+    o.rows_written = rl_rows_file_write(ctx) == 0;
     bool written = rl_csv_commit(ctx->priv->csv.csv) == 0 && rl_verdicts_write(ctx) == 0;
-    if (!written)
+    o.csv_written = written;
+    if (!written || !o.rows_written)
         code = RL_EXIT_FAILED;
-    else if (partial)
+    else if (o.partial)
         code = RL_EXIT_STOPPED;
     rl_verdicts_print(ctx);
     if (written)
-        printf("\nwrote       %s%s\n", ctx->csv_path, partial ? " (partial)" : "");
-    bool draws = written && !ctx->args.no_plot && ctx->priv->charts;
-    if (draws && stopping && nothing_timed(ctx)) {
-        printf("charts      none: no point was measured before the run was stopped (SIGTERM)\n");
-    } else if (draws && stopping) { /* gnuplot's seconds may be more than a cap's KILL leaves */
-        char later[1400];
-        redraw_command(ctx, later, sizeof later);
-        printf("charts      not drawn: the run was stopped (SIGTERM); %s draws them from its CSV\n",
-               later);
-    } else if (draws && nothing_timed(ctx))
-        printf("charts      none: no point was timed (the budget ran out before the first)\n");
-    else if (draws && draw(ctx) != 0)
+        printf("\nwrote       %s%s\n", ctx->csv_path, o.partial ? " (partial)" : "");
+    bool charts_failed;
+    o.charts_why = end_charts(ctx, written, o.stopped, &charts_failed);
+    if (charts_failed)
         code = RL_EXIT_FAILED;
     if (ctx->failures)
         printf("\n%d kernel(s) FAILED validation: their rows say so and they were not timed.\n",
                ctx->failures);
+    o.exit_status = code;
+    if (rl_outcome_write(ctx, &o) != 0)
+        code = RL_EXIT_FAILED;
 out:
     release(ctx);
     return code;
 }
 
+/* A run whose results are discarded (a side benchmark, --points): no CSV,
+ * but its rows to --rows-file and its outcome to --outcome-file. */
 int rl_end_discard(rl_ctx *ctx)
 {
     int code = ctx->failures ? RL_EXIT_FAILED : rl_stop_requested() ? RL_EXIT_STOPPED : RL_EXIT_OK;
     rl_progress_clear();
+    rl_outcome o = {.charts_why = "discarded"};
+    o.stopped = rl_stop_requested() != 0;
+    o.partial = o.stopped && ctx->priv->parts.points.n && some_point_stopped(ctx);
+    o.rows_written = rl_rows_file_write(ctx) == 0;
+    if (!o.rows_written)
+        code = RL_EXIT_FAILED;
     if (ctx->priv->csv.csv)
         rl_csv_abort(ctx->priv->csv.csv);
+    o.exit_status = code;
+    if (rl_outcome_write(ctx, &o) != 0)
+        code = RL_EXIT_FAILED;
     release(ctx);
     return code;
 }
 
-/* ---- variants, seeds ------------------------------------ */
-
-static bool item_names(const char *item, size_t len, int number, const char *name);
-
-bool rl_variant_selected(const rl_ctx *ctx, int number, const char *name)
-{
-    const char *list = ctx->args.variants;
-    if (!list || !*list)
-        return true;
-    for (const char *p = list; *p;) {
-        size_t n = strcspn(p, ",");
-        if (item_names(p, n, number, name))
-            return true;
-        p += n;
-        if (*p == ',')
-            p++;
-    }
-    return false;
-}
-
-/* Whether one item of a --variant list names this variant. */
-static bool item_names(const char *item, size_t len, int number, const char *name)
-{
-    char num[16];
-    snprintf(num, sizeof num, "%d", number);
-    return (strlen(name) == len && !strncmp(item, name, len)) ||
-           (strlen(num) == len && !strncmp(item, num, len));
-}
+/* ---- seeds ------------------------------------ */
 
 uint64_t rl_next_seed(rl_ctx *ctx)
 {
@@ -491,37 +503,4 @@ uint16_t *rl_host_random_f16(rl_ctx *ctx, size_t n, float lo, float hi)
     uint16_t *x = rl_host_alloc(n * sizeof(uint16_t));
     rl_fill_uniform_f16(x, n, lo, hi, rl_next_seed(ctx));
     return x;
-}
-
-/* Defaults sized for each mode; never more than a quarter of the memory. */
-double rl_max_bytes(const rl_ctx *ctx)
-{
-    static const double GiB = 1024.0 * 1024 * 1024;
-    double cap = ctx->args.max_bytes;
-    if (!(cap > 0))
-        cap = ctx->args.mode == RL_MODE_QUICK ? 0.25 * GiB : ctx->args.mode == RL_MODE_FULL ? 8 * GiB : 3 * GiB;
-    double memory = ctx->kind == RL_CUDA ? ctx->dev->mem_bytes : rl_host_ram_bytes();
-    return memory > 0 && cap > memory / 4 ? memory / 4 : cap;
-}
-
-bool rl_option_is(const char *value, const char *name)
-{
-    return !strcmp(value, "all") || !strcmp(value, name);
-}
-
-int rl_units(const rl_ctx *ctx)
-{
-    return ctx->kind == RL_CUDA ? ctx->dev->sm_count : ctx->dev->threads;
-}
-
-double rl_option_number(const rl_ctx *ctx, const char *name, const char *value, double lo,
-                        double hi, bool integer, const char *or_words)
-{
-    char *end;
-    double v = strtod(value, &end);
-    if (end == value || *end || !(v >= lo && v <= hi) || (integer && v != (double)(long long)v))
-        rl_die(RL_EXIT_USAGE, "exp-%s: --%s wants a %s %g..%g%s%s, not '%s'", ctx->exp->id, name,
-               integer ? "whole number" : "number", lo, hi, or_words ? " or " : "",
-               or_words ? or_words : "", value);
-    return v;
 }

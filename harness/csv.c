@@ -145,11 +145,11 @@ static void write_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void write_header(rl_csv *c)
+static void write_header(const rl_csv *c, FILE *to)
 {
     for (int i = 0; i < c->ncols; i++)
-        fprintf(c->f, "%s%s", i ? "," : "", c->columns[i]);
-    fputc('\n', c->f);
+        fprintf(to, "%s%s", i ? "," : "", c->columns[i]);
+    fputc('\n', to);
 }
 
 FILE *rl_csv_stream(rl_csv *c) { return c->rows; }
@@ -180,12 +180,48 @@ static void csv_free(rl_csv *c)
 /* The column header, then the rows kept in memory. */
 static int write_body(rl_csv *c)
 {
-    write_header(c);
+    write_header(c, c->f);
     if (fflush(c->rows) != 0)
         return -1;
     if (c->rows_len && fwrite(c->rows_buf, 1, c->rows_len, c->f) != c->rows_len)
         return -1;
     return 0;
+}
+
+/* The metadata written so far, read back from the temporary file. */
+static bool copy_meta(rl_csv *c, FILE *to)
+{
+    if (fflush(c->f) != 0)
+        return false;
+    FILE *from = fopen(c->tmp, "r");
+    if (!from)
+        return false;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, from)) > 0)
+        fwrite(buf, 1, n, to);
+    bool ok = !ferror(from);
+    fclose(from);
+    return ok;
+}
+
+int rl_csv_write_copy(rl_csv *c, const char *path, const char *more_meta)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *to = open_memstream(&text, &len);
+    if (!to)
+        return -1;
+    bool ok = copy_meta(c, to) && fflush(c->rows) == 0;
+    if (more_meta)
+        fputs(more_meta, to);
+    write_header(c, to);
+    if (c->rows_len)
+        fwrite(c->rows_buf, 1, c->rows_len, to);
+    ok = fclose(to) == 0 && ok;
+    int rc = ok && text ? rl_write_file_atomic(path, text) : -1;
+    free(text);
+    return rc;
 }
 
 int rl_csv_commit(rl_csv *c)

@@ -555,6 +555,32 @@ void rl_verdict_on_ceiling(rl_ctx *ctx, const char *id, const char *claim, const
  * names a file that cannot be written (no such folder, not writable). */
 void rl_plan_file_check(const rl_ctx *ctx);
 
+/* outcome.c: how a run ended, as data for scripts (--outcome-file,
+ * --rows-file). rl_data_file_check dies with a usage error when path (an
+ * option's file, NULL: not given) cannot be written; rl_outcome_files_check
+ * checks both files and removes an older outcome file. */
+void rl_data_file_check(const char *option, const char *path);
+void rl_outcome_files_check(const rl_ctx *ctx);
+/* A '# key: value' line for --rows-file's CSV alone (the run's CSV is left
+ * as it is); nothing without --rows-file. */
+void rl_meta_rows_file(rl_ctx *ctx, const char *key, const char *value);
+/* The run's CSV as it stands, with rl_meta_rows_file's lines, to
+ * --rows-file (when given); 0 on success, -1 said on stderr. */
+int rl_rows_file_write(rl_ctx *ctx);
+/* "make plot-NN LABEL=...": the command that draws a run's charts later. */
+void rl_redraw_command(const rl_ctx *ctx, char *buf, size_t len);
+typedef struct rl_outcome {
+    int exit_status;
+    bool stopped;           /* a SIGTERM asked the run to stop */
+    bool partial;           /* ... before every point was measured */
+    bool kept;              /* the run keeps results (not rl_discard_results) */
+    bool csv_written;
+    bool rows_written;      /* --rows-file's CSV */
+    const char *charts_why; /* NULL: the charts were drawn; else a word saying why not */
+} rl_outcome;
+/* Writes --outcome-file (when given) atomically; 0 on success. */
+int rl_outcome_write(const rl_ctx *ctx, const rl_outcome *o);
+
 /* "cpu | NAME | family F model M | N threads" (no family where /proc/cpuinfo has
  * none) or "cuda | NAME | N SMs": whose roofs and tuning a file holds. */
 void rl_device_identity(const rl_ctx *ctx, char *buf, size_t len);

@@ -9,13 +9,10 @@
 #include "rl_ctx_plan.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* ---- the plan: what a run will measure, and how long that should take ----
  * The stop rule bounds each member of a group: at least min_samples
@@ -121,23 +118,7 @@ static double last_run_s(const rl_ctx *ctx)
 
 void rl_plan_file_check(const rl_ctx *ctx)
 {
-    const char *path = ctx->args.plan_file;
-    if (!path)
-        return;
-    char copy[1024]; /* rl_write_file_atomic's temporary name must fit beside it */
-    if (strlen(path) >= sizeof copy)
-        rl_die(RL_EXIT_USAGE, "--plan-file: a path of %zu characters is too long (at most %zu)",
-               strlen(path), sizeof copy - 1);
-    snprintf(copy, sizeof copy, "%s", path);
-    const char *dir = dirname(copy);
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        rl_die(RL_EXIT_USAGE, "--plan-file %s is a folder: name a file in it", path);
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        rl_die(RL_EXIT_USAGE, "--plan-file %s: no folder %s (create it first)", path, dir);
-    if (access(dir, W_OK) != 0)
-        rl_die(RL_EXIT_USAGE, "--plan-file %s: the folder %s is not writable: %s", path, dir,
-               strerror(errno));
+    rl_data_file_check("--plan-file", ctx->args.plan_file);
 }
 
 static long whole_seconds(double s) { return s > 1 ? (long)ceil(s) : 1; }

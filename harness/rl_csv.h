@@ -34,6 +34,10 @@ void rl_csv_end_row(rl_csv *c); /* keeps the row; unset cells stay empty */
 bool rl_csv_has_column(const rl_csv *c, const char *column);
 const char *rl_csv_get(const rl_csv *c, const char *column); /* the row being built; "" if unset */
 int rl_csv_commit(rl_csv *c);  /* flush, fsync, rename; 0 on success */
+/* The file as rl_csv_commit would write it now, with more_meta's '# key:
+ * value' lines (NULL: none) below the metadata so far, written to path
+ * atomically; c stays open. 0 on success. */
+int rl_csv_write_copy(rl_csv *c, const char *path, const char *more_meta);
 void rl_csv_abort(rl_csv *c);  /* removes the temporary file */
 
 /* ------------------------------------------------------------------------

@@ -14,6 +14,7 @@ typedef struct rl_ctx_csv {
     rl_csv *csv;                 /* NULL: a bare context (rl_begin_bare) writes none */
     const char **names;          /* the CSV header, built from the experiment's columns */
     const rl_column *last_table; /* the console table whose header was printed last */
+    char *rows_meta;             /* '# key: value' lines for --rows-file alone (outcome.c) */
 } rl_ctx_csv;
 
 /* The room of ctx (rooms.c); NULL for a context without a private part

@@ -173,6 +173,8 @@ typedef struct rl_args {
     const char *out_dir, *plots_dir, *label, *variants;
     const char *ceilings_file; /* --ceilings FILE: use these roofs, measure none */
     const char *plan_file;     /* --plan-file FILE: the plan as key=value lines (plan.c) */
+    const char *outcome_file;  /* --outcome-file FILE: how the run ended, key=value (outcome.c) */
+    const char *rows_file;     /* --rows-file FILE: the run's rows as a CSV, kept or not */
     double max_bytes;          /* --max-bytes: largest working set; 0: the mode's default */
     double budget_s;           /* --budget: the run's wall-clock seconds; 0: none (plan.c) */
     double timeout_s;          /* --timeout: a point's sampling time limit; 0: the mode's */

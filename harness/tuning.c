@@ -203,5 +203,10 @@ int rl_tune_choose(rl_ctx *ctx, const rl_tune *t)
     rl_progress_clear();
     printf("tuning      %s: %s\n", t->what, what);
     rl_meta(ctx, t->key, "%s; %s", what, t->signature);
+    /* the choice alone, as data, for a side benchmark's --rows-file (peer-ggml.sh) */
+    char choice_key[128];
+    t->name(t->state, pick, chosen, sizeof chosen);
+    snprintf(choice_key, sizeof choice_key, "%s_choice", t->key);
+    rl_meta_rows_file(ctx, choice_key, chosen);
     return pick;
 }

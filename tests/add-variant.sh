@@ -120,17 +120,23 @@ else
 fi
 
 # 4. The student's comparison: a run without the new variant under a second
-# label, the base, and make compare of the two. The ratio table lists the
-# new variant's rows (keys op, variant, k, n; the base's time "-", the new
-# run's time, the ratio "-"), and the overlaid chart names it for the run
-# that has it only.
+# label, the base, and make compare of the two. The ratio table (as data:
+# RATIOS_FILE, compare's --ratios-file) lists the new variant's rows (keys
+# op, variant, k, n; no time for the base, the new run's time, no ratio),
+# and the overlaid chart names it for the run that has it only.
 "$tree/build/exp-05" "${run[@]}" --label before --variant one_op,pair_unfused,pair_fused \
     >"$scratch/before.log" 2>&1 || { tail -30 "$scratch/before.log"; fail "the run without the variant"; }
+ratios=$scratch/ratios.csv
 make -C "$tree" --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" NVCC= B=build compare EXP=05 RUNS="before add" \
-    >"$scratch/compare.log" 2>&1 || { tail -30 "$scratch/compare.log"; fail "make compare"; }
-grep -q '^  base  before ' "$scratch/compare.log" || fail "the ratio table does not name its base run: $scratch/compare.log"
-awk '$2 == "pair_fused_scalar" && NF == 7 && $5 == "-" && $6 + 0 > 0 && $7 == "-" {n++} END {exit !n}' \
-    "$scratch/compare.log" || { cat "$scratch/compare.log"; fail "the ratio table has no row of pair_fused_scalar, '-' for the base"; }
+    RATIOS_FILE="$ratios" >"$scratch/compare.log" 2>&1 || { tail -30 "$scratch/compare.log"; fail "make compare"; }
+# the table as data (--ratios-file), read through rooflab query, not the printed table
+[ "$("$tree/build/rooflab" query "$ratios" meta base)" = before ] ||
+    fail "the ratio table does not name its base run: $ratios"
+# its rows: the new run's time, none for the base, so no ratio
+new_times=$("$tree/build/rooflab" query "$ratios" columns run_value --where variant=pair_fused_scalar \
+    --where run=add --where base_value= --where ratio=) || fail "cannot read $ratios"
+awk '$1 + 0 > 0 { n++ } END { exit !n }' <<<"$new_times" ||
+    { cat "$scratch/compare.log"; fail "the ratio table has no row of pair_fused_scalar, none for the base: $ratios"; }
 if [ "$have_gnuplot" = yes ]; then
     chart=$tree/plots/compare/before--add/exp-05.svg
     grep -q 'add: affine, pair_fused_scalar' "$chart" ||

@@ -239,7 +239,8 @@ if [ -n "$fatal" ] || [ -z "$slug" ]; then
 else
     mkdir -p "$logs/reference"
     # A lab run reuses the ceilings an earlier one measured (cached): the
-    # first run whose log gets to its ceilings line has them for the rest.
+    # first run that gets to its ceilings caches them (results/LABEL/ceilings.csv)
+    # for the rest.
     ceilings_seen=0
     for ((k = 0; k < ${#order[@]}; k++)); do
         n=${order[k]} bin=$B/exp-${order[k]} exp=exp-${order[k]}
@@ -262,9 +263,10 @@ else
         fi
         # shellcheck disable=SC2086
         step "$exp $GPU_DAY_MODE ($label)" "$cap" "$logs/reference/$exp.log" "$bin" $mode_flag \
-            --budget "$budget" --backend "$RL_STEPS_BACKEND" --label "$label" --reference none
+            --budget "$budget" --backend "$RL_STEPS_BACKEND" --label "$label" --reference none \
+            --outcome-file "$(outcome_of "$logs/reference/$exp.log")"
         status=$?
-        grep -q '^ceilings ' "$logs/reference/$exp.log" 2>/dev/null && ceilings_seen=1
+        [ -f "results/$label/ceilings.csv" ] && ceilings_seen=1 # measured once, then cached
         if [ $status -eq 0 ]; then
             note=$(charts_note "$logs/reference/$exp.log")
             rerow pass "budget ${budget} s${note:+; $note}"

@@ -24,8 +24,8 @@
 #
 # A run its cap stops keeps what it measured: timeout's TERM asks the
 # experiment to stop at its next point, and it writes the CSV of the
-# points measured, marked partial (its log's "stopped" line; KILL comes
-# KILL_AFTER_S later). Its row says so.
+# points measured, marked partial (its --outcome-file says so as data;
+# KILL comes KILL_AFTER_S later). Its row says so.
 
 # CUDA device 0 is then the GPU nvidia-smi lists first (by PCI bus), not
 # the one CUDA would call fastest.
@@ -121,17 +121,25 @@ rerow() {
     row "$last_step" "$1" "$last_secs" "$2"
 }
 
-# The note of a run its cap stopped, from its log: "stopped at its cap;
-# partial CSV kept (N of M points)" when the experiment wrote what it had
-# measured (its "stopped by SIGTERM after N of M points" line), one for a
-# run the TERM found measured (its CSV whole, its charts not drawn), else
-# the plain one.
+# An experiment's step passes --outcome-file "$(outcome_of LOG)": how the
+# run ended, as key=value lines (harness/outcome.c), which the notes below
+# read instead of the sentences its log prints for people.
+outcome_of() { printf '%s\n' "${1%.log}.outcome"; }
+# outcome_value LOG KEY: one key of LOG's outcome file ("" when absent).
+outcome_value() { sed -n "s/^$2=//p" "$(outcome_of "$1")" 2>/dev/null | head -n 1; }
+
+# The note of a run its cap stopped, from its outcome file: "stopped at its
+# cap; partial CSV kept (N of M points)" when the experiment wrote what it
+# had measured, one for a run the TERM found measured (its CSV whole, its
+# charts not drawn), else the plain one (no outcome: it did not end on its
+# own, or is no experiment).
 capped_note() { # CAP LOG
-    local counts
-    counts=$(sed -n 's/^stopped  *by SIGTERM after \([0-9]* of [0-9]*\) points.*/\1/p' "$2" | head -n 1)
-    if [ -n "$counts" ] && grep -q '^wrote .*(partial)' "$2"; then
-        echo "stopped at its ${1} s cap; partial CSV kept ($counts points); see $2"
-    elif grep -q '^wrote ' "$2"; then
+    local written
+    written=$(outcome_value "$2" csv_written)
+    if [ "$written" = yes ] && [ "$(outcome_value "$2" partial)" = yes ]; then
+        echo "stopped at its ${1} s cap; partial CSV kept ($(outcome_value "$2" points_done) of" \
+            "$(outcome_value "$2" points_total) points); see $2"
+    elif [ "$written" = yes ]; then
         echo "stopped at its ${1} s cap once measured: CSV whole, charts not drawn; see $2"
     else
         echo "ran past its ${1} s cap, stopped; see $2"
@@ -154,6 +162,7 @@ step() {
     fi
     [ "$cap" -gt "$left" ] && cap=$left
     echo "${SCRIPT_NAME:-gpu}: $name (cap ${cap} s)"
+    rm -f "$(outcome_of "$log")" # an older run's: only this run's outcome counts
     local t0=$SECONDS status shell=()
     # A function runs in a bash of its own; a program is timeout's own
     # child, so that its TERM reaches the program and timeout waits for it
@@ -193,11 +202,11 @@ print_summary() { # TITLE
 
 # ---- the steps of make check-gpu -----------------------------------------------
 
-# A charts note for an experiment's row, when its log says gnuplot is absent.
-charts_note() {
-    local cmd
-    cmd=$(grep -A1 'charts not drawn' "$1" | sed -n '2s/^ *//p')
-    [ -n "$cmd" ] && echo "charts not drawn (no gnuplot): $cmd"
+# A charts note for an experiment's row, when its outcome says gnuplot is
+# absent: the command that draws them later.
+charts_note() { # LOG
+    [ "$(outcome_value "$1" charts_why)" = no_gnuplot ] &&
+        echo "charts not drawn (no gnuplot): $(outcome_value "$1" redraw)"
 }
 
 # The CUDA suites must run, not skip: on a GPU machine a skip is a failure.
@@ -341,7 +350,8 @@ quick_experiments() {
         # shellcheck disable=SC2086
         step "$exp --quick --backend $RL_STEPS_BACKEND${QUICK_BUDGET_S:+ --budget $QUICK_BUDGET_S}" \
             "$CAP_EXP_QUICK_S" "$1/$exp.log" "$bin" --quick --backend "$RL_STEPS_BACKEND" \
-            ${QUICK_BUDGET_S:+--budget "$QUICK_BUDGET_S"} ${LABEL:+--label "$LABEL"} || continue
+            ${QUICK_BUDGET_S:+--budget "$QUICK_BUDGET_S"} ${LABEL:+--label "$LABEL"} \
+            --outcome-file "$(outcome_of "$1/$exp.log")" || continue
         note=$(charts_note "$1/$exp.log") && rerow pass "$note"
     done
 }

@@ -1,7 +1,8 @@
 /*
  * test_compare.c -- `rooflab compare` shows every run, not only the first:
  *   1. the ratio table lists the union of the runs' rows (by the CSV's
- *      compare_keys), "-" where a run lacks a row, and names its base;
+ *      compare_keys), "-" where a run lacks a row, and names its base; the
+ *      same as a CSV for scripts (--ratios-file);
  *   2. each experiment's overlaid charts draw a variant that only the
  *      second run measured, named in the key for that run and not for the
  *      run without it: a checked-in reference run against a copy of it
@@ -108,6 +109,37 @@ Test(compare, table_lists_every_runs_rows_with_a_dash_where_one_lacks_it)
     cr_assert(gone && added && gone < added, "the base's rows come first:\n%s", out);
     cr_assert(strstr(out, "mine vs ref: 2 points matched"), "%s", out);
     cr_assert(strstr(out, "1 point only in mine, 1 only in ref"), "%s", out);
+}
+
+/* The same table as data (--ratios-file): a CSV a script asks with rooflab
+ * query, a row per point of the later run, empty where a run lacks it. */
+Test(compare, the_ratios_file_holds_the_table_as_a_csv)
+{
+    static const char *const ref[] = {"cos,one_op,1,1024,10", "cos,pair_gone,2,1024,5", NULL};
+    static const char *const mine[] = {"cos,pair_new,2,1024,15", "cos,one_op,1,1024,12.5", NULL};
+    static const char *const third[] = {"cos,one_op,1,1024,20", NULL};
+    write_run("ref", ref);
+    write_run("mine", mine);
+    write_run("third", third);
+    char cmd[4096], ratios[600];
+    snprintf(ratios, sizeof ratios, "%s/ratios.csv", dir);
+    snprintf(cmd, sizeof cmd, "PATH=/nonexistent " TOOL " compare --exp 05 --out '%s/results' "
+             "--plots '%s/plots' --ratios-file '%s' ref mine third", dir, dir, ratios);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s\n%s", out, err);
+    snprintf(cmd, sizeof cmd, TOOL " query '%s' columns variant,run,base_value,run_value,ratio "
+             "--join '|'", ratios);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(out, "one_op|mine|10|12.5|1.25\n"
+                          "one_op|third|10|20|2\n"
+                          "pair_gone|mine|5||\n"
+                          "pair_gone|third|5||\n"
+                          "pair_new|mine||15|\n"
+                          "pair_new|third|||\n");
+    snprintf(cmd, sizeof cmd, TOOL " query '%s' meta base runs compare_value", ratios);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+    cr_assert_str_eq(out, "ref\nref mine third\ntime_us_median\n");
+    snprintf(cmd, sizeof cmd, TOOL " query '%s' has-columns op,variant,k,n", ratios);
+    cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "the keys' columns: %s", out);
 }
 
 /* ---- the overlaid charts ------------------------------------------------------- */

@@ -271,8 +271,15 @@ static void stand_ins(void)
                      "echo '[PASS] cuda_quant::every_kernel_matches_the_reference: (0.10s)'\n", true);
     for (int n = 1; n <= 8; n++) {
         snprintf(path, sizeof path, "%s/b/exp-0%d", dir, n);
+        /* its outcome as the harness writes it; FAKE_NO_GNUPLOT=1: charts not drawn */
         write_file(path, "#!/bin/sh\nbasename \"$0\" >> \"$(dirname \"$0\")/ran\"\n"
-                         "echo 'backend     cuda'\n", true);
+                         "echo 'backend     cuda'\n"
+                         "while [ $# -gt 0 ]; do\n"
+                         "  [ \"$1\" = --outcome-file ] && { echo exit_status=0; echo charts=drawn; "
+                         "[ \"${FAKE_NO_GNUPLOT:-}\" = 1 ] && printf 'charts=not_drawn\\ncharts_why="
+                         "no_gnuplot\\nredraw=make plot-%s LABEL=x\\n' \"${0##*-}\"; } > \"$2\"\n"
+                         "  shift\n"
+                         "done\n", true);
     }
 }
 
@@ -378,25 +385,67 @@ Test(gpu_lib, without_criterion_the_experiments_still_build_and_run)
     free(m);
 }
 
-/* An experiment that, on its cap's TERM, writes its partial CSV (as
- * harness/context.c does) and exits 3: its row says what it kept. */
-Test(gpu_lib, a_run_stopped_at_its_cap_says_it_kept_a_partial_csv)
+/* An experiment stand-in in DIR that, on its cap's TERM, runs on_term
+ * (its --outcome-file is $2) and exits 3; the row of its step under a 1 s
+ * cap. */
+static const char *capped_row(const char *on_term)
 {
-    char path[700], cmd[2048];
+    char path[700], script[2048], cmd[2048];
     snprintf(path, sizeof path, "%s/exp-09", dir);
-    write_file(path, "#!/bin/bash\n"
-                     "trap 'kill $! 2>/dev/null; echo \"stopped     by SIGTERM after 3 of 7 points: the CSV "
-                     "keeps them, marked partial; no verdict judged\"; echo \"wrote       x.csv (partial)\"; "
-                     "exit 3' TERM\n"
-                     "echo plan; sleep 30 & wait\n", true);
+    snprintf(script, sizeof script,
+             "#!/bin/bash\n"
+             "trap 'kill $! 2>/dev/null; %s; exit 3' TERM\n"
+             "echo plan; sleep 30 & wait\n", on_term);
+    write_file(path, script, true);
     snprintf(cmd, sizeof cmd,
              "cd '%s' && bash -c '. tests/gpu-lib.sh; budget_start 120; "
-             "step \"exp-09 lab\" 1 \"%s/exp-09.log\" \"%s\"; echo \"status=$?\"; "
-             "printf \"%%s\\n\" \"${rows[@]}\"'",
-             RL_SOURCE_ROOT, dir, path);
+             "step \"exp-09 lab\" 1 \"%s/exp-09.log\" \"%s\" --outcome-file \"%s/exp-09.outcome\"; "
+             "echo \"status=$?\"; printf \"%%s\\n\" \"${rows[@]}\"'",
+             RL_SOURCE_ROOT, dir, path, dir);
     cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s%s", out, err);
     cr_assert(strstr(out, "status=124"), "%s", out);
-    const char *r = row_of("exp-09 lab");
+    return row_of("exp-09 lab");
+}
+
+/* As harness/context.c does: the partial CSV written, its outcome as data
+ * (the console's sentences say otherwise: the note must not read them). */
+Test(gpu_lib, a_run_stopped_at_its_cap_says_it_kept_a_partial_csv)
+{
+    const char *r = capped_row(
+        "echo \"stopped     by SIGTERM after 1 of 2 points\"; "
+        "printf \"stopped=yes\\npoints_done=3\\npoints_total=7\\ncsv_written=yes\\npartial=yes\\n\" > \"$2\"");
     cr_assert(strstr(r, "FAIL") && strstr(r, "stopped at its 1 s cap; partial CSV kept (3 of 7 points)"),
               "%s", r);
+}
+
+Test(gpu_lib, a_run_the_term_found_measured_kept_its_whole_csv)
+{
+    const char *r = capped_row(
+        "printf \"stopped=yes\\npoints_done=7\\npoints_total=7\\ncsv_written=yes\\npartial=no\\n\" > \"$2\"");
+    cr_assert(strstr(r, "FAIL") && strstr(r, "once measured: CSV whole, charts not drawn"), "%s", r);
+}
+
+/* No outcome: the run died (KILL) or wrote nothing, whatever its log says;
+ * an older run's outcome file beside the log does not count. */
+Test(gpu_lib, a_run_without_an_outcome_ran_past_its_cap)
+{
+    char stale[700];
+    snprintf(stale, sizeof stale, "%s/exp-09.outcome", dir);
+    write_file(stale, "csv_written=yes\npartial=yes\npoints_done=1\npoints_total=2\n", false);
+    const char *r = capped_row("echo \"wrote       x.csv (partial)\"");
+    cr_assert(strstr(r, "FAIL") && strstr(r, "ran past its 1 s cap, stopped"), "%s", r);
+}
+
+/* A quick run without gnuplot: its row names the command that draws its
+ * charts later, from its outcome file. */
+Test(gpu_lib, a_quick_run_without_gnuplot_says_how_to_draw_its_charts)
+{
+    stand_ins();
+    check_steps("FAKE_NO_GNUPLOT=1");
+    const char *r = row_of("exp-04 --quick --backend cuda");
+    cr_assert(strstr(r, " pass ") && strstr(r, "charts not drawn (no gnuplot): make plot-04 LABEL=x"),
+              "%s", r);
+    check_steps("");
+    r = row_of("exp-04 --quick --backend cuda");
+    cr_assert(strstr(r, " pass ") && !strstr(r, "charts not drawn"), "%s", r);
 }

@@ -54,8 +54,8 @@ static pid_t start_exp04(const char *label)
     snprintf(cmd, sizeof cmd,
              "exec env ROOFLAB_HOST_BUSY=ignore ROOFLAB_STOP_GRACE_S=600 '%s' --backend cpu --quick --out '%s/results' "
              "--plots '%s/plots' --ceilings '%s' --timeout 0.05 --max-bytes 64Mi --label %s "
-             ">'%s/out.txt' 2>'%s/err.txt'",
-             EXP04, dir, dir, TEST_CEILINGS, label, dir, dir);
+             "--outcome-file '%s/%s.outcome' >'%s/out.txt' 2>'%s/err.txt'",
+             EXP04, dir, dir, TEST_CEILINGS, label, dir, label, dir, dir);
     pid_t pid = fork();
     cr_assert_geq(pid, 0, "fork");
     if (pid == 0) {
@@ -155,6 +155,18 @@ Test(partial, a_run_stopped_by_sigterm_keeps_the_points_it_measured)
     free(console);
     snprintf(path, sizeof path, "%s/plots/stopped", dir);
     cr_assert_eq(count_entries(path, ".png"), 0, "a chart was drawn");
+
+    /* the same as data, for a script (--outcome-file; tests/gpu-lib.sh) */
+    snprintf(path, sizeof path, "%s/stopped.outcome", dir);
+    char *outcome = read_file(path, NULL), want[256];
+    cr_assert_not_null(outcome, "no outcome file %s", path);
+    snprintf(want, sizeof want, "\nexit_status=%d\nstopped=yes\nstopped_why=sigterm\n"
+             "points_done=%d\npoints_total=%d\n", RL_EXIT_STOPPED, measured, declared);
+    cr_assert(strstr(outcome, want), "%s not in:\n%s", want, outcome);
+    cr_assert(strstr(outcome, "\ncsv_written=yes\npartial=yes\n") &&
+                  strstr(outcome, "\ncharts=not_drawn\ncharts_why=sigterm\nredraw=make plot-04 "),
+              "%s", outcome);
+    free(outcome);
 
     /* no verdict judged on part of the points: every one not measured, its note why */
     snprintf(path, sizeof path, "%s/results/stopped/verdicts.csv", dir);

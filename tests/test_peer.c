@@ -1,7 +1,7 @@
 /*
  * test_peer.c -- make peer-ggml's driver, harness/ops/peer-ggml.sh, with
- * stand-ins on both sides: an exp-03 that prints its --matrix table (one
- * time per round, from a counter) and a ggml tree whose CMake project
+ * stand-ins on both sides: an exp-03 that writes its --matrix rows to its
+ * --rows-file (one time per round, from a counter) and a ggml tree whose CMake project
  * builds a test-backend-ops that prints a time per type. The driver builds
  * the stand-in, alternates the rounds, keeps the best of each side per
  * format and writes the CSV, the table and the chart; the same for the
@@ -40,22 +40,32 @@ static void write_file(const char *rel, const char *text, bool exec)
         cr_assert_eq(chmod(path, 0755), 0);
 }
 
-/* Round 1 prints ours at 2x round 2's times: the best is round 2's. */
+/* The stand-ins write their rows where --rows-file says, as the harness
+ * does (a CSV: metadata, columns, rows), and print a console table whose
+ * numbers and tuning lines differ: the drivers must read the file. */
+#define ROWS_FILE_ARG "rows=; for a; do [ \"$prev\" = --rows-file ] && rows=$a; prev=$a; done\n"
+
+/* Round 1 writes ours at 2x round 2's times: the best is round 2's. */
 static const char FAKE_EXP03[] =
     "#!/bin/sh\n"
     "echo \"exp-03 $*\" >> \"$FAKE_DIR/calls\"\n"
+    ROWS_FILE_ARG
     "n=$(cat \"$FAKE_DIR/ours-rounds\" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > \"$FAKE_DIR/ours-rounds\"\n"
     "f=$((3 - n)) # round 1: 2, round 2: 1\n"
-    "echo 'tuning      q8 decode shape: 1 row 4096 B ahead (1 ms a call, the default 4 rows 4096 B ahead 2 ms; cached x)'\n"
-    "echo 'tuning      q4 decode shape: 2 rows no prefetch (1 ms a call, the default 1 row 4096 B ahead 2 ms; cached x)'\n"
-    "echo\n"
+    "echo 'tuning      q8 decode shape: 9 rows (printed, not the choice)'\n"
     "echo '  format  bits/w variant         ms/call      GB/s    x F16'\n"
-    "for row in 'f16 16 gemv_dequant 4.0' 'q8 8.5 gemv_dequant 9.0' 'q8 8.5 gemv_int8 3.0' \\\n"
-    "           'q6 6.5 gemv_int8 2.5' 'q5 5.5 gemv_int8 2.0' 'q4 4.5 gemv_int8 1.0' 'q2 2.6 gemv_int8 0.8'; do\n"
-    "  set -- $row; echo \"  $1  $2 $3 $(awk -v t=$4 -v f=$f 'BEGIN { printf \"%.3f\", t * f }') 10.0 1.00\"\n"
-    "done\n"
-    "echo\n"
-    "echo '  weights: 8 MiB in F16'\n";
+    "echo '  q4         4.5 gemv_int8         0.001       1.0     1.00'\n"
+    "[ -n \"$rows\" ] || exit 0 # --print-label\n"
+    "{ echo '# experiment: 03-quant-decode'\n"
+    "  echo '# tuning_q8_4096x14336_hot: 1 row 4096 B ahead (1 ms a call; cached x); avx2'\n"
+    "  echo '# tuning_q8_4096x14336_hot_choice: 1 row 4096 B ahead'\n"
+    "  echo '# tuning_q4_4096x14336_hot_choice: 2 rows no prefetch'\n"
+    "  echo 'format,variant,time_us_median,validated'\n"
+    "  for row in 'f16 gemv_dequant 4000' 'q8 gemv_dequant 9000' 'q8 gemv_int8 3000' 'q8 gemv_broken 100' \\\n"
+    "             'q6 gemv_int8 2500' 'q5 gemv_int8 2000' 'q4 gemv_int8 1000' 'q2 gemv_int8 800'; do\n"
+    "    set -- $row; ok=yes; [ $2 = gemv_broken ] && ok=no\n"
+    "    echo \"$1,$2,$(($3 * f)),$ok\"\n"
+    "  done; } > \"$rows\"\n";
 
 /* ggml's stand-in: 2 ms for every type but q4_0 (4 ms) and q4_K (3 ms);
  * for FLASH_ATTN_EXT 9 ms, and only for the one decode shape its perf
@@ -87,25 +97,33 @@ static const char FAKE_CMAKE[] =
     "set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)\n"
     "add_executable(test-backend-ops tests/fake.c)\n";
 
-/* exp-07 --shape's table: 3 ms fused and 4 ms materialized in round 1,
- * 2 ms and 3 ms after. */
+/* exp-07 --shape's rows: 3 ms fused and 4 ms materialized in round 1,
+ * 2 ms and 3 ms after (its printed table says otherwise). */
 static const char FAKE_EXP07[] =
     "#!/bin/sh\n"
     "echo \"exp-07 $*\" >> \"$FAKE_DIR/calls\"\n"
+    ROWS_FILE_ARG
     "n=$(cat \"$FAKE_DIR/ours07-rounds\" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > \"$FAKE_DIR/ours07-rounds\"\n"
     "f=$([ $n = 1 ] && echo 1000 || echo 0)\n"
     "echo '  phase   config   B   L|n variant                  time/us      GB/s'\n"
-    "echo \"  decode  shape    1  7680 decode_fused             $((2000 + f)).00       7.1\"\n"
-    "echo \"  decode  shape    1  7680 decode_materialized      $((3000 + f)).00       9.3\"\n";
+    "echo '  decode  shape    1  7680 decode_fused                1.00       7.1'\n"
+    "{ echo 'phase,config,variant,time_us_median,validated'\n"
+    "  echo \"prefill,shape,decode_fused,1,yes\"\n"
+    "  echo \"decode,shape,decode_fused,$((2000 + f)),yes\"\n"
+    "  echo \"decode,shape,decode_materialized,$((3000 + f)),yes\"; } > \"$rows\"\n";
 
-/* exp-08 --moe-shape's table: 3 ms in round 1, 2 ms after. */
+/* exp-08 --moe-shape's rows: 3 ms in round 1, 2 ms after. */
 static const char FAKE_EXP08[] =
     "#!/bin/sh\n"
     "echo \"exp-08 $*\" >> \"$FAKE_DIR/calls\"\n"
+    ROWS_FILE_ARG
     "n=$(cat \"$FAKE_DIR/ours08-rounds\" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > \"$FAKE_DIR/ours08-rounds\"\n"
     "f=$([ $n = 1 ] && echo 1000 || echo 0)\n"
     "echo '  part      variant          routing     f top-k   B touched     time/us      GB/s'\n"
-    "echo \"  moe_batch moe_active       uniform     -     8   4    29.0     $((2000 + f)).00      40.0\"\n";
+    "echo '  moe_batch moe_active       uniform     -     8   4    29.0        1.00      40.0'\n"
+    "{ echo 'part,variant,time_us_median,validated'\n"
+    "  echo \"moe_batch,moe_dense,1,yes\"\n"
+    "  echo \"moe_batch,moe_active,$((2000 + f)),yes\"; } > \"$rows\"\n";
 
 static int run_script(const char *script, const char *env)
 {
@@ -161,7 +179,8 @@ Test(peer, two_rounds_alternate_and_the_best_of_each_side_is_kept)
     cr_assert(strstr(csv, "\nq2,gemv_int8,0.800,q2_K,"), "%s", csv);
     free(csv);
     cr_assert(strstr(out, "| q4 | 1.00 | gemv_int8 | q4_0 | 4.00 | 0.25 (q4_K: 3.00 ms) |"), "%s", out);
-    cr_assert(strstr(out, "round 1 ours  tuned: q8 decode shape"), "the tuner's choices: %s", out);
+    cr_assert(strstr(out, "round 1 ours  tuned: q8 1 row 4096 B ahead;q4 2 rows no prefetch"),
+              "the tuner's choices: %s", out);
     const char *first_ggml = strstr(out, "round 2 ggml"), *second_ours = strstr(out, "round 2 ours");
     cr_assert(first_ggml && second_ours && first_ggml < second_ours, "round 2 starts with ggml");
     snprintf(path, sizeof path, "%s/plots/peer/peers.png", dir);

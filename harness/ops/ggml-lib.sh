@@ -1,5 +1,5 @@
 # harness/ops/ggml-lib.sh -- sourced by the peer scripts (peer-ggml.sh,
-# peer-ggml-attention.sh): ggml's source and its test-backend-ops, built
+# peer-ggml-attention.sh, peer-ggml-moe.sh): ggml's source and its test-backend-ops, built
 # once per source tree and commit into $B/peer-ggml/build.
 #
 #   GGML_SRC=path   a ggml source tree (github.com/ggml-org/ggml). Without it
@@ -52,6 +52,19 @@ ggml_perf_ms() {
     local out
     out=$("$tbo" perf -o "$1" -b CPU -p "$2" 2>&1) || die "test-backend-ops failed for $1 ($2): $out"
     sed -n 's/.* \([0-9.][0-9.]*\) us\/run.*/\1/p' <<<"$out" | head -1 | awk '{ printf "%.4f", $1 / 1000 }'
+}
+
+# Our time per call, ms (4 decimals), of the one validated row of a run's
+# --rows-file (its rows as a CSV, written even by a side benchmark that
+# keeps no results) whose columns hold every COL=VALUE given; empty when
+# none. Read through rooflab query, not from the table the run prints.
+ours_ms() { # ROWS_CSV COL=VALUE...
+    local rows=$1 where=() c
+    shift
+    for c; do where+=(--where "$c"); done
+    "$B/rooflab" query "$rows" columns time_us_median --where validated=yes \
+        --where 'time_us_median!=' "${where[@]}" |
+        awk 'NR == 1 { printf "%.4f", $1 / 1000 }'
 }
 
 # The smaller of a time and the best so far (ms), the best maybe empty.

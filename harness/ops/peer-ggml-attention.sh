@@ -56,16 +56,17 @@ ggml_regex() {
 }
 
 ours_round() {
-    local r=$1 s log ms mat
+    local r=$1 s log rows ms mat
     for s in $SHAPES; do
-        log=$peer/ours-attention-$r-${s//,/x}.log
-        local flags=(--shape "$s" --cache hot --backend cpu --label "$LABEL" --out "$RESULTS" --no-plot)
+        log=$peer/ours-attention-$r-${s//,/x}.log rows=$peer/ours-attention-$r-${s//,/x}.csv
+        local flags=(--shape "$s" --cache hot --backend cpu --label "$LABEL" --out "$RESULTS" --no-plot
+                     --rows-file "$rows")
         [ -f "$ceilings" ] && flags+=(--ceilings "$ceilings")
         "$B/exp-07" "${flags[@]}" >"$log" 2>&1 || die "exp-07 --shape $s failed (round $r): $log"
-        # the table's rows: phase config B L variant time/us ...
-        ms=$(awk '$1 == "decode" && $2 == "shape" && $5 == "decode_fused" { printf "%.4f", $6 / 1000 }' "$log")
-        mat=$(awk '$1 == "decode" && $2 == "shape" && $5 == "decode_materialized" { printf "%.4f", $6 / 1000 }' "$log")
-        [ -n "$ms" ] || die "no decode_fused row in $log"
+        # its rows as data (--rows-file), not its printed table
+        ms=$(ours_ms "$rows" phase=decode config=shape variant=decode_fused) || die "cannot read $rows"
+        mat=$(ours_ms "$rows" phase=decode config=shape variant=decode_materialized) || die "cannot read $rows"
+        [ -n "$ms" ] || die "no validated decode_fused row in $rows"
         echo "  round $r ours  $s decode_fused $ms ms, decode_materialized ${mat:-?} ms"
         OURS_ALL[$s]+="${OURS_ALL[$s]:+ }$ms"
         OURS_MS[$s]=$(best_of "$ms" "${OURS_MS[$s]:-}")

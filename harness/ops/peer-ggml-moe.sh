@@ -56,15 +56,16 @@ ggml_regex() {
 }
 
 ours_round() {
-    local r=$1 s log ms
+    local r=$1 s log rows ms
     for s in $SHAPES; do
-        log=$peer/ours-moe-$r-${s//,/x}.log
-        local flags=(--moe-shape "$s" --cache hot --backend cpu --label "$LABEL" --out "$RESULTS" --no-plot)
+        log=$peer/ours-moe-$r-${s//,/x}.log rows=$peer/ours-moe-$r-${s//,/x}.csv
+        local flags=(--moe-shape "$s" --cache hot --backend cpu --label "$LABEL" --out "$RESULTS" --no-plot
+                     --rows-file "$rows")
         [ -f "$ceilings" ] && flags+=(--ceilings "$ceilings")
         "$B/exp-08" "${flags[@]}" >"$log" 2>&1 || die "exp-08 --moe-shape $s failed (round $r): $log"
-        # the table's rows: part variant routing f top-k B touched time/us ...
-        ms=$(awk '$1 == "moe_batch" && $2 == "moe_active" { printf "%.4f", $8 / 1000 }' "$log")
-        [ -n "$ms" ] || die "no moe_active row in $log"
+        # its rows as data (--rows-file), not its printed table
+        ms=$(ours_ms "$rows" part=moe_batch variant=moe_active) || die "cannot read $rows"
+        [ -n "$ms" ] || die "no validated moe_active row in $rows"
         echo "  round $r ours  $s moe_active $ms ms"
         OURS_ALL[$s]+="${OURS_ALL[$s]:+ }$ms"
         OURS_MS[$s]=$(best_of "$ms" "${OURS_MS[$s]:-}")

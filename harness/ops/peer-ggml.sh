@@ -2,9 +2,10 @@
 # harness/ops/peer-ggml.sh -- make peer-ggml: experiment 03's CPU decode
 # beside ggml's, on this machine, in one session. It builds ggml's
 # test-backend-ops (CPU backend only), then, ROUNDS times, alternating:
-#   ours:  $B/exp-03 --matrix MATRIX --cache hot --backend cpu
+#   ours:  $B/exp-03 --matrix MATRIX --cache hot --backend cpu --rows-file F
 #          (every format, every decode variant, each format timed alone with
-#          its variants, as ggml times each type; the fastest valid one counts)
+#          its variants, as ggml times each type; the fastest valid one counts;
+#          its rows and tuner's choices read from F with rooflab query)
 #   ggml:  test-backend-ops perf -o MUL_MAT -b CPU -p "type_a=T,type_b=f32,m=ROWS,n=1,k=K,"
 #          for each format's ggml type (both with every thread of the machine)
 # and writes the best of the rounds per format to results/LABEL/peers.csv,
@@ -56,17 +57,26 @@ TUNED=
 
 ceilings=$RESULTS/$LABEL/ceilings.csv
 ours_round() {
-    local log=$peer/ours-$1.log
-    local flags=(--matrix "$MATRIX" --cache hot --backend cpu --label "$LABEL" --out "$RESULTS" --no-plot)
+    local log=$peer/ours-$1.log rows=$peer/ours-$1.csv f v us ms choice tuned=() n=0
+    local flags=(--matrix "$MATRIX" --cache hot --backend cpu --label "$LABEL" --out "$RESULTS" --no-plot
+                 --rows-file "$rows")
     [ -f "$ceilings" ] && flags+=(--ceilings "$ceilings")
     "$B/exp-03" "${flags[@]}" >"$log" 2>&1 || die "exp-03 --matrix failed (round $1): $log"
-    # the decode shapes the tuner chose (or took from results/LABEL/tuning.csv)
-    sed -n 's/^tuning *\(.*\)/  round '"$1"' ours  tuned: \1/p' "$log"
-    TUNED=$(sed -n 's/^tuning *\([a-z0-9]*\) decode shape: \([^(]*\) (.*/\1 \2/p' "$log" |
-            sed 's/ *$//' | paste -sd ';' -)
-    # the table's rows: format bits/w variant ms/call ...; the fastest variant per format
-    while read -r f v ms; do
+    # its rows as data (--rows-file: a CSV, though --matrix keeps no results),
+    # not its printed table. The decode shapes the tuner chose (or took from
+    # results/LABEL/tuning.csv): the rows file's tuning_FORMAT_RxK_hot_choice keys.
+    for f in "${formats[@]}"; do
+        choice=$("$B/rooflab" query "$rows" meta "tuning_${f}_${MATRIX}_hot_choice" --default '') ||
+            die "cannot read $rows"
+        [ -n "$choice" ] && tuned+=("$f $choice")
+    done
+    TUNED=$(IFS=';'; echo "${tuned[*]}")
+    echo "  round $1 ours  tuned: ${TUNED:-none}"
+    # the validated, timed rows; the fastest variant per format
+    while IFS=, read -r f v us; do
+        ms=$(awk -v us="$us" 'BEGIN { printf "%.3f", us / 1000 }')
         echo "  round $1 ours  $f $v $ms ms"
+        n=$((n + 1))
         OURS_ALL[$f]+="${OURS_ALL[$f]:+ }$ms"
         # F16 has one kernel in every decode variant, the FP16 GEMV, declared
         # once under the first variant's name
@@ -74,10 +84,9 @@ ours_round() {
         if [ -z "${OURS_MS[$f]:-}" ] || awk -v a="$ms" -v b="${OURS_MS[$f]}" 'BEGIN { exit !(a < b) }'; then
             OURS_MS[$f]=$ms OURS_VAR[$f]=$v
         fi
-    done < <(awk '/^  format +bits\/w +variant +ms\/call/ { on = 1; next }
-                  on && NF == 0 { on = 0 }
-                  on && $4 ~ /^[0-9.]+$/ { print $1, $3, $4 }' "$log" |
-             sort -k1,1 -k3,3g | awk '!seen[$1]++')
+    done < <("$B/rooflab" query "$rows" columns format,variant,time_us_median --where validated=yes \
+                 --where 'time_us_median!=' | sort -t, -k1,1 -k3,3g | awk -F, '!seen[$1]++')
+    [ $n -gt 0 ] || die "no validated, timed row in $rows (round $1)"
 }
 ggml_ms() { # type -> ms per call, from the console's "N us/run"
     ggml_perf_ms MUL_MAT "type_a=$1,type_b=f32,m=$rows,n=1,k=$k,"

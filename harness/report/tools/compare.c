@@ -19,14 +19,18 @@
 
 static const char *USAGE =
     "usage: rooflab compare --exp NN [--value COLUMN] [--out DIR] [--plots DIR]\n"
-    "                       [--charts-file FILE] LABEL LABEL...\n\n"
+    "                       [--charts-file FILE] [--ratios-file FILE] LABEL LABEL...\n\n"
     "Overlays experiment NN's charts for every run (results/LABEL/exp-NN.csv), the first\n"
     "solid and the others dashed, into plots/compare/<labels>/, and prints every point of\n"
     "every run with its ratio to the first run, the base (for times: above 1 is slower\n"
     "than the base); \"-\" where a run lacks the point.\n\n"
     "--charts-file FILE: also writes what was drawn as key=value lines, for scripts:\n"
     "drawn=yes or no, a chart=PATH line per PNG drawn (each also as .pdf and .svg), and\n"
-    "without charts why=REASON (gnuplot not found, gnuplot failed).\n";
+    "without charts why=REASON (gnuplot not found, gnuplot failed).\n"
+    "--ratios-file FILE: also writes the table as a CSV, for scripts (rooflab query):\n"
+    "a row per point and later run, the compare keys' columns, then run, base_value,\n"
+    "run_value, ratio (empty where a run lacks the point); its header names the base\n"
+    "run (base), every run (runs), the value compared (compare_value).\n";
 
 enum { MAX_RUNS = 8 };
 
@@ -243,6 +247,68 @@ static void print_summary(const run *runs, int n, const tool_row *rows, const ch
     }
 }
 
+/* ---- --ratios-file: the table as data ---------------------------------- */
+
+static const char *const RATIO_COLUMNS[] = {"run", "base_value", "run_value", "ratio"};
+enum { NRATIO_COLUMNS = 4 };
+
+/* The header's columns: the compare keys, then RATIO_COLUMNS; NULL when a
+ * key is named as one of those (its cells would be lost). */
+static const char **ratio_columns(const char **keys, int nkeys, const char **names)
+{
+    for (int k = 0; k < nkeys; k++) {
+        for (int c = 0; c < NRATIO_COLUMNS; c++)
+            if (!strcmp(keys[k], RATIO_COLUMNS[c])) {
+                fprintf(stderr, "rooflab compare: --ratios-file: a compare key is named '%s', "
+                                "a column of its own\n", keys[k]);
+                return NULL;
+            }
+        names[k] = keys[k];
+    }
+    for (int c = 0; c < NRATIO_COLUMNS; c++)
+        names[nkeys + c] = RATIO_COLUMNS[c];
+    names[nkeys + NRATIO_COLUMNS] = NULL;
+    return names;
+}
+
+/* The rows the table printed, one per point and later run, written
+ * through the CSV writer the experiments use. */
+static int write_ratios_file(const char *path, const run *runs, int n, const tool_row *rows,
+                             int count, const char **keys, int nkeys, const char *value)
+{
+    const char *names[TOOL_MAX_KEYS + NRATIO_COLUMNS + 1];
+    if (!ratio_columns(keys, nkeys, names))
+        return -1;
+    rl_table *t[MAX_RUNS];
+    strbuf labels = {0};
+    for (int i = 0; i < n; i++) {
+        t[i] = runs[i].t;
+        sb_printf(&labels, "%s%s", i ? " " : "", runs[i].label);
+    }
+    rl_csv *csv = rl_csv_open(path, names);
+    rl_csv_meta(csv, "experiment", "%s", meta_or(runs[0].t, "experiment", "?"));
+    rl_csv_meta(csv, "compare_value", "%s", value);
+    rl_csv_meta(csv, "compare_keys", "%s", meta_or(runs[0].t, "compare_keys", ""));
+    rl_csv_meta(csv, "base", "%s", runs[0].label);
+    rl_csv_meta(csv, "runs", "%s", labels.s);
+    sb_free(&labels);
+    for (int at = 0; at < count; at++) {
+        const char *base = value_at(t, 0, rows[at], keys, nkeys, value);
+        for (int i = 1; i < n; i++) {
+            const char *v = value_at(t, i, rows[at], keys, nkeys, value);
+            for (int k = 0; k < nkeys; k++)
+                rl_csv_set_str(csv, keys[k], rl_table_get(t[rows[at].run], rows[at].row, keys[k]));
+            rl_csv_set_str(csv, "run", runs[i].label);
+            rl_csv_set_str(csv, "base_value", base);
+            rl_csv_set_str(csv, "run_value", v);
+            if (*base && *v && atof(base) != 0)
+                rl_csv_set_num(csv, "ratio", atof(v) / atof(base));
+            rl_csv_end_row(csv);
+        }
+    }
+    return rl_csv_commit(csv);
+}
+
 static int draw(const tool_opts *o, run *runs, int n, bool mixed)
 {
     const char *csvs[MAX_RUNS], *names[MAX_RUNS];
@@ -339,10 +405,14 @@ int tool_compare(int argc, char **argv)
         goto out;
     }
     print_summary(runs, n, rows, keys, nkeys, st);
+    bool ratios_failed = o.ratios_file &&
+                         write_ratios_file(o.ratios_file, runs, n, rows, nrows, keys, nkeys, value) != 0;
     free(rows);
     int drew = draw(&o, runs, n, mixed);
     rc = drew == 0 ? RL_EXIT_OK : RL_EXIT_FAILED;
     if (o.charts_file && write_charts_file(o.charts_file, drew) != 0)
+        rc = RL_EXIT_FAILED;
+    if (ratios_failed)
         rc = RL_EXIT_FAILED;
 out:
     for (int i = 0; i < n && i < MAX_RUNS; i++)

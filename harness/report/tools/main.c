@@ -81,6 +81,7 @@ int tool_parse(int argc, char **argv, tool_opts *o, const char *usage)
                             : !strcmp(a, "--dest")  ? &o->dest
                             : !strcmp(a, "--prefix") ? &o->prefix
                             : !strcmp(a, "--charts-file") ? &o->charts_file
+                            : !strcmp(a, "--ratios-file") ? &o->ratios_file
                                                     : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("%s", usage);

@@ -32,7 +32,8 @@ void sb_free(strbuf *b);
  * value option of the subcommand's own. Returns the index of the first
  * positional argument, or -1 after printing an error. */
 typedef struct tool_opts {
-    const char *out, *plots, *exp, *value, *label, *dest, *prefix, *charts_file;
+    const char *out, *plots, *exp, *value, *label, *dest, *prefix, *charts_file,
+        *ratios_file;
 } tool_opts;
 
 int tool_parse(int argc, char **argv, tool_opts *o, const char *usage);
