@@ -192,19 +192,17 @@ static bool find_reference(const rl_ctx *ctx, char *csv, size_t len, char *name,
     return access(csv, R_OK) == 0;
 }
 
-/* A CSV a SIGTERM left without one measured point ('# partial: stopped by
- * SIGTERM after 0 of M points'): a chart would have nothing to draw, and
+/* A CSV a SIGTERM left without one measured point (its header's
+ * partial_points_measured: 0): a chart would have nothing to draw, and
  * some charts' gnuplot stops on an empty plot. */
 static bool stopped_before_any_point(const char *csv)
 {
     char why[256];
     rl_table *t = rl_table_read_meta(csv, why, sizeof why);
-    const char *partial = t ? rl_table_meta(t, "partial") : NULL;
-    int measured = -1, declared = 0;
-    if (partial)
-        sscanf(partial, RL_STOPPED_WHY " after %d of %d", &measured, &declared);
+    const char *measured = t ? rl_table_meta(t, "partial_points_measured") : NULL;
+    bool none = measured && !strcmp(measured, "0");
     rl_table_free(t);
-    return measured == 0;
+    return none;
 }
 
 static int draw(const rl_ctx *ctx)
@@ -375,6 +373,9 @@ static bool mark_partial(rl_ctx *ctx)
     snprintf(why, sizeof why, RL_STOPPED_WHY " after %d of %d points", measured, declared);
     rl_meta(ctx, "partial", "%s; the rows of the others say not run, and no verdict is judged",
             why);
+    /* the same counts as data, for what reads the CSV back (--plot-only) */
+    rl_meta(ctx, "partial_points_measured", "%d", measured);
+    rl_meta(ctx, "partial_points_declared", "%d", declared);
     rl_verdicts_not_judged(ctx, why);
     rl_claims_not_judged(ctx, why);
     printf("stopped     %s: the CSV keeps them, marked partial; no verdict judged\n",

@@ -118,30 +118,23 @@ void rl_verdicts_print(rl_ctx *ctx)
 }
 
 /* Copies the rows of other experiments (or other backends) from an
- * existing verdicts.csv: the file is a table of the latest verdict per
- * experiment and backend, not a log. */
-static void keep_other_rows(const char *path, const char *slug, const char *backend, FILE *out)
+ * existing verdicts.csv, read as every CSV is (rl_table_read: quoted
+ * notes, long lines) and written back through the writer: the file is a
+ * table of the latest verdict per experiment and backend, not a log. A
+ * file that cannot be read (none yet) has no rows to keep. */
+static void keep_other_rows(const char *path, const char *slug, const char *backend, rl_csv *c)
 {
-    FILE *in = fopen(path, "r");
-    if (!in)
-        return;
-    char line[8192];
-    bool header = true;
-    while (fgets(line, sizeof line, in)) {
-        if (line[0] == '#')
+    char why[256];
+    rl_table *old = rl_table_read(path, why, sizeof why);
+    for (int r = 0; old && r < old->nrows; r++) {
+        if (!strcmp(rl_table_get(old, r, "experiment"), slug) &&
+            !strcmp(rl_table_get(old, r, "backend"), backend))
             continue;
-        if (header) { /* our own header is written by rl_csv */
-            header = false;
-            continue;
-        }
-        /* experiment,id,backend,...: ids and backends never hold commas. */
-        char exp[128] = "", id[128] = "", be[32] = "";
-        sscanf(line, "%127[^,],%127[^,],%31[^,]", exp, id, be);
-        if (!strcmp(exp, slug) && !strcmp(be, backend))
-            continue;
-        fputs(line, out);
+        for (const char *const *col = VERDICT_COLUMNS; *col; col++)
+            rl_csv_set_str(c, *col, rl_table_get(old, r, *col));
+        rl_csv_end_row(c);
     }
-    fclose(in);
+    rl_table_free(old);
 }
 
 int rl_verdicts_write(rl_ctx *ctx)
@@ -155,7 +148,7 @@ int rl_verdicts_write(rl_ctx *ctx)
     rl_csv *c = rl_csv_open(path, VERDICT_COLUMNS);
     rl_csv_meta(c, "about", "latest verdict per experiment and backend for label %s", ctx->label);
     const char *backend = rl_backend_name(ctx->kind);
-    keep_other_rows(path, ctx->exp->slug, backend, rl_csv_stream(c));
+    keep_other_rows(path, ctx->exp->slug, backend, c);
     const rl_ctx_verdicts *p = rl_verdicts_room(ctx);
     for (int i = 0; i < p->n; i++) {
         const rl_verdict_row *v = &p->rows[i];
