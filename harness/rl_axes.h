@@ -35,7 +35,9 @@ extern "C" {
 
 struct rl_part;
 
-enum { RL_AXIS_MAX_VALUES = 64, RL_AXES_MAX = 6 };
+/* 512 values: a sweep of N every 8 from 1024 to 4096 (exp-04's library
+ * part, 385 values) fits. */
+enum { RL_AXIS_MAX_VALUES = 512, RL_AXES_MAX = 6 };
 
 /* One mode's values of an axis: a list, or a range that ends at the top
  * the axis gives at run time (rl_axis.top: a size from the cache, the

@@ -1,8 +1,9 @@
 /*
  * calls.c -- one GEMM call as a point, for the three measured parts, with
  * its inputs and reference made when it is first validated; and the sweep
- * of N across waves that staircase.c and library.c share. The harness
- * does the rest: validates, times each group, writes the rows.
+ * of N across waves that staircase.c and library.c share, over an axis of
+ * N. The harness does the rest: validates, times each group, writes the
+ * rows.
  */
 #include "exp04.h"
 
@@ -24,8 +25,8 @@ static void prepare_call(rl_ctx *ctx, rl_point *p)
 }
 
 /* A zero tile_m means no wave model: those columns stay empty. */
-void exp04_call_add(rl_ctx *ctx, part_out *out, const exp04_call *c, const gemm_variant *v, int group,
-              bool needed)
+void exp04_call_add(rl_ctx *ctx, part_out *out, const exp04_call *c, const gemm_variant *v,
+                    int group, bool needed)
 {
     exp04_call *copy = RL_NEW(ctx, exp04_call);
     *copy = *c;
@@ -63,40 +64,56 @@ void exp04_calls_close(rl_ctx *ctx, const rl_points *pts, part_out *out)
     rl_free(ctx->be, out->c);
 }
 
+/* ---- a sweep of N across waves ------------------------------------------------- */
+
 /* B is stored n x k (a linear layer's weight): the point at N reads the
- * first N rows of B and checks the first N columns of the widest product.
- * The last N of a wave and the N one step past it are one group (a
- * verdict compares the first such pair: the others, and the points
+ * first N rows of B and checks the first N columns of the widest
+ * product. Every wave end opens a group, its N and the one a step on
+ * (the verdict compares the first such pair: the others, and the points
  * alone, draw the staircase); wave_end marks the last N of a wave where
  * the sweep goes on past it. */
-void exp04_sweep_declare(rl_ctx *ctx, wave_sweep *w)
+static void add_n(rl_ctx *ctx, wave_part *w, int n)
 {
-    int m = w->t.m, end = -1, pair = 0, points = 0;
-    w->a = (rl_input){.count = (size_t)m * w->k, .exact = gemm_round_to_half};
-    w->b = (rl_input){.count = (size_t)w->n_hi * w->k, .exact = gemm_round_to_half};
-    w->ref.wide_n = w->n_hi;
-    w->first_end = -1;
-    for (int n = w->n_lo; n <= w->n_hi; n = (int)rl_wave_sweep_next(&w->t, n, w->step, WAVE_STEP)) {
-        bool ends = rl_wave_ends_at(&w->t, n), marked = ends && n < w->n_hi;
-        if (ends) {
-            end = n;
-            pair = rl_group_new(ctx);
-        }
-        if (marked && w->first_end < 0)
-            w->first_end = points;
-        exp04_call c = {.part = w->part, .gemm = "nt", .a = &w->a, .b = &w->b, .wide = &w->ref,
-                  .kernel.args = {.m = m, .n = n, .k = w->k, .trans_b = true}, .vocab = NAN,
-                  .w = rl_wave_model_of(&w->t, n), .wave_end = marked,
-                  .mark = marked ? "<- end of a wave" : ""};
-        bool paired = n == end || n == end + WAVE_STEP;
-        exp04_call_add(ctx, &w->out, &c, w->v, paired ? pair : 0,
-                 paired && w->first_end >= 0 && points <= w->first_end + 1);
-        points++;
+    bool ends = rl_wave_ends_at(&w->t, n), marked = ends && n < w->n_hi;
+    if (ends) {
+        w->end = n;
+        w->pair = rl_group_new(ctx);
     }
+    if (marked && w->first_end < 0)
+        w->first_end = w->points;
+    exp04_call c = {.part = w->part, .gemm = "nt", .a = &w->a, .b = &w->b, .wide = &w->ref,
+                    .kernel.args = {.m = w->t.m, .n = n, .k = w->k, .trans_b = true}, .vocab = NAN,
+                    .w = rl_wave_model_of(&w->t, n), .wave_end = marked,
+                    .mark = marked ? "<- end of a wave" : ""};
+    bool paired = n == w->end || n == w->end + WAVE_STEP;
+    exp04_call_add(ctx, &w->out, &c, w->v, paired ? w->pair : 0,
+                   paired && w->first_end >= 0 && w->points <= w->first_end + 1);
+    w->points++;
 }
 
-void exp04_sweep_open(rl_ctx *ctx, void *state)
+/* N, and one step past it where a wave ends there and the sweep's next
+ * N is further on. */
+static void wave_points(rl_ctx *ctx, const rl_at *at, void *state)
 {
-    wave_sweep *w = state;
+    wave_part *w = state;
+    int n = w->n_at(at, w);
+    add_n(ctx, w, n);
+    if (rl_wave_ends_at(&w->t, n) && n < w->n_hi && WAVE_STEP < w->step)
+        add_n(ctx, w, n + WAVE_STEP);
+}
+
+void exp04_waves_declare(rl_ctx *ctx, wave_part *w, const rl_part *part)
+{
+    w->a = (rl_input){.count = (size_t)w->t.m * w->k, .exact = gemm_round_to_half};
+    w->b = (rl_input){.count = (size_t)w->n_hi * w->k, .exact = gemm_round_to_half};
+    w->ref.wide_n = w->n_hi;
+    w->first_end = w->end = -1;
+    rl_part_add(ctx, part);
+    rl_sweep_declare(ctx, &(rl_sweep){w->axes, .points = wave_points, .state = w});
+}
+
+void exp04_waves_open(rl_ctx *ctx, void *state)
+{
+    wave_part *w = state;
     exp04_calls_open(ctx, &w->out);
 }

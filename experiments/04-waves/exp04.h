@@ -1,7 +1,10 @@
 /*
- * exp04.h -- what the files of experiment 04 share: the shapes of
- * NVIDIA's example and of GPT-2's output layer, the claims, one GEMM call
- * as a point (calls.c), and the parts, in the order main.c declares them.
+ * exp04.h -- what main.c asks of experiment 04's chapters: the shapes of
+ * NVIDIA's example and of GPT-2's output layer, one GEMM call as a point
+ * (calls.c), the sweep of N across waves that the staircase and library
+ * parts share (calls.c), and the parts, in the order main.c declares
+ * them. main.c gives each part the claim it judges; no chapter reads
+ * main.c.
  */
 #ifndef EXP04_H
 #define EXP04_H
@@ -14,11 +17,7 @@ enum { WAVE_STEP = 8 };
 /* NVIDIA's example: M = 2304, K = 4096, 256 x 128 tiles, one block per SM. */
 enum { EX_M = 2304, EX_K = 4096, EX_TILE_M = 256, EX_TILE_N = 128 };
 /* GPT-2 small's output layer: hidden 768, vocabulary 50257, padded 50304. */
-enum { HIDDEN = 768, V_GPT2 = 50257, V_PADDED = 50304, V_LO = 50240, V_HI = 50368 };
-
-/* The claims (main.c), one per verdict; the own kernel's has a text per backend. */
-enum { CLAIM_MODEL, CLAIM_STEP_GPU, CLAIM_STEP_CPU, CLAIM_LIBRARY, CLAIM_VOCAB };
-extern const rl_claim EXP04_CLAIMS[];
+enum { HIDDEN = 768, V_GPT2 = 50257, V_PADDED = 50304 };
 
 /* ---- one GEMM call as a point (calls.c) ------------------------------------ */
 
@@ -53,8 +52,8 @@ static inline const gemm_variant *gemm_by_role(const rl_ctx *ctx, const char *ro
 /* Adds a point of the current part for a copy of c (variant v, in group;
  * 0: alone), writing into out; needed: a verdict reads it (else a run
  * under --budget measures it only as time allows). */
-void exp04_call_add(rl_ctx *ctx, part_out *out, const exp04_call *c, const gemm_variant *v, int group,
-              bool needed);
+void exp04_call_add(rl_ctx *ctx, part_out *out, const exp04_call *c, const gemm_variant *v,
+                    int group, bool needed);
 /* When a part opens, its output; when it is done, the output and the
  * inputs its points drew (pts: the part's). */
 void exp04_calls_open(rl_ctx *ctx, part_out *out);
@@ -63,46 +62,54 @@ void exp04_calls_close(rl_ctx *ctx, const rl_points *pts, part_out *out);
 /* The columns every part's console table starts with. */
 #define CALL_TABLE_HEAD                                                   \
     {NULL, "variant", "%-7s", .str = rl_col_variant},                     \
-    RL_TEXT(NULL, "gemm", "%-15s", exp04_call, gemm),                           \
-    RL_INT(NULL, "m", "%6d", exp04_call, kernel.args.m),                        \
-    RL_INT(NULL, "n", "%6d", exp04_call, kernel.args.n),                        \
-    RL_INT(NULL, "k", "%6d", exp04_call, kernel.args.k),                        \
-    RL_DOUBLE(NULL, "tiles", "%6.0f", exp04_call, w.tiles),                     \
-    RL_DOUBLE(NULL, "waves", "%5.0f", exp04_call, w.waves),                     \
+    RL_TEXT(NULL, "gemm", "%-15s", exp04_call, gemm),                     \
+    RL_INT(NULL, "m", "%6d", exp04_call, kernel.args.m),                  \
+    RL_INT(NULL, "n", "%6d", exp04_call, kernel.args.n),                  \
+    RL_INT(NULL, "k", "%6d", exp04_call, kernel.args.k),                  \
+    RL_DOUBLE(NULL, "tiles", "%6.0f", exp04_call, w.tiles),               \
+    RL_DOUBLE(NULL, "waves", "%5.0f", exp04_call, w.waves),               \
     RL_COLUMN_TIME_US,                                                    \
     RL_COLUMN_TFLOPS
 
-/* A sweep of N = n_lo, n_lo + step, ..., n_hi at fixed M and K, and one
- * step of WAVE_STEP past the end of each wave, timed with it: a part. */
-typedef struct wave_sweep {
+/* ---- a sweep of N across waves (calls.c) -----------------------------------
+ * N from n_lo to n_hi in steps of step at fixed M and K (the N of each
+ * combination of the axes' values), and one step of WAVE_STEP past the
+ * end of each wave where the step is longer, timed with it: a part. The
+ * last N of a wave and the N past it are one group; the first such pair
+ * is what a verdict compares. */
+typedef struct wave_part {
     const char *part;
-    const gemm_variant *v; /* NULL: the part does not run */
-    rl_tiling t;           /* M and the wave model */
-    int k, n_lo, n_hi, step;
-    rl_input a, b;         /* A (M x k), B (n_hi x k) */
+    const gemm_variant *v;
+    const rl_claim *claim;    /* the one it judges */
+    rl_tiling t;              /* M and the wave model */
+    int k;
+    const rl_axis *const *axes; /* ended by NULL */
+    int (*n_at)(const rl_at *at, const struct wave_part *w);
+    int n_lo, n_hi, step;
+    rl_input a, b;            /* A (M x k), B (n_hi x k) */
     gemm_wide ref;
     part_out out;
     int first_end; /* the part's point of the first wave end (the next is one step on), or -1 */
+    int end, pair, points; /* while declaring: the last wave end, its group, the points so far */
     char heading[256];
-} wave_sweep;
+} wave_part;
 
-/* Adds the sweep's points to the current part. */
-void exp04_sweep_declare(rl_ctx *ctx, wave_sweep *w);
-/* A sweep part's open (state: its wave_sweep). */
-void exp04_sweep_open(rl_ctx *ctx, void *state);
+/* Adds part (its state: w) and the sweep's points. */
+void exp04_waves_declare(rl_ctx *ctx, wave_part *w, const rl_part *part);
+void exp04_waves_open(rl_ctx *ctx, void *state);
 
 /* ---- the parts, in the order main.c declares them -------------------------
  * Each adds its metadata, its part and its points; the part judges its
  * claim when it is done. */
 
-void exp04_model_declare(rl_ctx *ctx);     /* model.c: waves on 108 and 132 SMs, a model */
-void exp04_staircase_declare(rl_ctx *ctx); /* staircase.c: the own kernel vs N here */
-void exp04_library_declare(rl_ctx *ctx);   /* library.c: cuBLAS's sawtooth, GPU only */
-void exp04_vocab_declare(rl_ctx *ctx);     /* vocab.c: GPT-2's output layer */
+void exp04_model_declare(rl_ctx *ctx, const rl_claim *claim);     /* model.c */
+void exp04_staircase_declare(rl_ctx *ctx, const rl_claim *claim); /* staircase.c */
+void exp04_library_declare(rl_ctx *ctx, const rl_claim *claim);   /* library.c, GPU only */
+void exp04_vocab_declare(rl_ctx *ctx, const rl_claim *claim);     /* vocab.c */
 
-/* Derived columns (main.c's), computed from every point: the staircase's
- * model time, and a vocab GEMM's time at V = 50257 over this one's, with
- * its spread. NaN on the other parts' points. */
+/* Derived columns, computed from every point: the staircase's model time,
+ * and a vocab GEMM's time at V = 50257 over this one's, with its spread.
+ * NaN on the other parts' points. */
 double exp04_staircase_model_us(rl_ctx *ctx, const rl_point *p);
 rl_ratio exp04_vocab_speedup_ratio(rl_ctx *ctx, const rl_point *p);
 

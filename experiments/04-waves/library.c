@@ -9,61 +9,69 @@
 #include <math.h>
 #include <stdio.h>
 
-/* The library variant's sweep, or none: on the CPU (no cuBLAS there), or
- * when it is not selected. Every 8 of N in a full run, every 64 else
- * (and one step of 8 past each wave). */
-static wave_sweep sweep_on(rl_ctx *ctx)
+/* N every 64 from 1024 to 4096, every 8 in a full run (and one step of 8
+ * past each wave of the model). */
+static double n_end(const rl_ctx *ctx)
 {
-    const gemm_variant *v = gemm_by_role(ctx, "library");
-    if (!v || ctx->kind != RL_CUDA)
-        return (wave_sweep){0};
-    return (wave_sweep){.part = "library", .v = v, .k = EX_K, .n_lo = 1024, .n_hi = 4096,
-                        .t = {EX_M, EX_TILE_M, EX_TILE_N, rl_units(ctx), 1},
-                        .step = RL_BY_MODE(ctx, 64, 64, WAVE_STEP)};
+    (void)ctx;
+    return 4096;
+}
+static const rl_axis N = RL_AXIS("n", RL_STEPS(1024, 64), RL_STEPS(1024, 64),
+                                 RL_STEPS(1024, WAVE_STEP), .top = n_end);
+
+static int n_of(const rl_at *at, const wave_part *w)
+{
+    (void)w;
+    return rl_at_int(at, &N);
 }
 
 static const rl_column TABLE[] = {CALL_TABLE_HEAD, RL_TEXT(NULL, "", "%s", exp04_call, mark), {0}};
 
-static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w);
+static void judge(rl_ctx *ctx, const rl_points *pts, const wave_part *w);
 
 /* Judges the part's claim, then frees its buffers. */
 static void done(rl_ctx *ctx, const rl_points *pts, void *state)
 {
-    wave_sweep *w = state;
+    wave_part *w = state;
     judge(ctx, pts, w);
     exp04_calls_close(ctx, pts, &w->out);
 }
 
-/* Without the sweep, a part of no points all the same: its verdict says why. */
+/* Without the library (on the CPU, or not selected), a part of no points
+ * all the same: its verdict says why. */
 static void not_measured(rl_ctx *ctx, const rl_points *pts, void *state)
 {
     (void)pts;
-    (void)state;
-    rl_judge(ctx, &EXP04_CLAIMS[CLAIM_LIBRARY], NULL, NAN,
+    rl_judge(ctx, state, NULL, NAN,
              ctx->kind != RL_CUDA ? "no cuBLAS on the CPU backend: the sawtooth needs a "
                                     "GPU (OpenBLAS runs in the vocab part)"
                                   : "no variant with the role library selected");
 }
 
-void exp04_library_declare(rl_ctx *ctx)
+void exp04_library_declare(rl_ctx *ctx, const rl_claim *claim)
 {
-    wave_sweep *w = RL_NEW(ctx, wave_sweep);
-    *w = sweep_on(ctx);
-    if (!w->v) {
-        rl_part_add(ctx, &(rl_part){.done = not_measured});
+    const gemm_variant *v = gemm_by_role(ctx, "library");
+    if (!v || ctx->kind != RL_CUDA) {
+        rl_part_add(ctx, &(rl_part){.done = not_measured, .state = (void *)claim});
         return;
     }
+    wave_part *w = RL_NEW(ctx, wave_part);
+    static const rl_axis *const AXES[] = {&N, NULL};
+    rl_steps n = rl_axis_values(ctx, &N);
+    *w = (wave_part){.part = "library", .v = v, .claim = claim, .k = EX_K, .axes = AXES,
+                     .n_at = n_of, .n_lo = (int)n.v[0], .n_hi = (int)n.v[n.n - 1],
+                     .step = (int)(n.v[1] - n.v[0]),
+                     .t = {EX_M, EX_TILE_M, EX_TILE_N, rl_units(ctx), 1}};
     rl_meta(ctx, "library",
             "variant %d (%s), M = %d, K = %d, N = %d..%d step %d; the tiles and waves of these "
             "rows are NVIDIA's model (%dx%d tiles, one block per SM) on this device's %d SMs: the "
             "library picks its own kernel",
-            w->v->number, w->v->name, w->t.m, w->k, w->n_lo, w->n_hi, w->step, EX_TILE_M,
-            EX_TILE_N, w->t.units);
+            v->number, v->name, w->t.m, w->k, w->n_lo, w->n_hi, w->step, EX_TILE_M, EX_TILE_N,
+            w->t.units);
     snprintf(w->heading, sizeof w->heading, "library: %s\n  NVIDIA's example, M = %d, K = %d",
-             w->v->what, w->t.m, w->k);
-    rl_part_add(ctx, &(rl_part){.open = exp04_sweep_open, .done = done, .state = w, .table = TABLE,
-                                .heading = w->heading});
-    exp04_sweep_declare(ctx, w);
+             v->what, w->t.m, w->k);
+    exp04_waves_declare(ctx, w, &(rl_part){.open = exp04_waves_open, .done = done, .state = w,
+                                           .table = TABLE, .heading = w->heading});
 }
 
 /* ---- the verdict ---------------------------------------------------------------- */
@@ -87,7 +95,7 @@ static int largest_fall(const rl_points *pts)
 }
 
 /* TFLOP/s at the model's first wave end over one step past it. */
-static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w)
+static void judge(rl_ctx *ctx, const rl_points *pts, const wave_part *w)
 {
     int i = w->first_end, worst = largest_fall(pts);
     char note[256] = "no wave end of the model in the sweep";
@@ -97,5 +105,5 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w)
                  "picks its own tiles: its largest fall is N %d -> %d (%.2fx)",
                  n_at(pts, i), n_at(pts, i + 1), EX_TILE_M, EX_TILE_N, w->t.units,
                  n_at(pts, worst), n_at(pts, worst + 1), fall_at(pts, worst));
-    rl_judge(ctx, &EXP04_CLAIMS[CLAIM_LIBRARY], NULL, i >= 0 ? fall_at(pts, i) : NAN, note);
+    rl_judge(ctx, w->claim, NULL, i >= 0 ? fall_at(pts, i) : NAN, note);
 }

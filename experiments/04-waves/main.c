@@ -7,15 +7,35 @@
  * per SM, and a partly filled last wave costs as long as a full one: one
  * more column of tiles can cost a whole wave.
  *
- * One part of arithmetic and three measured, one file each, read in the
- * order exp04.h lists them; each declares its points top to bottom, and
- * judges its claim when its points are measured. Every GEMM is a point
- * (calls.c): validated against a double-precision reference, then timed
- * by the harness. See README.md.
+ * One part of arithmetic and three measured, one file each (model.c,
+ * staircase.c, library.c, vocab.c), declared below in that order; each
+ * chapter reads top to bottom, its axes, its part and points, its
+ * verdict, and judges the claim main.c gives it when its points are
+ * measured. Every GEMM is a point (calls.c): validated against a
+ * double-precision reference, then timed by the harness. See README.md.
  */
 #include "exp04.h"
 
 #include <math.h>
+
+/* ---- the claims, one per verdict; the own kernel's has a text per backend ---- */
+
+enum { CLAIM_MODEL, CLAIM_STEP_GPU, CLAIM_STEP_CPU, CLAIM_LIBRARY, CLAIM_VOCAB };
+
+static const rl_claim CLAIMS[] = {
+    [CLAIM_MODEL] = {"wave_model_108_132", "model: waves on 108 and 132 SMs", 0, 0, "", 0,
+                     .predicted_text = "all N agree"},
+    [CLAIM_STEP_GPU] = {"wave_step_own_kernel", "own kernel, 1 step past a full wave", 1.7,
+                        INFINITY, "x", 2, .predicted_text = ">= 1.7x time"},
+    [CLAIM_STEP_CPU] = {"wave_step_own_kernel", "own kernel, 1 step past a wave of threads", 1.7,
+                        INFINITY, "x", 2, .predicted_text = ">= 1.7x time"},
+    [CLAIM_LIBRARY] = {"wave_step_library", "cuBLAS TFLOP/s: wave end / 1 step past", 1 + 1e-9,
+                       INFINITY, "x", 2, .predicted_text = "> 1x"},
+    /* at least 2 % faster, or twice the measured spread: set at run time */
+    [CLAIM_VOCAB] = {"vocab_padding", "V 50257 -> 50304: fwd+bwd time ratio", 1.02, INFINITY, "x",
+                     3, .predicted_text = "> 1x beyond noise"},
+    {0},
+};
 
 static const char *part_choice = "all";
 
@@ -50,20 +70,6 @@ static const rl_column DERIVED[] = {
     {0},
 };
 
-const rl_claim EXP04_CLAIMS[] = {
-    [CLAIM_MODEL] = {"wave_model_108_132", "model: waves on 108 and 132 SMs", 0, 0, "", 0,
-                     .predicted_text = "all N agree"},
-    [CLAIM_STEP_GPU] = {"wave_step_own_kernel", "own kernel, 1 step past a full wave", 1.7,
-                        INFINITY, "x", 2, .predicted_text = ">= 1.7x time"},
-    [CLAIM_STEP_CPU] = {"wave_step_own_kernel", "own kernel, 1 step past a wave of threads", 1.7,
-                        INFINITY, "x", 2, .predicted_text = ">= 1.7x time"},
-    [CLAIM_LIBRARY] = {"wave_step_library", "cuBLAS TFLOP/s: wave end / 1 step past", 1 + 1e-9,
-                       INFINITY, "x", 2, .predicted_text = "> 1x"},
-    /* at least 2 % faster, or twice the measured spread: set at run time */
-    [CLAIM_VOCAB] = {"vocab_padding", "V 50257 -> 50304: fwd+bwd time ratio", 1.02, INFINITY, "x",
-                     3, .predicted_text = "> 1x beyond noise"},
-    {0},
-};
 
 static const kernel_family *const FAMILIES[] = {&gemm_family, NULL};
 
@@ -79,7 +85,7 @@ static const rl_experiment EXP04 = {
     .source = "NVIDIA, Matrix Multiplication Background User's Guide (wave quantization, M = 2304, "
               "K = 4096); Andrej Karpathy, nanoGPT (vocab_size 50304, ~25 % faster training)",
     .prediction = "on the CPU the threads play the SMs: the mechanism, not the GPU's numbers",
-    .claims = EXP04_CLAIMS,
+    .claims = CLAIMS,
     .families = FAMILIES,
     .columns = COLUMNS,
     .rates = RL_RATES_COMPUTE,
@@ -99,13 +105,13 @@ static void declare(rl_ctx *ctx)
     rl_meta(ctx, "validation", "every element vs a double-precision reference (OpenBLAS dgemm "
                                "on the same FP16-representable inputs in [-1, 1]), atol 1e-6 x k, "
                                "rtol %g", GEMM_RTOL);
-    exp04_model_declare(ctx);
+    exp04_model_declare(ctx, &CLAIMS[CLAIM_MODEL]);
     if (rl_option_is(part_choice, "staircase"))
-        exp04_staircase_declare(ctx);
+        exp04_staircase_declare(ctx, &CLAIMS[ctx->kind == RL_CUDA ? CLAIM_STEP_GPU : CLAIM_STEP_CPU]);
     if (rl_option_is(part_choice, "library"))
-        exp04_library_declare(ctx);
+        exp04_library_declare(ctx, &CLAIMS[CLAIM_LIBRARY]);
     if (rl_option_is(part_choice, "vocab"))
-        exp04_vocab_declare(ctx);
+        exp04_vocab_declare(ctx, &CLAIMS[CLAIM_VOCAB]);
 }
 
 int main(int argc, char **argv) { return rl_main(&EXP04, argc, argv); }

@@ -11,27 +11,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The sweep of the own_tiled variant on this device, or none when it is
- * not selected. A wave is units x blocks per unit tiles; its most square
- * cut (rl_wave_tile_rows) sets M. N goes in steps of a tile (quick and
- * lab: a staircase step is a tile column anyway) or a quarter (full). */
-static wave_sweep sweep_on(rl_ctx *ctx)
+/* ---- the axis ------------------------------------------------------------------ */
+
+/* The own kernel on this backend, or NULL when it is not selected or has
+ * no tiles of its own. */
+static const gemm_impl *own_kernel(const rl_ctx *ctx, const gemm_variant **v)
 {
-    const gemm_variant *v = gemm_by_role(ctx, "own_tiled");
-    const gemm_impl *impl = v ? RL_LAUNCHER(ctx, v) : NULL;
-    if (!impl || !impl->tile_m)
-        return (wave_sweep){0};
-    int per_unit = impl->blocks_per_unit(), units = rl_units(ctx);
-    long long wave = (long long)units * per_unit;
-    int rows = rl_wave_tile_rows(wave), cols = (int)(wave / rows);
-    /* At least three and a half waves, and 16 tile columns. On the CPU a
-     * deep k makes a tile take milliseconds, long next to a thread's
-     * wake-up, so that the steps are the tiles' and not the scheduler's. */
-    int cols_end = (int)fmax(ceil(3.5 * cols), 16), step = impl->tile_n / RL_BY_MODE(ctx, 1, 1, 4);
-    return (wave_sweep){.part = "staircase", .v = v, .k = ctx->kind == RL_CUDA ? 4096 : 8192,
-                        .t = {rows * impl->tile_m, impl->tile_m, impl->tile_n, units, per_unit},
-                        .n_lo = step, .n_hi = cols_end * impl->tile_n, .step = step};
+    *v = gemm_by_role(ctx, "own_tiled");
+    const gemm_impl *impl = *v ? RL_LAUNCHER(ctx, *v) : NULL;
+    return impl && impl->tile_m ? impl : NULL;
 }
+
+/* A wave is units x blocks per unit tiles; its most square cut
+ * (rl_wave_tile_rows) sets M, its tile columns the staircase's step. */
+static rl_tiling wave_of(const rl_ctx *ctx, const gemm_impl *impl)
+{
+    int per_unit = impl->blocks_per_unit(), units = rl_units(ctx);
+    int rows = rl_wave_tile_rows((long long)units * per_unit);
+    return (rl_tiling){rows * impl->tile_m, impl->tile_m, impl->tile_n, units, per_unit};
+}
+
+/* At least three and a half waves, and 16 tile columns. */
+static double columns_end(const rl_ctx *ctx)
+{
+    const gemm_variant *v;
+    rl_tiling t = wave_of(ctx, own_kernel(ctx, &v));
+    int cols = t.units * t.per_unit / (t.m / t.tile_m);
+    return fmax(ceil(3.5 * cols), 16);
+}
+
+/* N: every tile column (quick and lab: a staircase step is a tile column
+ * anyway) or every quarter of one (full). */
+static const rl_axis COLUMN = RL_AXIS("tile column", RL_STEPS(1, 1), RL_STEPS(1, 1), RL_STEPS(1, 1),
+                                      .top = columns_end);
+static const rl_axis QUARTER = RL_AXIS("of a column", RL_LIST(1), RL_LIST(1),
+                                       RL_LIST(0.25, 0.5, 0.75, 1));
+
+static int n_at(const rl_at *at, const wave_part *w)
+{
+    return (int)lround((rl_at_value(at, &COLUMN) - 1 + rl_at_value(at, &QUARTER)) * w->t.tile_n);
+}
+
+/* ---- the part ------------------------------------------------------------------ */
 
 static const rl_column TABLE[] = {
     CALL_TABLE_HEAD,
@@ -39,6 +60,57 @@ static const rl_column TABLE[] = {
     RL_TEXT(NULL, "", "%s", exp04_call, mark),
     {0},
 };
+
+static void judge(rl_ctx *ctx, const rl_points *pts, const wave_part *w);
+
+/* Judges the part's claim, then frees its buffers. */
+static void done(rl_ctx *ctx, const rl_points *pts, void *state)
+{
+    wave_part *w = state;
+    judge(ctx, pts, w);
+    exp04_calls_close(ctx, pts, &w->out);
+}
+
+static void describe(rl_ctx *ctx, wave_part *w)
+{
+    bool gpu = ctx->kind == RL_CUDA;
+    const rl_tiling *t = &w->t;
+    int rows = t->m / t->tile_m, wave = t->units * t->per_unit;
+    rl_meta(ctx, "staircase",
+            "variant %d (%s), M = %d (%d tile rows), K = %d, N = %d..%d step %d and one step of %d "
+            "past each wave; a wave = %d %s x %d (%s) = %d tiles = %d tile columns of %dx%d",
+            w->v->number, w->v->name, t->m, rows, w->k, w->n_lo, w->n_hi, w->step, WAVE_STEP,
+            t->units, gpu ? "SMs" : "threads", t->per_unit,
+            gpu ? "cudaOccupancyMaxActiveBlocksPerMultiprocessor" : "one tile per thread at a time",
+            wave, wave / rows, t->tile_m, t->tile_n);
+    snprintf(w->heading, sizeof w->heading,
+             "staircase: own tiled kernel (%s), %dx%d tiles\n  M = %d, K = %d, a wave = %d %s x "
+             "%d = %d tiles", w->v->name, t->tile_m, t->tile_n, t->m, w->k, t->units,
+             gpu ? "SMs" : "threads", t->per_unit, wave);
+}
+
+/* On the CPU a deep k makes a tile take milliseconds, long next to a
+ * thread's wake-up, so that the steps are the tiles' and not the
+ * scheduler's. */
+void exp04_staircase_declare(rl_ctx *ctx, const rl_claim *claim)
+{
+    const gemm_variant *v;
+    const gemm_impl *impl = own_kernel(ctx, &v);
+    if (!impl)
+        return;
+    static const rl_axis *const AXES[] = {&COLUMN, &QUARTER, NULL};
+    int step = (int)(impl->tile_n * rl_axis_first(ctx, &QUARTER));
+    wave_part *w = RL_NEW(ctx, wave_part);
+    *w = (wave_part){.part = "staircase", .v = v, .claim = claim, .t = wave_of(ctx, impl),
+                     .k = ctx->kind == RL_CUDA ? 4096 : 8192, .axes = AXES, .n_at = n_at,
+                     .n_lo = step, .n_hi = (int)rl_axis_last(ctx, &COLUMN) * impl->tile_n,
+                     .step = step};
+    describe(ctx, w);
+    exp04_waves_declare(ctx, w, &(rl_part){.open = exp04_waves_open, .done = done, .state = w,
+                                           .table = TABLE, .heading = w->heading});
+}
+
+/* ---- the model and the verdict ------------------------------------------------ */
 
 /* The model's time: waves x the time of one wave, the median over the
  * sweep of time / waves (one measured number scales the whole staircase). */
@@ -58,45 +130,8 @@ double exp04_staircase_model_us(rl_ctx *ctx, const rl_point *p)
     return t_wave * c->w.waves * 1e6;
 }
 
-static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w);
-
-/* Judges the part's claim, then frees its buffers. */
-static void done(rl_ctx *ctx, const rl_points *pts, void *state)
-{
-    wave_sweep *w = state;
-    judge(ctx, pts, w);
-    exp04_calls_close(ctx, pts, &w->out);
-}
-
-void exp04_staircase_declare(rl_ctx *ctx)
-{
-    wave_sweep *w = RL_NEW(ctx, wave_sweep);
-    *w = sweep_on(ctx);
-    if (!w->v)
-        return;
-    bool gpu = ctx->kind == RL_CUDA;
-    const rl_tiling *t = &w->t;
-    int rows = t->m / t->tile_m, wave = t->units * t->per_unit;
-    rl_meta(ctx, "staircase",
-            "variant %d (%s), M = %d (%d tile rows), K = %d, N = %d..%d step %d and one step of %d "
-            "past each wave; a wave = %d %s x %d (%s) = %d tiles = %d tile columns of %dx%d",
-            w->v->number, w->v->name, t->m, rows, w->k, w->n_lo, w->n_hi, w->step, WAVE_STEP,
-            t->units, gpu ? "SMs" : "threads", t->per_unit,
-            gpu ? "cudaOccupancyMaxActiveBlocksPerMultiprocessor" : "one tile per thread at a time",
-            wave, wave / rows, t->tile_m, t->tile_n);
-    snprintf(w->heading, sizeof w->heading,
-             "staircase: own tiled kernel (%s), %dx%d tiles\n  M = %d, K = %d, a wave = %d %s x "
-             "%d = %d tiles", w->v->name, t->tile_m, t->tile_n, t->m, w->k, t->units,
-             gpu ? "SMs" : "threads", t->per_unit, wave);
-    rl_part_add(ctx, &(rl_part){.open = exp04_sweep_open, .done = done, .state = w, .table = TABLE,
-                                .heading = w->heading});
-    exp04_sweep_declare(ctx, w);
-}
-
-/* ---- the verdict ---------------------------------------------------------------- */
-
 /* The time one step past the first full wave, over the wave's own. */
-static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w)
+static void judge(rl_ctx *ctx, const rl_points *pts, const wave_part *w)
 {
     bool cpu = ctx->kind == RL_CPU;
     int i = w->first_end;
@@ -112,5 +147,5 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const wave_sweep *w)
                  f->w.tiles, q->w.tiles, w->t.units * w->t.per_unit,
                  cpu ? " (threads); the CPU shows the mechanism, not the GPU's numbers" : "");
     }
-    rl_judge(ctx, &EXP04_CLAIMS[cpu ? CLAIM_STEP_CPU : CLAIM_STEP_GPU], NULL, ratio, note);
+    rl_judge(ctx, w->claim, NULL, ratio, note);
 }

@@ -11,47 +11,61 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* The layer as this run sizes it: the vocabulary sizes of the forward
- * sweep, ascending, and the matrices at the largest. */
+/* ---- the axes ------------------------------------------------------------------ */
+
+/* Tokens: the CPU does a GPU's second of work in minutes, fewer there. */
+static const rl_axis GPU_TOKENS = RL_AXIS("tokens", RL_LIST(2048), RL_LIST(8192), RL_LIST(8192));
+static const rl_axis TOKENS = RL_AXIS("tokens", RL_LIST(32), RL_LIST(64), RL_LIST(64),
+                                      .gpu = &GPU_TOKENS);
+
+/* V of the forward GEMM: GPT-2's 50257 and the padded 50304 with its
+ * neighbours 50303 and 50305, and every 16th V from 64 x 785 to 64 x 787
+ * in a lab run, every 4th (GPU) or 8th (CPU) in a full one (most CPU
+ * points run to their time limit: every 4th alone took a large part of a
+ * CPU reference run); a quick run: every 32nd on a GPU, the pair alone on
+ * the CPU. */
+#define V_EVERY_16TH                                                                   \
+    50240, 50256, 50257, 50272, 50288, 50303, 50304, 50305, 50320, 50336, 50352, 50368
+static const rl_axis GPU_VOCAB = RL_AXIS(
+    "vocab", RL_LIST(50240, 50257, 50272, 50303, 50304, 50305, 50336, 50368), RL_LIST(V_EVERY_16TH),
+    RL_LIST(50240, 50244, 50248, 50252, 50256, 50257, 50260, 50264, 50268, 50272, 50276, 50280,
+            50284, 50288, 50292, 50296, 50300, 50303, 50304, 50305, 50308, 50312, 50316, 50320,
+            50324, 50328, 50332, 50336, 50340, 50344, 50348, 50352, 50356, 50360, 50364, 50368));
+static const rl_axis VOCAB = RL_AXIS(
+    "vocab", RL_LIST(V_GPT2, V_PADDED), RL_LIST(V_EVERY_16TH),
+    RL_LIST(50240, 50248, 50256, 50257, 50264, 50272, 50280, 50288, 50296, 50303, 50304, 50305,
+            50312, 50320, 50328, 50336, 50344, 50352, 50360, 50368),
+    .gpu = &GPU_VOCAB);
+/* The pair that all three GEMMs run at, timed together. */
+static const rl_axis PAIR = RL_AXIS("vocab", RL_LIST(V_GPT2, V_PADDED), RL_LIST(V_GPT2, V_PADDED),
+                                    RL_LIST(V_GPT2, V_PADDED));
+
+/* ---- the points ------------------------------------------------------------------ */
+
+/* The layer as this run sizes it: the matrices at the largest V. */
 typedef struct layer {
-    int tokens, v[64], count;
+    const rl_claim *claim;
+    int tokens;
     rl_input x, w, dy; /* X (tokens x 768), W (V x 768), dY (tokens x V) */
     gemm_wide logits;  /* X W^T */
     part_out out;
     char heading[128];
 } layer;
 
-/* The CPU does a GPU's second of work in minutes: fewer tokens there. V:
- * every step-th from 64 x 785 to 64 x 787, the padded size's neighbours
- * 50303 and 50305, and GPT-2's 50257 and 50304 (step 0: only these two):
- * the pair alone in a quick CPU run, every 16th V in a lab run, every 4th
- * (GPU) or 8th (CPU) in a full one (most CPU points run to their time
- * limit: every 4th alone took a large part of a CPU reference run). */
-static layer layer_on(const rl_ctx *ctx)
-{
-    bool gpu = ctx->kind == RL_CUDA, quick = ctx->args.mode == RL_MODE_QUICK;
-    int step = RL_BY_MODE(ctx, gpu ? 32 : 0, 16, gpu ? 4 : 8);
-    layer L = {.tokens = gpu ? (quick ? 2048 : 8192) : (quick ? 32 : 64)};
-    for (int v = V_LO; v <= V_HI; v++)
-        if (v == V_GPT2 || v == V_PADDED ||
-            (step && ((v - V_LO) % step == 0 || abs(v - V_PADDED) == 1)))
-            L.v[L.count++] = v;
-    int v_max = L.v[L.count - 1];
-    L.x = (rl_input){.count = (size_t)L.tokens * HIDDEN, .exact = gemm_round_to_half};
-    L.w = (rl_input){.count = (size_t)v_max * HIDDEN, .exact = gemm_round_to_half};
-    L.dy = (rl_input){.count = (size_t)L.tokens * v_max, .exact = gemm_round_to_half};
-    L.logits.wide_n = v_max;
-    return L;
-}
+/* One variant's points: its GEMMs at the pair are one group. */
+typedef struct variant_points {
+    layer *L;
+    const gemm_variant *v;
+    int pair;
+} variant_points;
 
-/* Adds c at vocabulary size vs: the pair's GEMMs are one group. The
- * verdict reads the library's pair (the own kernel's is in its note). */
-static void add_at(rl_ctx *ctx, layer *L, const gemm_variant *v, exp04_call c, int vs, int pair)
+/* Adds c at vocabulary size vs. The verdict reads the library's pair
+ * (the own kernel's is in its note). */
+static void add_at(rl_ctx *ctx, const variant_points *vp, exp04_call c, int vs)
 {
-    const gemm_impl *impl = RL_LAUNCHER(ctx, v);
+    const gemm_impl *impl = RL_LAUNCHER(ctx, vp->v);
     c.part = "vocab";
     c.vocab = vs;
     if (impl->tile_m) /* the own kernel's tiles, to show that 50257 and 50304 fill the same */
@@ -59,44 +73,54 @@ static void add_at(rl_ctx *ctx, layer *L, const gemm_variant *v, exp04_call c, i
                                             rl_units(ctx), impl->blocks_per_unit()},
                                c.kernel.args.n);
     bool paired = vs == V_GPT2 || vs == V_PADDED;
-    exp04_call_add(ctx, &L->out, &c, v, paired ? pair : 0,
-             paired && kernel_has_role(KERNEL_VARIANT(v), "library"));
+    exp04_call_add(ctx, &vp->L->out, &c, vp->v, paired ? vp->pair : 0,
+                   paired && kernel_has_role(KERNEL_VARIANT(vp->v), "library"));
 }
 
-/* One variant's GEMMs: the forward one at every V, reading the first V
- * rows of W and checked against the first V columns of the widest
- * product; the backward ones at the pair, reading the first tokens x V
- * values of dY, each checked against a reference of its own. */
-static void add_gemms(rl_ctx *ctx, const gemm_variant *v, layer *L)
+/* The forward GEMM at V reads the first V rows of W and is checked
+ * against the first V columns of the widest product. */
+static void forward_point(rl_ctx *ctx, const rl_at *at, void *state)
 {
-    int t = L->tokens, pair = rl_group_new(ctx);
-    for (int i = 0; i < L->count; i++)
-        add_at(ctx, L, v, (exp04_call){.gemm = "forward", .a = &L->x, .b = &L->w, .wide = &L->logits,
-                                 .kernel.args = {.m = t, .n = L->v[i], .k = HIDDEN,
+    const variant_points *vp = state;
+    layer *L = vp->L;
+    int vs = rl_at_int(at, &VOCAB);
+    add_at(ctx, vp, (exp04_call){.gemm = "forward", .a = &L->x, .b = &L->w, .wide = &L->logits,
+                                 .kernel.args = {.m = L->tokens, .n = vs, .k = HIDDEN,
                                                  .trans_b = true}},
-               L->v[i], pair);
-    static const int PAIR[] = {V_GPT2, V_PADDED};
-    for (int i = 0; i < 2; i++) {
-        int vs = PAIR[i];
-        add_at(ctx, L, v, (exp04_call){.gemm = "backward_data", .a = &L->dy, .b = &L->w,
-                                 .kernel.args = {.m = t, .n = HIDDEN, .k = vs}}, vs, pair);
-        add_at(ctx, L, v, (exp04_call){.gemm = "backward_weight", .a = &L->dy, .b = &L->x,
-                                 .kernel.args = {.m = vs, .n = HIDDEN, .k = t, .trans_a = true}},
-               vs, pair);
-    }
+           vs);
 }
 
-/* The timed point of this variant, gemm and vocabulary size vs, or NULL. */
+/* The backward GEMMs at V read the first tokens x V values of dY, each
+ * checked against a reference of its own. */
+static void backward_points(rl_ctx *ctx, const rl_at *at, void *state)
+{
+    const variant_points *vp = state;
+    layer *L = vp->L;
+    int t = L->tokens, vs = rl_at_int(at, &PAIR);
+    add_at(ctx, vp, (exp04_call){.gemm = "backward_data", .a = &L->dy, .b = &L->w,
+                                 .kernel.args = {.m = t, .n = HIDDEN, .k = vs}}, vs);
+    add_at(ctx, vp, (exp04_call){.gemm = "backward_weight", .a = &L->dy, .b = &L->x,
+                                 .kernel.args = {.m = vs, .n = HIDDEN, .k = t, .trans_a = true}},
+           vs);
+}
+
+/* The timed point of this variant, gemm and vocabulary size, or NULL. */
+typedef struct gemm_key {
+    const gemm_variant *v;
+    const char *gemm;
+    int vocab;
+} gemm_key;
+
+static bool is_gemm(const rl_point *p, const void *key)
+{
+    const gemm_key *k = key;
+    const exp04_call *c = RL_DATA(exp04_call, p);
+    return p->variant == KERNEL_VARIANT(k->v) && c->vocab == k->vocab && !strcmp(c->gemm, k->gemm);
+}
+
 static const rl_point *find(const rl_points *pts, const gemm_variant *v, const char *gemm, int vs)
 {
-    for (int i = 0; i < pts->n; i++) {
-        const rl_point *p = &pts->v[i];
-        const exp04_call *c = RL_DATA(exp04_call, p);
-        if (rl_point_timed(p) && p->variant == KERNEL_VARIANT(v) && c->vocab == vs &&
-            !strcmp(c->gemm, gemm))
-            return p;
-    }
-    return NULL;
+    return rl_points_find(pts, NULL, is_gemm, &(gemm_key){v, gemm, vs});
 }
 
 /* Each GEMM's time at V = 50257 over its time here, and that ratio's
@@ -136,24 +160,43 @@ static void open_layer(rl_ctx *ctx, void *state)
     exp04_calls_open(ctx, &L->out);
 }
 
-void exp04_vocab_declare(rl_ctx *ctx)
+/* The layer's matrices, for the largest V. */
+static layer *layer_on(rl_ctx *ctx, const rl_claim *claim)
 {
     layer *L = RL_NEW(ctx, layer);
-    *L = layer_on(ctx);
-    int t = L->tokens, v_max = L->logits.wide_n;
+    int t = (int)rl_axis_first(ctx, &TOKENS), v_max = (int)rl_axis_last(ctx, &VOCAB);
+    *L = (layer){.claim = claim, .tokens = t, .logits.wide_n = v_max,
+                 .x = {.count = (size_t)t * HIDDEN, .exact = gemm_round_to_half},
+                 .w = {.count = (size_t)v_max * HIDDEN, .exact = gemm_round_to_half},
+                 .dy = {.count = (size_t)t * v_max, .exact = gemm_round_to_half}};
+    return L;
+}
+
+/* Every variant of the family, in one part: the forward GEMM at every V,
+ * then the backward ones at the pair. */
+void exp04_vocab_declare(rl_ctx *ctx, const rl_claim *claim)
+{
+    layer *L = layer_on(ctx, claim);
+    int t = L->tokens, v_min = (int)rl_axis_first(ctx, &VOCAB), v_max = L->logits.wide_n;
     rl_meta(ctx, "vocab",
             "GPT-2 small's output layer: tokens %d (%s), hidden %d; forward (C = X W^T) at V = "
             "%d..%d (%d sizes), forward and both backward GEMMs at V = %d and %d timed together",
             t, ctx->kind == RL_CUDA ? "the GPU's size" : "fewer on the CPU than the GPU's 8192",
-            HIDDEN, L->v[0], v_max, L->count, V_GPT2, V_PADDED);
+            HIDDEN, v_min, v_max, rl_axis_values(ctx, &VOCAB).n, V_GPT2, V_PADDED);
     snprintf(L->heading, sizeof L->heading,
              "vocab: GPT-2 small's output layer, %d tokens x %d hidden, V = %d..%d", t, HIDDEN,
-             L->v[0], v_max);
+             v_min, v_max);
     rl_part_add(ctx, &(rl_part){.open = open_layer, .done = done, .state = L, .table = TABLE,
                                 .heading = L->heading});
-    for (const gemm_variant *v = gemm_variants; v->name; v++)
-        if (rl_runs(ctx, &gemm_family, KERNEL_VARIANT(v)))
-            add_gemms(ctx, v, L);
+    for (const gemm_variant *v = gemm_variants; v->name; v++) {
+        if (!rl_runs(ctx, &gemm_family, KERNEL_VARIANT(v)))
+            continue;
+        variant_points vp = {L, v, rl_group_new(ctx)};
+        rl_sweep_declare(ctx, &(rl_sweep){(const rl_axis *const[]){&VOCAB, NULL},
+                                          .points = forward_point, .state = &vp});
+        rl_sweep_declare(ctx, &(rl_sweep){(const rl_axis *const[]){&PAIR, NULL},
+                                          .points = backward_points, .state = &vp});
+    }
 }
 
 /* ---- the verdict ---------------------------------------------------------------- */
@@ -189,7 +232,7 @@ static double ratio_of(const rl_points *pts, const gemm_variant *v, const char *
  * less than the claim's least gain (2 %). */
 static void judge(rl_ctx *ctx, const rl_points *pts, const layer *L)
 {
-    const rl_claim *claim = &EXP04_CLAIMS[CLAIM_VOCAB];
+    const rl_claim *claim = L->claim;
     const gemm_variant *lib = gemm_by_role(ctx, "library"), *own = gemm_by_role(ctx, "own_tiled");
     double noise = NAN, own_noise, ratio = lib ? pair_ratio(pts, lib, &noise) : NAN;
     double own_ratio = own ? pair_ratio(pts, own, &own_noise) : NAN;

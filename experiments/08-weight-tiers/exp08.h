@@ -1,6 +1,8 @@
 /*
- * exp08.h -- what experiment 08's files share: one point's data (a spilled
- * GEMV, or a MoE step), the sweeps, the claims.
+ * exp08.h -- what main.c asks of experiment 08's two chapters: one point's
+ * data (a spilled GEMV, or a MoE step), the spill part (tiers.c) and the
+ * MoE parts (experts.c), and the lookups the verdicts and columns read.
+ * main.c declares the axes and judges; the chapters never call it back.
  */
 #ifndef EXP08_H
 #define EXP08_H
@@ -12,9 +14,7 @@
 
 typedef enum point_kind { SPILL, MOE_TOP_K, MOE_BATCH } point_kind;
 
-/* The MoE layer: Qwen3-30B-A3B's expert matrices as in ggml's MUL_MAT_ID
- * perf case, 128 experts of 768 x 2048 FP16 (3 MiB each, 384 MiB in all),
- * top-8 (a quick run: 32 experts, top-4). */
+/* One MoE layer: E experts of rows x k FP16, top-k of them per token. */
 typedef struct moe_shape {
     int experts, rows, k, top_k;
 } moe_shape;
@@ -39,48 +39,71 @@ typedef struct exp08_call {
     int next;             /* the routing the next call runs */
 } exp08_call;
 
-/* The sweeps, by the run's mode (main.c). */
-typedef struct exp08_sweep {
-    const double *fractions; /* ended by a negative */
-    int spill_rows, spill_k;
-    moe_shape moe;
-    const int *top_ks, *batches; /* 0-ended */
-    int routings;                /* routings a point rotates through */
-} exp08_sweep;
-exp08_sweep exp08_sweep_for(const rl_ctx *ctx);
-/* Where the CPU's slow tier keeps its file (--spill-dir, or the first
- * folder on a disk of /var/tmp, $TMPDIR, /tmp); NULL when none is, and
- * exp08_spill_why says why (the spill part is then left out). */
+/* ---- the spill chapter (tiers.c) --------------------------------------------- */
+
+/* --spill-dir's value ("": choose), and the choice: where the CPU's slow
+ * tier keeps its file, the option's folder or the first folder on a disk
+ * of /var/tmp, $TMPDIR, /tmp; NULL when none is, and exp08_spill_why says
+ * why (the spill part is then left out). */
+extern const char *exp08_spill_dir_option;
+void exp08_spill_choose_dir(void);
 const char *exp08_spill_dir(void);
 const char *exp08_spill_why(void);
 
-void exp08_declare_spill(rl_ctx *ctx, const exp08_sweep *s);
-void exp08_declare_moe_top_k(rl_ctx *ctx, const exp08_sweep *s);
-void exp08_declare_moe_batch(rl_ctx *ctx, const exp08_sweep *s);
-/* --moe-shape: one shape, one routing and one layer repeated (ggml's
- * perf case's way), for the peer table. */
-void exp08_declare_moe_shape(rl_ctx *ctx, const moe_shape *shape, int batch);
+/* The spill part of a rows x k matrix, fills part; most_f: the largest f. */
+struct spill_part *exp08_spill_part(rl_ctx *ctx, rl_part *part, int rows, int k, double most_f);
+/* Each spill variant's point at fraction f, in group. */
+void exp08_spill_points(rl_ctx *ctx, struct spill_part *S, double f, int group, bool optional);
 
-/* The timed point of a kind, role and shape (f for spill; top_k, batch and
- * routing for MoE), or NULL. */
-const rl_point *exp08_find(const rl_points *all, point_kind kind, const char *role, double f,
-                           int top_k, int batch, const char *routing);
-
-/* Spill: t0's rate (the all-fast GEMV: the faster f = 0 point), the slow
- * tier's ratio r at a fraction (t0's rate over the slow tier's, read at
- * that fraction's size: by the copy, the sequential variant's path; or
- * by the overlapped variant's own path), and a GEMV point's t / t0. */
+/* The timed spill point of a role at f, or NULL. */
+const rl_point *exp08_spill_find(const rl_points *all, const char *role, double f);
+/* t0's rate (the all-fast GEMV: the faster f = 0 point), the slow tier's
+ * ratio r at a fraction (t0's rate over the slow tier's, read at that
+ * fraction's size: by the copy, the sequential variant's path; or by the
+ * overlapped variant's own path), and a GEMV point's t / t0. */
 double exp08_spill_t0_gbps(const rl_points *all);
 double exp08_spill_r(const rl_points *all, double f);
 double exp08_spill_r_overlapped(const rl_points *all, double f);
-/* The r of a spill point's own path: the overlapped variant's for it and
- * its tier read, the copy's for the others. */
-double exp08_spill_r_of(const rl_points *all, const rl_point *p);
 double exp08_t_over_t0(const rl_points *all, const rl_point *p);
-/* MoE over the batch: a point's time over its routing's time at B = 1. */
-double exp08_t_over_t1(const rl_points *all, const rl_point *p);
+/* Columns: the r of a spill point's own path (the overlapped variant's
+ * for it and its tier read, the copy's for the others), and the models. */
+double exp08_col_r(rl_ctx *ctx, const rl_point *p);
+double exp08_col_model_sequential(rl_ctx *ctx, const rl_point *p);
+double exp08_col_model_overlapped(rl_ctx *ctx, const rl_point *p);
 
-extern const rl_claim EXP08_CLAIMS[];
-void exp08_judge(rl_ctx *ctx, const rl_points *all);
+/* ---- the MoE chapter (experts.c) --------------------------------------------- */
+
+/* A MoE part of one layer's shape, fills part; its points rotate through
+ * `routings` seeded routings, over copies of the layer (one_layer: one). */
+struct moe_part *exp08_moe_part(rl_ctx *ctx, rl_part *part, const moe_shape *shape, int routings,
+                                const char *heading, bool one_layer);
+/* A point of the first variant with this role (none: no point). */
+void exp08_moe_point(rl_ctx *ctx, struct moe_part *M, point_kind kind, int group, const char *role,
+                     int top_k, int batch, moe_routing how, bool optional);
+/* The fixed cost of one launch, beside the batch-1 steps. */
+void exp08_moe_empty_point(rl_ctx *ctx, struct moe_part *M, int group);
+/* --moe-shape E,K,B[,M,N] (exp08_moe_shape_option; "": the sweeps),
+ * read when the options are: one shape, one routing and one layer
+ * repeated (ggml's perf case's way), for the peer table, instead of the
+ * sweeps. */
+extern const char *exp08_moe_shape_option;
+void exp08_moe_shape_read(void);
+bool exp08_moe_shape_chosen(void);
+void exp08_declare_moe_shape(rl_ctx *ctx);
+
+/* The timed MoE point of a kind, role, top-k, batch and routing, or NULL;
+ * and the first declared one of a batch with this routing, timed or not
+ * (its routings are counted when it is declared). */
+const rl_point *exp08_moe_find(const rl_points *all, point_kind kind, const char *role, int top_k,
+                               int batch, const char *routing);
+const exp08_call *exp08_moe_declared(const rl_points *all, int batch, const char *routing);
+/* Columns: a MoE point's time over its routing's time at B = 1, and the
+ * model of that ratio, touched(B) / touched(1). */
+double exp08_col_t_over_t1(rl_ctx *ctx, const rl_point *p);
+double exp08_col_touched_ratio(rl_ctx *ctx, const rl_point *p);
+
+/* ---- the columns (columns.c) ------------------------------------------------- */
+
+extern const rl_column EXP08_COLUMNS[], EXP08_DERIVED[], EXP08_TABLE[];
 
 #endif

@@ -35,7 +35,8 @@ typedef struct moe_part {
     float *y;
     void *scratch;
     double *ref;       /* the reference of the point being checked */
-    exp08_call **calls;      /* to free their routings' device buffers */
+    int routings;      /* a point's, rotated through */
+    exp08_call **calls; /* to free their routings' device buffers */
     int ncalls, cap;
 } moe_part;
 
@@ -159,43 +160,47 @@ static int layers_for(rl_ctx *ctx, double layer_bytes)
     return layers > 1 ? layers : 1;
 }
 
-static moe_part *moe_part_new(rl_ctx *ctx, const exp08_sweep *s, const char *heading, bool one_layer)
+struct moe_part *exp08_moe_part(rl_ctx *ctx, rl_part *part, const moe_shape *shape, int routings,
+                                const char *heading, bool one_layer)
 {
     moe_part *M = RL_NEW(ctx, moe_part);
-    *M = (moe_part){.shape = s->moe};
-    M->layers = one_layer ? 1 : layers_for(ctx, 2.0 * s->moe.experts * s->moe.rows * s->moe.k);
-    rl_part_add(ctx, &(rl_part){.open = open_moe, .done = close_moe, .state = M, .heading = heading});
+    *M = (moe_part){.shape = *shape, .routings = routings};
+    M->layers = one_layer ? 1 : layers_for(ctx, 2.0 * shape->experts * shape->rows * shape->k);
+    *part = (rl_part){.open = open_moe, .done = close_moe, .state = M, .heading = heading};
     return M;
 }
 
-static void add_point(rl_ctx *ctx, const exp08_sweep *s, moe_part *M, point_kind kind, int group,
-                      const moe_variant *v, int top_k, int batch, moe_routing how, bool optional)
+static const moe_variant *by_role(const rl_ctx *ctx, const char *role)
 {
-    if (!v || !rl_runs(ctx, &moe_family, KERNEL_VARIANT(v)))
-        return;
-    const moe_shape *sh = &M->shape;
+    return (const moe_variant *)rl_variant_by_role(ctx, &moe_family, role);
+}
+
+/* The point's seeded routings, with the experts they touch and the passes
+ * the kernel makes over them, each the routings' mean. */
+static moe_routes *draw_routes(rl_ctx *ctx, const moe_part *M, int top_k, int batch,
+                               moe_routing how, double *touched, double *passes)
+{
+    int E = M->shape.experts;
     moe_routes *R = RL_NEW(ctx, moe_routes);
-    *R = (moe_routes){.n = s->routings};
+    *R = (moe_routes){.n = M->routings};
     R->experts = rl_keep(ctx, sizeof(int *) * (size_t)R->n);
-    double touched = 0;
+    *touched = *passes = 0;
     for (int r = 0; r < R->n; r++) {
         R->experts[r] = rl_keep(ctx, sizeof(int) * (size_t)batch * top_k);
-        moe_route(R->experts[r], batch, sh->experts, top_k, how, rl_next_seed(ctx));
-        touched += moe_touched(R->experts[r], batch, top_k, sh->experts);
+        moe_route(R->experts[r], batch, E, top_k, how, rl_next_seed(ctx));
+        *touched += moe_touched(R->experts[r], batch, top_k, E);
     }
-    touched /= R->n;
-    double passes = 0;
+    *touched /= R->n;
     for (int r = 0; r < R->n; r++)
-        passes += moe_passes(R->experts[r], batch, top_k, sh->experts);
-    passes /= R->n;
-    exp08_call *c = RL_NEW(ctx, exp08_call);
-    *c = (exp08_call){.kind = kind, .part = kind == MOE_TOP_K ? "moe_top_k" : "moe_batch",
-                .routing = how == MOE_UNIFORM ? "uniform" : "skewed", .f = NAN, .rows = sh->rows,
-                .k = sh->k, .experts = sh->experts, .top_k = top_k, .batch = batch,
-                .touched = touched, .touched_model = rl_moe_experts_touched(sh->experts, top_k, batch),
-                .launches = moe_launches(v, rl_kernel_backend(ctx), passes, sh->experts, batch),
-                .validated = validated_slots(sh, batch, top_k), .state = M, .routes = R,
-                .moe.launch = RL_LAUNCHER(ctx, v), .moe_check.launch = RL_LAUNCHER(ctx, v)};
+        *passes += moe_passes(R->experts[r], batch, top_k, E);
+    *passes /= R->n;
+    return R;
+}
+
+/* The part's buffers hold the most any of its points needs; its calls
+ * are kept to free their routings' device buffers. */
+static void note_call(rl_ctx *ctx, moe_part *M, exp08_call *c, const moe_variant *v)
+{
     if (M->ncalls == M->cap) {
         M->cap = M->cap ? 2 * M->cap : 16;
         exp08_call **grown = rl_keep(ctx, sizeof(exp08_call *) * (size_t)M->cap);
@@ -204,11 +209,33 @@ static void add_point(rl_ctx *ctx, const exp08_sweep *s, moe_part *M, point_kind
         M->calls = grown;
     }
     M->calls[M->ncalls++] = c;
-    M->bmax = batch > M->bmax ? batch : M->bmax;
-    M->most_out = batch * top_k > M->most_out ? batch * top_k : M->most_out;
+    int out = c->batch * c->top_k;
+    M->bmax = c->batch > M->bmax ? c->batch : M->bmax;
+    M->most_out = out > M->most_out ? out : M->most_out;
     M->most_slots = c->validated > M->most_slots ? c->validated : M->most_slots;
-    size_t scratch = moe_scratch_bytes(v, rl_kernel_backend(ctx), sh->experts, sh->rows, sh->k, batch);
+    const moe_shape *sh = &M->shape;
+    size_t scratch = moe_scratch_bytes(v, rl_kernel_backend(ctx), sh->experts, sh->rows, sh->k, c->batch);
     M->scratch_bytes = scratch > M->scratch_bytes ? scratch : M->scratch_bytes;
+}
+
+void exp08_moe_point(rl_ctx *ctx, moe_part *M, point_kind kind, int group, const char *role,
+                     int top_k, int batch, moe_routing how, bool optional)
+{
+    const moe_variant *v = by_role(ctx, role);
+    if (!v || !rl_runs(ctx, &moe_family, KERNEL_VARIANT(v)))
+        return;
+    const moe_shape *sh = &M->shape;
+    double touched, passes;
+    moe_routes *R = draw_routes(ctx, M, top_k, batch, how, &touched, &passes);
+    exp08_call *c = RL_NEW(ctx, exp08_call);
+    *c = (exp08_call){.kind = kind, .part = kind == MOE_TOP_K ? "moe_top_k" : "moe_batch",
+                .routing = how == MOE_UNIFORM ? "uniform" : "skewed", .f = NAN, .rows = sh->rows,
+                .k = sh->k, .experts = sh->experts, .top_k = top_k, .batch = batch,
+                .touched = touched, .touched_model = rl_moe_experts_touched(sh->experts, top_k, batch),
+                .launches = moe_launches(v, rl_kernel_backend(ctx), passes, sh->experts, batch),
+                .validated = validated_slots(sh, batch, top_k), .state = M, .routes = R,
+                .moe.launch = RL_LAUNCHER(ctx, v), .moe_check.launch = RL_LAUNCHER(ctx, v)};
+    note_call(ctx, M, c, v);
     double all = 2.0 * sh->experts * sh->rows * sh->k * M->layers;
     rl_point_add(ctx, &(rl_point){
         .variant = KERNEL_VARIANT(v), .group = group, .run = run_rotating, .arg = c, RL_POINT_DATA(c),
@@ -218,11 +245,6 @@ static void add_point(rl_ctx *ctx, const exp08_sweep *s, moe_part *M, point_kind
         .bytes = moe_bytes(v, touched, sh->experts, sh->rows, sh->k, batch, top_k),
         /* the routings rotate over every expert of every layer: all are the working set */
         .footprint = all, .pattern = RL_READ, .optional = optional});
-}
-
-static const moe_variant *by_role(const rl_ctx *ctx, const char *role)
-{
-    return (const moe_variant *)rl_variant_by_role(ctx, &moe_family, role);
 }
 
 /* The empty launch writes nothing: its output's first row keeps the
@@ -249,7 +271,7 @@ static bool check_empty(rl_ctx *ctx, rl_point *p)
 /* The fixed cost of one launch (a GPU kernel, a CPU parallel region),
  * timed in the batch-1 group beside the steps it is compared with: a step
  * of a few microseconds of bytes is timed on its launch, not its bytes. */
-static void add_empty_point(rl_ctx *ctx, moe_part *M, int group)
+void exp08_moe_empty_point(rl_ctx *ctx, moe_part *M, int group)
 {
     const moe_variant *v = by_role(ctx, "fixed_cost");
     if (!v || !rl_runs(ctx, &moe_family, KERNEL_VARIANT(v)))
@@ -269,55 +291,97 @@ static void add_empty_point(rl_ctx *ctx, moe_part *M, int group)
                                   .pattern = RL_READ});
 }
 
-/* Batch 1, every top-k of the sweep: the active variant; the dense one
- * at the model's top-k (the same kernel's stream over every expert: the
- * batch-1 claim's premise). */
-void exp08_declare_moe_top_k(rl_ctx *ctx, const exp08_sweep *s)
-{
-    moe_part *M = moe_part_new(ctx, s, "MoE at batch 1: the active experts' bytes over top-k", false);
-    int group = rl_group_new(ctx);
-    for (const int *k = s->top_ks; *k; k++)
-        if (*k <= M->shape.experts)
-            add_point(ctx, s, M, MOE_TOP_K, group, by_role(ctx, "active"), *k, 1, MOE_UNIFORM, false);
-    /* two verdicts read it: the dense path's time, and its reach of the roof */
-    add_point(ctx, s, M, MOE_TOP_K, group, by_role(ctx, "dense"), M->shape.top_k, 1, MOE_UNIFORM, false);
-    /* and one the steps' premise: their bytes at the roof against their launches */
-    add_empty_point(ctx, M, group);
-}
+/* ---- --moe-shape: a side benchmark -------------------------------------------- */
 
-/* The model's top-k over the batch: uniform routing (the model's case),
- * skewed beside it, the dense variant at the first and last batch. */
-void exp08_declare_moe_batch(rl_ctx *ctx, const exp08_sweep *s)
+/* --moe-shape's value ("": the sweeps), and the shape and batch it asks for. */
+const char *exp08_moe_shape_option = "";
+static moe_shape side_shape;
+static int side_batch;
+
+bool exp08_moe_shape_chosen(void) { return side_shape.experts > 0; }
+
+void exp08_moe_shape_read(void)
 {
-    moe_part *M = moe_part_new(ctx, s, "MoE over the batch: the experts touched", false);
-    int group = rl_group_new(ctx), last = 0;
-    for (const int *b = s->batches; *b; b++) {
-        add_point(ctx, s, M, MOE_BATCH, group, by_role(ctx, "active"), M->shape.top_k, *b, MOE_UNIFORM, false);
-        add_point(ctx, s, M, MOE_BATCH, group, by_role(ctx, "active"), M->shape.top_k, *b, MOE_SKEWED, true);
-        last = *b;
-    }
-    add_point(ctx, s, M, MOE_BATCH, group, by_role(ctx, "dense"), M->shape.top_k, last, MOE_UNIFORM, true);
+    const char *text = exp08_moe_shape_option;
+    if (!text[0])
+        return;
+    int e, k, b, m = 768, n = 2048, used = 0, more = 0;
+    int got = sscanf(text, "%d,%d,%d%n,%d,%d%n", &e, &k, &b, &used, &m, &n, &more);
+    size_t len = strlen(text);
+    bool whole = (got == 3 && (size_t)used == len) || (got == 5 && (size_t)more == len);
+    if (!whole || e < 1 || e > 1024 || k < 1 || k > e || b < 1 || b > 512 ||
+        m < 1 || m > 65536 || n < 8 || n > 65536 || n % 8 != 0)
+        rl_die(RL_EXIT_USAGE, "exp-08: --moe-shape wants E,K,B or E,K,B,M,N: 1 <= K <= E <= 1024, B "
+               "1 to 512, N a multiple of 8 (e.g. 128,8,1: ggml's Qwen3-30B-A3B case), not '%s'",
+               text);
+    side_shape = (moe_shape){e, m, n, k};
+    side_batch = b;
 }
 
 /* One shape, as ggml's MUL_MAT_ID perf case times it: one routing (each
  * token's top-k distinct experts, uniform) and one layer, repeated, so
  * that the active experts stay wherever the last call left them (in the
  * cache when they fit it), the active variant only. */
-void exp08_declare_moe_shape(rl_ctx *ctx, const moe_shape *shape, int batch)
+void exp08_declare_moe_shape(rl_ctx *ctx)
 {
-    exp08_sweep s = {.moe = *shape, .routings = 1};
-    moe_part *M = moe_part_new(ctx, &s, "MoE, one shape (one routing, repeated)", true);
-    add_point(ctx, &s, M, MOE_BATCH, rl_group_new(ctx), by_role(ctx, "active"), shape->top_k, batch,
-              MOE_UNIFORM, false);
+    const moe_shape *sh = &side_shape;
+    printf("\nshape       %d experts of %dx%d FP16, top-%d, B = %d\n", sh->experts, sh->rows, sh->k,
+           sh->top_k, side_batch);
+    rl_discard_results(ctx);
+    rl_part part;
+    moe_part *M = exp08_moe_part(ctx, &part, sh, 1, "MoE, one shape (one routing, repeated)", true);
+    rl_part_add(ctx, &part);
+    exp08_moe_point(ctx, M, MOE_BATCH, rl_group_new(ctx), "active", sh->top_k, side_batch,
+                    MOE_UNIFORM, false);
 }
 
 /* ---- what the columns and verdicts read --------------------------------------- */
 
-double exp08_t_over_t1(const rl_points *all, const rl_point *p)
+typedef struct moe_key {
+    point_kind kind;
+    int top_k, batch;
+    const char *routing;
+} moe_key;
+
+static bool moe_matches(const rl_point *p, const void *key)
+{
+    const exp08_call *c = RL_DATA(exp08_call, p);
+    const moe_key *k = key;
+    return c->kind == k->kind && c->top_k == k->top_k && c->batch == k->batch &&
+           !strcmp(c->routing, k->routing);
+}
+
+const rl_point *exp08_moe_find(const rl_points *all, point_kind kind, const char *role, int top_k,
+                               int batch, const char *routing)
+{
+    return rl_points_find(all, role, moe_matches, &(moe_key){kind, top_k, batch, routing});
+}
+
+/* Declared, not timed: rl_points_find reads only the timed points. */
+const exp08_call *exp08_moe_declared(const rl_points *all, int batch, const char *routing)
+{
+    for (int i = 0; i < all->n; i++) {
+        const exp08_call *c = RL_DATA(exp08_call, &all->v[i]);
+        if (c->kind == MOE_BATCH && c->batch == batch && !strcmp(c->routing, routing))
+            return c;
+    }
+    return NULL;
+}
+
+double exp08_col_t_over_t1(rl_ctx *ctx, const rl_point *p)
 {
     const exp08_call *c = RL_DATA(exp08_call, p);
     if (c->kind != MOE_BATCH || !rl_point_timed(p) || !p->variant)
         return NAN;
-    const rl_point *one = exp08_find(all, MOE_BATCH, p->variant->role, NAN, c->top_k, 1, c->routing);
+    const rl_point *one = exp08_moe_find(rl_points_all(ctx), MOE_BATCH, p->variant->role, c->top_k,
+                                         1, c->routing);
     return one ? p->seconds / one->seconds : NAN;
+}
+
+double exp08_col_touched_ratio(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    const exp08_call *c = RL_DATA(exp08_call, p);
+    return c->kind == MOE_BATCH ? c->touched_model / rl_moe_experts_touched(c->experts, c->top_k, 1)
+                                : NAN;
 }

@@ -1,16 +1,50 @@
 /*
- * tiers.c -- experiment 08's spill part: one decode GEMV whose last rows
- * live in a slower tier, at each fraction f of them, sequential and
- * overlapped, and the slow tier's own read at each f's size by each
- * variant's path (the copy; the overlapped variant's zero-copy loads or
- * queued reads), all timed in one group beside the fast tier's bandwidth
- * probe.
+ * tiers.c -- experiment 08's spill chapter: one decode GEMV whose last
+ * rows live in a slower tier, at a fraction f of them, sequential and
+ * overlapped, and the slow tier's own read at f's size by each variant's
+ * path (the copy; the overlapped variant's zero-copy loads or queued
+ * reads), all timed in one group beside the fast tier's bandwidth probe;
+ * and what the columns and verdicts read of them: t0, r, t/t0.
  */
 #include "exp08.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* ---- where the CPU's slow tier lives ------------------------------------------ */
+
+/* --spill-dir, or "": the first of /var/tmp, $TMPDIR and /tmp that is a
+ * writable folder on a disk (/tmp is memory on many systems). */
+const char *exp08_spill_dir_option = "";
+static char spill_why[600];
+
+const char *exp08_spill_dir(void) { return exp08_spill_dir_option[0] ? exp08_spill_dir_option : NULL; }
+const char *exp08_spill_why(void) { return spill_why; }
+
+void exp08_spill_choose_dir(void)
+{
+    char why[256];
+    if (exp08_spill_dir_option[0]) {
+        if (!spill_dir_usable(exp08_spill_dir_option, why, sizeof why))
+            rl_die(RL_EXIT_USAGE, "exp-08: --spill-dir: %s", why);
+        return;
+    }
+    const char *tmpdir = getenv("TMPDIR");
+    const char *candidates[] = {"/var/tmp", tmpdir && tmpdir[0] ? tmpdir : "/tmp", "/tmp"};
+    snprintf(spill_why, sizeof spill_why,
+             "no folder on a disk for the slow tier's file (--spill-dir DIR):");
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        if (spill_dir_usable(candidates[i], why, sizeof why)) {
+            exp08_spill_dir_option = candidates[i];
+            return;
+        }
+        rl_appendf(spill_why, sizeof spill_why, " %s", why);
+    }
+}
+
+/* ---- the part and its points ------------------------------------------------- */
 
 /* The whole matrix lives in both tiers: a point at f reads its first
  * rows from the fast one and its last f x rows from the slow one. */
@@ -97,56 +131,71 @@ static bool check_copy(rl_ctx *ctx, rl_point *p)
     return same;
 }
 
-void exp08_declare_spill(rl_ctx *ctx, const exp08_sweep *s)
+/* The part of a rows x k matrix; its staging holds the largest f's slow rows. */
+struct spill_part *exp08_spill_part(rl_ctx *ctx, rl_part *part, int rows, int k, double most_f)
 {
     spill_part *S = RL_NEW(ctx, spill_part);
-    *S = (spill_part){.rows = s->spill_rows, .k = s->spill_k};
-    for (const double *f = s->fractions; *f >= 0; f++) {
-        int slow = slow_rows_at(S, *f);
-        S->most_slow = slow > S->most_slow ? slow : S->most_slow;
-    }
-    rl_part_add(ctx, &(rl_part){.open = open_spill, .done = close_spill, .state = S,
-                                .heading = "spill: a decode GEMV with f of its rows in the slow tier"});
-    double matrix = 2.0 * S->rows * S->k;
-    int group = rl_group_new(ctx);
-    for (const double *f = s->fractions; *f >= 0; f++)
-        for (const spill_variant *v = spill_variants; v->name; v++) {
-            int slow = slow_rows_at(S, *f);
-            if ((!v->gemv && !slow) || !rl_runs(ctx, &spill_family, KERNEL_VARIANT(v)))
-                continue;
-            exp08_call *c = RL_NEW(ctx, exp08_call);
-            *c = (exp08_call){.kind = SPILL, .part = "spill", .routing = "", .f = *f, .rows = S->rows,
-                        .k = S->k, .touched = NAN, .touched_model = NAN, .launches = NAN,
-                        .validated = v->gemv ? S->rows : slow, .state = S,
-                        .spill.launch = RL_LAUNCHER(ctx, v)};
-            double bytes = spill_bytes(v, S->rows - slow, slow, S->k);
-            rl_point p = {.variant = KERNEL_VARIANT(v), .group = group,
-                          .call = spill_kernel_call(&c->spill), RL_POINT_DATA(c),
-                          .flops = v->gemv ? gemv_flops(S->rows, S->k, 1) : 0, .bytes = bytes,
-                          /* the fast tier holds the whole matrix; the probe beside them reads as much */
-                          .footprint = matrix, .pattern = RL_READ,
-                          /* the verdicts read f = 0 and 0.1 */
-                          .optional = *f != 0 && fabs(*f - 0.1) > 1e-9};
-            if (v->gemv) {
-                p.prepare = prepare_gemv;
-                p.count = (size_t)S->rows;
-                p.atol = gemv_atol(S->k);
-            } else {
-                p.check = check_copy;
-            }
-            rl_point_add(ctx, &p);
+    *S = (spill_part){.rows = rows, .k = k};
+    S->most_slow = slow_rows_at(S, most_f);
+    *part = (rl_part){.open = open_spill, .done = close_spill, .state = S,
+                      .heading = "spill: a decode GEMV with f of its rows in the slow tier"};
+    return S;
+}
+
+/* Every variant at f: the GEMVs, and the tier reads where f has slow rows. */
+void exp08_spill_points(rl_ctx *ctx, spill_part *S, double f, int group, bool optional)
+{
+    int slow = slow_rows_at(S, f);
+    for (const spill_variant *v = spill_variants; v->name; v++) {
+        if ((!v->gemv && !slow) || !rl_runs(ctx, &spill_family, KERNEL_VARIANT(v)))
+            continue;
+        exp08_call *c = RL_NEW(ctx, exp08_call);
+        *c = (exp08_call){.kind = SPILL, .part = "spill", .routing = "", .f = f, .rows = S->rows,
+                          .k = S->k, .touched = NAN, .touched_model = NAN, .launches = NAN,
+                          .validated = v->gemv ? S->rows : slow, .state = S,
+                          .spill.launch = RL_LAUNCHER(ctx, v)};
+        rl_point p = {.variant = KERNEL_VARIANT(v), .group = group,
+                      .call = spill_kernel_call(&c->spill), RL_POINT_DATA(c),
+                      .flops = v->gemv ? gemv_flops(S->rows, S->k, 1) : 0,
+                      .bytes = spill_bytes(v, S->rows - slow, slow, S->k),
+                      /* the fast tier holds the whole matrix; the probe beside them reads as much */
+                      .footprint = 2.0 * S->rows * S->k, .pattern = RL_READ, .optional = optional};
+        if (v->gemv) {
+            p.prepare = prepare_gemv;
+            p.count = (size_t)S->rows;
+            p.atol = gemv_atol(S->k);
+        } else {
+            p.check = check_copy;
         }
+        rl_point_add(ctx, &p);
+    }
 }
 
 /* ---- what the columns and verdicts read ------------------------------------- */
 
+static bool at_fraction(const rl_point *p, const void *f)
+{
+    const exp08_call *c = RL_DATA(exp08_call, p);
+    return c->kind == SPILL && fabs(c->f - *(const double *)f) < 1e-9;
+}
+
+const rl_point *exp08_spill_find(const rl_points *all, const char *role, double f)
+{
+    return rl_points_find(all, role, at_fraction, &f);
+}
+
 /* t0, the all-fast GEMV: at f = 0 both variants run the same code (no
  * slow rows); the faster of the two is the best estimate of its time. */
+static bool all_fast_gemv(const rl_point *p, const void *key)
+{
+    (void)key;
+    return at_fraction(p, &(double){0}) &&
+           (rl_point_has_role(p, "sequential") || rl_point_has_role(p, "overlapped"));
+}
+
 static const rl_point *all_fast(const rl_points *all)
 {
-    const rl_point *a = exp08_find(all, SPILL, "sequential", 0, 0, 0, NULL),
-                   *b = exp08_find(all, SPILL, "overlapped", 0, 0, 0, NULL);
-    return !a ? b : !b ? a : b->seconds < a->seconds ? b : a;
+    return rl_points_fastest(all, NULL, all_fast_gemv, NULL);
 }
 
 double exp08_spill_t0_gbps(const rl_points *all)
@@ -157,7 +206,7 @@ double exp08_spill_t0_gbps(const rl_points *all)
 
 static double r_by(const rl_points *all, double f, const char *tier_role)
 {
-    const rl_point *tier = exp08_find(all, SPILL, tier_role, f, 0, 0, NULL);
+    const rl_point *tier = exp08_spill_find(all, tier_role, f);
     return tier ? exp08_spill_t0_gbps(all) / rl_point_gbps(tier) : NAN;
 }
 
@@ -168,20 +217,38 @@ double exp08_spill_r_overlapped(const rl_points *all, double f)
     return r_by(all, f, "slow_tier_overlapped");
 }
 
-double exp08_spill_r_of(const rl_points *all, const rl_point *p)
+static bool is_spill_gemv(const rl_point *p)
 {
-    const exp08_call *c = RL_DATA(exp08_call, p);
-    if (c->kind != SPILL || !(c->f > 0))
-        return NAN;
-    bool own = rl_point_has_role(p, "overlapped") || rl_point_has_role(p, "slow_tier_overlapped");
-    return own ? exp08_spill_r_overlapped(all, c->f) : exp08_spill_r(all, c->f);
+    return RL_DATA(exp08_call, p)->kind == SPILL && p->variant &&
+           ((const spill_variant *)p->variant)->gemv;
 }
 
 double exp08_t_over_t0(const rl_points *all, const rl_point *p)
 {
     const rl_point *t0 = all_fast(all);
-    if (RL_DATA(exp08_call, p)->kind != SPILL || !rl_point_timed(p) || !p->variant || !t0 ||
-        !((const spill_variant *)p->variant)->gemv)
+    if (!is_spill_gemv(p) || !rl_point_timed(p) || !t0)
         return NAN;
     return p->seconds / t0->seconds;
+}
+
+double exp08_col_r(rl_ctx *ctx, const rl_point *p)
+{
+    const exp08_call *c = RL_DATA(exp08_call, p);
+    if (c->kind != SPILL || !(c->f > 0))
+        return NAN;
+    bool own = rl_point_has_role(p, "overlapped") || rl_point_has_role(p, "slow_tier_overlapped");
+    const rl_points *all = rl_points_all(ctx);
+    return own ? exp08_spill_r_overlapped(all, c->f) : exp08_spill_r(all, c->f);
+}
+
+double exp08_col_model_sequential(rl_ctx *ctx, const rl_point *p)
+{
+    const exp08_call *c = RL_DATA(exp08_call, p);
+    return !is_spill_gemv(p) ? NAN : c->f == 0 ? 1 : rl_spill_slowdown_sequential(c->f, exp08_col_r(ctx, p));
+}
+
+double exp08_col_model_overlapped(rl_ctx *ctx, const rl_point *p)
+{
+    const exp08_call *c = RL_DATA(exp08_call, p);
+    return !is_spill_gemv(p) ? NAN : c->f == 0 ? 1 : rl_spill_slowdown_overlapped(c->f, exp08_col_r(ctx, p));
 }
