@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The table this run reads: the GPU's where the axis has one, this mode's. */
@@ -214,18 +215,21 @@ static void begin_part_and_group(rl_ctx *ctx, const rl_sweep *s, rl_at *at, swee
 void rl_sweep_declare(rl_ctx *ctx, const rl_sweep *s)
 {
     rl_at at = {.axes = s->axes, .n = count_axes(s)};
-    rl_steps steps[RL_AXES_MAX];
+    rl_steps *steps = malloc(sizeof *steps * RL_AXES_MAX); /* 32 KiB an axis: not the stack */
+    if (!steps)
+        rl_die(RL_EXIT_FAILED, "out of memory for a sweep's axes");
+    bool empty = false;
     for (int k = 0; k < at.n; k++) {
         steps[k] = rl_axis_values(ctx, s->axes[k]);
-        if (steps[k].n == 0)
-            return; /* an empty axis: no combination */
+        empty |= steps[k].n == 0; /* an empty axis: no combination */
     }
     sweep_walk w = {0};
-    for (int moved = 0; moved >= 0; moved = advance(&at, steps)) {
+    for (int moved = 0; !empty && moved >= 0; moved = advance(&at, steps)) {
         set_values(&at, steps);
         if (s->skip && s->skip(ctx, &at, s->state))
             continue;
         begin_part_and_group(ctx, s, &at, &w);
         s->points(ctx, &at, s->state);
     }
+    free(steps);
 }

@@ -35,9 +35,10 @@ extern "C" {
 
 struct rl_part;
 
-/* 512 values: a sweep of N every 8 from 1024 to 4096 (exp-04's library
- * part, 385 values) fits. */
-enum { RL_AXIS_MAX_VALUES = 512, RL_AXES_MAX = 6 };
+/* 4096 values: a sweep of N every 8 from 1024 to 4096 (exp-04's library
+ * part) fits, and a staircase of tile columns to 3.5 waves on a GPU of
+ * any size a lab has. */
+enum { RL_AXIS_MAX_VALUES = 4096, RL_AXES_MAX = 6 };
 
 /* One mode's values of an axis: a list, or a range that ends at the top
  * the axis gives at run time (rl_axis.top: a size from the cache, the
