@@ -27,13 +27,19 @@ static uint32_t *make_chain(run *r)
     return chain;
 }
 
+int exp01_most_workers(const rl_ctx *ctx)
+{
+    if (ctx->kind == RL_CUDA)
+        return 4 * ctx->dev->sm_count;
+    /* the observer reads each thread */
+    return ctx->dev->threads < RL_OBSERVER_MAX_THREADS ? ctx->dev->threads : RL_OBSERVER_MAX_THREADS;
+}
+
 void exp01_buffers_size(run *r)
 {
     rl_ctx *ctx = r->ctx;
     busy_buffers *w = &r->w;
-    r->max_workers = ctx->kind == RL_CUDA ? 4 * ctx->dev->sm_count : ctx->dev->threads;
-    if (r->max_workers > RL_OBSERVER_MAX_THREADS && ctx->kind == RL_CPU)
-        r->max_workers = RL_OBSERVER_MAX_THREADS; /* the observer reads each one */
+    r->max_workers = exp01_most_workers(ctx);
     w->lanes = (size_t)r->max_workers * (size_t)busy_max_lanes(rl_kernel_backend(ctx));
     double stream_bytes = fmin(2 * ctx->dev->llc_bytes, rl_max_bytes(ctx) / 8); /* x and y */
     w->n = (size_t)ceil(stream_bytes / sizeof(float) / (1 << 20)) << 20;
