@@ -58,8 +58,10 @@ typedef struct run {
 /* Memory traffic of one chase hop: a DRAM sector, a cache line. */
 static inline double bytes_per_hop(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? 32 : 64; }
 
-/* hold.c: the run's part (its buffers and observer opened, every point
- * held, then closed), and one point held and read. */
+/* hold.c: the run (its holds for this mode and backend, its buffers'
+ * sizes; nothing is made yet), its part (its buffers and observer opened,
+ * every point held, then closed), and one point held and read. */
+run *exp01_run_new(rl_ctx *ctx, double period_s);
 void exp01_run_open(rl_ctx *ctx, void *run);
 void exp01_run_observed(rl_ctx *ctx, rl_points *pts, void *run);
 void exp01_run_close(rl_ctx *ctx, const rl_points *pts, void *run);

@@ -135,6 +135,19 @@ void exp01_observe(rl_ctx *ctx, rl_point *rp)
 
 /* ---- the run: one part, its buffers and observer ------------------------------ */
 
+run *exp01_run_new(rl_ctx *ctx, double period_s)
+{
+    run *r = RL_NEW(ctx, run);
+    bool gpu = ctx->kind == RL_CUDA;
+    *r = (run){.ctx = ctx, .period_s = period_s, .load_start = rl_load_average()};
+    /* NVML averages over its own sample period (up to a sixth of a second),
+     * so a GPU point settles and holds longer than a CPU point. */
+    r->settle_s = gpu ? RL_BY_MODE(ctx, 0.6, 0.8, 1.0) : RL_BY_MODE(ctx, 0.1, 0.2, 0.25);
+    r->hold_s = gpu ? RL_BY_MODE(ctx, 1.0, 2.0, 3.0) : RL_BY_MODE(ctx, 0.4, 1.0, 2.0);
+    exp01_buffers_size(r);
+    return r;
+}
+
 /* Under --budget, once the buffers and the observer exist: the holds
  * shortened to fit what is left, but long enough for a reading (NVML
  * averages over up to a sixth of a second); the plan told of the change. */

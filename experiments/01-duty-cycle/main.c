@@ -138,24 +138,19 @@ static const busy_variant *variant(const run *r, const char *role)
 }
 
 /* What a sweep's points are: a variant in the run, and (sweep a) the axis
- * that counts its workers. */
+ * that counts its workers, in workers or (scale: the units) per unit. */
 typedef struct load {
     run *r;
     const busy_variant *v;
     const rl_axis *workers;
+    int scale;
 } load;
 
 static void occupancy_point(rl_ctx *ctx, const rl_at *at, void *state)
 {
     (void)ctx;
     const load *l = state;
-    add_point(l->r, "a_occupancy", l->v, rl_at_int(at, l->workers), 1.0);
-}
-
-static void per_unit_point(rl_ctx *ctx, const rl_at *at, void *state)
-{
-    const load *l = state;
-    add_point(l->r, "a_occupancy", l->v, rl_at_int(at, &MORE_PER_UNIT) * rl_units(ctx), 1.0);
+    add_point(l->r, "a_occupancy", l->v, rl_at_int(at, l->workers) * l->scale, 1.0);
 }
 
 static void duty_point(rl_ctx *ctx, const rl_at *at, void *state)
@@ -173,12 +168,14 @@ static void sweep_occupancy(rl_ctx *ctx, run *r)
         if (!rl_runs(ctx, &busy_family, KERNEL_VARIANT(v)) || busy_has_role(v, "bandwidth"))
             continue;
         bool compute = busy_has_role(v, "compute");
-        load l = {r, v, compute ? &UP_TO_ONE_PER_UNIT : &ONE_OR_ONE_PER_UNIT};
+        load l = {r, v, compute ? &UP_TO_ONE_PER_UNIT : &ONE_OR_ONE_PER_UNIT, 1};
         rl_sweep_declare(ctx, &(rl_sweep){(const rl_axis *const[]){l.workers, NULL},
                                           .points = occupancy_point, .state = &l});
-        if (compute)
-            rl_sweep_declare(ctx, &(rl_sweep){(const rl_axis *const[]){&MORE_PER_UNIT, NULL},
-                                              .points = per_unit_point, .state = &l});
+        if (!compute)
+            continue;
+        l = (load){r, v, &MORE_PER_UNIT, rl_units(ctx)};
+        rl_sweep_declare(ctx, &(rl_sweep){(const rl_axis *const[]){l.workers, NULL},
+                                          .points = occupancy_point, .state = &l});
     }
 }
 
@@ -186,7 +183,7 @@ static void sweep_occupancy(rl_ctx *ctx, run *r)
 static void sweep_duty(rl_ctx *ctx, run *r)
 {
     static const rl_axis *const AXES[] = {&ONE_AND_ONE_PER_UNIT, &DUTY, NULL};
-    load l = {r, variant(r, "compute"), NULL};
+    load l = {r, variant(r, "compute"), NULL, 1};
     if (l.v)
         rl_sweep_declare(ctx, &(rl_sweep){AXES, .points = duty_point, .state = &l});
 }
@@ -220,22 +217,13 @@ static void rename_gpu_columns(void);
  * on the same buffers (hold.c). */
 static void declare(rl_ctx *ctx)
 {
-    run *r = RL_NEW(ctx, run);
-    r->ctx = ctx;
-    r->period_s = period_s;
-    bool gpu = ctx->kind == RL_CUDA;
-    r->load_start = rl_load_average();
-    /* NVML averages over its own sample period (up to a sixth of a second),
-     * so a GPU point settles and holds longer than a CPU point. */
-    r->settle_s = gpu ? RL_BY_MODE(ctx, 0.6, 0.8, 1.0) : RL_BY_MODE(ctx, 0.1, 0.2, 0.25);
-    r->hold_s = gpu ? RL_BY_MODE(ctx, 1.0, 2.0, 3.0) : RL_BY_MODE(ctx, 0.4, 1.0, 2.0);
-    if (gpu)
+    run *r = exp01_run_new(ctx, period_s);
+    if (ctx->kind == RL_CUDA)
         rename_gpu_columns();
-    exp01_buffers_size(r);
 
     rl_meta(ctx, "duty_measured", "union of the kernels' busy intervals (%s) over the window; "
             "min/max over 100 ms sub-windows",
-            gpu ? "CUDA events around each launch" : "CLOCK_MONOTONIC");
+            ctx->kind == RL_CUDA ? "CUDA events around each launch" : "CLOCK_MONOTONIC");
     rl_meta(ctx, "stream_buffer", "x and y of %zu floats each", r->w.n);
 
     rl_part_add(ctx, &(rl_part){.open = exp01_run_open, .measured = exp01_run_observed,
