@@ -1,6 +1,8 @@
 /*
- * exp01.h -- what experiment 01's files share: the run, with its points
- * (main.c), its buffers (setup.c) and the verdicts on it (verdicts.c).
+ * exp01.h -- what experiment 01's files share: a point and the run it is
+ * held in. main.c declares the points and judges them; it calls two
+ * chapters: hold.c (how a point is held and read) and setup.c (the
+ * buffers and the check), and hold.c calls setup.c.
  */
 #ifndef EXP01_H
 #define EXP01_H
@@ -56,15 +58,20 @@ typedef struct run {
 /* Memory traffic of one chase hop: a DRAM sector, a cache line. */
 static inline double bytes_per_hop(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? 32 : 64; }
 
-/* main.c: the full device, the most work per second the compute variant
- * did in sweep a (NaN: none observed). */
-double exp01_full_device(const rl_points *all);
+/* hold.c: the run (its holds for this mode and backend, its buffers'
+ * sizes; nothing is made yet), its part (its buffers and observer opened,
+ * every point held, then closed), and one point held and read. */
+run *exp01_run_new(rl_ctx *ctx, double period_s);
+void exp01_run_open(rl_ctx *ctx, void *run);
+void exp01_run_observed(rl_ctx *ctx, rl_points *pts, void *run);
+void exp01_run_close(rl_ctx *ctx, const rl_points *pts, void *run);
+void exp01_observe(rl_ctx *ctx, rl_point *p);
 
-/* verdicts.c: the claims, judged from every observed point. */
-void exp01_judge(rl_ctx *ctx, const rl_points *all);
-
-/* setup.c: the buffers' sizes (in declare: nothing is made), then the
- * buffers themselves (when the run's part opens), freed when it is done. */
+/* setup.c: the most workers a point may have (CUDA: 4 blocks per SM; the
+ * CPU: its threads, as many as the observer reads); the buffers' sizes
+ * (in declare: nothing is made), then the buffers themselves (when the
+ * run's part opens), freed when it is done. */
+int exp01_most_workers(const rl_ctx *ctx);
 void exp01_buffers_size(run *r);
 void exp01_buffers_open(run *r);
 void exp01_buffers_close(run *r);

@@ -11,12 +11,69 @@
  * Beside each reading: the duty cycle computed from the kernels' own event
  * timestamps, the work done, and NVML's GPM metrics where the GPU has them.
  * On the CPU backend the same sweeps put the OS's busy time on trial.
+ *
+ * This file reads top to bottom: the claims, the axes, the points, the
+ * judgement. How a point is held and read: hold.c; its buffers and check:
+ * setup.c.
  */
 #include "exp01.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+/* ---- the claims ------------------------------------------------------------------ */
+
+/* The same verdict ids on both backends; on the CPU each is stated as the
+ * CPU's version of the claim (the tool is the kernel's CPU accounting, a
+ * worker is a thread, the device's units are its logical CPUs). In the
+ * order of the prediction. A claim with a CPU twin has the GPU's first,
+ * the CPU's right after it: claim() takes this run's. */
+enum { ONE_BUSY, ONE_BUSY_CPU, CHASE_BUSY, TRACKS_ONE, TRACKS_ONE_CPU, TRACKS_FULL,
+       TRACKS_FULL_CPU, WORK_DIFFERS, WORK_DIFFERS_CPU, UNITS_VIEW, UNITS_VIEW_CPU, MEMORY,
+       MEMORY_CPU };
+
+#define WITHIN_10 0, 10, "points", 1, .predicted_text = "within 10 points"
+
+static const rl_claim CLAIMS[] = {
+    [ONE_BUSY] = {"one_worker_reads_busy", "one busy block reads busy (utilization.gpu)", 90,
+                  INFINITY, "%", 1},
+    [ONE_BUSY_CPU] = {"one_worker_reads_busy", "one busy thread reads busy (top -H)", 90,
+                      INFINITY, "%", 1},
+    [CHASE_BUSY] = {"chase_reads_busy", "a pointer chase reads busy while moving little data",
+                    .predicted_text = "busy >= 90 %, < 0.25 of bandwidth"},
+    [TRACKS_ONE] = {"tracks_duty_one_worker", "utilization.gpu tracks the duty cycle, 1 block",
+                    WITHIN_10},
+    [TRACKS_ONE_CPU] = {"tracks_duty_one_worker", "busy time tracks the duty cycle, 1 thread",
+                        WITHIN_10},
+    [TRACKS_FULL] = {"tracks_duty_full_device", "utilization.gpu tracks the duty cycle, every SM",
+                     WITHIN_10},
+    [TRACKS_FULL_CPU] = {"tracks_duty_full_device", "busy time tracks the duty cycle, every CPU",
+                         WITHIN_10},
+    /* bounds known at run time: from the number of SMs or CPUs */
+    [WORK_DIFFERS] = {"work_differs", "work: full device / one busy worker", NAN, INFINITY, "x",
+                      1, .predicted_text = ">= SMs / 2"},
+    [WORK_DIFFERS_CPU] = {"work_differs", "work: full device / one busy worker", NAN, INFINITY,
+                          "x", 1, .predicted_text = ">= CPUs / 2"},
+    [UNITS_VIEW] = {"units_view_one_worker", "GPM SM_UTIL with one busy block", 0, 5, "%", 2,
+                    .predicted_text = "< 5 %"},
+    [UNITS_VIEW_CPU] = {"units_view_one_worker",
+                        "the machine-wide view (process CPU / CPUs), one thread", NAN, NAN, "%", 1,
+                        .predicted_text = "1 / CPUs, +- 10 points"},
+    [MEMORY] = {"memory_held_is_not_traffic", "utilization.memory is traffic time, not memory.used",
+                .predicted_text = "idle: mem util <= 10 %, held >= 4x stream's; stream: mem util "
+                                  ">= 50 %"},
+    [MEMORY_CPU] = {"memory_held_is_not_traffic",
+                    "resident memory says nothing of memory traffic (CPU)",
+                    .predicted_text = "idle: busy <= 10 %, held >= 4x stream's; stream: busy "
+                                      ">= 90 %"},
+    {0},
+};
+
+static const rl_claim *claim(const rl_ctx *ctx, int gpu_claim)
+{
+    return &CLAIMS[gpu_claim + (ctx->kind != RL_CUDA)];
+}
 
 static const char *sweep_choice = "all", *period_ms_opt = "10";
 
@@ -26,30 +83,345 @@ static const rl_option OPTIONS[] = {
     {0},
 };
 
+/* ---- the axes --------------------------------------------------------------------- */
+
+/* A worker axis ends at the device's units (SMs, CPUs); beyond one per
+ * unit, at the most workers the buffers hold. */
+static double unit_count(const rl_ctx *ctx) { return rl_units(ctx); }
+
+static double most_per_unit(const rl_ctx *ctx)
+{
+    return (double)exp01_most_workers(ctx) / rl_units(ctx);
+}
+
+/* Sweep a, the compute variant: 1, 2, 4, ... workers and one per unit
+ * (quick: 1 and one per unit), */
+static const rl_axis UP_TO_ONE_PER_UNIT = RL_AXIS("workers", RL_ENDS(1), RL_TIMES(1, 2),
+                                                  RL_TIMES(1, 2), .top = unit_count);
+/* then more per unit where they fit: 2 and 4 blocks per SM on a GPU
+ * (quick: 4); a CPU has no more than one thread per CPU. */
+static const rl_axis MORE_PER_UNIT = RL_AXIS("workers_per_unit", RL_LIST(4), RL_LIST(2, 4),
+                                             RL_LIST(2, 4), .top = most_per_unit);
+/* Sweep a, every other variant but the stream (sweep c's): one worker,
+ * and one per unit outside a quick run. */
+static const rl_axis ONE_OR_ONE_PER_UNIT = RL_AXIS("workers", RL_LIST(1), RL_ENDS(1), RL_ENDS(1),
+                                                   .top = unit_count);
+/* Sweep b: the compute variant on one worker and on one per unit, */
+static const rl_axis ONE_AND_ONE_PER_UNIT = RL_AXIS("workers", RL_ENDS(1), RL_ENDS(1),
+                                                    RL_ENDS(1), .top = unit_count);
+/* each at duty cycles from 0 to 1 (a GPU's quick run: its ends and middle). */
+#define FIFTHS RL_LIST(0, 0.2, 0.4, 0.6, 0.8, 1)
+#define TENTHS RL_LIST(0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1)
+static const rl_axis GPU_DUTY = RL_AXIS("duty", RL_LIST(0, 0.5, 1), FIFTHS, TENTHS);
+static const rl_axis DUTY = RL_AXIS("duty", RL_LIST(0, 0.25, 0.5, 0.75, 1), FIFTHS, TENTHS,
+                                    .gpu = &GPU_DUTY);
+
+/* ---- the points: one variant held on some workers at a duty cycle ---------------- */
+
+static point *add_point(run *r, const char *sweep, const busy_variant *v, int workers, double duty)
+{
+    point *p = RL_NEW(r->ctx, point);
+    *p = (point){.sweep = sweep, .name = v->name, .v = v, .workers = workers,
+                 .duty_pct = 100 * duty, .period_ms = 1e3 * r->period_s,
+                 .worker_unit = r->ctx->kind == RL_CUDA ? "blocks" : "threads",
+                 .work_unit = v->work_unit, .workers_per_unit = (double)workers / rl_units(r->ctx),
+                 .gbps = NAN, .at = r};
+    rl_point_add(r->ctx, &(rl_point){.variant = KERNEL_VARIANT(v), RL_POINT_DATA(p),
+                                     .check = exp01_check_point});
+    return p;
+}
+
+/* The variant with this role, if it runs here and --variant selects it. */
+static const busy_variant *variant(const run *r, const char *role)
+{
+    return (const busy_variant *)rl_variant_by_role(r->ctx, &busy_family, role);
+}
+
+/* What a sweep's points are: a variant in the run, and (sweep a) the axis
+ * that counts its workers, in workers or (scale: the units) per unit. */
+typedef struct load {
+    run *r;
+    const busy_variant *v;
+    const rl_axis *workers;
+    int scale;
+} load;
+
+static void occupancy_point(rl_ctx *ctx, const rl_at *at, void *state)
+{
+    (void)ctx;
+    const load *l = state;
+    add_point(l->r, "a_occupancy", l->v, rl_at_int(at, l->workers) * l->scale, 1.0);
+}
+
+static void duty_point(rl_ctx *ctx, const rl_at *at, void *state)
+{
+    (void)ctx;
+    const load *l = state;
+    add_point(l->r, "b_duty", l->v, rl_at_int(at, &ONE_AND_ONE_PER_UNIT), rl_at_value(at, &DUTY));
+}
+
+/* Sweep a: each variant that runs here (the stream's is sweep c) on its
+ * workers, at full duty. */
+static void sweep_occupancy(rl_ctx *ctx, run *r)
+{
+    for (const busy_variant *v = busy_variants; v->name; v++) {
+        if (!rl_runs(ctx, &busy_family, KERNEL_VARIANT(v)) || busy_has_role(v, "bandwidth"))
+            continue;
+        bool compute = busy_has_role(v, "compute");
+        load l = {r, v, compute ? &UP_TO_ONE_PER_UNIT : &ONE_OR_ONE_PER_UNIT, 1};
+        rl_sweep_declare(ctx, &(rl_sweep){(const rl_axis *const[]){l.workers, NULL},
+                                          .points = occupancy_point, .state = &l});
+        if (!compute)
+            continue;
+        l = (load){r, v, &MORE_PER_UNIT, rl_units(ctx)};
+        rl_sweep_declare(ctx, &(rl_sweep){(const rl_axis *const[]){l.workers, NULL},
+                                          .points = occupancy_point, .state = &l});
+    }
+}
+
+/* Sweep b: the compute variant on its workers at each duty cycle. */
+static void sweep_duty(rl_ctx *ctx, run *r)
+{
+    static const rl_axis *const AXES[] = {&ONE_AND_ONE_PER_UNIT, &DUTY, NULL};
+    load l = {r, variant(r, "compute"), NULL, 1};
+    if (l.v)
+        rl_sweep_declare(ctx, &(rl_sweep){AXES, .points = duty_point, .state = &l});
+}
+
+/* Sweep c: an idle point (held memory, no kernel: the compute variant at
+ * duty 0), then the stream on every worker. */
+static void sweep_memory(run *r)
+{
+    const busy_variant *arith = variant(r, "compute"), *stream = variant(r, "bandwidth");
+    if (arith) {
+        point *idle = add_point(r, "c_memory", arith, 1, 0.0);
+        idle->name = "idle_allocation";
+        idle->idle = true;
+    }
+    if (stream)
+        add_point(r, "c_memory", stream, r->max_workers, 1.0);
+}
+
+/* --period-ms, checked before the ceilings are measured: a usage error
+ * exits at once. */
+static double period_s;
+
+static void read_options(rl_ctx *ctx)
+{
+    period_s = rl_option_number(ctx, "period-ms", period_ms_opt, 1, 1000, false, NULL) / 1e3;
+}
+
+static void rename_gpu_columns(void);
+
+/* One part: every point of the sweeps chosen, held one after the other
+ * on the same buffers (hold.c). */
+static void declare(rl_ctx *ctx)
+{
+    run *r = exp01_run_new(ctx, period_s);
+    if (ctx->kind == RL_CUDA)
+        rename_gpu_columns();
+
+    rl_meta(ctx, "duty_measured", "union of the kernels' busy intervals (%s) over the window; "
+            "min/max over 100 ms sub-windows",
+            ctx->kind == RL_CUDA ? "CUDA events around each launch" : "CLOCK_MONOTONIC");
+    rl_meta(ctx, "stream_buffer", "x and y of %zu floats each", r->w.n);
+
+    rl_part_add(ctx, &(rl_part){.open = exp01_run_open, .measured = exp01_run_observed,
+                                .done = exp01_run_close, .state = r});
+    if (rl_option_is(sweep_choice, "a"))
+        sweep_occupancy(ctx, r);
+    if (rl_option_is(sweep_choice, "b"))
+        sweep_duty(ctx, r);
+    if (rl_option_is(sweep_choice, "c"))
+        sweep_memory(r);
+    /* Each point holds its load for as long, whatever its variant. */
+    rl_plan_fixed(ctx, rl_points_all(ctx)->n * (r->settle_s + r->hold_s));
+}
+
+/* ---- the judgement ------------------------------------------------------------------ */
+
+/* A point of this sweep on this many workers (< 0: any). */
+typedef struct where {
+    const char *sweep;
+    int workers;
+} where;
+
+static bool in_sweep(const rl_point *p, const void *key)
+{
+    const point *d = RL_DATA(point, p);
+    const where *w = key;
+    return !strcmp(d->sweep, w->sweep) && (w->workers < 0 || d->workers == w->workers);
+}
+
+/* The first observed point of a sweep whose variant has this role, on
+ * this many workers (< 0: any). Sweep a runs at full duty, and sweep c's
+ * compute point is its idle allocation. */
+static const point *find(const rl_points *all, const char *sweep, const char *role, int workers)
+{
+    const rl_point *p = rl_points_find(all, role, in_sweep, &(where){sweep, workers});
+    return p ? RL_DATA(point, p) : NULL;
+}
+
+static double work_per_s(const rl_point *p) { return RL_DATA(point, p)->work_per_s; }
+
+/* The full device: the most work per second the compute variant did in
+ * sweep a (NaN: none observed). */
+static double full_device(const rl_points *all)
+{
+    const rl_point *p = rl_points_best(all, "compute", in_sweep, &(where){"a_occupancy", -1},
+                                       work_per_s);
+    return p ? work_per_s(p) : NAN;
+}
+
+/* A duty point of one size with a reading (key: a where), and how far its
+ * reading is from the duty cycle its timestamps measured. */
+static bool read_duty_point(const rl_point *p, const void *key)
+{
+    return in_sweep(p, key) && !isnan(RL_DATA(point, p)->rd.util_pct);
+}
+
+static double reading_off_duty(const rl_point *p)
+{
+    const point *d = RL_DATA(point, p);
+    return fabs(d->rd.util_pct - d->measured.pct);
+}
+
+/* How many observed points match (the count a verdict's note gives). */
+static int count_points(const rl_points *all, rl_point_filter match, const void *key)
+{
+    int n = 0;
+    for (int i = 0; i < all->n; i++)
+        n += rl_point_timed(&all->v[i]) && match(&all->v[i], key);
+    return n;
+}
+
+/* The largest |reading - measured duty| over the duty sweep of one size;
+ * not measured with fewer than two points. */
+static void judge_tracking(rl_ctx *ctx, const rl_points *all, int workers, const rl_claim *c)
+{
+    where w = {"b_duty", workers};
+    const rl_point *worst = rl_points_best(all, NULL, read_duty_point, &w, reading_off_duty);
+    int count = count_points(all, read_duty_point, &w);
+    char note[160] = "fewer than two duty points";
+    if (count >= 2)
+        snprintf(note, sizeof note, "%d %s%s; largest |reading - duty from %s| over %d duty points",
+                 workers, ctx->kind == RL_CUDA ? "block" : "thread", workers == 1 ? "" : "s",
+                 ctx->kind == RL_CUDA ? "event timestamps" : "clock timestamps", count);
+    rl_judge(ctx, c, NULL, count < 2 ? NAN : reading_off_duty(worst), note);
+}
+
+static void judge_memory(rl_ctx *ctx, const rl_points *all)
+{
+    bool gpu = ctx->kind == RL_CUDA;
+    const point *idle = find(all, "c_memory", "compute", -1);
+    const point *stream = find(all, "c_memory", "bandwidth", -1);
+    if (!idle || !stream) {
+        rl_judge_status(ctx, claim(ctx, MEMORY), NULL, "-", RL_NOT_MEASURED, "sweep c not run");
+        return;
+    }
+    double share_idle = 100 * idle->rd.mem_used / idle->rd.mem_total;
+    double share_stream = 100 * stream->rd.mem_used / stream->rd.mem_total;
+    double busy_idle = gpu ? idle->rd.util_mem_pct : idle->rd.util_pct;
+    double busy_stream = gpu ? stream->rd.util_mem_pct : stream->rd.util_pct;
+    char measured[160];
+    snprintf(measured, sizeof measured, "idle: %.1f %% held, %.1f %% busy; stream: %.1f %% held, "
+             "%.1f %% busy", share_idle, busy_idle, share_stream, busy_stream);
+    rl_verdict_status st = RL_NOT_MEASURED;
+    if (!isnan(busy_idle) && !isnan(busy_stream) && !isnan(share_idle) && !isnan(share_stream))
+        st = busy_idle <= 10 && busy_stream >= (gpu ? 50 : 90) &&
+                     idle->rd.mem_used >= 4 * stream->rd.mem_used ? RL_HOLDS : RL_DOES_NOT_HOLD;
+    rl_judge_status(ctx, claim(ctx, MEMORY), NULL, measured, st,
+                    gpu ? "busy = utilization.memory; held = memory.used / memory.total"
+                        : "CPU has no utilization.memory: busy = the streaming threads' CPU time, "
+                          "held = resident set / RAM");
+}
+
+/* One busy worker reads busy while it does a sliver of the full device's work. */
+static void judge_one_worker(rl_ctx *ctx, const rl_points *all)
+{
+    double full = full_device(all);
+    char fraction[32] = "-", note[200];
+    const point *one = find(all, "a_occupancy", "compute", 1);
+    if (one && full > 0)
+        snprintf(fraction, sizeof fraction, "%.4f", one->work_per_s / full);
+    snprintf(note, sizeof note, "while it does %s of the full device's work", fraction);
+    rl_judge(ctx, claim(ctx, ONE_BUSY), NULL, one ? one->rd.util_pct : NAN, note);
+}
+
+/* The full device does units / 2 times one busy worker's work or more. */
+static void judge_work_differs(rl_ctx *ctx, const rl_points *all)
+{
+    int units = rl_units(ctx);
+    char note[200];
+    snprintf(note, sizeof note, "bound %.1fx (%d %s / 2); full device: the most compute work per "
+             "second in sweep a; both read busy", units / 2.0, units,
+             ctx->kind == RL_CUDA ? "SMs" : "CPUs");
+    double full = full_device(all);
+    const point *one = find(all, "a_occupancy", "compute", 1);
+    rl_judge_within(ctx, claim(ctx, WORK_DIFFERS), NULL,
+                    one && full > 0 ? full / one->work_per_s : NAN, units / 2.0, INFINITY, note);
+}
+
+static void judge_chase(rl_ctx *ctx, const rl_points *all)
+{
+    char measured[128], note[200];
+    const point *chase = find(all, "a_occupancy", "latency", 1);
+    double share = chase ? chase->gbps / rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best : NAN;
+    double uc = chase ? chase->rd.util_pct : NAN;
+    snprintf(measured, sizeof measured, isnan(uc) ? "-" : "%.1f %% busy, %.3f of bandwidth", uc,
+             share);
+    snprintf(note, sizeof note, "a pointer chase waits on memory every hop; traffic counted as "
+             "%.0f B per hop over the DRAM read bandwidth", bytes_per_hop(ctx));
+    rl_verdict_status st = uc >= 90 && share < 0.25 ? RL_HOLDS : RL_DOES_NOT_HOLD;
+    rl_judge_status(ctx, &CLAIMS[CHASE_BUSY], NULL, measured,
+                    isnan(uc) || isnan(share) ? RL_NOT_MEASURED : st, note);
+}
+
+/* The view of how much of the machine was busy, with one busy worker. */
+static void judge_units_view(rl_ctx *ctx, const rl_points *all)
+{
+    int units = rl_units(ctx);
+    char note[200];
+    const point *one = find(all, "a_occupancy", "compute", 1);
+    double view = one ? one->rd.units_busy_pct : NAN;
+    if (ctx->kind == RL_CUDA) {
+        snprintf(note, sizeof note, "GPM: %s", one ? one->rd.gpm_status : "sweep a not run");
+        rl_judge(ctx, claim(ctx, UNITS_VIEW), NULL, view,
+                 isnan(view) ? note : "SM_UTIL counts busy SMs: one of them");
+        return;
+    }
+    snprintf(note, sizeof note, "1 / %d CPUs = %.0f %%; like GPM SM_UTIL, it counts how much "
+             "of the machine was busy; no GPM on a CPU", units, 100.0 / units);
+    rl_judge_within(ctx, claim(ctx, UNITS_VIEW), NULL, view, 100.0 / units - 10,
+                    100.0 / units + 10, note);
+}
+
+/* In the order of the claims. */
+static void judge(rl_ctx *ctx, const rl_points *all)
+{
+    judge_one_worker(ctx, all);
+    judge_chase(ctx, all);
+    judge_tracking(ctx, all, 1, claim(ctx, TRACKS_ONE));
+    judge_tracking(ctx, all, rl_units(ctx), claim(ctx, TRACKS_FULL));
+    judge_work_differs(ctx, all);
+    judge_units_view(ctx, all);
+    judge_memory(ctx, all);
+}
+
 /* ---- the columns: what a point is, then what was observed ---------------------- */
 
 /* A compute point's work per second against the full device's (NaN on the
  * other variants): its whole hold's, and its lowest and highest window's. */
-static double fraction(rl_ctx *ctx, const rl_point *p, double per_s)
+static rl_ratio work_fraction(rl_ctx *ctx, const rl_point *p)
 {
-    return busy_has_role(RL_DATA(point, p)->v, "compute") ? per_s / exp01_full_device(rl_points_all(ctx))
-                                                           : NAN;
+    const point *d = RL_DATA(point, p);
+    if (!busy_has_role(d->v, "compute"))
+        return RL_RATIO_NONE;
+    double full = full_device(rl_points_all(ctx));
+    return (rl_ratio){d->work_per_s / full, d->work_per_s_win.lo / full, d->work_per_s_win.hi / full};
 }
 
-static double col_work_fraction(rl_ctx *ctx, const rl_point *p)
-{
-    return fraction(ctx, p, RL_DATA(point, p)->work_per_s);
-}
-
-static double col_work_fraction_lo(rl_ctx *ctx, const rl_point *p)
-{
-    return fraction(ctx, p, RL_DATA(point, p)->work_per_s_win.lo);
-}
-
-static double col_work_fraction_hi(rl_ctx *ctx, const rl_point *p)
-{
-    return fraction(ctx, p, RL_DATA(point, p)->work_per_s_win.hi);
-}
+#define WORK_FRACTION(name, part) {name, NULL, NULL, .field = part, .ratio = work_fraction}
 
 static const rl_column COLUMNS[] = {
     RL_TEXT("sweep", NULL, NULL, point, sweep),
@@ -72,7 +444,7 @@ static const rl_column OBSERVED[] = {
     RL_DOUBLE("work", NULL, NULL, point, work),
     RL_TEXT("work_unit", NULL, NULL, point, work_unit),
     RL_DOUBLE("work_per_s", NULL, NULL, point, work_per_s),
-    {"work_fraction", NULL, NULL, .num = col_work_fraction},
+    WORK_FRACTION("work_fraction", RL_RATIO_MEDIAN),
     RL_DOUBLE("gbps", NULL, NULL, point, gbps),
     RL_DOUBLE("alloc_bytes", NULL, NULL, point, alloc_bytes),
     RL_READING_COLUMNS(point, rd),
@@ -86,13 +458,13 @@ static const rl_column OBSERVED[] = {
     RL_DOUBLE("units_busy_window_max_pct", NULL, NULL, point, units_busy.hi),
     RL_DOUBLE("work_per_s_window_min", NULL, NULL, point, work_per_s_win.lo),
     RL_DOUBLE("work_per_s_window_max", NULL, NULL, point, work_per_s_win.hi),
-    {"work_fraction_lo", NULL, NULL, .num = col_work_fraction_lo},
-    {"work_fraction_hi", NULL, NULL, .num = col_work_fraction_hi},
+    WORK_FRACTION("work_fraction_lo", RL_RATIO_LO),
+    WORK_FRACTION("work_fraction_hi", RL_RATIO_HI),
     {0},
 };
 
 /* The tool's readings beside the duty cycle from the timestamps and the
- * work done ("-": no such reading here); declare() renames the GPU's columns. */
+ * work done ("-": no such reading here); rename_gpu_columns() gives the GPU's names. */
 static rl_column TABLE[] = {
     RL_TEXT(NULL, "sweep", "%-11s", point, sweep),
     RL_TEXT(NULL, "variant", "%-15s", point, name),
@@ -103,18 +475,19 @@ static rl_column TABLE[] = {
     RL_DOUBLE_MEASURED(NULL, "mem util %", "%10.1f", point, rd.util_mem_pct),
     RL_DOUBLE_MEASURED(NULL, "machine %", "%9.1f", point, rd.units_busy_pct),
     RL_DOUBLE_MEASURED(NULL, "work/s", "%10.3g", point, work_per_s),
-    {NULL, "work fraction", "%13.3f", .num = col_work_fraction, .measured = true},
+    {NULL, "work fraction", "%13.3f", .field = RL_RATIO_MEDIAN, .ratio = work_fraction,
+     .measured = true},
     RL_BYTES_MEASURED(NULL, "memory used", "%11s", point, rd.mem_used),
     {0},
 };
 
+/* The console's names for the GPU's readings. */
+static void rename_gpu_columns(void)
+{
+    TABLE[2].head = "blocks", TABLE[5].head = "util %", TABLE[7].head = "SM_UTIL %";
+}
+
 static const kernel_family *const FAMILIES[] = {&busy_family, NULL};
-
-extern const rl_claim EXP01_CLAIMS[]; /* verdicts.c */
-
-static void read_options(rl_ctx *ctx);
-static void declare(rl_ctx *ctx);
-static void observe(rl_ctx *ctx, rl_point *p);
 
 static const rl_experiment EXP01 = {
     .id = "01",
@@ -128,7 +501,7 @@ static const rl_experiment EXP01 = {
               "metrics (SM_UTIL, SM_OCCUPANCY) on Hopper",
     .prediction = "on a GPU the claim's numbers; on the CPU the same claims about the operating "
                   "system's busy time, a worker being a thread (README)",
-    .claims = EXP01_CLAIMS,
+    .claims = CLAIMS,
     .families = FAMILIES,
     .columns = COLUMNS,
     .derived = OBSERVED,
@@ -140,309 +513,8 @@ static const rl_experiment EXP01 = {
     .compare_value = "util_pct",
     .read_options = read_options,
     .declare = declare,
-    .observe = observe,
-    .judge = exp01_judge,
+    .observe = exp01_observe,
+    .judge = judge,
 };
-
-/* ---- the sweeps: the points, declared --------------------------------------- */
-
-static point *add_point(run *r, const char *sweep, const busy_variant *v, int workers, double duty)
-{
-    point *p = RL_NEW(r->ctx, point);
-    *p = (point){.sweep = sweep, .name = v->name, .v = v, .workers = workers,
-                 .duty_pct = 100 * duty, .period_ms = 1e3 * r->period_s,
-                 .worker_unit = r->ctx->kind == RL_CUDA ? "blocks" : "threads",
-                 .work_unit = v->work_unit, .workers_per_unit = (double)workers / rl_units(r->ctx),
-                 .gbps = NAN, .at = r};
-    rl_point_add(r->ctx, &(rl_point){.variant = KERNEL_VARIANT(v), RL_POINT_DATA(p),
-                                     .check = exp01_check_point});
-    return p;
-}
-
-/* The variant with this role, if it runs here and --variant selects it. */
-static const busy_variant *variant(const run *r, const char *role)
-{
-    return (const busy_variant *)rl_variant_by_role(r->ctx, &busy_family, role);
-}
-
-/* Sweep a: the compute variant on 1, 2, 4, ... workers below the unit
- * count, the unit count, and (GPU) 2 and 4 blocks per SM (quick: 1, all
- * units, and the most); every other variant but the bandwidth one (sweep
- * c's) on one worker, and on one per unit outside a quick run. */
-static void sweep_occupancy(run *r)
-{
-    int units = rl_units(r->ctx), most = r->max_workers;
-    bool quick = r->ctx->args.mode == RL_MODE_QUICK;
-    for (const busy_variant *v = busy_variants; v->name; v++) {
-        if (!rl_runs(r->ctx, &busy_family, KERNEL_VARIANT(v)) || busy_has_role(v, "bandwidth"))
-            continue;
-        if (!busy_has_role(v, "compute")) {
-            add_point(r, "a_occupancy", v, 1, 1.0);
-            if (!quick && units > 1)
-                add_point(r, "a_occupancy", v, units, 1.0);
-        } else if (quick) {
-            add_point(r, "a_occupancy", v, 1, 1.0);
-            if (units > 1)
-                add_point(r, "a_occupancy", v, units, 1.0);
-            if (most > units)
-                add_point(r, "a_occupancy", v, most, 1.0);
-        } else {
-            for (int b = 1; b < units; b *= 2)
-                add_point(r, "a_occupancy", v, b, 1.0);
-            for (int b = units; b <= most; b *= 2)
-                add_point(r, "a_occupancy", v, b, 1.0);
-        }
-    }
-}
-
-static void sweep_duty(run *r)
-{
-    const busy_variant *arith = variant(r, "compute");
-    int steps = RL_BY_MODE(r->ctx, r->ctx->kind == RL_CUDA ? 2 : 4, 5, 10);
-    int units = rl_units(r->ctx), sizes[2] = {1, units};
-    for (int s = 0; arith && s < (units > 1 ? 2 : 1); s++)
-        for (int k = 0; k <= steps; k++)
-            add_point(r, "b_duty", arith, sizes[s], (double)k / steps);
-}
-
-/* An idle point (held memory, no kernel: arith at duty 0), then the stream. */
-static void sweep_memory(run *r)
-{
-    const busy_variant *arith = variant(r, "compute"), *stream = variant(r, "bandwidth");
-    if (arith) {
-        point *idle = add_point(r, "c_memory", arith, 1, 0.0);
-        idle->name = "idle_allocation";
-        idle->idle = true;
-    }
-    if (stream)
-        add_point(r, "c_memory", stream, r->max_workers, 1.0);
-}
-
-/* ---- one point: settle, then hold and read ----------------------------- */
-
-/* Device memory held idle: allocated and written once. */
-static void *idle_allocation(rl_ctx *ctx, double *bytes)
-{
-    double target;
-    if (ctx->kind == RL_CUDA) {
-        char pci[32];
-        double free_b, total_b;
-        busy_device(pci, sizeof pci, &free_b, &total_b);
-        target = 0.5 * free_b; /* half of what is free: memory.used high */
-    } else {
-        /* 16x the stream's buffers, at most a quarter of the machine's RAM. */
-        target = fmin(16 * 2 * 2 * ctx->dev->llc_bytes,
-                      fmin(0.25 * rl_host_ram_bytes(), rl_max_bytes(ctx)));
-    }
-    size_t b = (size_t)target & ~(size_t)((1 << 20) - 1);
-    void *p = rl_alloc(ctx->be, b);
-    rl_poison(ctx->be, p, b); /* written once, so every page is resident */
-    *bytes = (double)b;
-    return p;
-}
-
-/* Widens a spread to take in v (NaN: nothing seen, left as it was). */
-static void widen(spread *s, double v)
-{
-    if (isnan(v))
-        return;
-    s->lo = isnan(s->lo) ? v : fmin(s->lo, v);
-    s->hi = isnan(s->hi) ? v : fmax(s->hi, v);
-}
-
-/* One window of the hold: the load for seconds, read by the observer;
- * its reading, duty cycle and work widen the point's spreads. */
-static void observe_window(run *r, point *p, busy_args *a, double seconds, rl_reading *rd,
-                           rl_duty *duty, busy_result *res)
-{
-    RL_LAUNCHER(r->ctx, p->v)->run(a, seconds, res);
-    rl_observer_read(&r->obs, res->t0, res->t1, rd);
-    *duty = rl_duty_of(res->starts, res->ends, (size_t)res->bursts, res->window_s, 0.1);
-    widen(&p->util, rd->util_pct);
-    widen(&p->util_mem, rd->util_mem_pct);
-    widen(&p->units_busy, rd->units_busy_pct);
-    widen(&p->work_per_s_win, res->work / res->window_s);
-}
-
-/* The point's load unobserved for settle_s (so that NVML's last sample
- * period sees this load too), then observed for hold_s as HOLD_WINDOWS
- * consecutive windows. The point's values are those of the whole hold:
- * NVML read over it; on the CPU, whose observer reads busy time at a
- * window's two ends, the windows' readings weighted by their length (the
- * busy time over the whole hold, less the gaps of a thread start between
- * windows). Then the bytes a chase (a line or sector per hop) or a
- * stream moved. */
-static void observe(rl_ctx *ctx, rl_point *rp)
-{
-    point *p = RL_DATA_MUT(point, rp);
-    run *r = p->at;
-    const busy_ops *ops = RL_LAUNCHER(ctx, p->v);
-    void *held = p->idle ? idle_allocation(ctx, &p->alloc_bytes) : NULL;
-    rl_progress_step(ctx, "%s: %s on %d, duty %.0f %%", p->sweep, p->name, p->workers,
-                     p->duty_pct);
-    busy_args a = exp01_variant_args(r, p->v, p->workers, p->duty_pct / 100, r->period_s);
-    busy_result res;
-    ops->run(&a, r->settle_s, &res);
-    busy_result_free(&res);
-    a.edge = rl_observer_edge, a.edge_arg = &r->obs;
-
-    p->util = p->util_mem = p->units_busy = p->work_per_s_win = (spread){NAN, NAN};
-    p->measured = (rl_duty){0, NAN, NAN};
-    double t0 = NAN, util_s = 0, units_s = 0, rss = 0;
-    rl_reading rd;
-    for (p->windows = 0; p->windows < HOLD_WINDOWS; p->windows++) {
-        rl_duty d;
-        observe_window(r, p, &a, r->hold_s / HOLD_WINDOWS, &rd, &d, &res);
-        t0 = p->windows == 0 ? res.t0 : t0;
-        p->window_s += res.window_s;
-        p->bursts += (int)res.bursts;
-        p->work += res.work;
-        p->measured.pct += d.pct * res.window_s; /* a sum of busy times, until the end */
-        p->measured.min_pct = fmin(p->measured.min_pct, d.min_pct); /* fmin skips NaN */
-        p->measured.max_pct = fmax(p->measured.max_pct, d.max_pct);
-        util_s += rd.util_pct * res.window_s;
-        units_s += rd.units_busy_pct * res.window_s;
-        rss = fmax(rss, rd.mem_used);
-        if (p->windows < HOLD_WINDOWS - 1)
-            busy_result_free(&res);
-    }
-    p->measured.pct /= p->window_s;
-    if (ctx->kind == RL_CUDA) {
-        rl_observer_read(&r->obs, t0, res.t1, &p->rd);
-    } else {
-        p->rd = rd; /* the last window's, for what does not add up */
-        p->rd.util_pct = util_s / p->window_s;
-        p->rd.units_busy_pct = units_s / p->window_s;
-        p->rd.mem_used = rss;
-        p->rd.util_samples = 2 * HOLD_WINDOWS;
-    }
-    p->work_per_s = p->work / p->window_s;
-    if (busy_has_role(p->v, "latency"))
-        p->gbps = p->work_per_s * bytes_per_hop(ctx) / 1e9;
-    else if (busy_has_role(p->v, "bandwidth") && !p->idle)
-        p->gbps = p->work_per_s / 1e9;
-    busy_result_free(&res);
-    rl_free(ctx->be, held);
-}
-
-/* ---- what the points say together ------------------------------------------ */
-
-double exp01_full_device(const rl_points *all)
-{
-    double full = NAN;
-    for (int i = 0; i < all->n; i++) {
-        const point *p = RL_DATA(point, &all->v[i]);
-        if (rl_point_timed(&all->v[i]) && !strcmp(p->sweep, "a_occupancy") &&
-            busy_has_role(p->v, "compute"))
-            full = fmax(full, p->work_per_s); /* fmax skips the NaN it starts from */
-    }
-    return full;
-}
-
-/* ---- the run: one part, its buffers and observer ------------------------------ */
-
-/* Under --budget, once the buffers and the observer exist: the holds
- * shortened to fit what is left, but long enough for a reading (NVML
- * averages over up to a sixth of a second); the plan told of the change. */
-static void fit_holds(rl_ctx *ctx, run *r)
-{
-    int n = rl_points_all(ctx)->n;
-    /* A point costs its hold and settle, and starting and stopping its
-     * workers and reading the observer: a tenth of a second or two. */
-    double was = n * (r->settle_s + r->hold_s), each = 0.15 * n;
-    double fit = (rl_budget_fit(ctx, was + each) * (was + each) - each) / was;
-    if (fit >= 1)
-        return;
-    bool gpu = ctx->kind == RL_CUDA;
-    r->settle_s = fmax(r->settle_s * fit, gpu ? 0.3 : 0.05);
-    r->hold_s = fmax(r->hold_s * fit, gpu ? 0.5 : 0.2);
-    r->holds_fitted = true;
-    rl_plan_fixed(ctx, n * (r->settle_s + r->hold_s) - was);
-}
-
-static void describe_holds(rl_ctx *ctx, const run *r)
-{
-    rl_meta(ctx, "hold", "each point: %.2f s of the same load unobserved, then %.2f s observed; "
-            "one burst per %.0f ms below 100 %% duty%s", r->settle_s, r->hold_s,
-            1e3 * r->period_s, r->holds_fitted ? " (shortened to fit --budget)" : "");
-    rl_meta(ctx, "hold_windows", "the observed hold as %d consecutive windows of %.2f s, each "
-            "read on its own; *_window_min/max and work_fraction_lo/hi: the lowest and highest "
-            "window (work_fraction: against the full device's whole-hold rate)", HOLD_WINDOWS,
-            r->hold_s / HOLD_WINDOWS);
-}
-
-static void open_run(rl_ctx *ctx, void *state)
-{
-    run *r = state;
-    char buf[512];
-    exp01_buffers_open(r);
-    rl_observer_open(&r->obs, ctx, ctx->kind == RL_CUDA ? ctx->dev->pci_bus_id : NULL);
-    rl_observer_describe(&r->obs, buf, sizeof buf);
-    printf("observer    %s\n", buf);
-    fit_holds(ctx, r);
-    describe_holds(ctx, r);
-}
-
-/* Every point held: the observer described again (now with NVML's sample
- * period), and whether other processes took CPU time from ours. */
-static void run_observed(rl_ctx *ctx, rl_points *pts, void *state)
-{
-    (void)pts;
-    run *r = state;
-    char buf[512];
-    rl_observer_describe(&r->obs, buf, sizeof buf);
-    rl_meta(ctx, "observer", "%s", buf);
-    rl_note_host_load(ctx, r->load_start, "note        ", "other processes took CPU time from the "
-                      "workers, so busy time falls below the duty cycle");
-}
-
-static void close_run(rl_ctx *ctx, const rl_points *pts, void *state)
-{
-    (void)ctx, (void)pts;
-    run *r = state;
-    rl_observer_close(&r->obs);
-    exp01_buffers_close(r);
-}
-
-/* --period-ms, checked before the ceilings are measured: a usage error
- * exits at once. */
-static double period_s;
-
-static void read_options(rl_ctx *ctx)
-{
-    period_s = rl_option_number(ctx, "period-ms", period_ms_opt, 1, 1000, false, NULL) / 1e3;
-}
-
-static void declare(rl_ctx *ctx)
-{
-    run *r = RL_NEW(ctx, run);
-    r->ctx = ctx;
-    r->period_s = period_s;
-    bool gpu = ctx->kind == RL_CUDA;
-    r->load_start = rl_load_average();
-    /* NVML averages over its own sample period (up to a sixth of a second),
-     * so a GPU point settles and holds longer than a CPU point. */
-    r->settle_s = gpu ? RL_BY_MODE(ctx, 0.6, 0.8, 1.0) : RL_BY_MODE(ctx, 0.1, 0.2, 0.25);
-    r->hold_s = gpu ? RL_BY_MODE(ctx, 1.0, 2.0, 3.0) : RL_BY_MODE(ctx, 0.4, 1.0, 2.0);
-    if (gpu) /* the console's names for the GPU's readings */
-        TABLE[2].head = "blocks", TABLE[5].head = "util %", TABLE[7].head = "SM_UTIL %";
-    exp01_buffers_size(r);
-
-    rl_meta(ctx, "duty_measured", "union of the kernels' busy intervals (%s) over the window; "
-            "min/max over 100 ms sub-windows",
-            gpu ? "CUDA events around each launch" : "CLOCK_MONOTONIC");
-    rl_meta(ctx, "stream_buffer", "x and y of %zu floats each", r->w.n);
-
-    rl_part_add(ctx, &(rl_part){.open = open_run, .measured = run_observed, .done = close_run,
-                                .state = r});
-    if (rl_option_is(sweep_choice, "a"))
-        sweep_occupancy(r);
-    if (rl_option_is(sweep_choice, "b"))
-        sweep_duty(r);
-    if (rl_option_is(sweep_choice, "c"))
-        sweep_memory(r);
-    /* Each point holds its load for as long, whatever its variant. */
-    rl_plan_fixed(ctx, rl_points_all(ctx)->n * (r->settle_s + r->hold_s));
-}
 
 int main(int argc, char **argv) { return rl_main(&EXP01, argc, argv); }

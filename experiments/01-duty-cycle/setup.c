@@ -27,13 +27,19 @@ static uint32_t *make_chain(run *r)
     return chain;
 }
 
+int exp01_most_workers(const rl_ctx *ctx)
+{
+    if (ctx->kind == RL_CUDA)
+        return 4 * ctx->dev->sm_count;
+    /* the observer reads each thread */
+    return ctx->dev->threads < RL_OBSERVER_MAX_THREADS ? ctx->dev->threads : RL_OBSERVER_MAX_THREADS;
+}
+
 void exp01_buffers_size(run *r)
 {
     rl_ctx *ctx = r->ctx;
     busy_buffers *w = &r->w;
-    r->max_workers = ctx->kind == RL_CUDA ? 4 * ctx->dev->sm_count : ctx->dev->threads;
-    if (r->max_workers > RL_OBSERVER_MAX_THREADS && ctx->kind == RL_CPU)
-        r->max_workers = RL_OBSERVER_MAX_THREADS; /* the observer reads each one */
+    r->max_workers = exp01_most_workers(ctx);
     w->lanes = (size_t)r->max_workers * (size_t)busy_max_lanes(rl_kernel_backend(ctx));
     double stream_bytes = fmin(2 * ctx->dev->llc_bytes, rl_max_bytes(ctx) / 8); /* x and y */
     w->n = (size_t)ceil(stream_bytes / sizeof(float) / (1 << 20)) << 20;
@@ -72,20 +78,48 @@ busy_args exp01_variant_args(run *r, const busy_variant *v, int workers, double 
 
 /* ---- validation: one short burst, every lane and element checked ---------- */
 
-bool exp01_check_point(rl_ctx *ctx, rl_point *p)
+/* The result of the variant's first point checked (p is one of every
+ * point; an earlier one may be unchecked, left out by --budget): true,
+ * with *ok, where there is one. */
+static bool checked_before(rl_ctx *ctx, rl_point *p, bool *ok)
 {
-    run *r = RL_DATA(point, p)->at;
-    /* The result of the variant's first point checked (p is one of every
-     * point; an earlier one may be unchecked, left out by --budget). */
     for (const rl_point *q = rl_points_all(ctx)->v; q < p; q++)
         if (q->variant == p->variant &&
             (q->state == RL_POINT_VALID || q->state == RL_POINT_TIMED || q->state == RL_POINT_FAILED)) {
             snprintf(p->why, sizeof p->why, "%s", q->why);
-            return q->state != RL_POINT_FAILED;
+            *ok = q->state != RL_POINT_FAILED;
+            return true;
         }
+    return false;
+}
+
+/* The stream: y against a x + b in double, on a NaN-poisoned y. */
+static bool check_stream(rl_ctx *ctx, rl_point *p, const busy_ops *ops, const busy_args *a)
+{
+    rl_backend *be = ctx->be;
+    busy_buffers *w = &RL_DATA(point, p)->at->w;
+    float *x = rl_download_copy(be, w->x, w->n * sizeof(float));
+    double *want = rl_host_alloc(w->n * sizeof(double));
+    busy_stream_reference(x, want, w->n);
+    rl_poison(be, w->y, w->n * sizeof(float));
+    ops->burst(a, 2e-3);
+    float *y = rl_download_copy(be, w->y, w->n * sizeof(float));
+    rl_check c = rl_compare_f32(y, want, w->n, 1e-6, 1e-6);
+    rl_check_describe(&c, p->why, sizeof p->why);
+    rl_host_free(want);
+    rl_host_free(x);
+    rl_host_free(y);
+    return c.ok;
+}
+
+bool exp01_check_point(rl_ctx *ctx, rl_point *p)
+{
+    bool ok;
+    if (checked_before(ctx, p, &ok))
+        return ok;
+    run *r = RL_DATA(point, p)->at;
     const busy_variant *v = RL_DATA(point, p)->v;
     const busy_ops *ops = RL_LAUNCHER(ctx, v);
-    rl_backend *be = ctx->be;
     busy_buffers *w = &r->w;
     bool stream = busy_has_role(v, "bandwidth");
     /* Two workers cover every code path of a burst; the stream variant's
@@ -94,26 +128,14 @@ bool exp01_check_point(rl_ctx *ctx, rl_point *p)
     size_t lanes = (size_t)workers * (size_t)ops->lanes;
     uint32_t *host_chain = busy_has_role(v, "latency") ? make_chain(r) : NULL;
     busy_args a = exp01_variant_args(r, v, workers, 1, 1);
-    if (stream) { /* y against a x + b in double, on a NaN-poisoned y */
-        float *x = rl_download_copy(be, w->x, w->n * sizeof(float));
-        double *want = rl_host_alloc(w->n * sizeof(double));
-        busy_stream_reference(x, want, w->n);
-        rl_poison(be, w->y, w->n * sizeof(float));
-        ops->burst(&a, 2e-3);
-        float *y = rl_download_copy(be, w->y, w->n * sizeof(float));
-        rl_check c = rl_compare_f32(y, want, w->n, 1e-6, 1e-6);
-        rl_check_describe(&c, p->why, sizeof p->why);
-        rl_host_free(want);
-        rl_host_free(x);
-        rl_host_free(y);
-        return c.ok;
-    }
-    rl_poison(be, w->counts, lanes * sizeof *w->counts);
+    if (stream)
+        return check_stream(ctx, p, ops, &a);
+    rl_poison(ctx->be, w->counts, lanes * sizeof *w->counts);
     ops->burst(&a, 2e-3);
-    uint32_t *end = rl_download_copy(be, w->states, lanes * sizeof *end);
-    unsigned long long *counts = rl_download_copy(be, w->counts, lanes * sizeof *counts);
-    bool ok = busy_check_lanes(v, host_chain, busy_lane_starts(v, w), end, counts, lanes, p->why,
-                               sizeof p->why);
+    uint32_t *end = rl_download_copy(ctx->be, w->states, lanes * sizeof *end);
+    unsigned long long *counts = rl_download_copy(ctx->be, w->counts, lanes * sizeof *counts);
+    ok = busy_check_lanes(v, host_chain, busy_lane_starts(v, w), end, counts, lanes, p->why,
+                          sizeof p->why);
     rl_host_free(end);
     rl_host_free(counts);
     rl_host_free(host_chain);

@@ -67,29 +67,41 @@ static void prepare_step(rl_ctx *ctx, rl_point *p)
     rl_poison(ctx->be, w->h, (size_t)batch * w->d * sizeof(float));
 }
 
+/* The doubling point of p's variant at twice p's batch (key: p). */
+static bool at_twice_the_batch(const rl_point *q, const void *key)
+{
+    const rl_point *p = key;
+    const exp06_call *c = RL_DATA(exp06_call, p), *twice = RL_DATA(exp06_call, q);
+    return q->variant == p->variant && !strcmp(twice->test, "doubling") &&
+           twice->batch == 2 * c->batch;
+}
+
 /* t(2b) / t(b), on the row of b, where 2b was timed too, with its spread
  * from the same two points' q1-q3 (the chart's bars). */
 rl_ratio exp06_doubling_ratio(const rl_points *all, const rl_point *p)
 {
-    const exp06_call *c = RL_DATA(exp06_call, p);
-    if (!rl_point_timed(p) || strcmp(c->test, "doubling"))
+    if (!rl_point_timed(p) || strcmp(RL_DATA(exp06_call, p)->test, "doubling"))
         return RL_RATIO_NONE;
-    for (int j = 0; j < all->n; j++) {
-        const rl_point *q = &all->v[j];
-        const exp06_call *twice = RL_DATA(exp06_call, q);
-        if (rl_point_timed(q) && q->variant == p->variant && !strcmp(twice->test, "doubling") &&
-            twice->batch == 2 * c->batch)
-            return rl_time_ratio(q, p);
-    }
-    return RL_RATIO_NONE;
+    const rl_point *twice = rl_points_find(all, NULL, at_twice_the_batch, p);
+    return twice ? rl_time_ratio(twice, p) : RL_RATIO_NONE;
+}
+
+/* A point of this variant whose doubling costs more than 10 %. */
+typedef struct variant_in {
+    const rl_points *all;
+    const kernel_variant *v;
+} variant_in;
+
+static bool doubling_costs(const rl_point *p, const void *key)
+{
+    const variant_in *in = key;
+    return p->variant == in->v && exp06_doubling_ratio(in->all, p).median > 1.1;
 }
 
 int exp06_doubling_knee(const rl_points *all, const kernel_variant *v)
 {
-    for (int i = 0; i < all->n; i++)
-        if (all->v[i].variant == v && exp06_doubling_ratio(all, &all->v[i]).median > 1.1)
-            return (int)RL_DATA(exp06_call, &all->v[i])->batch;
-    return 0;
+    const rl_point *p = rl_points_find(all, NULL, doubling_costs, &(variant_in){all, v});
+    return p ? (int)RL_DATA(exp06_call, p)->batch : 0;
 }
 
 static double col_doubling_ratio(rl_ctx *ctx, const rl_point *p)
@@ -138,32 +150,50 @@ static void close_weights(rl_ctx *ctx, const rl_points *pts, void *state)
     rl_host_free(w->want);
 }
 
-/* Each batch a group of every step variant: b = 2^e = 1, 2, 4, ... bmax (a
- * power of 2); quick: the pairs (b, 2b) for b = 1, 16, 256, ... (e % 4 is
- * 0 or 1), and the last pair. The plan's model: the step's FLOPs at the
- * compute roof and four launches of a few microseconds. */
-void exp06_doubling_declare(rl_ctx *ctx, int d, int bmax)
+/* ---- the axis and the points ------------------------------------------------------ */
+
+/* The largest batch: past a small step's work-bound knee. */
+static double largest_batch(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? 1 << 16 : 1 << 10; }
+
+/* The batch b = 1, 2, 4, ... the largest; quick: the pairs (b, 2b) for
+ * b = 1, 16, 256, ..., and the last pair. */
+static const rl_axis GPU_BATCH = RL_AXIS("batch", RL_LIST(1, 2, 16, 32, 256, 512, 4096, 8192,
+                                                          32768, 65536),
+                                         RL_TIMES(1, 2), RL_TIMES(1, 2));
+static const rl_axis BATCH = RL_AXIS("batch", RL_LIST(1, 2, 16, 32, 256, 512, 1024),
+                                     RL_TIMES(1, 2), RL_TIMES(1, 2), .gpu = &GPU_BATCH,
+                                     .top = largest_batch);
+
+int exp06_largest_batch(const rl_ctx *ctx) { return (int)rl_axis_last(ctx, &BATCH); }
+
+/* One batch: a group of every step variant. The plan's model: the step's
+ * FLOPs at the compute roof and four launches of a few microseconds. */
+static void batch_points(rl_ctx *ctx, const rl_at *at, void *state)
 {
+    weights *w = state;
+    int b = rl_at_int(at, &BATCH), d = w->d;
+    for (const step_variant *v = step_variants; v->name; v++) {
+        if (!rl_runs(ctx, &step_family, KERNEL_VARIANT(v)))
+            continue;
+        exp06_call *c = exp06_new_call(ctx, "doubling");
+        c->batch = b, c->d = d, c->w = w;
+        c->s = (step_args){.ops = RL_LAUNCHER(ctx, v), .batch = b, .d = d};
+        rl_point_add(ctx, &(rl_point){
+            .variant = KERNEL_VARIANT(v), .group = at->group, .call = step_kernel_call(&c->s),
+            RL_POINT_DATA(c), .prepare = prepare_step, .count = (size_t)b * d, .atol = ATOL,
+            .rtol = RTOL, .flops = 4.0 * b * d * (double)d, .extra_s = 4 * 3e-6});
+    }
+}
+
+/* One part, its buffers at the largest batch: a group a batch. */
+void exp06_doubling_declare(rl_ctx *ctx, int d)
+{
+    static const rl_axis *const AXES[] = {&BATCH, NULL};
     weights *w = RL_NEW(ctx, weights);
-    *w = (weights){.d = d, .bmax = bmax};
+    *w = (weights){.d = d, .bmax = exp06_largest_batch(ctx)};
     snprintf(w->heading, sizeof w->heading,
              "  doubling test: h = relu(x W1 + bias); y = h W2 + x, d = %d", d);
     rl_part_add(ctx, &(rl_part){.open = open_weights, .done = close_weights, .state = w,
                                 .table = TABLE, .heading = w->heading});
-    for (int e = 0, b = 1; b <= bmax; e++, b *= 2) {
-        if (ctx->args.mode == RL_MODE_QUICK && e % 4 > 1 && 2 * b < bmax)
-            continue;
-        int group = rl_group_new(ctx);
-        for (const step_variant *v = step_variants; v->name; v++) {
-            if (!rl_runs(ctx, &step_family, KERNEL_VARIANT(v)))
-                continue;
-            exp06_call *c = exp06_new_call(ctx, "doubling");
-            c->batch = b, c->d = d, c->w = w;
-            c->s = (step_args){.ops = RL_LAUNCHER(ctx, v), .batch = b, .d = d};
-            rl_point_add(ctx, &(rl_point){
-                .variant = KERNEL_VARIANT(v), .group = group, .call = step_kernel_call(&c->s),
-                RL_POINT_DATA(c), .prepare = prepare_step, .count = (size_t)b * d, .atol = ATOL,
-                .rtol = RTOL, .flops = 4.0 * b * d * (double)d, .extra_s = 4 * 3e-6});
-        }
-    }
+    rl_sweep_declare(ctx, &(rl_sweep){AXES, .group_axes = 1, .points = batch_points, .state = w});
 }

@@ -1,7 +1,7 @@
 /*
- * exp06.h -- what experiment 06's files share: one point's data, and the
- * chain tests (main.c), the doubling test (doubling.c) and the verdicts
- * (verdicts.c).
+ * exp06.h -- what experiment 06's files share: one point's data. main.c
+ * declares the chain tests and judges every claim; it calls one chapter,
+ * doubling.c (the doubling test: its axis, part and ratios).
  */
 #ifndef EXP06_H
 #define EXP06_H
@@ -9,6 +9,8 @@
 #include "launch.h"
 #include "probes/rl_probes.h"
 #include "rooflab.h"
+
+#include <math.h>
 
 struct chain_buffers;
 struct weights;
@@ -30,22 +32,26 @@ static inline double us_per_kernel(const rl_point *p)
 {
     return p->seconds * 1e6 / RL_DATA(exp06_call, p)->k;
 }
+
 /* A fresh point's data, every number NaN (an empty cell) until set; it
  * lives until the run ends. */
-exp06_call *exp06_new_call(rl_ctx *ctx, const char *test);
+static inline exp06_call *exp06_new_call(rl_ctx *ctx, const char *test)
+{
+    exp06_call *c = RL_NEW(ctx, exp06_call);
+    *c = (exp06_call){.test = test, .k = NAN, .n = NAN, .batch = NAN, .d = NAN, .build_us = NAN,
+                      .host_us = NAN};
+    return c;
+}
 
-/* doubling.c: the doubling test's part, the step at batch 1 .. bmax for
- * every step variant; its table, and the knee of each variant after it. */
-void exp06_doubling_declare(rl_ctx *ctx, int d, int bmax);
+/* doubling.c: the largest batch the doubling test reaches; its part, the
+ * step of width d at every batch for every step variant, its table and
+ * the knee of each variant after it. */
+int exp06_largest_batch(const rl_ctx *ctx);
+void exp06_doubling_declare(rl_ctx *ctx, int d);
 /* t(2 batch) / t(batch) on the row of batch, where 2 batch was timed too,
  * with its spread (RL_RATIO_NONE elsewhere); all: every point. */
 rl_ratio exp06_doubling_ratio(const rl_points *all, const rl_point *p);
 /* The smallest batch whose doubling ratio exceeds 1.1, or 0. */
 int exp06_doubling_knee(const rl_points *all, const kernel_variant *v);
-
-/* verdicts.c */
-extern const rl_claim EXP06_CLAIMS[];
-void exp06_judge_chain(rl_ctx *ctx, const rl_points *all);
-void exp06_judge_doubling(rl_ctx *ctx, const rl_points *all);
 
 #endif

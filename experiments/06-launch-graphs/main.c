@@ -10,12 +10,42 @@
  * (doubling.c): time a small model step at batch b and 2b; while the ratio
  * stays near 1 the step is overhead, not work.
  * On the CPU backend a launch is an OpenMP parallel region.
+ *
+ * This file reads top to bottom: the claims, the axes, the chains' points,
+ * the judgement. The doubling test is a chapter of its own: doubling.c.
  */
 #include "exp06.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+/* ---- the claims ------------------------------------------------------------------ */
+
+/* The same ids on both backends; on the CPU each says what the CPU's
+ * version of a launch (an OpenMP region) shows, and where the analogy
+ * stops. Variants are found by their roles. */
+enum { GRAPH_CHEAP_GPU, GRAPH_CHEAP_CPU, SYNC_SLOWEST_GPU, SYNC_SLOWEST_CPU, DOUBLING_SMALL,
+       DOUBLING_LARGE, GRAPH_SHRINKS };
+
+static const rl_claim CLAIMS[] = {
+    [GRAPH_CHEAP_GPU] = {"graph_replay_cheap", "graph replay per empty kernel", 0, 0.5, "x", 2,
+                         .predicted_text = "<= 0.5x async, <= 2 us"},
+    [GRAPH_CHEAP_CPU] = {"graph_replay_cheap", "region without barriers per empty kernel", 0, 0.5,
+                         "x", 2, .predicted_text = "<= 0.5x async, <= 2 us"},
+    [SYNC_SLOWEST_GPU] = {"sync_each_slowest", "synchronize after each launch vs async", 1,
+                          INFINITY, "x", 2, .predicted_text = ">= 1x"},
+    [SYNC_SLOWEST_CPU] = {"sync_each_slowest", "fork/join per kernel vs one region with barriers",
+                          1, INFINITY, "x", 2, .predicted_text = ">= 1x"},
+    [DOUBLING_SMALL] = {"doubling_small_batch", "doubling ratio at the smallest batch", 0, 1.1, "",
+                        2, .predicted_text = "< 1.1"},
+    [DOUBLING_LARGE] = {"doubling_large_batch", "doubling ratio at the largest batch", 1.6,
+                        INFINITY, "", 2, .predicted_text = "> 1.6"},
+    [GRAPH_SHRINKS] = {"graph_shrinks_overhead_region",
+                       "first batch whose doubling costs > 10 %: graph vs launches", -INFINITY,
+                       INFINITY, "", 0, .predicted_text = "graph <= launches"},
+    {0},
+};
 
 static const char *test_choice = "all";
 static const char *width_choice = "256";
@@ -32,118 +62,25 @@ static const rl_option OPTIONS[] = {
     {0},
 };
 
-/* ---- the columns --------------------------------------------------------------- */
+/* ---- the axes --------------------------------------------------------------------- */
 
-/* Only where the working set is known: the chain's n floats. */
-static double col_cache_resident(rl_ctx *ctx, const rl_point *p)
-{
-    return p->footprint > 0 ? rl_col_cache_resident(ctx, p) : NAN;
-}
+/* The chain test: k kernels in a chain, at n = 1 ("empty": 1 thread) and
+ * 256 (one block). The verdicts read the longest empty chain. */
+static const rl_axis CHAIN_N = RL_AXIS("n", RL_LIST(1, 256), RL_LIST(1, 256), RL_LIST(1, 256));
+static const rl_axis K = RL_AXIS("k", RL_LIST(1, 10, 100, 1000), RL_LIST(1, 10, 100, 1000),
+                                 RL_LIST(1, 3, 10, 30, 100, 300, 1000));
 
-static double col_us_per_kernel(rl_ctx *ctx, const rl_point *p)
-{
-    (void)ctx;
-    return us_per_kernel(p);
-}
+/* The size test: a chain of SIZE_TEST_K kernels on n = 1, 4, 16, ... up
+ * to the largest n (lab: every 16th; quick: every 256th), the array all
+ * chains share. */
+enum { SIZE_TEST_K = 20 };
 
-/* Each chain point against its group: the floor per kernel, and the
- * replays that pay a build back against async. */
-static double col_floor_us(rl_ctx *ctx, const rl_point *p)
-{
-    const rl_point *fl = rl_points_in_group(rl_points_all(ctx), p->group, "floor");
-    return fl ? us_per_kernel(fl) : NAN;
-}
+static double largest_n(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? 1 << 24 : 1 << 22; }
 
-static double col_overhead(rl_ctx *ctx, const rl_point *p)
-{
-    return 1 - col_floor_us(ctx, p) / col_us_per_kernel(ctx, p);
-}
+static const rl_axis SIZE_N = RL_AXIS("n", RL_TIMES(1, 256), RL_TIMES(1, 16), RL_TIMES(1, 4),
+                                      .top = largest_n);
 
-static double col_overhead_pct(rl_ctx *ctx, const rl_point *p) { return 100 * col_overhead(ctx, p); }
-
-static double col_breakeven(rl_ctx *ctx, const rl_point *p)
-{
-    const rl_point *async = rl_points_in_group(rl_points_all(ctx), p->group, "asynchronous");
-    double saved = async ? (async->seconds - p->seconds) * 1e6 : NAN;
-    double build_us = RL_DATA(exp06_call, p)->build_us;
-    return isfinite(build_us) && saved > 0 ? build_us / saved : NAN;
-}
-
-/* The doubling test's ratio, and its spread (the chart's bars). */
-static rl_ratio col_doubling_band(rl_ctx *ctx, const rl_point *p)
-{
-    return exp06_doubling_ratio(rl_points_all(ctx), p);
-}
-
-static const rl_column COLUMNS[] = {
-    RL_TEXT("test", NULL, NULL, exp06_call, test),
-    RL_COLUMN_VARIANT,
-    RL_COLUMN_NUMBER,
-    RL_DOUBLE("k", NULL, NULL, exp06_call, k),
-    RL_WHOLE("n", NULL, NULL, exp06_call, n),
-    RL_DOUBLE("batch", NULL, NULL, exp06_call, batch),
-    RL_DOUBLE("d", NULL, NULL, exp06_call, d),
-    {"cache_resident", NULL, NULL, .num = col_cache_resident},
-    {0},
-};
-
-static const rl_column DERIVED[] = {
-    {"us_per_kernel", NULL, NULL, .num = col_us_per_kernel},
-    {"floor_us_per_kernel", NULL, NULL, .num = col_floor_us},
-    {"overhead_fraction", NULL, NULL, .num = col_overhead},
-    RL_DOUBLE("host_us_per_launch", NULL, NULL, exp06_call, host_us),
-    RL_DOUBLE("graph_build_us", NULL, NULL, exp06_call, build_us),
-    {"graph_breakeven_replays", NULL, NULL, .num = col_breakeven},
-    RL_RATIO_COLUMNS("doubling_ratio", col_doubling_band),
-    {0},
-};
-
-/* The chain tests' console table (the doubling test has its own). */
-static const rl_column TABLE[] = {
-    RL_TEXT(NULL, "test", "%-6s", exp06_call, test),
-    {NULL, "variant", "%-11s", .str = rl_col_variant},
-    RL_DOUBLE(NULL, "k", "%5.0f", exp06_call, k),
-    RL_WHOLE(NULL, "n", "%9.0f", exp06_call, n),
-    {NULL, "us/kernel", "%10.3f", .num = col_us_per_kernel, .measured = true},
-    {NULL, "floor us", "%9.3f", .num = col_floor_us, .measured = true},
-    {NULL, "overhead %", "%10.0f", .num = col_overhead_pct, .measured = true},
-    RL_DOUBLE_MEASURED(NULL, "host us/launch", "%14.3f", exp06_call, host_us),
-    RL_DOUBLE(NULL, "graph build us", "%14.0f", exp06_call, build_us),
-    {NULL, "break-even replays", "%18.1f", .num = col_breakeven, .measured = true},
-    {0},
-};
-
-static const kernel_family *const FAMILIES[] = {&launch_family, &step_family, NULL};
-
-static void read_options(rl_ctx *ctx);
-static void declare(rl_ctx *ctx);
-static void judge(rl_ctx *ctx, const rl_points *all);
-
-static const rl_experiment EXP06 = {
-    .id = "06",
-    .slug = "06-launch-graphs",
-    .title = "Launch overhead, CUDA graphs, and the doubling test",
-    .claim = "Tiny kernels finish before the host issues the next, so the GPU idles in the gaps; "
-             "a CUDA graph replays a chain with one launch. A step whose time barely moves when "
-             "the batch doubles is overhead-bound.",
-    .source = "NVIDIA developer blog, \"Getting Started with CUDA Graphs\" (2019); Horace He, "
-              "\"Making Deep Learning Go Brrrr From First Principles\" (2022)",
-    .prediction = "empty kernels on a GPU: a graph's replay is cheap, synchronizing after each "
-                  "launch the slowest; a graph shrinks the overhead-bound region; on the CPU the "
-                  "same claims, an OpenMP region being the launch (README)",
-    .claims = EXP06_CLAIMS,
-    .families = FAMILIES,
-    .columns = COLUMNS,
-    .derived = DERIVED,
-    .table = TABLE,
-    .options = OPTIONS,
-    .default_cache = RL_HOT,
-    .compare_keys = "test,variant,k,n,batch",
-    .compare_value = "time_us_median",
-    .read_options = read_options,
-    .declare = declare,
-    .judge = judge,
-};
+/* The doubling test's batches: doubling.c. */
 
 static const double ATOL = 1e-6, RTOL = 1e-5;
 
@@ -155,14 +92,6 @@ typedef struct chain_buffers {
     float *x;
     size_t nmax, serial_cap;
 } chain_buffers;
-
-exp06_call *exp06_new_call(rl_ctx *ctx, const char *test)
-{
-    exp06_call *c = RL_NEW(ctx, exp06_call);
-    *c = (exp06_call){.test = test, .k = NAN, .n = NAN, .batch = NAN, .d = NAN, .build_us = NAN,
-                .host_us = NAN};
-    return c;
-}
 
 static void open_chains(rl_ctx *ctx, void *state)
 {
@@ -207,20 +136,30 @@ static void chains_timed(rl_ctx *ctx, rl_points *pts, void *state)
     }
 }
 
+/* The floor's time per kernel in p's group. */
+static double floor_us(rl_ctx *ctx, const rl_point *p)
+{
+    const rl_point *fl = rl_points_in_group(rl_points_all(ctx), p->group, "floor");
+    return fl ? us_per_kernel(fl) : NAN;
+}
+
+/* A point of the size test within 25 % of the floor (key: the context). */
+static bool near_the_floor(const rl_point *p, const void *ctx)
+{
+    return !strcmp(RL_DATA(exp06_call, p)->test, "size") &&
+           us_per_kernel(p) <= 1.25 * floor_us((rl_ctx *)ctx, p);
+}
+
 /* The smallest n at which the asynchronous variant is within 25 % of the floor. */
 static void print_overhead_stops(rl_ctx *ctx, const rl_points *pts)
 {
-    for (int i = 0; i < pts->n; i++) {
-        const rl_point *p = &pts->v[i];
-        const exp06_call *c = RL_DATA(exp06_call, p);
-        if (rl_point_timed(p) && !strcmp(c->test, "size") && rl_point_has_role(p, "asynchronous") &&
-            us_per_kernel(p) <= 1.25 * col_floor_us(ctx, p)) {
-            printf("\n  launch overhead stops mattering (async within 25 %% of the floor) at n = %.0f\n", c->n);
-            return;
-        }
-    }
-    printf("\n  launch overhead stops mattering (async within 25 %% of the floor): not within the "
-           "sizes measured\n");
+    const rl_point *p = rl_points_find(pts, "asynchronous", near_the_floor, ctx);
+    if (p)
+        printf("\n  launch overhead stops mattering (async within 25 %% of the floor) at n = %.0f\n",
+               RL_DATA(exp06_call, p)->n);
+    else
+        printf("\n  launch overhead stops mattering (async within 25 %% of the floor): not within "
+               "the sizes measured\n");
 }
 
 /* After the chains' table: where the overhead stops mattering (the size
@@ -238,16 +177,15 @@ static void close_chains(rl_ctx *ctx, const rl_points *pts, void *state)
     rl_free(ctx->be, b->x);
 }
 
-/* ---- the sweeps ----------------------------------------------------------------- */
+/* ---- the points: every variant at one (k, n) ------------------------------------- */
 
-/* Every variant at one (k, n), one group; serial only where k x n is small
- * (one thread on millions of updates takes minutes by design). needed: a
- * verdict reads it (the others draw the charts; a run under --budget
- * measures them as time allows). */
-static void chain_point(rl_ctx *ctx, chain_buffers *b, const char *test, int k, size_t n,
-                        bool needed)
+/* Every variant at one (k, n), in the group of the combination; serial
+ * only where k x n is small (one thread on millions of updates takes
+ * minutes by design). needed: a verdict reads it (the others draw the
+ * charts; a run under --budget measures them as time allows). */
+static void chain_points(rl_ctx *ctx, chain_buffers *b, const char *test, int k, size_t n,
+                         int group, bool needed)
 {
-    int group = rl_group_new(ctx);
     for (const launch_variant *v = launch_variants; v->name; v++) {
         if (!rl_runs(ctx, &launch_family, KERNEL_VARIANT(v)) ||
             (kernel_has_role(KERNEL_VARIANT(v), "serial") && (double)k * (double)n > (double)b->serial_cap))
@@ -266,24 +204,29 @@ static void chain_point(rl_ctx *ctx, chain_buffers *b, const char *test, int k, 
     }
 }
 
-/* The chain test: k = 1, 3, 10, ... 1000 in a full run (1, 10, 100, 1000
- * otherwise) at n = 1 ("empty": 1 thread) and 256 (one block). The size
- * test: n = 1, 4, 16, ... up to nmax at k = 20; every 16th in a lab run,
- * every 256th in a quick one. Both are one part, on one array. The
- * verdicts read the longest empty chain (exp06_judge_chain). */
+static void chain_test_points(rl_ctx *ctx, const rl_at *at, void *b)
+{
+    size_t n = rl_at_size(at, &CHAIN_N);
+    chain_points(ctx, b, "chain", rl_at_int(at, &K), n, at->group, n == 1 && rl_at_last(at, &K));
+}
+
+static void size_test_points(rl_ctx *ctx, const rl_at *at, void *b)
+{
+    chain_points(ctx, b, "size", SIZE_TEST_K, rl_at_size(at, &SIZE_N), at->group, false);
+}
+
+/* Both tests are one part, on one array: a group a combination. */
 static void declare_chains(rl_ctx *ctx, chain_buffers *b)
 {
-    static const int ks[] = {1, 3, 10, 30, 100, 300, 1000};
-    static const size_t sizes[] = {1, 256};
+    static const rl_axis *const CHAIN_AXES[] = {&CHAIN_N, &K, NULL}, *const SIZE_AXES[] = {&SIZE_N, NULL};
     rl_part_add(ctx, &(rl_part){.open = open_chains, .measured = chains_timed,
                                 .done = close_chains, .state = b});
-    for (int s = 0; s < 2 && rl_option_is(test_choice, "chain"); s++)
-        for (int i = 0; i < 7; i += ctx->args.mode == RL_MODE_FULL ? 1 : 2)
-            chain_point(ctx, b, "chain", ks[i], sizes[s], sizes[s] == 1 && i == 6);
-    size_t step = RL_BY_MODE(ctx, 256, 16, 4), nmax = b->nmax;
-    for (size_t n = 1; n <= nmax && rl_option_is(test_choice, "size");
-         n = n * step > nmax && n < nmax ? nmax : n * step)
-        chain_point(ctx, b, "size", 20, n, false);
+    if (rl_option_is(test_choice, "chain"))
+        rl_sweep_declare(ctx, &(rl_sweep){CHAIN_AXES, .group_axes = 2, .points = chain_test_points,
+                                          .state = b});
+    if (rl_option_is(test_choice, "size"))
+        rl_sweep_declare(ctx, &(rl_sweep){SIZE_AXES, .group_axes = 1, .points = size_test_points,
+                                          .state = b});
 }
 
 static void describe(rl_ctx *ctx, const chain_buffers *b, int step_d, int bmax)
@@ -318,24 +261,223 @@ static void read_options(rl_ctx *ctx)
 /* Two parts: every chain point on one array, then the doubling test. */
 static void declare(rl_ctx *ctx)
 {
-    bool gpu = ctx->kind == RL_CUDA;
     load_start = rl_load_average();
-    int bmax = gpu ? 1 << 16 : 1 << 10;
     chain_buffers *b = RL_NEW(ctx, chain_buffers);
-    *b = (chain_buffers){.nmax = gpu ? (size_t)1 << 24 : (size_t)1 << 22,
-                         .serial_cap = gpu ? (size_t)1 << 20 : (size_t)1 << 26};
-    describe(ctx, b, step_d, bmax);
+    *b = (chain_buffers){.nmax = (size_t)largest_n(ctx),
+                         .serial_cap = ctx->kind == RL_CUDA ? (size_t)1 << 20 : (size_t)1 << 26};
+    describe(ctx, b, step_d, exp06_largest_batch(ctx));
     declare_chains(ctx, b);
     if (rl_option_is(test_choice, "doubling"))
-        exp06_doubling_declare(ctx, step_d, bmax);
+        exp06_doubling_declare(ctx, step_d);
+}
+
+/* ---- the judgement ------------------------------------------------------------------ */
+
+/* The chain of the empty kernel (n = 1) at k (key). */
+static bool empty_at(const rl_point *p, const void *k)
+{
+    const exp06_call *c = RL_DATA(exp06_call, p);
+    return !strcmp(c->test, "chain") && c->n == 1 && c->k == *(const double *)k;
+}
+
+static const rl_point *empty_chain(const rl_points *pts, const char *role, double k)
+{
+    return rl_points_find(pts, role, empty_at, &k);
+}
+
+/* An empty chain that the synchronous and asynchronous variants ran too
+ * (key: the points). */
+static bool all_three_ran(const rl_point *p, const void *pts)
+{
+    double k = RL_DATA(exp06_call, p)->k;
+    return empty_at(p, &k) && empty_chain(pts, "synchronous", k) &&
+           empty_chain(pts, "asynchronous", k);
+}
+
+static void judge_chain(rl_ctx *ctx, const rl_points *all)
+{
+    bool gpu = ctx->kind == RL_CUDA;
+    const rl_claim *cheap = &CLAIMS[gpu ? GRAPH_CHEAP_GPU : GRAPH_CHEAP_CPU];
+    const rl_claim *slowest = &CLAIMS[gpu ? SYNC_SLOWEST_GPU : SYNC_SLOWEST_CPU];
+    /* The longest such chain: the last, as the sweep runs k upwards */
+    const rl_point *g = rl_points_find_last(all, "graph", all_three_ran, all);
+    if (!g) {
+        const char *why = "the chain test did not run all three variants";
+        rl_judge_status(ctx, cheap, NULL, "-", RL_NOT_MEASURED, why);
+        rl_judge_status(ctx, slowest, NULL, "-", RL_NOT_MEASURED, why);
+        return;
+    }
+    double k = RL_DATA(exp06_call, g)->k;
+    const rl_point *s = empty_chain(all, "synchronous", k), *a = empty_chain(all, "asynchronous", k);
+    double us_s = us_per_kernel(s), us_a = us_per_kernel(a), us_g = us_per_kernel(g);
+    char measured[128], note[320];
+    snprintf(measured, sizeof measured, "%.3f us vs %.3f us (%.2fx)", us_g, us_a, us_g / us_a);
+    if (gpu)
+        snprintf(note, sizeof note, "k = %.0f, 1 thread, 1 element per kernel; graph built in %.0f "
+                 "us, host issues a launch in %.2f us", k, RL_DATA(exp06_call, g)->build_us,
+                 RL_DATA(exp06_call, a)->host_us);
+    else
+        snprintf(note, sizeof note, "k = %.0f; CPU: 'graph' is one parallel region whose threads "
+                 "skip the barriers (element-wise chains need none); a CUDA graph keeps the order "
+                 "between kernels", k);
+    rl_judge_status(ctx, cheap, NULL, measured,
+                    us_g / us_a <= 0.5 && us_g <= 2 ? RL_HOLDS : RL_DOES_NOT_HOLD, note);
+
+    snprintf(note, sizeof note, "k = %.0f: %.3f us vs %.3f us per kernel; %s", k, us_s, us_a,
+             gpu ? "each synchronize adds a host round trip to every kernel"
+                 : "CPU: a join is the synchronize; the barrier is a join without the fork");
+    rl_judge(ctx, slowest, NULL, us_s / us_a, note);
+}
+
+/* A point with a doubling ratio (key: every point). */
+static bool has_ratio(const rl_point *p, const void *all)
+{
+    return isfinite(exp06_doubling_ratio(all, p).median);
+}
+
+static void judge_doubling(rl_ctx *ctx, const rl_points *all)
+{
+    bool gpu = ctx->kind == RL_CUDA;
+    /* The launched step at the smallest and the largest batch with a ratio */
+    const rl_point *lo = rl_points_find(all, "op_by_op", has_ratio, all);
+    const rl_point *hi = rl_points_find_last(all, "op_by_op", has_ratio, all);
+    char note[256];
+    snprintf(note, sizeof note, "batch %.0f, d = %.0f; %s", lo ? RL_DATA(exp06_call, lo)->batch : 0,
+             lo ? RL_DATA(exp06_call, lo)->d : 0,
+             gpu ? "t(2b) / t(b), the step launched op by op"
+                 : "CPU: four OpenMP regions per step; a region costs microseconds, a GPU launch several");
+    rl_judge(ctx, &CLAIMS[DOUBLING_SMALL], NULL, lo ? exp06_doubling_ratio(all, lo).median : NAN, note);
+    snprintf(note, sizeof note, "batch %.0f, d = %.0f; the work dominates: time follows the batch",
+             hi ? RL_DATA(exp06_call, hi)->batch : 0, hi ? RL_DATA(exp06_call, hi)->d : 0);
+    rl_judge(ctx, &CLAIMS[DOUBLING_LARGE], NULL, hi ? exp06_doubling_ratio(all, hi).median : NAN, note);
+
+    /* No overhead-bound region to shrink when the launches' smallest batch
+     * already costs > 10 % more doubled; none measured when a variant never does. */
+    const kernel_variant *launches = rl_variant_by_role(ctx, &step_family, "op_by_op");
+    const kernel_variant *graph = rl_variant_by_role(ctx, &step_family, "graph");
+    int kl = exp06_doubling_knee(all, launches), kg = exp06_doubling_knee(all, graph);
+    char measured[96];
+    snprintf(measured, sizeof measured, "graph %d, launches %d", kg, kl);
+    rl_verdict_status st = RL_NOT_MEASURED;
+    const char *why = "below that batch the step is overhead-bound";
+    if (kl == 0 || kg == 0)
+        why = "a variant never reached a ratio of 1.1 (0 above): its region has no end in this range";
+    else if (lo && kl == RL_DATA(exp06_call, lo)->batch)
+        why = "the launched step is work-bound from the smallest batch: no region to shrink";
+    else
+        st = kg <= kl ? RL_HOLDS : RL_DOES_NOT_HOLD;
+    rl_judge_status(ctx, &CLAIMS[GRAPH_SHRINKS], NULL, measured, st, why);
 }
 
 static void judge(rl_ctx *ctx, const rl_points *all)
 {
     rl_note_host_load(ctx, load_start, "\n  note: ", "other processes competed for the CPUs, and a "
                       "region waits for its slowest thread");
-    exp06_judge_chain(ctx, all);
-    exp06_judge_doubling(ctx, all);
+    judge_chain(ctx, all);
+    judge_doubling(ctx, all);
 }
+
+/* ---- the columns --------------------------------------------------------------- */
+
+/* Only where the working set is known: the chain's n floats. */
+static double col_cache_resident(rl_ctx *ctx, const rl_point *p)
+{
+    return p->footprint > 0 ? rl_col_cache_resident(ctx, p) : NAN;
+}
+
+static double col_us_per_kernel(rl_ctx *ctx, const rl_point *p)
+{
+    (void)ctx;
+    return us_per_kernel(p);
+}
+
+/* Each chain point against its group: the floor per kernel (floor_us),
+ * and the replays that pay a build back against async. */
+static double col_overhead(rl_ctx *ctx, const rl_point *p)
+{
+    return 1 - floor_us(ctx, p) / col_us_per_kernel(ctx, p);
+}
+
+static double col_overhead_pct(rl_ctx *ctx, const rl_point *p) { return 100 * col_overhead(ctx, p); }
+
+static double col_breakeven(rl_ctx *ctx, const rl_point *p)
+{
+    const rl_point *async = rl_points_in_group(rl_points_all(ctx), p->group, "asynchronous");
+    double saved = async ? (async->seconds - p->seconds) * 1e6 : NAN;
+    double build_us = RL_DATA(exp06_call, p)->build_us;
+    return isfinite(build_us) && saved > 0 ? build_us / saved : NAN;
+}
+
+/* The doubling test's ratio, and its spread (the chart's bars). */
+static rl_ratio col_doubling_band(rl_ctx *ctx, const rl_point *p)
+{
+    return exp06_doubling_ratio(rl_points_all(ctx), p);
+}
+
+static const rl_column COLUMNS[] = {
+    RL_TEXT("test", NULL, NULL, exp06_call, test),
+    RL_COLUMN_VARIANT,
+    RL_COLUMN_NUMBER,
+    RL_DOUBLE("k", NULL, NULL, exp06_call, k),
+    RL_WHOLE("n", NULL, NULL, exp06_call, n),
+    RL_DOUBLE("batch", NULL, NULL, exp06_call, batch),
+    RL_DOUBLE("d", NULL, NULL, exp06_call, d),
+    {"cache_resident", NULL, NULL, .num = col_cache_resident},
+    {0},
+};
+
+static const rl_column DERIVED[] = {
+    {"us_per_kernel", NULL, NULL, .num = col_us_per_kernel},
+    {"floor_us_per_kernel", NULL, NULL, .num = floor_us},
+    {"overhead_fraction", NULL, NULL, .num = col_overhead},
+    RL_DOUBLE("host_us_per_launch", NULL, NULL, exp06_call, host_us),
+    RL_DOUBLE("graph_build_us", NULL, NULL, exp06_call, build_us),
+    {"graph_breakeven_replays", NULL, NULL, .num = col_breakeven},
+    RL_RATIO_COLUMNS("doubling_ratio", col_doubling_band),
+    {0},
+};
+
+/* The chain tests' console table (the doubling test has its own). */
+static const rl_column TABLE[] = {
+    RL_TEXT(NULL, "test", "%-6s", exp06_call, test),
+    {NULL, "variant", "%-11s", .str = rl_col_variant},
+    RL_DOUBLE(NULL, "k", "%5.0f", exp06_call, k),
+    RL_WHOLE(NULL, "n", "%9.0f", exp06_call, n),
+    {NULL, "us/kernel", "%10.3f", .num = col_us_per_kernel, .measured = true},
+    {NULL, "floor us", "%9.3f", .num = floor_us, .measured = true},
+    {NULL, "overhead %", "%10.0f", .num = col_overhead_pct, .measured = true},
+    RL_DOUBLE_MEASURED(NULL, "host us/launch", "%14.3f", exp06_call, host_us),
+    RL_DOUBLE(NULL, "graph build us", "%14.0f", exp06_call, build_us),
+    {NULL, "break-even replays", "%18.1f", .num = col_breakeven, .measured = true},
+    {0},
+};
+
+static const kernel_family *const FAMILIES[] = {&launch_family, &step_family, NULL};
+
+static const rl_experiment EXP06 = {
+    .id = "06",
+    .slug = "06-launch-graphs",
+    .title = "Launch overhead, CUDA graphs, and the doubling test",
+    .claim = "Tiny kernels finish before the host issues the next, so the GPU idles in the gaps; "
+             "a CUDA graph replays a chain with one launch. A step whose time barely moves when "
+             "the batch doubles is overhead-bound.",
+    .source = "NVIDIA developer blog, \"Getting Started with CUDA Graphs\" (2019); Horace He, "
+              "\"Making Deep Learning Go Brrrr From First Principles\" (2022)",
+    .prediction = "empty kernels on a GPU: a graph's replay is cheap, synchronizing after each "
+                  "launch the slowest; a graph shrinks the overhead-bound region; on the CPU the "
+                  "same claims, an OpenMP region being the launch (README)",
+    .claims = CLAIMS,
+    .families = FAMILIES,
+    .columns = COLUMNS,
+    .derived = DERIVED,
+    .table = TABLE,
+    .options = OPTIONS,
+    .default_cache = RL_HOT,
+    .compare_keys = "test,variant,k,n,batch",
+    .compare_value = "time_us_median",
+    .read_options = read_options,
+    .declare = declare,
+    .judge = judge,
+};
 
 int main(int argc, char **argv) { return rl_main(&EXP06, argc, argv); }
