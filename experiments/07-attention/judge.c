@@ -201,17 +201,26 @@ static int largest_memory_bound_batch(rl_ctx *ctx, const rl_steps *batches)
     return b_hi;
 }
 
-/* cfg at the longest L measured at B = 1 and at that batch. */
+/* The longest L at which cfg's share was measured at B = 1 and at b; 0: none. */
+static int longest_shared_ctx(const rl_points *all, const attn_config *cfg, int b,
+                              const rl_steps *contexts)
+{
+    int L = 0;
+    for (int i = 0; i < contexts->n; i++) {
+        int l = (int)contexts->v[i];
+        if (!isnan(exp07_share(all, cfg->name, 1, l)) && !isnan(exp07_share(all, cfg->name, b, l)))
+            L = l;
+    }
+    return L;
+}
+
+/* cfg at the longest L measured at B = 1 and at the largest memory-bound
+ * batch, every batch's share in the note. */
 void exp07_judge_share(rl_ctx *ctx, const rl_points *all, const rl_claim *claim,
                        const attn_config *cfg, const rl_steps *batches, const rl_steps *contexts)
 {
     double ridge = rl_weights_ridge(ctx);
-    int b_hi = largest_memory_bound_batch(ctx, batches), L = 0;
-    for (int i = 0; i < contexts->n; i++) {
-        int l = (int)contexts->v[i];
-        if (!isnan(exp07_share(all, cfg->name, 1, l)) && !isnan(exp07_share(all, cfg->name, b_hi, l)))
-            L = l;
-    }
+    int b_hi = largest_memory_bound_batch(ctx, batches), L = longest_shared_ctx(all, cfg, b_hi, contexts);
     char note[400];
     if (b_hi == 1 || !L) {
         if (b_hi == 1)

@@ -200,10 +200,10 @@ static void judge(rl_ctx *ctx, const rl_points *all)
     const rl_claim *C = EXP07_CLAIMS;
     rl_steps batches = rl_axis_values(ctx, &BATCH), contexts = rl_axis_values(ctx, &CACHE_LEN),
              lengths = rl_axis_values(ctx, &PROMPT_LEN);
-    for (int c = 0; c < 3; c++)
+    for (size_t c = 0; c < sizeof CONFIGS / sizeof CONFIGS[0]; c++)
         exp07_judge_ai_flat(ctx, all, &C[AI_FLAT], &CONFIGS[c]);
     exp07_judge_gemm_ai(ctx, all, &C[GEMM_AI_LINEAR]);
-    for (int c = 0; c < 3; c++)
+    for (size_t c = 0; c < sizeof CONFIGS / sizeof CONFIGS[0]; c++)
         exp07_judge_mbu(ctx, all, &C[ATTN_MBU], &CONFIGS[c]);
     exp07_judge_share(ctx, all, &C[SHARE_GROWS], &CONFIGS[LLAMA_CONFIG], &batches, &contexts);
     exp07_judge_decode_bytes(ctx, &C[DECODE_BYTES], CONFIGS);
