@@ -96,11 +96,15 @@ static bool materialized_runs(const rl_ctx *ctx, int config)
 
 /* ---- the points ------------------------------------------------------------------ */
 
+/* The weight GEMM: one part and one group, a point per batch (weights.c). */
 static void weight_points(rl_ctx *ctx, const rl_at *at, void *W)
 {
     exp07_weight_point(ctx, W, rl_at_int(at, &BATCH));
 }
 
+/* A decode part per configuration and cache length, sized for the largest
+ * batch that fits the working-set limit (where none does, a part with
+ * nothing in it), its points the batches (decode.c). */
 static void decode_part(rl_ctx *ctx, const rl_at *at, rl_part *part, void *state)
 {
     (void)state;
@@ -116,6 +120,8 @@ static void decode_points(rl_ctx *ctx, const rl_at *at, void *state)
     exp07_decode_points(ctx, at->part_state, rl_at_int(at, &BATCH));
 }
 
+/* A prefill part per prompt length whose scores fit the limit, its points
+ * the prefill variants (prefill.c). */
 static void prefill_part(rl_ctx *ctx, const rl_at *at, rl_part *part, void *state)
 {
     (void)state;
