@@ -15,12 +15,61 @@
  * copies of the weights that they never sit in the last-level cache. The
  * GEMV points (n <= 8) are timed as one group: the batching verdict
  * compares them. See README.md.
+ *
+ * The file reads top to bottom: the claims, the axes (shapes and token
+ * counts), a point (one call of one variant at one n), the verdicts, then
+ * the columns and the experiment that names them all.
  */
-#include "exp02.h"
+#include "gemv.h"
+#include "rl_axis_list.h"
+#include "rl_weights.h"
+#include "rooflab.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+/* ---- the claims ------------------------------------------------------------------ */
+
+/* On the GPU the ranges are the claim's. On the CPU the same claims are
+ * judged against the CPU's own ceilings: its ridge point R (compute roof
+ * over DRAM read bandwidth: a few FLOP/B on a two-core server slice, near
+ * 200 on a data-centre GPU) decides which n is still "nearly free" and
+ * which is compute-bound. README.md, "Tolerances", derives each rule. */
+enum { AI_DECODE, MBU_DECODE, MFU_DECODE_GPU, MFU_DECODE_CPU, MFU_PREFILL, BATCHING_FREE };
+
+static const rl_claim EXP02_CLAIMS[] = {
+    [AI_DECODE] = {"ai_decode", "arithmetic intensity at n = 1 (counted)", 0.9, 1.1, "FLOP/B", 3,
+                   .predicted_text = "~1 FLOP/B", .counted = true},
+    /* judged where the GEMV reads at least 0.7 of its group's roof: below,
+     * its instructions, not the bytes, set its time (README, Tolerances) */
+    [MBU_DECODE] = {"mbu_decode", "MBU at n = 1 (gemv_fp16)", 0.8, INFINITY, "", 2, .on_ceiling = true,
+                    .premise_mbu = 0.7},
+    [MFU_DECODE_GPU] = {"mfu_decode", "MFU at n = 1 (gemv_fp16)", 0, 5, "%", 2, .on_ceiling = true},
+    /* the CPU's bound is a quarter of its own compute-bound MFU: set at run
+     * time; judged where the GEMV is memory-bound, as the MBU claim, and
+     * where the ridge at its roof leaves room under the bound (README,
+     * Tolerances) */
+    [MFU_DECODE_CPU] = {"mfu_decode", "MFU at n = 1, vs MFU when compute-bound", 0, NAN, "%", 1,
+                        .on_ceiling = true, .predicted_text = "< 1/4 of the compute-bound MFU",
+                        .premise_mbu = 0.7},
+    [MFU_PREFILL] = {"mfu_prefill", "MFU when compute-bound", 50, INFINITY, "%", 1, .on_ceiling = true},
+    [BATCHING_FREE] = {"batching_free", "time per step, free batch over n = 1", 0, 1.25, "x", 2},
+    {0},
+};
+
+/* ---- the axes --------------------------------------------------------------------- */
+
+/* One linear layer: k inputs, rows outputs ("4096x14336": in x out). */
+typedef struct shape {
+    const char *name;
+    int k, rows;
+} shape;
+
+static const shape SHAPES[] = {{"4096x14336", 4096, 14336}, {"8192x8192", 8192, 8192}};
+
+/* The layers, as indices into SHAPES; --shape picks one or all. */
+static const rl_axis SHAPE = RL_AXIS("shape", RL_LIST(0, 1), RL_LIST(0, 1), RL_LIST(0, 1));
 
 static const char *shape_choice = "all";
 
@@ -30,9 +79,327 @@ static const rl_option OPTIONS[] = {
     {0},
 };
 
-static const shape SHAPES[] = {{"4096x14336", 4096, 14336}, {"8192x8192", 8192, 8192}};
+/* Token counts: powers of two in a full run, fewer on the CPU (a 14336 x
+ * 4096 x 512 SGEMM is slow there); a lab run keeps every point a verdict
+ * needs and enough between them to draw the curves; a quick run only what
+ * the verdicts need. */
+static const rl_axis GPU_TOKENS =
+    RL_AXIS("n", RL_LIST(1, 2, 4, 8, 64, 512, 2048), RL_LIST(1, 2, 4, 8, 32, 128, 512, 2048, 8192),
+            RL_LIST(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192));
+static const rl_axis TOKENS =
+    RL_AXIS("n", RL_LIST(1, 2, 8, 128), RL_LIST(1, 2, 4, 8, 32, 128, 512),
+            RL_LIST(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), .gpu = &GPU_TOKENS);
 
-/* ---- the columns ------------------------------------------------------------- */
+static const rl_axis *const AXES[] = {&SHAPE, &TOKENS, NULL};
+
+static const shape *shape_at(const rl_at *at) { return &SHAPES[rl_at_int(at, &SHAPE)]; }
+
+/* ---- a point: one call of a variant at n tokens ---------------------------------- */
+
+/* One call at n tokens, on the next copy of the weights: the copies
+ * rotate so that the weights are read from where they live (DRAM, when
+ * there are enough copies to span 4x the last-level cache). */
+typedef struct exp02_call {
+    /* what the point is: its CSV columns */
+    const char *shape;
+    int k, rows, n, copies, validated_rows;
+    rl_weights *W;    /* the shape's buffers, and its reference */
+    gemv_call kernel; /* every row, on the copy of the weights next names */
+    gemv_call check;  /* validation: the first validated_rows rows, on the first copy */
+    int next;         /* the copy the next call reads */
+} exp02_call;
+
+/* The timed work is the experiment's own, not one kernel call: each call
+ * reads the next copy of the weights, so that they come from where they
+ * live and not from the cache the last call left them in. */
+static void run_rotating(void *arg)
+{
+    exp02_call *c = arg;
+    c->kernel.args.w = c->W->w + (size_t)c->next * c->rows * c->k;
+    c->next = (c->next + 1) % c->copies;
+    gemv_call_run(&c->kernel);
+}
+
+/* Both calls on the shape's buffers: the timed one on every row, the
+ * check on the first validated_rows rows (all of them while the host's
+ * reference is cheap) of the first copy. */
+static void prepare(rl_ctx *ctx, rl_point *p)
+{
+    exp02_call *c = RL_DATA_MUT(exp02_call, p);
+    rl_weights_bind(ctx, c->W, p, &c->kernel, &c->check, c->n, c->validated_rows);
+}
+
+/* A shape is a part, its weights made when it opens: every row drawn,
+ * copies spanning 4x the last-level cache. Its GEMV points (n <= 8) share
+ * one group; a shape --shape leaves out is an empty part. */
+static void shape_part(rl_ctx *ctx, const rl_at *at, rl_part *part, void *state)
+{
+    (void)state;
+    const shape *s = shape_at(at);
+    if (!rl_option_is(shape_choice, s->name))
+        return;
+    rl_weights W = {.rows = s->rows, .k = s->k, .drawn_rows = s->rows,
+                    .copies = rl_copies_beyond_cache(ctx, 2.0 * s->rows * s->k),
+                    .group = rl_group_new(ctx)};
+    *part = rl_weights_part(ctx, &W);
+}
+
+/* Whether a verdict reads the points at n tokens (else they draw the
+ * curves, and a run under --budget measures them as time allows): the
+ * quick run's counts, which are the verdicts', and the largest, the most
+ * compute-bound. */
+static bool verdicts_read(const rl_ctx *ctx, const rl_at *at)
+{
+    rl_ctx quick = *ctx;
+    quick.args.mode = RL_MODE_QUICK;
+    return rl_axis_has(&quick, &TOKENS, rl_at_value(at, &TOKENS)) || rl_at_last(at, &TOKENS);
+}
+
+static void add_call(rl_ctx *ctx, const rl_at *at, const gemv_variant *v, int group)
+{
+    const shape *s = shape_at(at);
+    rl_weights *W = at->part_state;
+    int n = rl_at_int(at, &TOKENS);
+    exp02_call *c = RL_NEW(ctx, exp02_call);
+    *c = (exp02_call){s->name, s->k, s->rows, n, W->copies, gemv_validation_rows(s->rows, s->k, n), W,
+                      .kernel.launch = RL_LAUNCHER(ctx, v), .check.launch = RL_LAUNCHER(ctx, v)};
+    rl_weights_fit(ctx, W, v, n, c->validated_rows);
+    /* the working set: the bytes moved, and the other copies of the weights */
+    rl_point_add(ctx, &(rl_point){
+        .variant = KERNEL_VARIANT(v), .group = group, .run = run_rotating, .arg = c,
+        RL_POINT_DATA(c), .check_call = gemv_kernel_call(&c->check), .prepare = prepare,
+        .count = (size_t)c->validated_rows * n, .atol = gemv_atol(s->k),
+        .flops = gemv_flops(s->rows, s->k, n), .bytes = gemv_bytes(s->rows, s->k, n),
+        .footprint = gemv_bytes(s->rows, s->k, n) + 2.0 * s->rows * s->k * (W->copies - 1),
+        .pattern = RL_READ, .optional = !verdicts_read(ctx, at)});
+}
+
+/* Every variant that takes n tokens: the GEMV points (n <= 8) in the
+ * shape's group, each larger n a group of its own. */
+static void token_points(rl_ctx *ctx, const rl_at *at, void *state)
+{
+    (void)state;
+    rl_weights *W = at->part_state;
+    if (!W)
+        return;
+    int n = rl_at_int(at, &TOKENS);
+    int group = n <= GEMV_MAX_BATCH ? W->group : rl_group_new(ctx);
+    for (const gemv_variant *v = gemv_variants; v->name; v++)
+        if (rl_runs(ctx, &gemv_family, KERNEL_VARIANT(v)) && gemv_takes(v, n))
+            add_call(ctx, at, v, group);
+}
+
+static void describe(rl_ctx *ctx)
+{
+    char tokens[160];
+    rl_axis_list(ctx, &TOKENS, tokens, sizeof tokens);
+    rl_meta(ctx, "shapes", "%s (inputs x outputs; FP16 weights and tokens, FP32 outputs)", shape_choice);
+    rl_meta(ctx, "tokens", "n = %s", tokens);
+    rl_meta(ctx, "bytes_model", "2 rows k (weights) + 2 k n (tokens in) + 4 rows n (out): each once");
+    rl_meta(ctx, "validation", "every element vs a double-precision reference, atol k * 2^-20; every "
+            "row while rows k n <= 2^29, else the first rows (>= 64) within 2^28 multiply-adds");
+    rl_meta(ctx, "ridge_flop_per_byte", "%.1f (measured ceilings: compute roof / DRAM read)",
+            rl_weights_ridge(ctx));
+    /* The compute roof's two sources, for the roofline's band: the library
+     * GEMM (what a library reaches) and, on the CPU, the FMA microbenchmark
+     * (the cores' peak); ceiling_tflops is the larger. */
+    const rl_ceilings *c = rl_ceilings_get(ctx);
+    if (!isnan(c->gemm_tflops))
+        rl_meta(ctx, "roof_compute_gemm_tflops", "%.6g", c->gemm_tflops);
+    if (!isnan(c->fma_tflops))
+        rl_meta(ctx, "roof_compute_fma_tflops", "%.6g", c->fma_tflops);
+}
+
+static void declare(rl_ctx *ctx)
+{
+    rl_tune_decode_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
+    describe(ctx);
+    rl_sweep_declare(ctx, &(rl_sweep){AXES, .part_axes = 1, .part = shape_part,
+                                      .points = token_points});
+}
+
+/* ---- the judgement ---------------------------------------------------------------- */
+
+/* The CPU's compute-bound points: counted AI at least this many ridges. */
+static const double COMPUTE_BOUND_RIDGES = 32;
+
+static bool of_shape(const rl_point *p, const shape *s)
+{
+    return !strcmp(RL_DATA(exp02_call, p)->shape, s->name);
+}
+
+/* The key of a lookup: a shape's points at n tokens. */
+typedef struct at_n_key {
+    const shape *s;
+    int n;
+} at_n_key;
+
+static bool at_n(const rl_point *p, const void *key)
+{
+    const at_n_key *a = key;
+    return of_shape(p, a->s) && RL_DATA(exp02_call, p)->n == a->n;
+}
+
+/* Additive model (compute and memory do not overlap at all, the worst
+ * case): t(n) / t(1) = (1 + n / R) / (1 + 1 / R) for AI(1) = 1, within 1.25x
+ * while n - 1 <= R / 4. The GPU's claim names n = 8 (R ~ 200: well inside).
+ * The largest n declared (timed or not) the model calls free. */
+static int free_batch_tokens(rl_ctx *ctx, const rl_points *all, const shape *s)
+{
+    if (ctx->kind == RL_CUDA)
+        return 8;
+    int best = 1;
+    for (int i = 0; i < all->n; i++) {
+        int n = RL_DATA(exp02_call, &all->v[i])->n;
+        if (of_shape(&all->v[i], s) && n - 1 <= rl_weights_ridge(ctx) / 4 && n > best)
+            best = n;
+    }
+    return best;
+}
+
+/* GPU: the claim's n >= 2048 (AI ~1000, five times the ridge). CPU: the
+ * library path also pays an FP16 -> FP32 conversion pass (~10 bytes per
+ * weight, five times the model's 2), so the intensity it really has is a
+ * fifth of the counted one; compute-bound means that real intensity is at
+ * least 6.4 R (the memory part at most a sixth of the compute part, even
+ * if the two never overlap): a counted AI of at least 32 R. At 8 R the
+ * conversion pass still took a quarter of the time, and its share moved
+ * with the DRAM rate the neighbours left: MFU 45-55 % from run to run. */
+static bool compute_bound(rl_ctx *ctx, const rl_point *p)
+{
+    if (!rl_point_has_role(p, "library"))
+        return false;
+    if (ctx->kind == RL_CUDA)
+        return RL_DATA(exp02_call, p)->n >= 2048;
+    return rl_arith_intensity(p->flops, p->bytes) >= COMPUTE_BOUND_RIDGES * rl_weights_ridge(ctx);
+}
+
+/* The lowest MFU among the shape's compute-bound points, how many, the
+ * smallest n (a loop, not rl_points_best: MFU and the bound read the
+ * run's roofs). */
+static double compute_bound_mfu(rl_ctx *ctx, const rl_points *all, const shape *s, int *count,
+                                int *n_lo)
+{
+    double lo = NAN;
+    *count = *n_lo = 0;
+    for (int i = 0; i < all->n; i++) {
+        const rl_point *p = &all->v[i];
+        if (!of_shape(p, s) || !rl_point_timed(p) || !compute_bound(ctx, p))
+            continue;
+        double mfu = rl_point_mfu(ctx, p);
+        int n = RL_DATA(exp02_call, p)->n;
+        lo = isnan(lo) || mfu < lo ? mfu : lo;
+        *n_lo = *count == 0 || n < *n_lo ? n : *n_lo;
+        (*count)++;
+    }
+    return lo;
+}
+
+/* What the decode MBU was judged against (a mixed roof: what the spill
+ * runs at, rl_roof), and where --max-bytes put the weights: under 4x the
+ * LLC they spill from it (mixed) or sit in it, not in device memory. */
+static void decode_note(rl_ctx *ctx, const rl_point *g, const rl_point *lib, char *buf, size_t len)
+{
+    char roof[160], size[32];
+    rl_point_roof_text(ctx, g, roof, sizeof roof);
+    rl_format_bytes(g->footprint, size, sizeof size);
+    snprintf(buf, len, "gemv_fp16 moves %.0f GB/s against %s", rl_point_gbps(g), roof);
+    if (!rl_beyond_cache(ctx, g->footprint))
+        rl_appendf(buf, len, rl_point_roof(ctx, g).mixed ? "; --max-bytes keeps the weights' "
+                   "copies (%s) under 4x the last-level cache" : "; --max-bytes keeps the "
+                   "weights (%s) in the cache", size);
+    rl_appendf(buf, len, "; the library path: MBU %.2f", lib ? rl_point_mbu(ctx, lib) : NAN);
+}
+
+/* MFU at n = 1 on the CPU: under a quarter of its own compute-bound MFU. */
+static void judge_decode_mfu_cpu(rl_ctx *ctx, const shape *s, const rl_point *g, double mfu_compute)
+{
+    char note[400];
+    double ridge = rl_weights_ridge(ctx);
+    if (isnan(mfu_compute))
+        snprintf(note, sizeof note, "CPU ridge %.1f FLOP/B, so MFU(1) = MBU/ridge; the bound, a "
+                 "quarter of the compute-bound MFU, was not measured", ridge);
+    else
+        snprintf(note, sizeof note, "CPU ridge %.1f FLOP/B, so MFU(1) = MBU/ridge; the GPU's 5 %% "
+                 "assumes a ridge near 200; bound %.1f %% = a quarter of %.1f %%",
+                 ridge, 25 * mfu_compute, 100 * mfu_compute);
+    rl_premise room = rl_premise_start();
+    rl_premise_memory_bound(ctx, &room, &EXP02_CLAIMS[MFU_DECODE_CPU], g, "gemv_fp16 at n = 1");
+    rl_premise_room_under_mfu(ctx, &room, g, mfu_compute / 4, "gemv_fp16 at n = 1");
+    rl_judge_within_given(ctx, &EXP02_CLAIMS[MFU_DECODE_CPU], s->name,
+                          g ? 100 * rl_point_mfu(ctx, g) : NAN, 0, 25 * mfu_compute, &room, note);
+}
+
+static void judge_decode(rl_ctx *ctx, const rl_points *all, const shape *s, double mfu_compute)
+{
+    const rl_point *g = rl_points_find(all, "bandwidth", at_n, &(at_n_key){s, 1}),
+                   *lib = rl_points_find(all, "library", at_n, &(at_n_key){s, 1});
+    char note[400];
+    rl_judge(ctx, &EXP02_CLAIMS[AI_DECODE], s->name,
+             rl_arith_intensity(gemv_flops(s->rows, s->k, 1), gemv_bytes(s->rows, s->k, 1)),
+             "2 FLOPs and 2 bytes per weight; a count, not a measurement");
+
+    snprintf(note, sizeof note, "gemv_fp16 not measured");
+    if (g)
+        decode_note(ctx, g, lib, note, sizeof note);
+    rl_premise pr = rl_premise_start();
+    rl_premise_memory_bound(ctx, &pr, &EXP02_CLAIMS[MBU_DECODE], g, "gemv_fp16 at n = 1");
+    rl_judge_given(ctx, &EXP02_CLAIMS[MBU_DECODE], s->name, g ? rl_point_mbu(ctx, g) : NAN, &pr, note);
+
+    if (ctx->kind == RL_CUDA)
+        rl_judge(ctx, &EXP02_CLAIMS[MFU_DECODE_GPU], s->name, g ? 100 * rl_point_mfu(ctx, g) : NAN,
+                 "decode leaves the tensor cores idle: MFU = MBU x AI / ridge");
+    else
+        judge_decode_mfu_cpu(ctx, s, g, mfu_compute);
+}
+
+/* The step's time at the free batch over its time at n = 1, the fastest
+ * variant at each. */
+static void judge_batching(rl_ctx *ctx, const rl_points *all, const shape *s)
+{
+    int nf = free_batch_tokens(ctx, all, s);
+    const rl_point *t1 = rl_points_fastest(all, NULL, at_n, &(at_n_key){s, 1}),
+                   *tn = nf > 1 ? rl_points_fastest(all, NULL, at_n, &(at_n_key){s, nf}) : NULL;
+    double ratio = t1 && tn ? tn->seconds / t1->seconds : NAN;
+    char note[256];
+    if (tn && t1)
+        snprintf(note, sizeof note, "n = %d is free by the ridge; fastest at each n: %s, %s; %.1fx "
+                 "the tokens for %.2fx the time", nf, t1->variant->name, tn->variant->name,
+                 (double)nf, ratio);
+    else if (nf > 1)
+        snprintf(note, sizeof note, "n = %d not measured", nf);
+    else
+        snprintf(note, sizeof note, "the ridge (%.1f) leaves no batch free", rl_weights_ridge(ctx));
+    rl_judge(ctx, &EXP02_CLAIMS[BATCHING_FREE], s->name, ratio, note);
+}
+
+/* Verdict texts are fixed; what depends on the measured ridge (which n is
+ * compute-bound, which batch is free) goes into the notes. */
+static void judge_shape(rl_ctx *ctx, const rl_points *all, const shape *s)
+{
+    int count, n_lo;
+    double mfu_c = compute_bound_mfu(ctx, all, s, &count, &n_lo);
+    judge_decode(ctx, all, s, mfu_c);
+
+    char note[256];
+    if (count)
+        snprintf(note, sizeof note, "the lowest of %d points (the library GEMM, n >= %d)", count, n_lo);
+    else
+        snprintf(note, sizeof note, "no measured point %s",
+                 ctx->kind == RL_CUDA ? "with n >= 2048" : "with AI >= 32 x the ridge");
+    rl_judge(ctx, &EXP02_CLAIMS[MFU_PREFILL], s->name, 100 * mfu_c, note);
+    judge_batching(ctx, all, s);
+}
+
+/* Each shape's verdicts, in the order of the shapes. */
+static void judge(rl_ctx *ctx, const rl_points *all)
+{
+    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
+        if (rl_option_is(shape_choice, SHAPES[i].name))
+            judge_shape(ctx, all, &SHAPES[i]);
+}
+
+/* ---- the columns and the experiment ----------------------------------------------- */
 
 static double col_per_token_us(rl_ctx *ctx, const rl_point *p)
 {
@@ -87,11 +454,6 @@ static const rl_column TABLE[] = {
 
 static const kernel_family *const FAMILIES[] = {&gemv_family, NULL};
 
-extern const rl_claim EXP02_CLAIMS[]; /* judge.c */
-
-static void declare(rl_ctx *ctx);
-static void judge(rl_ctx *ctx, const rl_points *all);
-
 static const rl_experiment EXP02 = {
     .id = "02",
     .slug = "02-prefill-decode",
@@ -119,192 +481,5 @@ static const rl_experiment EXP02 = {
     .declare = declare,
     .judge = judge,
 };
-
-/* ---- the sweep -------------------------------------------------------------- */
-
-/* Token counts: powers of two in a full run, fewer on the CPU (a 14336 x
- * 4096 x 512 SGEMM is slow there); a lab run keeps every point
- * a verdict needs and enough between them to draw the curves; a quick run
- * only what the verdicts need. */
-static const int GPU_FULL[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 0};
-static const int GPU_LAB[] = {1, 2, 4, 8, 32, 128, 512, 2048, 8192, 0};
-static const int GPU_QUICK[] = {1, 2, 4, 8, 64, 512, 2048, 0};
-static const int CPU_FULL[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 0};
-static const int CPU_LAB[] = {1, 2, 4, 8, 32, 128, 512, 0};
-static const int CPU_QUICK[] = {1, 2, 8, 128, 0};
-
-static const int *token_counts(const rl_ctx *ctx)
-{
-    return ctx->kind == RL_CUDA ? RL_BY_MODE(ctx, GPU_QUICK, GPU_LAB, GPU_FULL)
-                                : RL_BY_MODE(ctx, CPU_QUICK, CPU_LAB, CPU_FULL);
-}
-
-/* Whether a verdict reads the points at n tokens (else they draw the
- * curves, and a run under --budget measures them as time allows): the
- * quick run's counts, which are the verdicts', and the largest, the most
- * compute-bound. */
-static bool verdicts_read(const rl_ctx *ctx, const int *n)
-{
-    const int *quick = ctx->kind == RL_CUDA ? GPU_QUICK : CPU_QUICK;
-    for (const int *q = quick; *q; q++)
-        if (*q == *n)
-            return true;
-    return n[1] == 0;
-}
-
-/* ---- one shape: a part, its buffers made when it opens ----------------------------- */
-
-typedef struct layer {
-    const shape *s;
-    int copies, nmax;      /* nmax: the most tokens of a point */
-    size_t scratch_bytes;  /* the most scratch a point's variant asks for */
-    fp16 *w, *x, *hw, *hx; /* device (copies of w), and host copies for the reference */
-    float *y;
-    void *scratch;
-    double *ref;           /* the reference at ref_n tokens, which the variants at that n share */
-    int ref_n;
-} layer;
-
-static void open_layer(rl_ctx *ctx, void *state)
-{
-    layer *L = state;
-    const shape *s = L->s;
-    size_t wn = (size_t)s->rows * s->k;
-    L->hw = rl_host_random_f16(ctx, wn, -1, 1);
-    L->hx = rl_host_random_f16(ctx, (size_t)L->nmax * s->k, -1, 1);
-    L->w = rl_alloc(ctx->be, 2 * wn * L->copies);
-    for (int c = 0; c < L->copies; c++)
-        rl_upload(ctx->be, L->w + c * wn, L->hw, 2 * wn);
-    L->x = rl_alloc_copy(ctx->be, L->hx, (size_t)L->nmax * s->k * 2);
-    L->y = rl_alloc(ctx->be, (size_t)L->nmax * s->rows * 4);
-    L->scratch = L->scratch_bytes ? rl_alloc(ctx->be, L->scratch_bytes) : NULL;
-    L->ref = NULL;
-    L->ref_n = 0;
-}
-
-static void close_layer(rl_ctx *ctx, const rl_points *pts, void *state)
-{
-    (void)pts;
-    layer *L = state;
-    rl_free(ctx->be, L->w);
-    rl_free(ctx->be, L->x);
-    rl_free(ctx->be, L->y);
-    rl_free(ctx->be, L->scratch);
-    rl_host_free(L->hw);
-    rl_host_free(L->hx);
-    rl_host_free(L->ref);
-}
-
-/* ---- a point: one call, and how it is validated --------------------------------- */
-
-/* The timed work is the experiment's own, not one kernel call: each call
- * reads the next copy of the weights, so that they come from where they
- * live and not from the cache the last call left them in. */
-static void run_rotating(void *arg)
-{
-    exp02_call *c = arg;
-    c->kernel.args.w = c->L->w + (size_t)c->next * c->rows * c->k;
-    c->next = (c->next + 1) % c->copies;
-    gemv_call_run(&c->kernel);
-}
-
-/* Binds both calls to the shape's buffers: the timed one on every row,
- * the check on the first validated_rows rows (all of them while the
- * host's reference is cheap) of the first copy. The variants at one n
- * share its reference: computed for the first. */
-static void prepare(rl_ctx *ctx, rl_point *p)
-{
-    exp02_call *c = RL_DATA_MUT(exp02_call, p);
-    layer *L = c->L;
-    c->kernel.args = (gemv_args){L->y, L->w, L->x, c->rows, c->k, c->n, L->scratch,
-                                 rl_stream(ctx->be)};
-    c->check.args = c->kernel.args;
-    c->check.args.rows = c->validated_rows;
-    if (L->ref_n != c->n) {
-        rl_host_free(L->ref);
-        L->ref = rl_host_alloc(sizeof(double) * (size_t)c->validated_rows * c->n);
-        gemv_reference(L->ref, L->hw, L->hx, c->validated_rows, c->k, c->n);
-        L->ref_n = c->n;
-    }
-    p->out = L->y;
-    p->want = L->ref;
-}
-
-/* Every variant at every n: the GEMV points (n <= 8) as one group, each
- * larger n a group of its own. The working set: the bytes moved, and the
- * other copies of the weights. The part's buffers are sized for its
- * points: the most tokens, the most scratch. */
-static void declare_shape(rl_ctx *ctx, const shape *s)
-{
-    layer *L = RL_NEW(ctx, layer);
-    *L = (layer){.s = s, .copies = rl_copies_beyond_cache(ctx, 2.0 * s->rows * s->k)};
-    rl_part_add(ctx, &(rl_part){.open = open_layer, .done = close_layer, .state = L});
-    int backend = rl_kernel_backend(ctx);
-    int gemv_group = rl_group_new(ctx);
-    for (const int *n = token_counts(ctx); *n; n++) {
-        int group = *n <= GEMV_MAX_BATCH ? gemv_group : rl_group_new(ctx);
-        for (const gemv_variant *v = gemv_variants; v->name; v++) {
-            if (!rl_runs(ctx, &gemv_family, KERNEL_VARIANT(v)) || !gemv_takes(v, *n))
-                continue;
-            exp02_call *c = RL_NEW(ctx, exp02_call);
-            *c = (exp02_call){s->name, s->k, s->rows, *n, L->copies,
-                        gemv_validation_rows(s->rows, s->k, *n), L,
-                        .kernel.launch = RL_LAUNCHER(ctx, v), .check.launch = RL_LAUNCHER(ctx, v)};
-            size_t scratch = gemv_scratch_bytes(v, backend, s->rows, s->k, *n);
-            L->scratch_bytes = scratch > L->scratch_bytes ? scratch : L->scratch_bytes;
-            L->nmax = *n > L->nmax ? *n : L->nmax;
-            rl_point_add(ctx, &(rl_point){
-                .variant = KERNEL_VARIANT(v), .group = group, .run = run_rotating, .arg = c,
-                RL_POINT_DATA(c), .check_call = gemv_kernel_call(&c->check), .prepare = prepare,
-                .count = (size_t)c->validated_rows * *n, .atol = gemv_atol(s->k),
-                .flops = gemv_flops(s->rows, s->k, *n), .bytes = gemv_bytes(s->rows, s->k, *n),
-                .footprint = gemv_bytes(s->rows, s->k, *n) + 2.0 * s->rows * s->k * (L->copies - 1),
-                .pattern = RL_READ, .optional = !verdicts_read(ctx, n)});
-        }
-    }
-}
-
-/* ---- declare and judge -------------------------------------------------------------- */
-
-static void describe(rl_ctx *ctx)
-{
-    const int *ns = token_counts(ctx);
-    char list[160] = "";
-    for (int i = 0; ns[i]; i++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? " " : "", ns[i]);
-    rl_meta(ctx, "shapes", "%s (inputs x outputs; FP16 weights and tokens, FP32 outputs)", shape_choice);
-    rl_meta(ctx, "tokens", "n = %s", list);
-    rl_meta(ctx, "bytes_model", "2 rows k (weights) + 2 k n (tokens in) + 4 rows n (out): each once");
-    rl_meta(ctx, "validation", "every element vs a double-precision reference, atol k * 2^-20; every "
-            "row while rows k n <= 2^29, else the first rows (>= 64) within 2^28 multiply-adds");
-    rl_meta(ctx, "ridge_flop_per_byte", "%.1f (measured ceilings: compute roof / DRAM read)",
-            exp02_measured_ridge(ctx));
-    /* The compute roof's two sources, for the roofline's band: the library
-     * GEMM (what a library reaches) and, on the CPU, the FMA microbenchmark
-     * (the cores' peak); ceiling_tflops is the larger. */
-    const rl_ceilings *c = rl_ceilings_get(ctx);
-    if (!isnan(c->gemm_tflops))
-        rl_meta(ctx, "roof_compute_gemm_tflops", "%.6g", c->gemm_tflops);
-    if (!isnan(c->fma_tflops))
-        rl_meta(ctx, "roof_compute_fma_tflops", "%.6g", c->fma_tflops);
-}
-
-/* Every shape --shape picks is a part. */
-static void declare(rl_ctx *ctx)
-{
-    rl_tune_decode_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
-    describe(ctx);
-    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
-        if (rl_option_is(shape_choice, SHAPES[i].name))
-            declare_shape(ctx, &SHAPES[i]);
-}
-
-/* Each shape's verdicts, in the order of the shapes (judge.c). */
-static void judge(rl_ctx *ctx, const rl_points *all)
-{
-    for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++)
-        if (rl_option_is(shape_choice, SHAPES[i].name))
-            exp02_judge_shape(ctx, all, &SHAPES[i]);
-}
 
 int main(int argc, char **argv) { return rl_main(&EXP02, argc, argv); }

@@ -6,10 +6,6 @@
  */
 #include "exp07.h"
 
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
 /* A configuration at one L: the cache of its largest batch (smaller
  * batches read its first sequences), an output per variant, the
  * materialized variant's scratch, and the double reference of the first
@@ -18,6 +14,8 @@
 typedef struct decode_part {
     const attn_config *cfg;
     int ctx, bmax;
+    bool materialized; /* the materialized variant runs beside the fused one */
+    int shared_group;  /* the group of its batches, where they have none of their own */
     size_t scratch_bytes;
     int ref_rows, drawn_seqs;
     attention_buffers b;
@@ -32,8 +30,8 @@ static void open_decode(rl_ctx *ctx, void *state)
     attention_args shape = {.batch = P->drawn_seqs, .heads_q = P->cfg->heads_q,
                             .heads_kv = P->cfg->heads_kv, .ctx = P->ctx, .dim = P->cfg->dim};
     exp07_open_attention_buffers(ctx, &P->b, shape, ATTN_DECODE, seq_q(P), seq_kv(P),
-                           (size_t)P->drawn_seqs, (size_t)P->bmax, P->scratch_bytes,
-                           (size_t)P->ref_rows);
+                                 (size_t)P->drawn_seqs, (size_t)P->bmax, P->scratch_bytes,
+                                 (size_t)P->ref_rows);
 }
 
 static void close_decode(rl_ctx *ctx, const rl_points *pts, void *state)
@@ -71,70 +69,85 @@ static void prepare_decode(rl_ctx *ctx, rl_point *p)
 
 /* The largest batch whose part fits the working-set limit: K and V, and
  * the materialized scores. */
-static int batch_cap(const rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int *batches)
+static int batch_cap(const rl_ctx *ctx, const attn_config *cfg, int ctx_len, const rl_steps *batches)
 {
     int cap = 0;
-    for (const int *b = batches; *b; b++) {
-        double kv = (double)*b * ctx_len * cfg->heads_kv * cfg->dim * 4.0;
-        double scores = (double)*b * cfg->heads_q * ctx_len * 6.0;
+    for (int i = 0; i < batches->n; i++) {
+        int b = (int)batches->v[i];
+        double kv = (double)b * ctx_len * cfg->heads_kv * cfg->dim * 4.0;
+        double scores = (double)b * cfg->heads_q * ctx_len * 6.0;
         if (kv + scores <= rl_max_bytes(ctx))
-            cap = *b;
+            cap = b;
     }
     return cap;
 }
 
-void exp07_declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int *batches,
-                    bool materialized)
+rl_part exp07_decode_part(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const rl_steps *batches,
+                          bool materialized)
 {
     int bmax = batch_cap(ctx, cfg, ctx_len, batches);
     if (!bmax)
-        return;
+        return (rl_part){0};
     decode_part *P = RL_NEW(ctx, decode_part);
-    *P = (decode_part){.cfg = cfg, .ctx = ctx_len, .bmax = bmax};
-    P->ref_rows = exp07_attention_validated_rows((long)bmax * cfg->heads_q, ctx_len, cfg->dim, cfg->heads_q);
+    *P = (decode_part){.cfg = cfg, .ctx = ctx_len, .bmax = bmax, .materialized = materialized};
+    P->ref_rows = exp07_attention_validated_rows((long)bmax * cfg->heads_q, ctx_len, cfg->dim,
+                                                 cfg->heads_q);
     P->drawn_seqs = (P->ref_rows + cfg->heads_q - 1) / cfg->heads_q;
-    rl_part_add(ctx, &(rl_part){.open = open_decode, .done = close_decode, .state = P});
-    int backend = rl_kernel_backend(ctx);
     /* One group per part: its batches and variants timed in the same
      * rounds, beside one set of probes (a group per batch spent three
      * times the points' own time on probes). A group's probe of a level
      * is as large as its largest point there, so a point that half fits
      * the cache can beat it; the full sweep, with time for it, gives each
      * batch short of 4x the LLC a group and probes of its own. */
-    int shared = rl_group_new(ctx);
-    for (const int *b = batches; *b && *b <= bmax; b++) {
-        attention_args shape = {.batch = *b, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
-                                .ctx = ctx_len, .dim = cfg->dim};
-        bool own = ctx->args.mode == RL_MODE_FULL &&
-                   !rl_beyond_cache(ctx, attention_bytes(ATTN_DECODE, true, backend, &shape));
-        int group = own ? rl_group_new(ctx) : shared;
-        for (const attention_variant *v = attention_variants; v->name; v++) {
-            if (v->phase != ATTN_DECODE || !attention_family.has(v, backend))
-                continue;
-            /* the fused point's check runs the materialized variant: its scratch too */
-            size_t scratch = attention_scratch_bytes(v, backend, &shape);
-            P->scratch_bytes = scratch > P->scratch_bytes ? scratch : P->scratch_bytes;
-            if ((!v->fused && !materialized) || !rl_runs(ctx, &attention_family, KERNEL_VARIANT(v)))
-                continue;
-            exp07_call *c = RL_NEW(ctx, exp07_call);
-            int rows = *b * cfg->heads_q;
-            *c = (exp07_call){.kind = DECODE_ATTN, .phase = "decode", .config = cfg->name, .batch = *b,
-                        .ctx = ctx_len, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
-                        .group = cfg->heads_q / cfg->heads_kv, .dim = cfg->dim,
-                        .validated_rows = rows < P->ref_rows ? rows : P->ref_rows, .part = P,
-                        .attn.launch = RL_LAUNCHER(ctx, v)};
-            c->kv_bytes = attention_kv_bytes(ATTN_DECODE, &shape);
-            c->score_bytes = v->fused ? 0 : attention_score_bytes(backend) * attention_scores(ATTN_DECODE, &shape);
-            double bytes = attention_bytes(ATTN_DECODE, v->fused, backend, &shape);
-            rl_point_add(ctx, &(rl_point){
-                .variant = KERNEL_VARIANT(v), .group = group, .call = attention_kernel_call(&c->attn),
-                RL_POINT_DATA(c), .prepare = prepare_decode,
-                .count = (size_t)(v->fused ? rows : c->validated_rows) * cfg->dim,
-                .atol = attention_atol(v, backend, v->fused && rows > c->validated_rows),
-                .rtol = ATTENTION_RTOL, .flops = attention_flops(ATTN_DECODE, &shape),
-                .bytes = bytes, .footprint = bytes, .pattern = RL_READ,
-                /* the verdicts read the fused points from L = 2048 on */
-                .optional = !v->fused || ctx_len < 2048});
-        }
+    P->shared_group = rl_group_new(ctx);
+    return (rl_part){.open = open_decode, .done = close_decode, .state = P};
+}
+
+static void add_point(rl_ctx *ctx, decode_part *P, const attention_variant *v, int batch, int group)
+{
+    const attn_config *cfg = P->cfg;
+    int backend = rl_kernel_backend(ctx), rows = batch * cfg->heads_q;
+    attention_args shape = {.batch = batch, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
+                            .ctx = P->ctx, .dim = cfg->dim};
+    exp07_call *c = RL_NEW(ctx, exp07_call);
+    *c = (exp07_call){.kind = DECODE_ATTN, .phase = "decode", .config = cfg->name, .batch = batch,
+                      .ctx = P->ctx, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
+                      .group = cfg->heads_q / cfg->heads_kv, .dim = cfg->dim,
+                      .validated_rows = rows < P->ref_rows ? rows : P->ref_rows, .part = P,
+                      .attn.launch = RL_LAUNCHER(ctx, v)};
+    c->kv_bytes = attention_kv_bytes(ATTN_DECODE, &shape);
+    c->score_bytes = v->fused ? 0 : attention_score_bytes(backend) * attention_scores(ATTN_DECODE, &shape);
+    double bytes = attention_bytes(ATTN_DECODE, v->fused, backend, &shape);
+    rl_point_add(ctx, &(rl_point){
+        .variant = KERNEL_VARIANT(v), .group = group, .call = attention_kernel_call(&c->attn),
+        RL_POINT_DATA(c), .prepare = prepare_decode,
+        .count = (size_t)(v->fused ? rows : c->validated_rows) * cfg->dim,
+        .atol = attention_atol(v, backend, v->fused && rows > c->validated_rows),
+        .rtol = ATTENTION_RTOL, .flops = attention_flops(ATTN_DECODE, &shape),
+        .bytes = bytes, .footprint = bytes, .pattern = RL_READ,
+        /* the verdicts read the fused points from L = 2048 on */
+        .optional = !v->fused || P->ctx < 2048});
+}
+
+void exp07_decode_points(rl_ctx *ctx, void *part_state, int batch)
+{
+    decode_part *P = part_state;
+    if (!P || batch > P->bmax)
+        return;
+    const attn_config *cfg = P->cfg;
+    int backend = rl_kernel_backend(ctx);
+    attention_args shape = {.batch = batch, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,
+                            .ctx = P->ctx, .dim = cfg->dim};
+    bool own = ctx->args.mode == RL_MODE_FULL &&
+               !rl_beyond_cache(ctx, attention_bytes(ATTN_DECODE, true, backend, &shape));
+    int group = own ? rl_group_new(ctx) : P->shared_group;
+    for (const attention_variant *v = attention_variants; v->name; v++) {
+        if (v->phase != ATTN_DECODE || !attention_family.has(v, backend))
+            continue;
+        /* the fused point's check runs the materialized variant: its scratch too */
+        size_t scratch = attention_scratch_bytes(v, backend, &shape);
+        P->scratch_bytes = scratch > P->scratch_bytes ? scratch : P->scratch_bytes;
+        if ((v->fused || P->materialized) && rl_runs(ctx, &attention_family, KERNEL_VARIANT(v)))
+            add_point(ctx, P, v, batch, group);
     }
 }

@@ -1,24 +1,27 @@
 /*
- * exp07.h -- what experiment 07's files share: one point's data (a call of
- * an attention variant, or of the weight GEMM, with its shape), the
- * sweeps, the claims.
+ * exp07.h -- what experiment 07's files share: a decode configuration,
+ * one point's data (a call of an attention variant, or of the weight GEMM,
+ * with its shape), and what each chapter gives main.c.
+ *
+ * main.c holds the claims, the axes and the judgement's order, and calls
+ * the chapters: weights.c (the weight GEMM, the rest of a decode step),
+ * decode.c and prefill.c (attention's parts, on the buffers of buffers.c),
+ * judge.c (the verdicts). No chapter calls back into main.c.
  */
 #ifndef EXP07_H
 #define EXP07_H
 
 #include "attention.h"
 #include "gemv.h"
+#include "rl_weights.h"
 #include "rooflab.h"
 
-/* The decode configurations: 32 query heads of dimension 128, sharing 32,
- * 8 or 4 KV heads (multi-head, and grouped-query with groups of 4 and 8:
- * Llama 3 8B's is GQA-4). */
+/* A decode configuration: heads_q query heads of dimension dim sharing
+ * heads_kv KV heads. */
 typedef struct attn_config {
     const char *name;
     int heads_q, heads_kv, dim;
 } attn_config;
-extern const attn_config EXP07_CONFIGS[];
-enum { NCONFIGS = 3, LLAMA_CONFIG = 1 }; /* LLAMA_CONFIG: GQA-4, the share's configuration */
 
 /* The layer whose weight GEMM is the rest of a decode step: Llama 3 8B's
  * seven matrices (q, k, v, o: 4096 x (4096 + 1024 + 1024 + 4096); gate,
@@ -42,50 +45,32 @@ typedef struct exp07_call {
     void *part;          /* its part's buffers (decode.c, prefill.c, weights.c) */
 } exp07_call;
 
-/* The sweeps, by the run's mode (main.c). */
-typedef struct exp07_sweep {
-    const int *batches, *contexts, *prefill_n; /* 0-ended */
-    /* where the materialized decode runs: every part, GQA4's, or none */
-    enum { MATERIALIZED_ALL, MATERIALIZED_LLAMA, MATERIALIZED_NONE } materialized;
-} exp07_sweep;
-exp07_sweep exp07_sweep_for(const rl_ctx *ctx);
+/* ---- weights.c: the weight GEMM's part, one point per batch ---------------------- */
+rl_weights *exp07_weights_part(rl_ctx *ctx);
+void exp07_weight_point(rl_ctx *ctx, rl_weights *W, int batch);
 
-/* Each declares its parts and points (decode.c, weights.c, prefill.c). */
-void exp07_declare_decode(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const int *batches,
-                    bool materialized);
-void exp07_declare_weights(rl_ctx *ctx, const int *batches);
-void exp07_declare_prefill(rl_ctx *ctx, int n);
+/* ---- decode.c: a part per configuration and cache length ------------------------- */
+/* The part of cfg at cache length L, sized for the largest of `batches`
+ * that fits the working-set limit; none (a zero part) where none fits.
+ * materialized: whether the materialized variant runs beside the fused. */
+rl_part exp07_decode_part(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const rl_steps *batches,
+                          bool materialized);
+/* The part's points at one batch (none past the part's largest). */
+void exp07_decode_points(rl_ctx *ctx, void *part_state, int batch);
+
+/* ---- prefill.c: a part per prompt length n ----------------------------------------- */
+/* The part of length n; a zero part where its scores exceed the limit. */
+rl_part exp07_prefill_part(rl_ctx *ctx, int n);
+void exp07_prefill_points(rl_ctx *ctx, void *part_state);
 /* The heads a prefill point runs: 1 on the CPU (its threads split the
  * queries), 16 on a GPU (enough blocks to fill it). */
 int exp07_prefill_heads(const rl_ctx *ctx);
 
-/* The timed point of a kind (and role, when not NULL) at a batch, and at
- * a configuration and length unless it is the weight GEMM; NULL if none
- * was timed. Attention's share of the decode step: the fused point's time
- * over its own plus the weight GEMM's at the same batch (main.c). */
-const rl_point *exp07_find(const rl_points *all, point_kind kind, const char *role,
-                           const char *config, int batch, int ctx_len);
-double exp07_share(const rl_points *all, const char *config, int batch, int ctx_len);
-
-/* The claims, and the verdicts from every point (judge.c). */
-extern const rl_claim EXP07_CLAIMS[];
-void exp07_judge(rl_ctx *ctx, const rl_points *all);
-/* The measured ridge, FLOP/B: the compute roof over DRAM's read rung. */
-double exp07_ridge(rl_ctx *ctx);
-
-/* Shared by the parts: the rows to validate (a prefix whose double
- * reference costs at most ~2^25 multiply-adds, at least min_rows), and
- * the fused point's reference: its first rows the double reference, the
- * others the materialized variant's output, so that each fused point is
- * checked against the reference and against the materialized path. */
-int exp07_attention_validated_rows(long rows, int ctx, int dim, int min_rows);
-double *exp07_fused_want(rl_ctx *ctx, const attention_args *materialized, attention_phase ph,
-                   const double *ref, size_t ref_rows, size_t rows);
-/* What a decode or prefill part holds, freed at its end: q, K and V on
- * the device, copies of the few drawn on the host (only those are
- * validated against the reference; the values of the others do not
- * change the time), an output per variant, the scratch, the reference of
- * the first rows. */
+/* ---- buffers.c: what a decode or a prefill part holds ------------------------------ */
+/* q, K and V on the device, copies of the few drawn on the host (only
+ * those are validated against the reference; the values of the others do
+ * not change the time), an output per variant, the scratch, the reference
+ * of the first rows. */
 typedef struct attention_buffers {
     fp16 *q, *k, *v, *hq, *hk, *hv;
     float *out_fused, *out_mat;
@@ -98,11 +83,37 @@ typedef struct attention_buffers {
  * of the call `shape` describes over the drawn ones (its q, k and v are
  * set here). */
 void exp07_open_attention_buffers(rl_ctx *ctx, attention_buffers *b, attention_args shape,
-                            attention_phase ph, size_t q_items, size_t kv_items, size_t drawn,
-                            size_t copies, size_t scratch_bytes, size_t ref_rows);
+                                  attention_phase ph, size_t q_items, size_t kv_items, size_t drawn,
+                                  size_t copies, size_t scratch_bytes, size_t ref_rows);
 void exp07_free_attention_buffers(rl_ctx *ctx, attention_buffers *b);
-/* A device buffer of items items of item_bytes each: the first drawn
- * items (host) uploaded, then repeated. */
-void *exp07_upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items, size_t item_bytes);
+/* The rows to validate: a prefix whose double reference costs at most
+ * ~2^25 multiply-adds, at least min_rows. */
+int exp07_attention_validated_rows(long rows, int ctx, int dim, int min_rows);
+/* The fused point's reference: its first rows the double reference, the
+ * others the materialized variant's output, so that each fused point is
+ * checked against the reference and against the materialized path. */
+double *exp07_fused_want(rl_ctx *ctx, const attention_args *materialized, attention_phase ph,
+                         const double *ref, size_t ref_rows, size_t rows);
+
+/* ---- judge.c: the verdicts, each of the claim main.c gives it ---------------------- */
+/* The timed point of a kind (and role, when not NULL) at a batch, and at
+ * a configuration and length unless it is the weight GEMM; NULL if none. */
+const rl_point *exp07_find(const rl_points *all, point_kind kind, const char *role,
+                           const char *config, int batch, int ctx_len);
+/* Attention's share of the decode step: the fused point's time over its
+ * own plus the weight GEMM's at the same batch; NaN where either is missing. */
+double exp07_share(const rl_points *all, const char *config, int batch, int ctx_len);
+void exp07_judge_ai_flat(rl_ctx *ctx, const rl_points *all, const rl_claim *claim,
+                         const attn_config *cfg);
+void exp07_judge_gemm_ai(rl_ctx *ctx, const rl_points *all, const rl_claim *claim);
+void exp07_judge_mbu(rl_ctx *ctx, const rl_points *all, const rl_claim *claim, const attn_config *cfg);
+/* cfg: Llama 3 8B's configuration; batches and contexts: the sweep's. */
+void exp07_judge_share(rl_ctx *ctx, const rl_points *all, const rl_claim *claim,
+                       const attn_config *cfg, const rl_steps *batches, const rl_steps *contexts);
+/* configs: MHA, GQA-4, GQA-8, in that order. */
+void exp07_judge_decode_bytes(rl_ctx *ctx, const rl_claim *claim, const attn_config configs[3]);
+void exp07_judge_prefill_bytes(rl_ctx *ctx, const rl_claim *claim);
+void exp07_judge_prefill_speed(rl_ctx *ctx, const rl_points *all, const rl_claim *claim,
+                               const rl_steps *lengths);
 
 #endif

@@ -12,135 +12,212 @@
  * memory between two GEMMs (materialized) it dwarfs Q, K and V; tiled and
  * fused (FlashAttention) it never leaves the cache.
  *
- * Method: decode parts (a configuration and a cache length, its points the
- * batches), the weight GEMM at each batch, prefill parts (one per n); every
- * point validated against a double-precision reference (the fused ones
- * also against the materialized output, row by row), then timed, the
+ * Method: the weight GEMM at each batch, decode parts (a configuration and
+ * a cache length, its points the batches), prefill parts (one per n);
+ * every point validated against a double-precision reference (the fused
+ * ones also against the materialized output, row by row), then timed, the
  * variants of one shape together. See README.md.
+ *
+ * This file reads top to bottom: the claims, the axes, the points (the
+ * chapters weights.c, decode.c and prefill.c make them), the judgement
+ * (judge.c judges each claim), then the columns and the experiment.
  */
 #include "exp07.h"
+#include "rl_axis_list.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
-const attn_config EXP07_CONFIGS[NCONFIGS] = {
+/* ---- the claims ---------------------------------------------------------------- */
+
+enum { AI_FLAT, GEMM_AI_LINEAR, ATTN_MBU, SHARE_GROWS, DECODE_BYTES, PREFILL_BYTES, PREFILL_FASTER };
+
+static const rl_claim EXP07_CLAIMS[] = {
+    [AI_FLAT] = {"attention_ai_flat", "decode: attention's AI, largest over smallest across B (counted)",
+                 1.0, 1.10, "x", 3, .counted = true, .predicted_text = "within +10 %"},
+    [GEMM_AI_LINEAR] = {"gemm_ai_linear",
+                        "decode: weight GEMM's AI at the largest B over B x its AI at B = 1 (counted)",
+                        0.9, 1.1, "x", 3, .counted = true, .predicted_text = "~1: linear in B"},
+    /* judged where the configuration is memory-bound with room: AI at most
+     * half the ridge (below, the roof needs more than half the FMA peak) */
+    [ATTN_MBU] = {"attention_mbu", "decode: attention's MBU at L >= 2048 beyond the cache, the lowest",
+                  0.7, INFINITY, "", 2, .on_ceiling = true},
+    [SHARE_GROWS] = {"attention_share_grows",
+                     "decode: attention's share of the step, largest memory-bound B over B = 1", 2.0,
+                     INFINITY, "x", 2},
+    [DECODE_BYTES] = {"decode_bytes_saved", "decode (MHA, d = 128): bytes fusion saves (counted)", 0, 5,
+                      "%", 1, .counted = true, .predicted_text = "a few percent"},
+    [PREFILL_BYTES] = {"prefill_bytes_drop",
+                       "prefill n = 4096: bytes, materialized over fused (counted)", 10, INFINITY, "x",
+                       1, .counted = true},
+    [PREFILL_FASTER] = {"prefill_fused_faster",
+                        "prefill: fused speedup over materialized, n x n x 4 B beyond the LLC", 1.0,
+                        INFINITY, "x", 2},
+    {0},
+};
+
+/* ---- the axes -------------------------------------------------------------------- */
+
+/* The decode configurations: 32 query heads of dimension 128, sharing 32,
+ * 8 or 4 KV heads (multi-head, and grouped-query with groups of 4 and 8:
+ * Llama 3 8B's is GQA-4). */
+static const attn_config CONFIGS[] = {
     {"MHA", 32, 32, 128},
     {"GQA4", 32, 8, 128},
     {"GQA8", 32, 4, 128},
 };
+enum { LLAMA_CONFIG = 1 }; /* GQA-4, the share's configuration */
 
-/* ---- the sweeps ---------------------------------------------------------------- */
+/* The configurations, as indices into CONFIGS. */
+static const rl_axis CONFIG = RL_AXIS("config", RL_LIST(0, 1, 2), RL_LIST(0, 1, 2), RL_LIST(0, 1, 2));
 
-static const int QUICK_B[] = {1, 4, 0}, LAB_B[] = {1, 4, 64, 0},
-                 FULL_B[] = {1, 2, 4, 8, 16, 32, 64, 0}, GPU_QUICK_B[] = {1, 4, 64, 0};
 /* The lab sweep fits 2 minutes on 2 cores (a group took 9 to 19 s there,
  * its inputs, probes and samples together): it leaves out the shortest
  * caches and prompts, which run from the cache and need the most samples
  * to converge, B = 16 and the materialized decode (no verdict reads it:
- * its bytes are counted); the full sweep has them. */
-static const int QUICK_L[] = {2048, 0}, LAB_L[] = {2048, 8192, 0},
-                 FULL_L[] = {512, 1024, 2048, 4096, 8192, 0};
-static const int QUICK_N[] = {512, 4096, 0}, LAB_N[] = {1024, 4096, 8192, 0},
-                 FULL_N[] = {512, 1024, 2048, 4096, 8192, 0};
+ * its bytes are counted); the full sweep has them. A GPU's quick run
+ * keeps B = 64, where the share of the step grows. */
+static const rl_axis GPU_BATCH = RL_AXIS("batch", RL_LIST(1, 4, 64), RL_LIST(1, 4, 64),
+                                         RL_LIST(1, 2, 4, 8, 16, 32, 64));
+static const rl_axis BATCH = RL_AXIS("batch", RL_LIST(1, 4), RL_LIST(1, 4, 64),
+                                     RL_LIST(1, 2, 4, 8, 16, 32, 64), .gpu = &GPU_BATCH);
+static const rl_axis CACHE_LEN = RL_AXIS("ctx", RL_LIST(2048), RL_LIST(2048, 8192),
+                                         RL_LIST(512, 1024, 2048, 4096, 8192));
+/* Prefill's prompt length n (the CSV's ctx column too). */
+static const rl_axis PROMPT_LEN = RL_AXIS("ctx", RL_LIST(512, 4096), RL_LIST(1024, 4096, 8192),
+                                          RL_LIST(512, 1024, 2048, 4096, 8192));
 
-exp07_sweep exp07_sweep_for(const rl_ctx *ctx)
+/* Where the materialized decode runs (a setting per mode, not a sweep):
+ * GQA-4's parts in a quick run, none in a lab run, every part in a full. */
+static bool materialized_runs(const rl_ctx *ctx, int config)
 {
-    const int *quick_b = ctx->kind == RL_CUDA ? GPU_QUICK_B : QUICK_B;
-    return (exp07_sweep){RL_BY_MODE(ctx, quick_b, LAB_B, FULL_B), RL_BY_MODE(ctx, QUICK_L, LAB_L, FULL_L),
-                   RL_BY_MODE(ctx, QUICK_N, LAB_N, FULL_N),
-                   RL_BY_MODE(ctx, MATERIALIZED_LLAMA, MATERIALIZED_NONE, MATERIALIZED_ALL)};
+    return RL_BY_MODE(ctx, config == LLAMA_CONFIG, false, true);
 }
 
-/* ---- what the parts share ---------------------------------------------------------- */
+/* ---- the points ------------------------------------------------------------------ */
 
-int exp07_attention_validated_rows(long rows, int ctx_len, int dim, int min_rows)
+/* The weight GEMM: one part and one group, a point per batch (weights.c). */
+static void weight_points(rl_ctx *ctx, const rl_at *at, void *W)
 {
-    long affordable = (1L << 25) / ((long)ctx_len * dim);
-    long want = affordable > min_rows ? affordable : min_rows;
-    return (int)(want < rows ? want : rows);
+    exp07_weight_point(ctx, W, rl_at_int(at, &BATCH));
 }
 
-double *exp07_fused_want(rl_ctx *ctx, const attention_args *mat, attention_phase ph, const double *ref,
-                   size_t ref_rows, size_t rows)
+/* A decode part per configuration and cache length, sized for the largest
+ * batch that fits the working-set limit (where none does, a part with
+ * nothing in it), its points the batches (decode.c). */
+static void decode_part(rl_ctx *ctx, const rl_at *at, rl_part *part, void *state)
 {
-    const attention_variant *v = (const attention_variant *)rl_variant_by_role(
-        ctx, &attention_family, ph == ATTN_DECODE ? "decode_materialized" : "prefill_materialized");
-    if (!v)
-        rl_die(RL_EXIT_FAILED, "exp-07: no materialized %s variant on this backend to check against",
-               ph == ATTN_DECODE ? "decode" : "prefill");
-    attention_call c = {RL_LAUNCHER(ctx, v), *mat};
-    attention_call_run(&c);
-    rl_sync(ctx->be);
-    size_t n = rows * (size_t)mat->dim, first = ref_rows * (size_t)mat->dim;
-    float *got = rl_download_copy(ctx->be, mat->out, n * sizeof(float));
-    double *want = rl_host_alloc(n * sizeof(double));
-    for (size_t i = 0; i < n; i++)
-        want[i] = i < first ? ref[i] : got[i];
-    rl_host_free(got);
-    return want;
+    (void)state;
+    rl_steps batches = rl_axis_values(ctx, &BATCH);
+    int c = rl_at_int(at, &CONFIG);
+    *part = exp07_decode_part(ctx, &CONFIGS[c], rl_at_int(at, &CACHE_LEN), &batches,
+                              materialized_runs(ctx, c));
 }
 
-void *exp07_upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t items, size_t item_bytes)
+static void decode_points(rl_ctx *ctx, const rl_at *at, void *state)
 {
-    char *dev = rl_alloc(ctx->be, items * item_bytes);
-    for (size_t i = 0; i < items; i += drawn) {
-        size_t n = items - i < drawn ? items - i : drawn;
-        rl_upload(ctx->be, dev + i * item_bytes, host, n * item_bytes);
+    (void)state;
+    exp07_decode_points(ctx, at->part_state, rl_at_int(at, &BATCH));
+}
+
+/* A prefill part per prompt length whose scores fit the limit, its points
+ * the prefill variants (prefill.c). */
+static void prefill_part(rl_ctx *ctx, const rl_at *at, rl_part *part, void *state)
+{
+    (void)state;
+    *part = exp07_prefill_part(ctx, rl_at_int(at, &PROMPT_LEN));
+}
+
+static void prefill_points(rl_ctx *ctx, const rl_at *at, void *state)
+{
+    (void)state;
+    exp07_prefill_points(ctx, at->part_state);
+}
+
+static void describe(rl_ctx *ctx)
+{
+    char b[64], l[64], n[64];
+    rl_axis_list(ctx, &BATCH, b, sizeof b);
+    rl_axis_list(ctx, &CACHE_LEN, l, sizeof l);
+    rl_axis_list(ctx, &PROMPT_LEN, n, sizeof n);
+    rl_meta(ctx, "decode", "batch B = %s; cache length L = %s; 32 query heads of dimension 128, "
+            "32 / 8 / 4 KV heads (MHA, GQA-4, GQA-8); FP16 q, K and V, FP32 out; parts capped by "
+            "the working-set limit", b, l);
+    rl_meta(ctx, "weights", "Llama 3 8B's layer (q k v o, gate up down: 218 M weights) as one "
+            "%dx%d FP16 matrix at each batch (gemv family)", LAYER_ROWS, LAYER_K);
+    rl_meta(ctx, "prefill", "n = %s; %d head(s) of dimension 128, every query against every key "
+            "(no mask)", n, exp07_prefill_heads(ctx));
+    rl_meta(ctx, "bytes_model", "decode KV = B L h_kv d x 2 tensors x 2 B; + q (2 B) and out (4 B); "
+            "materialized adds %g B per score (S written, read and written by softmax, read by "
+            "P V); K and V counted once (a head's are reused from the cache between query tiles)",
+            attention_score_bytes(rl_kernel_backend(ctx)));
+    rl_meta(ctx, "validation", "decode and prefill: the first rows vs a double-precision reference "
+            "(atol %g, rtol %g; %g more where the GPU's materialized P, in FP16, is checked or "
+            "checked against); the fused variants' other rows vs the materialized output; the "
+            "weight GEMM's first rows vs its reference (gemv)", ATTENTION_ATOL, ATTENTION_RTOL,
+            ATTENTION_FP16_P_ATOL);
+    rl_meta(ctx, "ridge_flop_per_byte", "%.2f (measured: compute roof / DRAM read)",
+            rl_weights_ridge(ctx));
+}
+
+/* --shape: one decode shape, beside ggml's flash attention (0: the sweeps). */
+static const char *shape_choice = "";
+static attn_config shape_config = {"shape", 0, 0, 0};
+static int shape_batch, shape_ctx;
+
+static void declare_shape(rl_ctx *ctx)
+{
+    printf("\nshape       B = %d, %d query heads, %d KV heads of dimension %d, L = %d\n",
+           shape_batch, shape_config.heads_q, shape_config.heads_kv, shape_config.dim, shape_ctx);
+    rl_discard_results(ctx);
+    rl_steps batches = {1, {shape_batch}};
+    rl_part part = exp07_decode_part(ctx, &shape_config, shape_ctx, &batches, true);
+    if (!part.state)
+        return;
+    rl_part_add(ctx, &part);
+    exp07_decode_points(ctx, part.state, shape_batch);
+}
+
+/* The weight GEMM first: the decode rows' share of the step reads its
+ * times. Then a decode part per configuration and cache length, a
+ * prefill part per length. */
+static void declare(rl_ctx *ctx)
+{
+    if (shape_batch) { /* a side benchmark: its table only */
+        declare_shape(ctx);
+        return;
     }
-    return dev;
+    describe(ctx);
+    static const rl_axis *const WEIGHT_AXES[] = {&BATCH, NULL},
+                                *const DECODE_AXES[] = {&CONFIG, &CACHE_LEN, &BATCH, NULL},
+                                *const PREFILL_AXES[] = {&PROMPT_LEN, NULL};
+    rl_sweep_declare(ctx, &(rl_sweep){WEIGHT_AXES, .points = weight_points,
+                                      .state = exp07_weights_part(ctx)});
+    rl_sweep_declare(ctx, &(rl_sweep){DECODE_AXES, .part_axes = 2, .part = decode_part,
+                                      .points = decode_points});
+    rl_sweep_declare(ctx, &(rl_sweep){PREFILL_AXES, .part_axes = 1, .part = prefill_part,
+                                      .points = prefill_points});
 }
 
-void exp07_open_attention_buffers(rl_ctx *ctx, attention_buffers *b, attention_args shape,
-                            attention_phase ph, size_t q_items, size_t kv_items, size_t drawn,
-                            size_t copies, size_t scratch_bytes, size_t ref_rows)
-{
-    b->hq = rl_host_random_f16(ctx, drawn * q_items, -1, 1);
-    b->hk = rl_host_random_f16(ctx, drawn * kv_items, -1, 1);
-    b->hv = rl_host_random_f16(ctx, drawn * kv_items, -1, 1);
-    b->q = exp07_upload_repeated(ctx, b->hq, drawn, copies, q_items * sizeof(fp16));
-    b->k = exp07_upload_repeated(ctx, b->hk, drawn, copies, kv_items * sizeof(fp16));
-    b->v = exp07_upload_repeated(ctx, b->hv, drawn, copies, kv_items * sizeof(fp16));
-    b->out_fused = rl_alloc(ctx->be, copies * q_items * sizeof(float));
-    b->out_mat = rl_alloc(ctx->be, copies * q_items * sizeof(float));
-    b->scratch = scratch_bytes ? rl_alloc(ctx->be, scratch_bytes) : NULL;
-    shape.q = b->hq, shape.k = b->hk, shape.v = b->hv;
-    b->ref = rl_host_alloc(sizeof(double) * ref_rows * (size_t)shape.dim);
-    attention_reference(b->ref, &shape, ph, 0, ref_rows);
-}
+/* ---- the judgement ------------------------------------------------------------------ */
 
-void exp07_free_attention_buffers(rl_ctx *ctx, attention_buffers *b)
+static void judge(rl_ctx *ctx, const rl_points *all)
 {
-    void *dev[] = {b->q, b->k, b->v, b->out_fused, b->out_mat, b->scratch};
-    void *host[] = {b->hq, b->hk, b->hv, b->ref};
-    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
-        rl_free(ctx->be, dev[i]);
-    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
-        rl_host_free(host[i]);
+    const rl_claim *C = EXP07_CLAIMS;
+    rl_steps batches = rl_axis_values(ctx, &BATCH), contexts = rl_axis_values(ctx, &CACHE_LEN),
+             lengths = rl_axis_values(ctx, &PROMPT_LEN);
+    for (size_t c = 0; c < sizeof CONFIGS / sizeof CONFIGS[0]; c++)
+        exp07_judge_ai_flat(ctx, all, &C[AI_FLAT], &CONFIGS[c]);
+    exp07_judge_gemm_ai(ctx, all, &C[GEMM_AI_LINEAR]);
+    for (size_t c = 0; c < sizeof CONFIGS / sizeof CONFIGS[0]; c++)
+        exp07_judge_mbu(ctx, all, &C[ATTN_MBU], &CONFIGS[c]);
+    exp07_judge_share(ctx, all, &C[SHARE_GROWS], &CONFIGS[LLAMA_CONFIG], &batches, &contexts);
+    exp07_judge_decode_bytes(ctx, &C[DECODE_BYTES], CONFIGS);
+    exp07_judge_prefill_bytes(ctx, &C[PREFILL_BYTES]);
+    exp07_judge_prefill_speed(ctx, all, &C[PREFILL_FASTER], &lengths);
 }
 
 /* ---- the columns ------------------------------------------------------------------- */
-
-const rl_point *exp07_find(const rl_points *all, point_kind kind, const char *role,
-                           const char *config, int batch, int ctx_len)
-{
-    for (int i = 0; i < all->n; i++) {
-        const rl_point *p = &all->v[i];
-        const exp07_call *c = RL_DATA(exp07_call, p);
-        if (rl_point_timed(p) && c->kind == kind && (!role || rl_point_has_role(p, role)) &&
-            c->batch == batch &&
-            (kind == WEIGHT_GEMM || (c->ctx == ctx_len && !strcmp(c->config, config))))
-            return p;
-    }
-    return NULL;
-}
-
-double exp07_share(const rl_points *all, const char *config, int batch, int ctx_len)
-{
-    const rl_point *a = exp07_find(all, DECODE_ATTN, "decode_fused", config, batch, ctx_len),
-                   *w = exp07_find(all, WEIGHT_GEMM, NULL, NULL, batch, 0);
-    return a && w ? a->seconds / (a->seconds + w->seconds) : NAN;
-}
 
 static bool is_fused(const rl_point *p)
 {
@@ -218,19 +295,14 @@ static const rl_column TABLE[] = {
     {0},
 };
 
-static const kernel_family *const FAMILIES[] = {&attention_family, &gemv_family, NULL};
+/* ---- the experiment ------------------------------------------------------------------ */
 
-/* ---- --shape: one decode shape, beside ggml's flash attention ----------------------- */
-
-static const char *shape_choice = "";
 static const rl_option OPTIONS[] = {
     {"shape", "B,HQ,HKV,D,L", "instead of the sweeps: time the decode of one shape (B sequences, HQ "
      "query heads sharing HKV KV heads of dimension D, a cache of L), fused and materialized, to "
      "compare with ggml's test-backend-ops FLASH_ATTN_EXT; writes no results", NULL, &shape_choice},
     {0},
 };
-static attn_config shape_config = {"shape", 0, 0, 0};
-static int shape_batch, shape_ctx; /* 0: the sweeps */
 
 static void read_options(rl_ctx *ctx)
 {
@@ -248,7 +320,7 @@ static void read_options(rl_ctx *ctx)
     shape_batch = b, shape_ctx = L;
 }
 
-static void declare(rl_ctx *ctx);
+static const kernel_family *const FAMILIES[] = {&attention_family, &gemv_family, NULL};
 
 static const rl_experiment EXP07 = {
     .id = "07",
@@ -276,56 +348,9 @@ static const rl_experiment EXP07 = {
     .compare_keys = "phase,config,variant,batch,ctx",
     .compare_value = "time_us_median",
     .declare = declare,
-    .judge = exp07_judge,
+    .judge = judge,
     .options = OPTIONS,
     .read_options = read_options,
 };
-
-static void describe(rl_ctx *ctx, const exp07_sweep *s)
-{
-    char b[64], l[64], n[64];
-    rl_list_ints(b, sizeof b, s->batches);
-    rl_list_ints(l, sizeof l, s->contexts);
-    rl_list_ints(n, sizeof n, s->prefill_n);
-    rl_meta(ctx, "decode", "batch B = %s; cache length L = %s; 32 query heads of dimension 128, "
-            "32 / 8 / 4 KV heads (MHA, GQA-4, GQA-8); FP16 q, K and V, FP32 out; parts capped by "
-            "the working-set limit", b, l);
-    rl_meta(ctx, "weights", "Llama 3 8B's layer (q k v o, gate up down: 218 M weights) as one "
-            "%dx%d FP16 matrix at each batch (gemv family)", LAYER_ROWS, LAYER_K);
-    rl_meta(ctx, "prefill", "n = %s; %d head(s) of dimension 128, every query against every key "
-            "(no mask)", n, exp07_prefill_heads(ctx));
-    rl_meta(ctx, "bytes_model", "decode KV = B L h_kv d x 2 tensors x 2 B; + q (2 B) and out (4 B); "
-            "materialized adds %g B per score (S written, read and written by softmax, read by "
-            "P V); K and V counted once (a head's are reused from the cache between query tiles)",
-            attention_score_bytes(rl_kernel_backend(ctx)));
-    rl_meta(ctx, "validation", "decode and prefill: the first rows vs a double-precision reference "
-            "(atol %g, rtol %g; %g more where the GPU's materialized P, in FP16, is checked or "
-            "checked against); the fused variants' other rows vs the materialized output; the "
-            "weight GEMM's first rows vs its reference (gemv)", ATTENTION_ATOL, ATTENTION_RTOL,
-            ATTENTION_FP16_P_ATOL);
-    rl_meta(ctx, "ridge_flop_per_byte", "%.2f (measured: compute roof / DRAM read)", exp07_ridge(ctx));
-}
-
-static void declare(rl_ctx *ctx)
-{
-    if (shape_batch) { /* a side benchmark: its table only */
-        printf("\nshape       B = %d, %d query heads, %d KV heads of dimension %d, L = %d\n",
-               shape_batch, shape_config.heads_q, shape_config.heads_kv, shape_config.dim, shape_ctx);
-        rl_discard_results(ctx);
-        exp07_declare_decode(ctx, &shape_config, shape_ctx, (const int[]){shape_batch, 0}, true);
-        return;
-    }
-    exp07_sweep s = exp07_sweep_for(ctx);
-    describe(ctx, &s);
-    /* the weight GEMM first: the decode rows' share of the step reads its times */
-    exp07_declare_weights(ctx, s.batches);
-    for (int c = 0; c < NCONFIGS; c++)
-        for (const int *L = s.contexts; *L; L++)
-            exp07_declare_decode(ctx, &EXP07_CONFIGS[c], *L, s.batches,
-                           s.materialized == MATERIALIZED_ALL ||
-                               (s.materialized == MATERIALIZED_LLAMA && c == LLAMA_CONFIG));
-    for (const int *n = s.prefill_n; *n; n++)
-        exp07_declare_prefill(ctx, *n);
-}
 
 int main(int argc, char **argv) { return rl_main(&EXP07, argc, argv); }

@@ -13,7 +13,7 @@ int exp07_prefill_heads(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? 16 : 
 /* One length n: Q, K and V of every head (head 0 drawn, the others
  * repeating it), an output per variant, the largest scratch. */
 typedef struct prefill_part {
-    int n, heads, ref_rows;
+    int n, heads, ref_rows, group;
     size_t scratch_bytes;
     attention_buffers b;
 } prefill_part;
@@ -25,7 +25,7 @@ static void open_prefill(rl_ctx *ctx, void *state)
     prefill_part *P = state;
     attention_args shape = {.batch = 1, .heads_q = 1, .heads_kv = 1, .ctx = P->n, .dim = PREFILL_DIM};
     exp07_open_attention_buffers(ctx, &P->b, shape, ATTN_PREFILL, head_items(P), head_items(P), 1,
-                           (size_t)P->heads, P->scratch_bytes, (size_t)P->ref_rows);
+                                 (size_t)P->heads, P->scratch_bytes, (size_t)P->ref_rows);
 }
 
 static void close_prefill(rl_ctx *ctx, const rl_points *pts, void *state)
@@ -53,46 +53,68 @@ static void prepare_prefill(rl_ctx *ctx, rl_point *p)
     }
     attention_args mat = args_of(ctx, P, P->b.out_mat);
     p->want = exp07_fused_want(ctx, &mat, ATTN_PREFILL, P->b.ref, (size_t)P->ref_rows,
-                         (size_t)P->heads * P->n);
+                               (size_t)P->heads * P->n);
     p->frees_want = true;
 }
 
-void exp07_declare_prefill(rl_ctx *ctx, int n)
+static attention_args shape_of(const prefill_part *P)
+{
+    return (attention_args){.batch = P->heads, .heads_q = 1, .heads_kv = 1, .ctx = P->n,
+                            .dim = PREFILL_DIM};
+}
+
+rl_part exp07_prefill_part(rl_ctx *ctx, int n)
 {
     prefill_part *P = RL_NEW(ctx, prefill_part);
     *P = (prefill_part){.n = n, .heads = exp07_prefill_heads(ctx)};
-    attention_args shape = {.batch = P->heads, .heads_q = 1, .heads_kv = 1, .ctx = n, .dim = PREFILL_DIM};
-    int backend = rl_kernel_backend(ctx);
+    attention_args shape = shape_of(P);
     /* the materialized scores must fit the working-set limit */
-    if (attention_score_bytes(backend) * attention_scores(ATTN_PREFILL, &shape) > rl_max_bytes(ctx))
-        return;
+    if (attention_score_bytes(rl_kernel_backend(ctx)) * attention_scores(ATTN_PREFILL, &shape) >
+        rl_max_bytes(ctx))
+        return (rl_part){0};
     P->ref_rows = exp07_attention_validated_rows(n, n, PREFILL_DIM, 64);
-    rl_part_add(ctx, &(rl_part){.open = open_prefill, .done = close_prefill, .state = P});
-    int group = rl_group_new(ctx);
+    P->group = rl_group_new(ctx);
+    return (rl_part){.open = open_prefill, .done = close_prefill, .state = P};
+}
+
+static void add_point(rl_ctx *ctx, prefill_part *P, const attention_variant *v)
+{
+    int backend = rl_kernel_backend(ctx), n = P->n;
+    attention_args shape = shape_of(P);
+    exp07_call *c = RL_NEW(ctx, exp07_call);
+    *c = (exp07_call){.kind = PREFILL_ATTN, .phase = "prefill", .config = "", .batch = P->heads,
+                      .ctx = n, .heads_q = 1, .heads_kv = 1, .group = 1, .dim = PREFILL_DIM,
+                      .validated_rows = P->ref_rows, .part = P, .attn.launch = RL_LAUNCHER(ctx, v),
+                      .kv_bytes = attention_kv_bytes(ATTN_PREFILL, &shape),
+                      .score_bytes = v->fused ? 0 : attention_score_bytes(backend) *
+                                                        attention_scores(ATTN_PREFILL, &shape)};
+    double bytes = attention_bytes(ATTN_PREFILL, v->fused, backend, &shape);
+    /* The fused path's working set: Q, K, V and O, its tiles in cache. */
+    rl_point_add(ctx, &(rl_point){
+        .variant = KERNEL_VARIANT(v), .group = P->group, .call = attention_kernel_call(&c->attn),
+        RL_POINT_DATA(c), .prepare = prepare_prefill,
+        .count = (size_t)(v->fused ? P->heads * n : P->ref_rows) * PREFILL_DIM,
+        .atol = attention_atol(v, backend, v->fused && P->heads * n > P->ref_rows),
+        .rtol = ATTENTION_RTOL,
+        .flops = attention_flops(ATTN_PREFILL, &shape), .bytes = bytes, .footprint = bytes,
+        .pattern = RL_COPY});
+}
+
+/* Every prefill variant of the backend, in one group. */
+void exp07_prefill_points(rl_ctx *ctx, void *part_state)
+{
+    prefill_part *P = part_state;
+    if (!P)
+        return;
+    int backend = rl_kernel_backend(ctx);
+    attention_args shape = shape_of(P);
     for (const attention_variant *v = attention_variants; v->name; v++) {
         if (v->phase != ATTN_PREFILL || !attention_family.has(v, backend))
             continue;
         /* the fused point's check runs the materialized variant: its scratch too */
         size_t scratch = attention_scratch_bytes(v, backend, &shape);
         P->scratch_bytes = scratch > P->scratch_bytes ? scratch : P->scratch_bytes;
-        if (!rl_runs(ctx, &attention_family, KERNEL_VARIANT(v)))
-            continue;
-        exp07_call *c = RL_NEW(ctx, exp07_call);
-        *c = (exp07_call){.kind = PREFILL_ATTN, .phase = "prefill", .config = "", .batch = P->heads,
-                    .ctx = n, .heads_q = 1, .heads_kv = 1, .group = 1, .dim = PREFILL_DIM,
-                    .validated_rows = P->ref_rows, .part = P, .attn.launch = RL_LAUNCHER(ctx, v),
-                    .kv_bytes = attention_kv_bytes(ATTN_PREFILL, &shape),
-                    .score_bytes = v->fused ? 0 : attention_score_bytes(backend) *
-                                                      attention_scores(ATTN_PREFILL, &shape)};
-        double bytes = attention_bytes(ATTN_PREFILL, v->fused, backend, &shape);
-        /* The fused path's working set: Q, K, V and O, its tiles in cache. */
-        rl_point_add(ctx, &(rl_point){
-            .variant = KERNEL_VARIANT(v), .group = group, .call = attention_kernel_call(&c->attn),
-            RL_POINT_DATA(c), .prepare = prepare_prefill,
-            .count = (size_t)(v->fused ? P->heads * n : P->ref_rows) * PREFILL_DIM,
-            .atol = attention_atol(v, backend, v->fused && P->heads * n > P->ref_rows),
-            .rtol = ATTENTION_RTOL,
-            .flops = attention_flops(ATTN_PREFILL, &shape), .bytes = bytes, .footprint = bytes,
-            .pattern = RL_COPY});
+        if (rl_runs(ctx, &attention_family, KERNEL_VARIANT(v)))
+            add_point(ctx, P, v);
     }
 }
