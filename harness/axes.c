@@ -117,6 +117,15 @@ void rl_axis_text(const rl_ctx *ctx, const rl_axis *a, char *buf, size_t len)
         rl_appendf(buf, len, "%s%.10g", i ? ", " : "", s.v[i]);
 }
 
+void rl_axis_list(const rl_ctx *ctx, const rl_axis *a, char *buf, size_t len)
+{
+    rl_steps s = rl_axis_values(ctx, a);
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; i < s.n; i++)
+        rl_appendf(buf, len, "%s%.10g", i ? " " : "", s.v[i]);
+}
+
 /* ---- a combination's values --------------------------------------------------- */
 
 static int axis_index(const rl_at *at, const rl_axis *a)

@@ -97,6 +97,8 @@ double rl_axis_last(const rl_ctx *ctx, const rl_axis *a);
 bool rl_axis_has(const rl_ctx *ctx, const rl_axis *a, double v);
 /* "1, 4, 64" (a range: "65536 .. 8388608, doubling"): for the CSV's metadata. */
 void rl_axis_text(const rl_ctx *ctx, const rl_axis *a, char *buf, size_t len);
+/* "1 4 64": every value, as words (the metadata of experiments 02 and 07). */
+void rl_axis_list(const rl_ctx *ctx, const rl_axis *a, char *buf, size_t len);
 
 /* One combination of a sweep's values: on each axis, in the sweep's order,
  * the value, its index and whether it is the axis's last (the largest

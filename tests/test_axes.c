@@ -208,3 +208,11 @@ Test(axes, a_skipped_combination_makes_no_part_and_no_group)
     cr_assert(all->n == 1 && all->v[0].part == 0);
     rl_run_release(&ctx);
 }
+
+Test(axes, a_list_as_words_is_every_value_once)
+{
+    rl_ctx lab = ctx_in(RL_MODE_LAB, RL_CPU);
+    char words[64];
+    rl_axis_list(&lab, &BATCH, words, sizeof words);
+    cr_assert_str_eq(words, "1 4 64");
+}

@@ -21,7 +21,6 @@
  * the columns and the experiment that names them all.
  */
 #include "gemv.h"
-#include "rl_axis_list.h"
 #include "rl_weights.h"
 #include "rooflab.h"
 
@@ -129,15 +128,21 @@ static void prepare(rl_ctx *ctx, rl_point *p)
     rl_weights_bind(ctx, c->W, p, &c->kernel, &c->check, c->n, c->validated_rows);
 }
 
+/* A shape --shape leaves out has no points, and no part. */
+static bool shape_not_chosen(const rl_ctx *ctx, const rl_at *at, void *state)
+{
+    (void)ctx;
+    (void)state;
+    return !rl_option_is(shape_choice, shape_at(at)->name);
+}
+
 /* A shape is a part, its weights made when it opens: every row drawn,
  * copies spanning 4x the last-level cache. Its GEMV points (n <= 8) share
- * one group; a shape --shape leaves out is an empty part. */
+ * one group. */
 static void shape_part(rl_ctx *ctx, const rl_at *at, rl_part *part, void *state)
 {
     (void)state;
     const shape *s = shape_at(at);
-    if (!rl_option_is(shape_choice, s->name))
-        return;
     rl_weights W = {.rows = s->rows, .k = s->k, .drawn_rows = s->rows,
                     .copies = rl_copies_beyond_cache(ctx, 2.0 * s->rows * s->k),
                     .group = rl_group_new(ctx)};
@@ -180,8 +185,6 @@ static void token_points(rl_ctx *ctx, const rl_at *at, void *state)
 {
     (void)state;
     rl_weights *W = at->part_state;
-    if (!W)
-        return;
     int n = rl_at_int(at, &TOKENS);
     int group = n <= GEMV_MAX_BATCH ? W->group : rl_group_new(ctx);
     for (const gemv_variant *v = gemv_variants; v->name; v++)
@@ -215,7 +218,7 @@ static void declare(rl_ctx *ctx)
     rl_tune_decode_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
     describe(ctx);
     rl_sweep_declare(ctx, &(rl_sweep){AXES, .part_axes = 1, .part = shape_part,
-                                      .points = token_points});
+                                      .skip = shape_not_chosen, .points = token_points});
 }
 
 /* ---- the judgement ---------------------------------------------------------------- */

@@ -67,18 +67,22 @@ static void prepare_decode(rl_ctx *ctx, rl_point *p)
     p->count = rows * c->dim;
 }
 
-/* The largest batch whose part fits the working-set limit: K and V, and
- * the materialized scores. */
+/* A batch's decode fits the working-set limit: K and V, and the
+ * materialized scores. */
+bool exp07_decode_fits(const rl_ctx *ctx, const attn_config *cfg, int ctx_len, int batch)
+{
+    double kv = (double)batch * ctx_len * cfg->heads_kv * cfg->dim * 4.0;
+    double scores = (double)batch * cfg->heads_q * ctx_len * 6.0;
+    return kv + scores <= rl_max_bytes(ctx);
+}
+
+/* The largest batch whose part fits. */
 static int batch_cap(const rl_ctx *ctx, const attn_config *cfg, int ctx_len, const rl_steps *batches)
 {
     int cap = 0;
-    for (int i = 0; i < batches->n; i++) {
-        int b = (int)batches->v[i];
-        double kv = (double)b * ctx_len * cfg->heads_kv * cfg->dim * 4.0;
-        double scores = (double)b * cfg->heads_q * ctx_len * 6.0;
-        if (kv + scores <= rl_max_bytes(ctx))
-            cap = b;
-    }
+    for (int i = 0; i < batches->n; i++)
+        if (exp07_decode_fits(ctx, cfg, ctx_len, (int)batches->v[i]))
+            cap = (int)batches->v[i];
     return cap;
 }
 
@@ -132,8 +136,6 @@ static void add_point(rl_ctx *ctx, decode_part *P, const attention_variant *v, i
 void exp07_decode_points(rl_ctx *ctx, void *part_state, int batch)
 {
     decode_part *P = part_state;
-    if (!P || batch > P->bmax)
-        return;
     const attn_config *cfg = P->cfg;
     int backend = rl_kernel_backend(ctx);
     attention_args shape = {.batch = batch, .heads_q = cfg->heads_q, .heads_kv = cfg->heads_kv,

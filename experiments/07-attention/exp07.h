@@ -50,8 +50,11 @@ rl_weights *exp07_weights_part(rl_ctx *ctx);
 void exp07_weight_point(rl_ctx *ctx, rl_weights *W, int batch);
 
 /* ---- decode.c: a part per configuration and cache length ------------------------- */
+/* Whether a batch's decode at cache length L fits the working-set limit
+ * (the sweep skips those that do not: no part is made where none fits). */
+bool exp07_decode_fits(const rl_ctx *ctx, const attn_config *cfg, int ctx_len, int batch);
 /* The part of cfg at cache length L, sized for the largest of `batches`
- * that fits the working-set limit; none (a zero part) where none fits.
+ * that fits the working-set limit.
  * materialized: whether the materialized variant runs beside the fused. */
 rl_part exp07_decode_part(rl_ctx *ctx, const attn_config *cfg, int ctx_len, const rl_steps *batches,
                           bool materialized);
@@ -59,7 +62,10 @@ rl_part exp07_decode_part(rl_ctx *ctx, const attn_config *cfg, int ctx_len, cons
 void exp07_decode_points(rl_ctx *ctx, void *part_state, int batch);
 
 /* ---- prefill.c: a part per prompt length n ----------------------------------------- */
-/* The part of length n; a zero part where its scores exceed the limit. */
+/* Whether the materialized scores of length n fit the working-set limit
+ * (the sweep skips those that do not). */
+bool exp07_prefill_fits(const rl_ctx *ctx, int n);
+/* The part of length n. */
 rl_part exp07_prefill_part(rl_ctx *ctx, int n);
 void exp07_prefill_points(rl_ctx *ctx, void *part_state);
 /* The heads a prefill point runs: 1 on the CPU (its threads split the

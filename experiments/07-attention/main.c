@@ -23,7 +23,6 @@
  * (judge.c judges each claim), then the columns and the experiment.
  */
 #include "exp07.h"
-#include "rl_axis_list.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -103,8 +102,16 @@ static void weight_points(rl_ctx *ctx, const rl_at *at, void *W)
 }
 
 /* A decode part per configuration and cache length, sized for the largest
- * batch that fits the working-set limit (where none does, a part with
- * nothing in it), its points the batches (decode.c). */
+ * batch that fits the working-set limit, its points the batches
+ * (decode.c); a batch that does not fit is skipped, and a part where none
+ * fits is never made. */
+static bool decode_does_not_fit(const rl_ctx *ctx, const rl_at *at, void *state)
+{
+    (void)state;
+    return !exp07_decode_fits(ctx, &CONFIGS[rl_at_int(at, &CONFIG)], rl_at_int(at, &CACHE_LEN),
+                              rl_at_int(at, &BATCH));
+}
+
 static void decode_part(rl_ctx *ctx, const rl_at *at, rl_part *part, void *state)
 {
     (void)state;
@@ -122,6 +129,12 @@ static void decode_points(rl_ctx *ctx, const rl_at *at, void *state)
 
 /* A prefill part per prompt length whose scores fit the limit, its points
  * the prefill variants (prefill.c). */
+static bool prefill_does_not_fit(const rl_ctx *ctx, const rl_at *at, void *state)
+{
+    (void)state;
+    return !exp07_prefill_fits(ctx, rl_at_int(at, &PROMPT_LEN));
+}
+
 static void prefill_part(rl_ctx *ctx, const rl_at *at, rl_part *part, void *state)
 {
     (void)state;
@@ -194,9 +207,9 @@ static void declare(rl_ctx *ctx)
     rl_sweep_declare(ctx, &(rl_sweep){WEIGHT_AXES, .points = weight_points,
                                       .state = exp07_weights_part(ctx)});
     rl_sweep_declare(ctx, &(rl_sweep){DECODE_AXES, .part_axes = 2, .part = decode_part,
-                                      .points = decode_points});
+                                      .skip = decode_does_not_fit, .points = decode_points});
     rl_sweep_declare(ctx, &(rl_sweep){PREFILL_AXES, .part_axes = 1, .part = prefill_part,
-                                      .points = prefill_points});
+                                      .skip = prefill_does_not_fit, .points = prefill_points});
 }
 
 /* ---- the judgement ------------------------------------------------------------------ */

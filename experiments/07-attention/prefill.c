@@ -63,15 +63,19 @@ static attention_args shape_of(const prefill_part *P)
                             .dim = PREFILL_DIM};
 }
 
+/* The materialized scores must fit the working-set limit. */
+bool exp07_prefill_fits(const rl_ctx *ctx, int n)
+{
+    prefill_part P = {.n = n, .heads = exp07_prefill_heads(ctx)};
+    attention_args shape = shape_of(&P);
+    return attention_score_bytes(rl_kernel_backend(ctx)) * attention_scores(ATTN_PREFILL, &shape) <=
+           rl_max_bytes(ctx);
+}
+
 rl_part exp07_prefill_part(rl_ctx *ctx, int n)
 {
     prefill_part *P = RL_NEW(ctx, prefill_part);
     *P = (prefill_part){.n = n, .heads = exp07_prefill_heads(ctx)};
-    attention_args shape = shape_of(P);
-    /* the materialized scores must fit the working-set limit */
-    if (attention_score_bytes(rl_kernel_backend(ctx)) * attention_scores(ATTN_PREFILL, &shape) >
-        rl_max_bytes(ctx))
-        return (rl_part){0};
     P->ref_rows = exp07_attention_validated_rows(n, n, PREFILL_DIM, 64);
     P->group = rl_group_new(ctx);
     return (rl_part){.open = open_prefill, .done = close_prefill, .state = P};
@@ -104,8 +108,6 @@ static void add_point(rl_ctx *ctx, prefill_part *P, const attention_variant *v)
 void exp07_prefill_points(rl_ctx *ctx, void *part_state)
 {
     prefill_part *P = part_state;
-    if (!P)
-        return;
     int backend = rl_kernel_backend(ctx);
     attention_args shape = shape_of(P);
     for (const attention_variant *v = attention_variants; v->name; v++) {
