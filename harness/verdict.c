@@ -118,8 +118,8 @@ void rl_verdicts_print(rl_ctx *ctx)
 }
 
 /* Copies the rows of other experiments (or other backends) from an
- * existing verdicts.csv, read as every CSV is (rl_table_read: quoted
- * notes, long lines) and written back through the writer: the file is a
+ * existing verdicts.csv, read as every CSV is (rl_table_read) and
+ * written back through the writer: the file is a
  * table of the latest verdict per experiment and backend, not a log. A
  * file that cannot be read (none yet) has no rows to keep. */
 static void keep_other_rows(const char *path, const char *slug, const char *backend, rl_csv *c)

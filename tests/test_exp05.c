@@ -114,6 +114,24 @@ Test(exp05, quick_cpu_run_writes_csv_verdicts_and_charts)
     cr_assert_eq(temp_files_left(dir, "e2e"), 0, "no temporary files or folders left");
 }
 
+/* Another experiment's row in a verdicts.csv, its note quoted, with
+ * commas, doubled quotes and a long text: a run must keep it whole (it
+ * reads the file with the CSV reader and writes it back with the writer). */
+static void append_other_row(const char *path, char *note, size_t len)
+{
+    snprintf(note, len, "a note, with commas, and \"quotes\"; ");
+    while (strlen(note) + 20 < len)
+        strcat(note, "and more words ");
+    FILE *f = fopen(path, "a");
+    cr_assert_not_null(f, "%s", path);
+    fprintf(f, "02-prefill-decode,mbu_decode,cpu,Some CPU,again,yes,MBU at n = 1,0.6 .. 1,0.9,"
+               "holds,\"");
+    for (const char *c = note; *c; c++)
+        fputs(*c == '"' ? "\"\"" : (char[]){*c, 0}, f);
+    fprintf(f, "\",2026-01-01T00:00:00Z\n");
+    fclose(f);
+}
+
 Test(exp05, second_run_reuses_ceilings_and_replaces_its_verdicts)
 {
     const char *args = "--quick --backend cpu --max-bytes 64Mi --label again --op affine --variant 1,2,3 --no-plot";
@@ -139,6 +157,9 @@ Test(exp05, second_run_reuses_ceilings_and_replaces_its_verdicts)
     /* The cache's date before the second run reads it (a roof that run
      * measures again would be saved, and date the file anew). */
     cr_assert(rl_csv_read_meta(path, "date_utc", cache_date, sizeof cache_date));
+    char verdicts[1024], note[12000];
+    snprintf(verdicts, sizeof verdicts, "%s/results/again/verdicts.csv", dir);
+    append_other_row(verdicts, note, sizeof note);
     cr_assert_eq(run_experiment_measuring(EXP05, dir, args, out, sizeof out, err, sizeof err), 0,
                  "%s", err);
     cr_assert(strstr(out, "cached"), "second run reuses the ceilings: %s", out);
@@ -147,13 +168,21 @@ Test(exp05, second_run_reuses_ceilings_and_replaces_its_verdicts)
     cr_assert(rl_csv_read_meta(csv, "ceilings_date_utc", when, sizeof when));
     cr_assert_str_eq(when, cache_date, "when the reused roofs were measured: the cache's date");
 
-    snprintf(path, sizeof path, "%s/results/again/verdicts.csv", dir);
-    char *text = read_file(path, NULL);
+    char *text = read_file(verdicts, NULL);
     int rows = 0;
     for (char *p = text; (p = strstr(p, "\n05-fusion,")); p++)
         rows++;
     cr_assert_eq(rows, 2, "two verdicts, not two per run: %s", text);
     free(text);
+    /* the other experiment's row, whole */
+    char why[256];
+    rl_table *t = load_results(verdicts, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    int other = rl_table_find(t, "experiment", "02-prefill-decode");
+    cr_assert_geq(other, 0, "another experiment's row was lost");
+    cr_assert_str_eq(rl_table_get(t, other, "note"), note, "its note changed");
+    cr_assert_str_eq(rl_table_get(t, other, "date_utc"), "2026-01-01T00:00:00Z");
+    rl_table_free(t);
 }
 
 Test(exp05, usage_errors_exit_2)
