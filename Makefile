@@ -107,7 +107,9 @@ ifneq ($(NVCC),)
   HARNESS_CU := $(wildcard harness/*.cu)
   KERNELS_CU := $(wildcard kernels/*.cu)
   KERNEL_RESOURCES_C := $(B)/gen/kernel_resources.c
-  LDLIBS += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcublas -lcudart_static -lrt -lstdc++
+  # cuBLAS is not linked: harness/cublas_loader.cu opens it at its first
+  # call, through this run path (linked, it was most of every start-up).
+  LDLIBS += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR) -lcudart_static -lrt -lstdc++
 else ifeq ($(MAKELEVEL),0)
   $(info rooflab: nvcc not found: building the CPU backend only (CUDA backend, kernels and GPU tests skipped))
 endif

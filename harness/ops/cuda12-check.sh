@@ -20,7 +20,7 @@
 #     $B/cuda12/make/: every .cu file of kernels/ and harness/ for each SM
 #     in SMS (default 70 75 80 90) against CUDA 12's headers, its PTX
 #     assembled by CUDA 12's ptxas; the C files; every binary, linked
-#     against the wheels' libcudart.so.12 and libcublas.so.12. Warnings
+#     against the wheels' libcudart.so.12. Warnings
 #     are errors under CI=true, as in make test. The registers and spills
 #     ptxas gave each kernel are in $B/cuda12/make/kernel-resources.txt;
 #     the sm_70 rows are printed.
@@ -28,8 +28,10 @@
 #  4. Every CUDA object in one program (an experiment's, with all of
 #     them: a binary takes only the objects it calls), its symbols bound at
 #     load (-z now), run once (--print-label, on the CPU): CUDA 12's
-#     libcudart and libcublas load and have every CUDA and cuBLAS function
-#     the code calls.
+#     libcudart loads and has every CUDA function the code calls; cuBLAS,
+#     which no binary links (harness/cublas_loader.cu opens it at its
+#     first call), is opened as the binaries open it, and CUDA 12's
+#     libcublas.so.12 has every cuBLAS function the code calls.
 #  5. No header came from another toolkit (a CUDA 13 in /usr/local/include
 #     or /usr/local/cuda): each .cu file's headers, host and device side,
 #     are this installation's, the system's or the tree's.
@@ -208,13 +210,32 @@ ${CC:-cc} $cflags "$main_dir"/*.o "${cu_objs[@]}" "$work/make/libkernels.a" "$wo
     "$work/make/librooflab.a" $ldlibs -Wl,-z,now -o "$prog" >"$work/link.log" 2>&1 ||
     fail "the link of every CUDA object" "$work/link.log"
 libs=$(ldd "$prog" | awk '/libcudart|libcublas/ { print $1 " => " $3 }')
-if ! grep -q "libcudart.so.12 => $cuda/" <<<"$libs" || ! grep -q "libcublas.so.12 => $cuda/" <<<"$libs"; then
-    say "FAILED: the program does not load the installation's libcudart.so.12 and libcublas.so.12:"
+if ! grep -q "libcudart.so.12 => $cuda/" <<<"$libs" || grep -q "libcublas" <<<"$libs"; then
+    say "FAILED: the program must load the installation's libcudart.so.12, and not cuBLAS (opened at its first call):"
     echo "$libs"
     exit 1
 fi
 label=$(LD_BIND_NOW=1 "$prog" --backend cpu --print-label 2>"$work/run.log") || fail "the program's run" "$work/run.log"
-say "the ${#cu_objs[@]} CUDA objects in one program: $(nm -D --undefined-only "$prog" | grep -c -E 'cuda|cublas') CUDA and cuBLAS functions bound to CUDA $CUDA12's libraries; it loads and runs (label $label)"
+# cuBLAS is opened at its first call (harness/cublas_loader.cu), through
+# the binaries' run path: every function the code calls, from CUDA 12's.
+cat >"$work/cublas-check.c" <<'C'
+#include <stddef.h>
+#include <stdio.h>
+int rl_cublas_resolve_all(char *why, size_t len);
+int main(void)
+{
+    char why[600];
+    int ok = rl_cublas_resolve_all(why, sizeof why);
+    puts(why);
+    return !ok;
+}
+C
+# shellcheck disable=SC2086 # the Makefile's flags, word by word
+${CC:-cc} "$work/cublas-check.c" "$work/make/obj/harness/cublas_loader.cu.o" $ldlibs -o "$work/cublas-check" \
+    >"$work/cublas-link.log" 2>&1 || fail "the link of the cuBLAS loader" "$work/cublas-link.log"
+cublas=$("$work/cublas-check" 2>&1) || { say "FAILED: CUDA $CUDA12's cuBLAS, opened as the binaries open it: $cublas"; exit 1; }
+grep -q "libcublas.so.12:" <<<"$cublas" || { say "FAILED: not CUDA 12's cuBLAS: $cublas"; exit 1; }
+say "the ${#cu_objs[@]} CUDA objects in one program: $(nm -D --undefined-only "$prog" | grep -c -E 'cuda') CUDA functions bound to CUDA $CUDA12's libcudart; it loads and runs (label $label); cuBLAS opened at its first call: $cublas"
 
 # ---- 5. no other toolkit's headers ---------------------------------------------
 foreign=""
