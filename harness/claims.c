@@ -157,6 +157,48 @@ void rl_judge_status_given(rl_ctx *ctx, const rl_claim *c, const char *scope, co
     judge_given(ctx, c, scope, c->lo, c->hi, measured, status, pr, note);
 }
 
+/* The bound of [lo, hi] that the spread [a, b] reaches across: some of
+ * its ratios in the range and some out (a rerun's could fall on either
+ * side), or NaN. A bound belongs to the range: a spread from below that
+ * reaches lo crosses it. */
+static double bound_straddled(double a, double b, double lo, double hi)
+{
+    if (isfinite(lo) && a < lo && lo <= b)
+        return lo;
+    if (isfinite(hi) && a <= hi && hi < b)
+        return hi;
+    return NAN;
+}
+
+void rl_judge_ratio_given(rl_ctx *ctx, const rl_claim *c, const char *scope, rl_ratio r,
+                          const rl_premise *pr, const char *note)
+{
+    char measured[96] = "-", a[48], b[48];
+    double lo_end = fmin(r.lo, r.hi), hi_end = fmax(r.lo, r.hi);
+    if (!isnan(r.median)) {
+        value_text(c, r.median, measured, sizeof measured);
+        if (!isnan(lo_end) && !isnan(hi_end)) {
+            value_text(c, lo_end, a, sizeof a);
+            value_text(c, hi_end, b, sizeof b);
+            rl_appendf(measured, sizeof measured, " (%s-%s)", a, b);
+        }
+    }
+    rl_verdict_status st = rl_within(r.median, c->lo, c->hi);
+    double bound = bound_straddled(lo_end, hi_end, c->lo, c->hi);
+    bool premise_first = pr && !pr->met; /* a premise not met says more than the noise */
+    if (st != RL_NOT_MEASURED && !isnan(bound) && !premise_first) {
+        char why[900], edge[48];
+        value_text(c, bound, edge, sizeof edge);
+        snprintf(why, sizeof why, "the spread of the ratio, %s to %s (both times at opposite ends "
+                 "of their q1-q3), straddles the claim's bound %s: a rerun could turn the "
+                 "verdict; more samples (a lab or full run) narrow it%s%s", a, b, edge,
+                 note && *note ? "; " : "", note ? note : "");
+        judge_given(ctx, c, scope, c->lo, c->hi, measured, RL_NOT_MEASURED, NULL, why);
+        return;
+    }
+    judge_given(ctx, c, scope, c->lo, c->hi, measured, st, pr, note);
+}
+
 void rl_claims_not_judged(rl_ctx *ctx, const char *why)
 {
     for (const rl_claim *c = ctx->exp->claims; c && c->id; c++) {

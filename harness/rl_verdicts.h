@@ -104,6 +104,15 @@ void rl_judge_within_given(rl_ctx *ctx, const rl_claim *c, const char *scope, do
                            double lo, double hi, const rl_premise *pr, const char *note);
 void rl_judge_status_given(rl_ctx *ctx, const rl_claim *c, const char *scope, const char *measured,
                            rl_verdict_status status, const rl_premise *pr, const char *note);
+/* A claim on a ratio of two times (rl_time_ratio), judged so that it does
+ * not turn with the noise: on the median where the ratio's whole spread
+ * (lo to hi) lies on one side of each of the claim's bounds; "not
+ * measured" where the spread straddles a bound (a rerun could give either
+ * verdict), the note naming the bound and the spread. A premise not met
+ * comes first. (rl_ratio: rl_points.h.) */
+struct rl_ratio;
+void rl_judge_ratio_given(rl_ctx *ctx, const rl_claim *c, const char *scope, struct rl_ratio r,
+                          const rl_premise *pr, const char *note);
 /* RL_HOLDS when lo <= x <= hi; RL_NOT_MEASURED when x or a bound is NaN. */
 rl_verdict_status rl_within(double x, double lo, double hi);
 

@@ -215,3 +215,81 @@ Test(premise, an_unmeasured_launch_leaves_the_premise_unknown)
     cr_assert(strstr(note, "the fixed cost of its launches was not measured"), "%s", note);
     cr_assert_eq(judge_short(96, 4800, 0, 2, &note), RL_PREMISE_NOT_MET, "no launches counted: %s", note);
 }
+
+/* ---- a ratio's verdict does not turn with the noise ------------------------------- */
+
+/* A timed point whose samples spread from q1 to q3 around median. */
+static rl_point spread(double q1, double median, double q3)
+{
+    rl_point p = timed(median, 1e9, 0.9);
+    p.m.stats.q1 = q1;
+    p.m.stats.q3 = q3;
+    return p;
+}
+
+static rl_verdict_status judge_ratio(rl_point slow, rl_point fast, const char **note)
+{
+    rl_judge_ratio_given(ctx, &SPEEDUP, NULL, rl_time_ratio(&slow, &fast), NULL, "");
+    rl_verdict_status st;
+    cr_assert(rl_verdict_find(ctx, "speedup", &st, note));
+    return st;
+}
+
+Test(premise, a_ratio_whose_spread_clears_the_bound_is_judged_on_its_median)
+{
+    const char *note;
+    /* 3.0x, spread 2.8x-3.2x: above 2.5x whatever the noise */
+    cr_assert_eq(judge_ratio(spread(2.9, 3.0, 3.1), spread(0.97, 1.0, 1.03), &note), RL_HOLDS,
+                 "%s", note);
+    /* 2.0x, spread 1.9x-2.1x: below it whatever the noise */
+    cr_assert_eq(judge_ratio(spread(1.95, 2.0, 2.05), spread(0.98, 1.0, 1.02), &note),
+                 RL_DOES_NOT_HOLD, "%s", note);
+}
+
+Test(premise, a_ratio_whose_spread_straddles_the_bound_is_not_measured_either_way)
+{
+    const char *note;
+    /* a median above the bound, a spread across it: not "holds" */
+    cr_assert_eq(judge_ratio(spread(2.2, 2.6, 3.0), spread(0.9, 1.0, 1.1), &note), RL_NOT_MEASURED,
+                 "%s", note);
+    cr_assert(strstr(note, "straddles the claim's bound 2.50x"), "%s", note);
+    /* a median below it: not "does not hold" either */
+    cr_assert_eq(judge_ratio(spread(2.0, 2.4, 2.8), spread(0.9, 1.0, 1.1), &note), RL_NOT_MEASURED,
+                 "%s", note);
+}
+
+/* The rule on stand-in measurements: for every spread, the verdict is
+ * never the opposite of what some ratio inside the spread would give:
+ * "holds" only if every ratio in it holds, "does not hold" only if none
+ * does. A shorter window or fewer samples widen the spread; they can
+ * turn a verdict into "not measured", never into its opposite. */
+Test(premise, a_wider_spread_degrades_a_verdict_and_never_flips_it)
+{
+    for (double median = 1.5; median <= 3.5; median += 0.125)
+        for (double width = 0; width <= 0.6; width += 0.05) {
+            const char *note;
+            rl_point slow = spread(median * (1 - width / 2), median, median * (1 + width / 2));
+            rl_point fast = timed(1.0, 1e9, 0.9);
+            rl_ratio r = rl_time_ratio(&slow, &fast);
+            rl_verdict_status st = judge_ratio(slow, fast, &note);
+            if (st == RL_HOLDS)
+                cr_assert_geq(fmin(r.lo, r.hi), SPEEDUP.lo, "holds with %g-%g", r.lo, r.hi);
+            else if (st == RL_DOES_NOT_HOLD)
+                cr_assert_lt(fmax(r.lo, r.hi), SPEEDUP.lo, "does not hold with %g-%g", r.lo, r.hi);
+            else
+                cr_assert_eq(st, RL_NOT_MEASURED, "%s", note);
+        }
+}
+
+Test(premise, a_premise_not_met_is_said_before_the_spread)
+{
+    rl_point slow = spread(2.2, 2.6, 3.0), fast = spread(0.9, 1.0, 1.1);
+    slow.roof.mbu = 0.3; /* the baseline far below its roof */
+    rl_premise pr = rl_premise_start();
+    rl_premise_memory_bound(ctx, &pr, &SPEEDUP, &slow, "the baseline");
+    rl_judge_ratio_given(ctx, &SPEEDUP, NULL, rl_time_ratio(&slow, &fast), &pr, "");
+    rl_verdict_status st;
+    const char *note;
+    cr_assert(rl_verdict_find(ctx, "speedup", &st, &note));
+    cr_assert_eq(st, RL_PREMISE_NOT_MET, "%s", note);
+}

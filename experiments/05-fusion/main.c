@@ -271,10 +271,12 @@ static void judge_op(rl_ctx *ctx, const rl_points *all, fusion_op op, size_t nma
     rl_premise_memory_bound(ctx, &pr, &CLAIMS[FUSED_SPEEDUP], one, "one_op's pass");
     rl_premise_memory_bound(ctx, &pr, &CLAIMS[FUSED_SPEEDUP], unfused, "the unfused pair");
     rl_premise_within_bytes(&pr, unfused, fused, "pair_fused over pair_unfused");
-    rl_judge_given(ctx, &CLAIMS[FUSED_SPEEDUP], key.op,
-                   unfused && fused ? unfused->seconds / fused->seconds : NAN, &pr, note);
-    rl_judge_given(ctx, &CLAIMS[FUSED_VS_ONE_OP], key.op,
-                   fused && one ? fused->seconds / one->seconds : NAN, &pr, note);
+    /* on the ratios with their spread: a verdict the noise could turn is
+     * "not measured", never its opposite */
+    rl_judge_ratio_given(ctx, &CLAIMS[FUSED_SPEEDUP], key.op, rl_time_ratio(unfused, fused), &pr,
+                         note);
+    rl_judge_ratio_given(ctx, &CLAIMS[FUSED_VS_ONE_OP], key.op, rl_time_ratio(fused, one), &pr,
+                         note);
 }
 
 static void judge(rl_ctx *ctx, const rl_points *all)
