@@ -259,7 +259,7 @@ $(EMU_BIN): $(EMU_OBJS) $(KERNELS_LIB) $(HARNESS_LIB)
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: gpu-model peer-ggml peer-ggml-attention peer-ggml-moe cpu-loops ab-decode build build-tests test deps check-gpu check-cuda12 gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability reference paper mountain clean help FORCE
+.PHONY: gpu-model peer-ggml peer-ggml-attention peer-ggml-moe cpu-loops ab-decode build build-tests test deps check-gpu check-cuda12 gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability redraw-check reference paper mountain clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN) $(if $(NVCC),$(B)/kernel-resources.txt $(GPU_MODEL_TOOL))
@@ -335,6 +335,11 @@ stability:
 	@$(MAKE) --no-print-directory $(B)/exp-$(EXP) $(TOOL_BIN)
 	@B='$(B)' EXP='$(EXP)' RUNS='$(RUNS)' MODE='$(MODE)' PREFIX='$(LABEL)' SPIN='$(SPIN)' \
 	BACKEND='$(BACKEND)' ARGS='$(ARGS)' harness/ops/stability.sh
+
+# Every reference chart redrawn from its CSV by this build, compared byte
+# for byte with the committed one (harness/ops/redraw-check.sh).
+redraw-check: build
+	@B='$(B)' harness/ops/redraw-check.sh
 
 # Full sweeps of every experiment into results/reference/<device-slug>/.
 reference:
@@ -482,6 +487,8 @@ help:
 	@echo '                     default stability/exp-NN), then print each verdict in every run'
 	@echo '                     (same in k of N) and each point'"'"'s spread (results/<prefix>/stability.md);'
 	@echo '                     SPIN=1 keeps one core busy meanwhile'
+	@echo '  make redraw-check  every reference chart redrawn from its CSV, compared byte for byte'
+	@echo '                     with the committed one (PDFs without their date)'
 	@echo '  make reference     full sweeps of every experiment into results/reference/<device>/'
 	@echo '                     (EXPS="07": only those, the others'"'"' CSVs kept)'
 	@echo '  make peer-ggml     exp-03'"'"'s CPU decode beside ggml'"'"'s test-backend-ops, per format (GGML_SRC=path'
