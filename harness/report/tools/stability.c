@@ -177,6 +177,18 @@ static int same_in(const int *kind, int n)
     return best;
 }
 
+/* Whether one run held the claim and another did not: a verdict turned
+ * over, not degraded. */
+static bool turned_over(const int *kind, int n)
+{
+    bool holds = false, fails = false;
+    for (int i = 0; i < n; i++) {
+        holds |= kind[i] == (int)RL_HOLDS;
+        fails |= kind[i] == (int)RL_DOES_NOT_HOLD;
+    }
+    return holds && fails;
+}
+
 static void verdicts_part(strbuf *b, const srun *runs, int n, const char *exp)
 {
     int total = 0;
@@ -188,7 +200,7 @@ static void verdicts_part(strbuf *b, const srun *runs, int n, const char *exp)
     int nids = verdict_ids(runs, n, exp, ids, total);
     sb_printf(b, "\nverdicts: each run's verdict and measured value; same in k of N: k runs gave "
                  "its\nmost common kind (holds, does not hold, premise not met, not measured)\n");
-    strbuf flipped = {0};
+    strbuf flipped = {0}, opposites = {0};
     int steady = 0;
     for (int k = 0; k < nids; k++) {
         int kind[MAX_RUNS], row[MAX_RUNS];
@@ -198,7 +210,12 @@ static void verdicts_part(strbuf *b, const srun *runs, int n, const char *exp)
                                  : (int)rl_verdict_kind(rl_table_get(runs[i].verdicts, row[i], "verdict"));
         }
         int same = same_in(kind, n);
-        sb_printf(b, "  %-46s same in %d of %d%s\n", ids[k], same, n, same < n ? "  << flips" : "");
+        bool opposite = turned_over(kind, n);
+        sb_printf(b, "  %-46s same in %d of %d%s\n", ids[k], same, n,
+                  opposite ? "  << OPPOSITE: holds in one run, does not hold in another"
+                  : same < n ? "  << flips" : "");
+        if (opposite)
+            sb_printf(&opposites, "%s%s", opposites.s ? ", " : "", ids[k]);
         for (int i = 0; i < n; i++) {
             if (row[i] < 0) {
                 sb_printf(b, "    %-2d - (no such verdict in this run)\n", i + 1);
@@ -219,7 +236,13 @@ static void verdicts_part(strbuf *b, const srun *runs, int n, const char *exp)
     else
         sb_printf(b, "  %d of %d verdicts the same in every run%s%s\n", steady, nids,
                   flipped.s ? "; not: " : "", flipped.s ? flipped.s : "");
+    /* A verdict may degrade between runs (a budget's shorter window: "not
+     * measured"), never turn into its opposite: that is said apart. */
+    if (nids)
+        sb_printf(b, "  opposite verdicts (holds in one run, does not hold in another): %s\n",
+                  opposites.s ? opposites.s : "none");
     sb_free(&flipped);
+    sb_free(&opposites);
     free(ids);
 }
 
