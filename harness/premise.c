@@ -136,3 +136,53 @@ void rl_premise_outlasts_fixed_cost(rl_ctx *ctx, rl_premise *pr, const rl_point 
              "sets its time", what, p->bytes / 1048576, roof, roof_text, at_roof * 1e6, multiple,
              fixed * 1e6, launches, launch_s * 1e6, launch_what);
 }
+
+/* ---- the bound a point hit instead of its memory roof ------------------------------ */
+
+/* Whether p reads below the claim's premise; if so, why in buf, naming
+ * what bound it instead. MFU over MBU is AI over the ridge at the roofs
+ * measured beside p, so that ridge is AI x MBU / MFU: at or above it p
+ * is compute-bound; below it neither roof sets its time, its own
+ * instructions do (conversions, multiply-adds, loads per byte). */
+static bool below_roof_naming(rl_ctx *ctx, const rl_claim *c, const rl_point *p, const char *what,
+                              const char *then, char *buf, size_t len)
+{
+    if (!p || !(c->premise_mbu > 0))
+        return false;
+    double mbu = rl_point_mbu(ctx, p), mfu = rl_point_mfu(ctx, p);
+    if (isnan(mbu) || mbu >= c->premise_mbu)
+        return false;
+    double ai = rl_arith_intensity(p->flops, p->bytes), ridge = ai * mbu / mfu;
+    char bound[400];
+    if (!(ridge > 0) || !isfinite(ridge))
+        snprintf(bound, sizeof bound, "and its compute roof was not measured, so which bound it "
+                 "hit is not known; %s", then);
+    else if (ai >= ridge)
+        snprintf(bound, sizeof bound, "the compute roof does (AI %.1f FLOP/B, at or above the "
+                 "ridge beside it, %.1f; MFU %.2f); %s", ai, ridge, mfu, then);
+    else
+        snprintf(bound, sizeof bound, "nor the compute roof (AI %.1f FLOP/B, under the ridge "
+                 "beside it, %.1f; MFU %.2f): its own instructions do (conversions, multiply-adds, "
+                 "loads); %s", ai, ridge, mfu, then);
+    below_roof(ctx, c, p, what, "", buf, len);
+    rl_appendf(buf, len, "%s", bound); /* may be cut at len, as any note */
+    return true;
+}
+
+void rl_premise_at_memory_roof(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
+                               const char *what)
+{
+    if (pr->met &&
+        below_roof_naming(ctx, c, p, what, "so the claim is not judged on it", pr->why,
+                          sizeof pr->why))
+        pr->met = false;
+}
+
+void rl_premise_at_memory_roof_to_fail(rl_ctx *ctx, rl_premise *pr, const rl_claim *c,
+                                       const rl_point *p, const char *what)
+{
+    if (pr->met_to_fail &&
+        below_roof_naming(ctx, c, p, what, "so a failure of the claim would be that bound's, not "
+                          "the bytes'", pr->why_to_fail, sizeof pr->why_to_fail))
+        pr->met_to_fail = false;
+}

@@ -115,6 +115,16 @@ void rl_judge_ratio_given(rl_ctx *ctx, const rl_claim *c, const char *scope, str
                           const rl_premise *pr, const char *note);
 /* RL_HOLDS when lo <= x <= hi; RL_NOT_MEASURED when x or a bound is NaN. */
 rl_verdict_status rl_within(double x, double lo, double hi);
+/* rl_premise_memory_bound, and where p reads under c->premise_mbu of its
+ * memory roof the note names the bound it hit instead: the compute roof
+ * (its AI at or above the ridge measured beside it, AI x MBU / MFU) or,
+ * its AI under that ridge, its own instructions (premise.c). _to_fail:
+ * as rl_premise_memory_bound_to_fail, for the point that can only make
+ * the claim fail (the slower side of an upper bound on a ratio). */
+void rl_premise_at_memory_roof(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
+                               const char *what);
+void rl_premise_at_memory_roof_to_fail(rl_ctx *ctx, rl_premise *pr, const rl_claim *c,
+                                       const rl_point *p, const char *what);
 
 #ifdef __cplusplus
 }

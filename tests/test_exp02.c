@@ -5,6 +5,7 @@
  * three charts; bad usage fails with the documented exit codes.
  */
 #include "helpers.h"
+#include "internal.h" /* a bare context, rl_verdict_find: the premise on stand-in points */
 #include "rl_csv.h"
 #include "rooflab.h"
 
@@ -199,4 +200,94 @@ Test(exp02, cuda_backend_without_a_gpu_exits_77)
 {
     skip_if_a_gpu_is_present();
     cr_assert_eq(run_exp02("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
+}
+
+/* ---- batching_free's premise, on stand-in points ------------------------------------ */
+
+/* The claim as exp-02 declares it: the step at n over the step at n = 1,
+ * within 1.25x; each step at least 1 / 1.25 of its roof. */
+static const rl_claim BATCHING = {"batching_free", "time per step, free batch over n = 1", 0, 1.25,
+                                  "x", 2, .premise_mbu = 0.8};
+
+/* A GEMV step at n tokens (AI n: n FLOPs a byte) taking `seconds` (q1-q3
+ * within 1 %), at `mbu` of its read probe, whose compute probe puts the
+ * ridge at `ridge` FLOP/B. */
+static rl_point step_at(int n, double seconds, double mbu, double ridge)
+{
+    rl_point p = {.state = RL_POINT_TIMED, .seconds = seconds, .bytes = 1e9, .flops = 1e9 * n,
+                  .footprint = 1e9};
+    p.m.stats = (rl_stats){.median = seconds, .q1 = 0.99 * seconds, .q3 = 1.01 * seconds,
+                           .samples = 5};
+    p.roof = rl_group_roof_none();
+    p.roof.gbps = p.roof.gbps_q1 = p.roof.gbps_q3 = 1e9 / seconds / 1e9 / mbu;
+    p.roof.mbu = mbu;
+    p.roof.tflops = p.roof.tflops_q1 = p.roof.tflops_q3 = ridge * p.roof.gbps * 1e9 / 1e12;
+    p.roof.mfu = mbu * n / ridge;
+    return p;
+}
+
+static rl_verdict_status judge_batch(rl_ctx *c, rl_point t1, rl_point tn, const char **note)
+{
+    rl_premise pr = rl_premise_start();
+    rl_premise_at_memory_roof(c, &pr, &BATCHING, &t1, "gemv_fp16 at n = 1");
+    rl_premise_at_memory_roof_to_fail(c, &pr, &BATCHING, &tn, "gemv_fp16 at n = 4");
+    rl_judge_ratio_given(c, &BATCHING, NULL, rl_time_ratio(&tn, &t1), &pr, "");
+    rl_verdict_status st;
+    cr_assert(rl_verdict_find(c, "batching_free", &st, note));
+    return st;
+}
+
+static rl_ctx *bare(void)
+{
+    static const rl_experiment E = {.id = "t", .slug = "t-exp02", .title = "exp-02's premise"};
+    setenv("ROOFLAB_HOST_BUSY", "ignore", 1); /* tests run beside each other */
+    rl_args args = {.backend = RL_BACKEND_CPU, .label = "t-exp02"};
+    return rl_begin_bare(&E, &args);
+}
+
+/* The VM of issue 48: n = 1 at 0.9 of its roof, n = 4 (AI 4, under a
+ * ridge of 12) at 0.68 and 1.3x the time: the step at n = 4 is bound by
+ * its instructions, so the claim cannot fail on it: premise not met,
+ * naming the bound, never "does not hold". */
+Test(exp02, a_batch_step_under_its_roof_below_the_ridge_is_premise_not_met)
+{
+    rl_ctx *c = bare();
+    const char *note;
+    cr_assert_eq(judge_batch(c, step_at(1, 1.0, 0.9, 12), step_at(4, 1.3, 0.68, 12), &note),
+                 RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "gemv_fp16 at n = 4 at 0.68 of its roof") &&
+              strstr(note, "under the ridge beside it, 12.0") && strstr(note, "its own instructions"),
+              "%s", note);
+    /* a slow step that still stays within the band: it holds */
+    cr_assert_eq(judge_batch(c, step_at(1, 1.0, 0.9, 12), step_at(4, 1.2, 0.75, 12), &note),
+                 RL_HOLDS, "%s", note);
+    rl_end_discard(c);
+}
+
+/* At or above the ridge beside it the step is compute-bound: the note
+ * says so. A slow n = 1 step gates either verdict. */
+Test(exp02, a_compute_bound_step_and_a_slow_first_step_are_named)
+{
+    rl_ctx *c = bare();
+    const char *note;
+    cr_assert_eq(judge_batch(c, step_at(1, 1.0, 0.9, 3.5), step_at(4, 1.6, 0.56, 3.5), &note),
+                 RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "the compute roof does (AI 4.0 FLOP/B, at or above the ridge beside "
+                     "it, 3.5"), "%s", note);
+    cr_assert_eq(judge_batch(c, step_at(1, 1.0, 0.6, 12), step_at(4, 1.1, 0.55, 12), &note),
+                 RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "gemv_fp16 at n = 1 at 0.60 of its roof"), "%s", note);
+    rl_end_discard(c);
+}
+
+/* Both steps at their roofs: judged on the ratio, both ways. */
+Test(exp02, batch_steps_at_their_roofs_are_judged_on_the_ratio)
+{
+    rl_ctx *c = bare();
+    const char *note;
+    cr_assert_eq(judge_batch(c, step_at(1, 1.0, 0.9, 12), step_at(4, 1.1, 0.85, 12), &note),
+                 RL_HOLDS, "%s", note);
+    cr_assert_eq(judge_batch(c, step_at(1, 1.0, 0.95, 12), step_at(4, 1.4, 0.85, 12), &note),
+                 RL_DOES_NOT_HOLD, "%s", note);
+    rl_end_discard(c);
 }
