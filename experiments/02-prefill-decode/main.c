@@ -152,7 +152,7 @@ static const rl_axis GPU_TOKENS =
             RL_LIST(1, 2, 4, 8, 32, 128, 512, 2048, 8192),
             RL_LIST(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192));
 static const rl_axis TOKENS =
-    RL_AXIS("n", RL_LIST(1, 2, 8, 128), RL_LIST(1, 2, 4, 8, 32, 128, 256, 512, 1024, 2048, 4096),
+    RL_AXIS("n", RL_LIST(1, 2, 8, 128), RL_LIST(1, 2, 4, 8, 32, 128, 512, 1024, 2048, 4096),
             RL_LIST(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096), .gpu = &GPU_TOKENS,
             .top = tokens_top);
 
