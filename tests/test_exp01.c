@@ -13,6 +13,7 @@
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,8 +207,11 @@ static void verdict_line(const char *claim, char *line, size_t len)
  * counted-work claim is still judged. */
 Test(exp01, a_budget_below_the_window_leaves_busy_claims_not_measured)
 {
-    int rc = run_exp01("--quick --backend cpu --max-bytes 64Mi --label short --sweep a --budget 3 "
-                       "--ceilings " RL_SOURCE_ROOT "/tests/fixtures/ceilings-cpu.csv");
+    char args[2048];
+    snprintf(args, sizeof args, "--quick --backend cpu --max-bytes 64Mi --label short --sweep a "
+             "--budget 3 --plan-file %s/plan --ceilings " RL_SOURCE_ROOT
+             "/tests/fixtures/ceilings-cpu.csv", dir);
+    int rc = run_exp01(args);
     cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
     static const char *const busy[] = {"one busy thread reads busy (top -H)",
                                        "the machine-wide view (process CPU / CPUs), one thread",
@@ -226,4 +230,14 @@ Test(exp01, a_budget_below_the_window_leaves_busy_claims_not_measured)
     cr_assert_not_null(text);
     cr_assert(strstr(text, "# hold_needed: window_s is each point's actual hold"), "%s", text);
     free(text);
+
+    /* The plan's least time for the verdicts counts every point at the
+     * window (0.4 s), its least settle (0.05 s) and its start (0.15 s),
+     * and the 2.5 s kept for the charts: what make all BUDGET= gives it. */
+    int points = 1 + (cpu_threads() > 1) + 1;
+    snprintf(path, sizeof path, "%s/plan", dir);
+    char *plan = read_file(path, NULL), want[64];
+    snprintf(want, sizeof want, "budget_needed_s=%d\n", (int)ceil(points * 0.6 + 2.5));
+    cr_assert(plan && strstr(plan, want), "%s in:\n%s", want, plan);
+    free(plan);
 }
