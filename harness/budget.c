@@ -237,12 +237,15 @@ void rl_budget_fixed_least(rl_budget *b, double fixed_s, double least_s)
 }
 
 /* Before any group has run (the plan): the floor's rule on every needed
- * group, the overhead assumed per member, the fixed work at its least. */
+ * group, the overhead assumed per member, the fixed work at its least;
+ * all of it within the share of the time left that the needed groups
+ * (and rl_budget_fit's fixed work) are planned into. */
 double rl_budget_needed_s(const rl_budget *b)
 {
     if (!b)
         return 0;
-    return fmax(0, b->fixed_s - b->outside_s - b->shrink_s) + rest_s(b, -1, true) + RESERVE_S;
+    double work = fmax(0, b->fixed_s - b->outside_s - b->shrink_s) + rest_s(b, -1, true);
+    return work / NEEDED_SHARE + RESERVE_S;
 }
 
 static void print_rule(const char *lead, const rl_stop_rule *r)

@@ -178,8 +178,16 @@ static void fit_holds(rl_ctx *ctx, run *r)
     if (fit >= 1)
         return;
     bool gpu = ctx->kind == RL_CUDA;
-    r->settle_s = fmax(r->settle_s * fit, least_settle_s(ctx));
+    double settle = r->settle_s, window = exp01_least_trusted_hold_s(ctx);
+    r->settle_s = fmax(settle * fit, least_settle_s(ctx));
     r->hold_s = fmax(r->hold_s * fit, gpu ? 0.5 : 0.2);
+    /* Where a point's time allows the claims' window, the settle gives way
+     * first: a hold under the window judges nothing it reads. */
+    double per_point = fit * was / n;
+    if (r->hold_s < window && per_point >= least_settle_s(ctx) + window) {
+        r->hold_s = window;
+        r->settle_s = fmin(settle, per_point - window);
+    }
     r->holds_fitted = true;
     rl_plan_fixed(ctx, n * (r->settle_s + r->hold_s) - was);
 }
