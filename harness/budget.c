@@ -63,6 +63,7 @@ struct rl_budget {
     int n, cap;
     int current;                 /* the group admitted last, or -1 */
     double fixed_s, outside_s;   /* the experiment's fixed work; what opens took so far */
+    double shrink_s;             /* of fixed_s, what may be shed with no verdict lost */
     double model_done, took_done;
     int members_done;
     double needed_took;          /* of took_done, the needed groups' */
@@ -227,6 +228,24 @@ void rl_budget_fixed_done(rl_budget *b)
 {
     if (b && b->fixed_s > b->outside_s)
         b->fixed_s = b->outside_s;
+}
+
+void rl_budget_fixed_least(rl_budget *b, double fixed_s, double least_s)
+{
+    if (b)
+        b->shrink_s += fixed_s - least_s;
+}
+
+/* Before any group has run (the plan): the floor's rule on every needed
+ * group, the overhead assumed per member, the fixed work at its least;
+ * all of it within the share of the time left that the needed groups
+ * (and rl_budget_fit's fixed work) are planned into. */
+double rl_budget_needed_s(const rl_budget *b)
+{
+    if (!b)
+        return 0;
+    double work = fmax(0, b->fixed_s - b->outside_s - b->shrink_s) + rest_s(b, -1, true);
+    return work / NEEDED_SHARE + RESERVE_S;
 }
 
 static void print_rule(const char *lead, const rl_stop_rule *r)

@@ -80,6 +80,11 @@ void rl_plan_fixed(rl_ctx *ctx, double seconds)
     rl_budget_fixed(rl_budget_of(ctx), seconds);
 }
 
+void rl_plan_fixed_least(rl_ctx *ctx, double seconds, double least_s)
+{
+    rl_budget_fixed_least(rl_budget_of(ctx), seconds, least_s);
+}
+
 static void format_duration(double s, char *buf, size_t len)
 {
     if (s < 90)
@@ -126,17 +131,23 @@ static long whole_seconds(double s) { return s > 1 ? (long)ceil(s) : 1; }
 static void write_plan_file(const rl_ctx *ctx, double so_far, double last_s)
 {
     const rl_ctx_plan *p = rl_plan_room(ctx);
-    char text[1024], last[64] = "";
+    char text[1024], last[64] = "", needed[160] = "";
     if (last_s > 0)
         snprintf(last, sizeof last, "last_run_s=%ld\n", whole_seconds(last_s));
+    /* Under --budget: the least time that times every point a verdict
+     * needs, the ceilings not counted (make all BUDGET= measures them
+     * once, then splits what is left by these). */
+    const rl_budget *b = rl_budget_of(ctx);
+    if (b)
+        snprintf(needed, sizeof needed, "budget_needed_s=%ld\n", whole_seconds(rl_budget_needed_s(b)));
     snprintf(text, sizeof text,
              "# the plan of exp-%s, before it measures: whole seconds, rounded up; low: every\n"
              "# point at its stop rule's minimum, high: every point at its time limit\n"
              "experiment=%s\nlabel=%s\nmode=%s\ngroups=%d\npoints=%d\n"
-             "expected_s_low=%ld\nexpected_s_high=%ld\nso_far_s=%ld\n%s",
+             "expected_s_low=%ld\nexpected_s_high=%ld\nso_far_s=%ld\n%s%s",
              ctx->exp->id, ctx->exp->id, ctx->label, rl_mode_name(ctx->args.mode), p->groups,
              p->points, whole_seconds(p->s), whole_seconds(p->max_s),
-             whole_seconds(so_far), last);
+             whole_seconds(so_far), last, needed);
     if (rl_write_file_atomic(ctx->args.plan_file, text) != 0)
         rl_die(RL_EXIT_FAILED, "could not write the plan to --plan-file %s: %s",
                ctx->args.plan_file, strerror(errno));

@@ -29,6 +29,16 @@ void rl_budget_group(rl_budget *b, int leader, int members, double call_s, doubl
 void rl_budget_fixed(rl_budget *b, double seconds);
 void rl_budget_outside(rl_budget *b, double seconds);
 void rl_budget_fixed_done(rl_budget *b);
+/* Of the fixed work, fixed_s (told with rl_plan_fixed) may shrink under a
+ * budget to least_s and still serve every verdict (exp-01's holds: down
+ * to the window its readings need). The plan's least time for the needed
+ * points (rl_budget_needed_s) counts least_s. */
+void rl_budget_fixed_least(rl_budget *b, double fixed_s, double least_s);
+/* The least seconds in which this run can time every point a verdict
+ * needs: its fixed work at its least, the needed groups under the floor's
+ * stop rule, the reserve; 0 without a budget. For a script that splits a
+ * budget among runs (make all BUDGET=, through --plan-file). */
+double rl_budget_needed_s(const rl_budget *b);
 
 /* What fits, on the console with the plan. */
 void rl_budget_print(const rl_budget *b);

@@ -264,6 +264,11 @@ void rl_progress_note(rl_ctx *ctx, const char *msg);
  * encoding weights, an observed point's hold), in declare: its expected
  * seconds. */
 void rl_plan_fixed(rl_ctx *ctx, double seconds);
+/* Of that fixed work, `seconds` may shrink under --budget to least_s and
+ * still serve every verdict (an observed experiment's holds down to the
+ * window its readings need): the least time the budget's plan says its
+ * verdicts need counts least_s. Nothing without a budget. */
+void rl_plan_fixed_least(rl_ctx *ctx, double seconds, double least_s);
 /* Under --budget, the factor (at most 1) by which fixed work of want_s
  * seconds must shrink to fit the time left (an observed experiment's holds);
  * 1 without a budget. */

@@ -5,7 +5,11 @@
  * still writes every point's row, saying why it was not run. Nothing here
  * depends on how fast the machine is: the spent budget is spent by the
  * clock (declare waits past it), the ample one is ten minutes for
- * microseconds of work.
+ * microseconds of work. make all BUDGET= (harness/ops/run-all.sh) on
+ * stand-in experiments (tests/fake/experiment-with-need): the ceilings
+ * and every plan come out of the whole budget before it is split, each
+ * experiment gets at least what its plan says its verdicts need, and a
+ * budget below their sum is refused before any runs, saying what would do.
  */
 #include "helpers.h"
 #include "internal.h"
@@ -13,6 +17,7 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { N = 128 };
@@ -159,4 +164,91 @@ Test(budget, the_command_line_takes_seconds_and_refuses_the_rest)
         cr_redirect_stderr();
         cr_assert_eq(rl_parse_args(3, argv, NULL, &a), RL_EXIT_USAGE, "--budget '%s'", bad[i]);
     }
+}
+
+/* ---- make all BUDGET=: run-all.sh over stand-in experiments ---- */
+
+static char all_out[1 << 14], all_err[1 << 14], all_log[1 << 12];
+
+/* run-all.sh on three stand-ins, exp-91 to exp-93 (no weight of their
+ * own: 20), needing 30, 25 and 60 s (exp-93 says nothing: its weight, 20,
+ * where need93 is NULL), on a fresh label; the log of their calls in
+ * all_log. Returns the script's exit code. */
+static int run_all(const char *budget, const char *need93)
+{
+    char dir[1024], cmd[8192];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s/bin' && for n in 91 92 93; do cp '" RL_SOURCE_ROOT
+             "/tests/fake/experiment-with-need' '%s/bin/exp-'$n; done && "
+             "printf '#!/bin/sh\\necho summary\\n' >'%s/bin/rooflab' && chmod +x '%s/bin/rooflab'",
+             dir, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    snprintf(cmd, sizeof cmd,
+             "env B='%s/bin' LABEL=t FLAGS='--out %s/results' BUDGET='%s' FAKE_LOG='%s/log' "
+             "FAKE_CEILINGS_S=1 FAKE_NEED_91=30 FAKE_NEED_92=25 %s%s bash '" RL_SOURCE_ROOT
+             "/harness/ops/run-all.sh'",
+             dir, dir, budget, dir, need93 ? "FAKE_NEED_93=" : "", need93 ? need93 : "");
+    int rc = run_capture(cmd, all_out, sizeof all_out, all_err, sizeof all_err);
+    snprintf(cmd, sizeof cmd, "%s/log", dir);
+    char *log = read_file(cmd, NULL);
+    snprintf(all_log, sizeof all_log, "%s", log ? log : "");
+    free(log);
+    rm_tree(dir);
+    return rc;
+}
+
+/* The budget each stand-in ran with, from the log (-1: it did not run). */
+static int ran_with(const char *n)
+{
+    char key[16];
+    snprintf(key, sizeof key, "%s run ", n);
+    const char *at = strstr(all_log, key);
+    return at ? atoi(at + strlen(key)) : -1;
+}
+
+Test(budget, make_all_measures_the_ceilings_first_and_gives_each_its_need)
+{
+    int rc = run_all("200", "60");
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, all_out, all_err);
+    cr_assert(!strncmp(all_log, "ceilings\n91 plan\n92 plan\n93 plan\n", 33),
+              "the ceilings, then every plan, before any run:\n%s", all_log);
+    cr_assert(strstr(all_out, "the ceilings and plans took") &&
+                  strstr(all_out, "the experiments need 115 s"), "%s", all_out);
+    cr_assert_lt(strstr(all_log, "92 run") - all_log, strstr(all_log, "91 run") - all_log,
+                 "the smallest need first:\n%s", all_log);
+    cr_assert_lt(strstr(all_log, "91 run") - all_log, strstr(all_log, "93 run") - all_log);
+    cr_assert_geq(ran_with("92"), 25, "%s", all_log);
+    cr_assert_geq(ran_with("91"), 30, "%s", all_log);
+    cr_assert_geq(ran_with("93"), 60, "%s", all_log);
+    cr_assert_leq(ran_with("93"), 199, "the last gets what is left, less the ceilings' second:\n%s",
+                  all_log);
+}
+
+Test(budget, make_all_refuses_a_budget_below_the_needs_and_says_what_would_do)
+{
+    int rc = run_all("100", "60");
+    cr_assert_eq(rc, 2, "exit %d\n%s\n%s", rc, all_out, all_err);
+    cr_assert(strstr(all_err, "BUDGET=100 is too little on this machine: 115 s") &&
+                  strstr(all_err, "BUDGET=120 would do"), "%s", all_err);
+    cr_assert_null(strstr(all_log, " run "), "nothing runs:\n%s", all_log);
+    cr_assert_null(strstr(all_out, "summary"), "%s", all_out);
+}
+
+Test(budget, make_all_takes_a_weight_where_a_plan_says_no_need)
+{
+    int rc = run_all("200", NULL);
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, all_out, all_err);
+    cr_assert(strstr(all_out, "the experiments need 75 s") && strstr(all_out, "exp-93:20"),
+              "%s", all_out);
+    cr_assert_geq(ran_with("93"), 20, "%s", all_log);
+}
+
+Test(budget, make_all_without_a_budget_plans_nothing)
+{
+    int rc = run_all("", "60");
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, all_out, all_err);
+    cr_assert_null(strstr(all_log, "plan"), "%s", all_log);
+    cr_assert(strstr(all_log, "91 run -\n92 run -\n93 run -\n"), "in order, no --budget:\n%s",
+              all_log);
 }

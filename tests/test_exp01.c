@@ -2,14 +2,18 @@
  * test_exp01.c -- experiment 01 end to end on the CPU backend: a quick run
  * into a temporary folder writes the documented CSV, prints its verdicts
  * and draws its charts; a run of one sweep still draws every chart; bad
- * usage exits 2.
+ * usage exits 2. A claim on a busy reading over holds shorter than its
+ * window is "not measured", naming both, never "does not hold": the gate
+ * on stand-in holds, and a run whose --budget shortened them.
  */
+#include "../experiments/01-duty-cycle/window.h"
 #include "helpers.h"
 #include "rl_backend.h"
 #include "rl_csv.h"
 #include "rooflab.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,4 +171,74 @@ Test(exp01, cuda_backend_without_a_gpu_exits_77)
 {
     skip_if_a_gpu_is_present();
     cr_assert_eq(run_exp01("--backend cuda --quick"), RL_EXIT_NO_GPU, "%s", err);
+}
+
+/* The gate on stand-in holds: a busy reading's window on each backend. */
+Test(exp01, a_hold_shorter_than_the_claims_window_is_not_judged)
+{
+    static const exp01_window busy = {EXP01_BUSY_WINDOW}, work = {EXP01_NO_WINDOW};
+    char why[512] = "";
+    cr_assert(exp01_window_ok(&busy, false, 1.0, "p", why, sizeof why), "a lab hold is judged");
+    cr_assert(exp01_window_ok(&busy, false, 0.4, "p", why, sizeof why), "a quick hold is judged");
+    cr_assert_not(exp01_window_ok(&busy, false, 0.2, "its point arith", why, sizeof why));
+    cr_assert(strstr(why, "its point arith held 0.20 s") && strstr(why, "needs 0.40 s"), "%s", why);
+    cr_assert_not(exp01_window_ok(&busy, true, 0.5, "p", why, sizeof why), "NVML's window");
+    cr_assert(strstr(why, "held 0.50 s") && strstr(why, "needs 1.00 s"), "%s", why);
+    cr_assert(exp01_window_ok(&busy, true, 1.0, "p", why, sizeof why));
+    cr_assert(exp01_window_ok(&busy, false, NAN, "p", why, sizeof why),
+              "no point held: another rule says why");
+    cr_assert(exp01_window_ok(&work, false, 0.01, "p", why, sizeof why), "counted work has no window");
+}
+
+/* The line of a verdict's claim on the console, up to its end. */
+static void verdict_line(const char *claim, char *line, size_t len)
+{
+    const char *table = strstr(out, "\nverdicts ("); /* the header lists the claims too */
+    cr_assert_not_null(table, "%s", out);
+    const char *at = strstr(table, claim);
+    cr_assert_not_null(at, "verdict '%s' missing:\n%s", claim, out);
+    size_t n = strcspn(at, "\n");
+    snprintf(line, len, "%.*s", (int)(n < len ? n : len - 1), at);
+}
+
+/* A --budget too short for a busy reading shortens the holds below the
+ * claims' window: those claims say "not measured" with the hold they had
+ * and the one they need (or busy host), never "does not hold"; the
+ * counted-work claim is still judged. */
+Test(exp01, a_budget_below_the_window_leaves_busy_claims_not_measured)
+{
+    char args[2048];
+    snprintf(args, sizeof args, "--quick --backend cpu --max-bytes 64Mi --label short --sweep a "
+             "--budget 3 --plan-file %s/plan --ceilings " RL_SOURCE_ROOT
+             "/tests/fixtures/ceilings-cpu.csv", dir);
+    int rc = run_exp01(args);
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, out, err);
+    static const char *const busy[] = {"one busy thread reads busy (top -H)",
+                                       "the machine-wide view (process CPU / CPUs), one thread",
+                                       "a pointer chase reads busy while moving little data"};
+    char line[512];
+    for (size_t i = 0; i < sizeof busy / sizeof busy[0]; i++) {
+        verdict_line(busy[i], line, sizeof line);
+        cr_assert(strstr(line, "not measured") && !strstr(line, "does not hold"), "%s\n%s", line,
+                  out);
+    }
+    cr_assert((strstr(out, " held 0.2") && strstr(out, " s, the claim needs 0.40 s")) || strstr(out, "busy host"),
+              "the note names the hold and the window:\n%s", out);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/results/short/exp-01.csv", dir);
+    char *text = read_file(path, NULL);
+    cr_assert_not_null(text);
+    cr_assert(strstr(text, "# hold_needed: window_s is each point's actual hold"), "%s", text);
+    free(text);
+
+    /* The plan's least time for the verdicts counts every point at the
+     * window (0.4 s), its least settle (0.05 s) and its start (0.15 s),
+     * within the 0.85 of the time left the budget plans them into, and the
+     * 2.5 s kept for the charts: what make all BUDGET= gives it. */
+    int points = 1 + (cpu_threads() > 1) + 1;
+    snprintf(path, sizeof path, "%s/plan", dir);
+    char *plan = read_file(path, NULL), want[64];
+    snprintf(want, sizeof want, "budget_needed_s=%d\n", (int)ceil(points * 0.6 / 0.85 + 2.5));
+    cr_assert(plan && strstr(plan, want), "%s in:\n%s", want, plan);
+    free(plan);
 }

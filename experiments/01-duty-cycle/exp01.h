@@ -66,6 +66,11 @@ void exp01_run_open(rl_ctx *ctx, void *run);
 void exp01_run_observed(rl_ctx *ctx, rl_points *pts, void *run);
 void exp01_run_close(rl_ctx *ctx, const rl_points *pts, void *run);
 void exp01_observe(rl_ctx *ctx, rl_point *p);
+/* In declare, once every point is: the holds told to the plan, and the
+ * least of them that still serves every claim (main.c's windows). */
+void exp01_run_plan(rl_ctx *ctx, const run *r);
+/* main.c: the longest window any claim's reading needs here. */
+double exp01_least_trusted_hold_s(const rl_ctx *ctx);
 
 /* setup.c: the most workers a point may have (CUDA: 4 blocks per SM; the
  * CPU: its threads, as many as the observer reads); the buffers' sizes

@@ -148,21 +148,46 @@ run *exp01_run_new(rl_ctx *ctx, double period_s)
     return r;
 }
 
+/* A point costs its hold and settle, and starting and stopping its
+ * workers and reading the observer: a tenth of a second or two. */
+static const double POINT_OVERHEAD_S = 0.15;
+/* The least settle a budget leaves (NVML's last sample period must see
+ * the load: up to a sixth of a second). */
+static double least_settle_s(const rl_ctx *ctx) { return ctx->kind == RL_CUDA ? 0.3 : 0.05; }
+
+/* Each point holds its load for as long, whatever its variant; under a
+ * budget the holds may shrink to the longest window a claim needs. */
+void exp01_run_plan(rl_ctx *ctx, const run *r)
+{
+    int n = rl_points_all(ctx)->n;
+    double fixed = n * (r->settle_s + r->hold_s);
+    rl_plan_fixed(ctx, fixed);
+    rl_plan_fixed_least(ctx, fixed, n * (least_settle_s(ctx) + exp01_least_trusted_hold_s(ctx) +
+                                         POINT_OVERHEAD_S));
+}
+
 /* Under --budget, once the buffers and the observer exist: the holds
- * shortened to fit what is left, but long enough for a reading (NVML
- * averages over up to a sixth of a second); the plan told of the change. */
+ * shortened to fit what is left, down to a floor a reading can be taken
+ * over at all; the plan told of the change. A hold shorter than a claim's
+ * window leaves that claim "not measured" (main.c), never judged on it. */
 static void fit_holds(rl_ctx *ctx, run *r)
 {
     int n = rl_points_all(ctx)->n;
-    /* A point costs its hold and settle, and starting and stopping its
-     * workers and reading the observer: a tenth of a second or two. */
-    double was = n * (r->settle_s + r->hold_s), each = 0.15 * n;
+    double was = n * (r->settle_s + r->hold_s), each = POINT_OVERHEAD_S * n;
     double fit = (rl_budget_fit(ctx, was + each) * (was + each) - each) / was;
     if (fit >= 1)
         return;
     bool gpu = ctx->kind == RL_CUDA;
-    r->settle_s = fmax(r->settle_s * fit, gpu ? 0.3 : 0.05);
+    double settle = r->settle_s, window = exp01_least_trusted_hold_s(ctx);
+    r->settle_s = fmax(settle * fit, least_settle_s(ctx));
     r->hold_s = fmax(r->hold_s * fit, gpu ? 0.5 : 0.2);
+    /* Where a point's time allows the claims' window, the settle gives way
+     * first: a hold under the window judges nothing it reads. */
+    double per_point = fit * was / n;
+    if (r->hold_s < window && per_point >= least_settle_s(ctx) + window) {
+        r->hold_s = window;
+        r->settle_s = fmin(settle, per_point - window);
+    }
     r->holds_fitted = true;
     rl_plan_fixed(ctx, n * (r->settle_s + r->hold_s) - was);
 }
@@ -172,6 +197,9 @@ static void describe_holds(rl_ctx *ctx, const run *r)
     rl_meta(ctx, "hold", "each point: %.2f s of the same load unobserved, then %.2f s observed; "
             "one burst per %.0f ms below 100 %% duty%s", r->settle_s, r->hold_s,
             1e3 * r->period_s, r->holds_fitted ? " (shortened to fit --budget)" : "");
+    rl_meta(ctx, "hold_needed", "window_s is each point's actual hold; a claim on a busy reading "
+            "needs its points held %.2f s or more, else it is not measured",
+            exp01_least_trusted_hold_s(ctx));
     rl_meta(ctx, "hold_windows", "the observed hold as %d consecutive windows of %.2f s, each "
             "read on its own; *_window_min/max and work_fraction_lo/hi: the lowest and highest "
             "window (work_fraction: against the full device's whole-hold rate)", HOLD_WINDOWS,

@@ -17,6 +17,7 @@
  * setup.c.
  */
 #include "exp01.h"
+#include "window.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -69,6 +70,29 @@ static const rl_claim CLAIMS[] = {
                                       ">= 90 %"},
     {0},
 };
+
+/* What each claim's reading needs to be trusted, beside the claims: the
+ * least hold (window_s, the observed seconds of a point) of every point
+ * it reads (window.h says why). A --budget shortens the holds; a claim
+ * read over holds shorter than its window is "not measured", never "does
+ * not hold". Indexed by the GPU's claim; its CPU twin needs the same. */
+static const exp01_window WINDOW[] = {
+    [ONE_BUSY] = {EXP01_BUSY_WINDOW},     [CHASE_BUSY] = {EXP01_BUSY_WINDOW},
+    [TRACKS_ONE] = {EXP01_BUSY_WINDOW},   [TRACKS_FULL] = {EXP01_BUSY_WINDOW},
+    [WORK_DIFFERS] = {EXP01_NO_WINDOW},   [UNITS_VIEW] = {EXP01_BUSY_WINDOW},
+    [MEMORY] = {EXP01_BUSY_WINDOW},
+};
+
+/* The longest window any claim needs here: the least hold a run may keep
+ * and still judge every claim (hold.c's fit_holds, the budget's plan). */
+double exp01_least_trusted_hold_s(const rl_ctx *ctx)
+{
+    double most = 0;
+    for (size_t i = 0; i < sizeof WINDOW / sizeof WINDOW[0]; i++)
+        if (WINDOW[i].why)
+            most = fmax(most, exp01_window_s(&WINDOW[i], ctx->kind == RL_CUDA));
+    return most;
+}
 
 static const rl_claim *claim(const rl_ctx *ctx, int gpu_claim)
 {
@@ -234,8 +258,7 @@ static void declare(rl_ctx *ctx)
         sweep_duty(ctx, r);
     if (rl_option_is(sweep_choice, "c"))
         sweep_memory(r);
-    /* Each point holds its load for as long, whatever its variant. */
-    rl_plan_fixed(ctx, rl_points_all(ctx)->n * (r->settle_s + r->hold_s));
+    exp01_run_plan(ctx, r);
 }
 
 /* ---- the judgement ------------------------------------------------------------------ */
@@ -295,6 +318,50 @@ static int count_points(const rl_points *all, rl_point_filter match, const void 
     return n;
 }
 
+/* The shorter held of two points (either may be NULL, or not held). */
+static const point *shorter(const point *a, const point *b)
+{
+    if (!a || a->windows == 0)
+        return b && b->windows > 0 ? b : NULL;
+    return b && b->windows > 0 && b->window_s < a->window_s ? b : a;
+}
+
+/* The shortest held of the observed points that match. */
+static const point *shortest_held(const rl_points *all, rl_point_filter match, const void *key)
+{
+    const point *s = NULL;
+    for (int i = 0; i < all->n; i++)
+        if (rl_point_timed(&all->v[i]) && match(&all->v[i], key))
+            s = shorter(s, RL_DATA(point, &all->v[i]));
+    return s;
+}
+
+/* A claim's gate on its readings' window: true, judge it; false, it was
+ * judged "not measured" here (what it read, the hold it had, the window
+ * it needs), since its shortest-held point was held shorter than its
+ * window. gpu_claim indexes WINDOW. */
+static bool held_long_enough(rl_ctx *ctx, const rl_claim *c, int gpu_claim, const point *shortest,
+                             const char *measured)
+{
+    char which[128], why[400];
+    if (!shortest)
+        return true;
+    snprintf(which, sizeof which, "its point %s on %d %s at %.0f %% duty", shortest->name,
+             shortest->workers, shortest->worker_unit, shortest->duty_pct);
+    if (exp01_window_ok(&WINDOW[gpu_claim], ctx->kind == RL_CUDA, shortest->window_s, which, why,
+                        sizeof why))
+        return true;
+    rl_judge_status(ctx, c, NULL, measured, RL_NOT_MEASURED, why);
+    return false;
+}
+
+/* A number as a verdict's "measured" text. */
+static const char *as_measured(char *buf, size_t len, double v, const char *unit)
+{
+    snprintf(buf, len, isnan(v) ? "-" : "%.1f %s", v, unit);
+    return buf;
+}
+
 /* The largest |reading - measured duty| over the duty sweep of one size;
  * not measured with fewer than two points. */
 static void judge_tracking(rl_ctx *ctx, const rl_points *all, int workers, const rl_claim *c)
@@ -307,7 +374,13 @@ static void judge_tracking(rl_ctx *ctx, const rl_points *all, int workers, const
         snprintf(note, sizeof note, "%d %s%s; largest |reading - duty from %s| over %d duty points",
                  workers, ctx->kind == RL_CUDA ? "block" : "thread", workers == 1 ? "" : "s",
                  ctx->kind == RL_CUDA ? "event timestamps" : "clock timestamps", count);
-    rl_judge(ctx, c, NULL, count < 2 ? NAN : reading_off_duty(worst), note);
+    double off = count < 2 ? NAN : reading_off_duty(worst);
+    char measured[64];
+    if (count >= 2 && !held_long_enough(ctx, c, workers == 1 ? TRACKS_ONE : TRACKS_FULL,
+                                        shortest_held(all, read_duty_point, &w),
+                                        as_measured(measured, sizeof measured, off, "points")))
+        return;
+    rl_judge(ctx, c, NULL, off, note);
 }
 
 static void judge_memory(rl_ctx *ctx, const rl_points *all)
@@ -326,6 +399,8 @@ static void judge_memory(rl_ctx *ctx, const rl_points *all)
     char measured[160];
     snprintf(measured, sizeof measured, "idle: %.1f %% held, %.1f %% busy; stream: %.1f %% held, "
              "%.1f %% busy", share_idle, busy_idle, share_stream, busy_stream);
+    if (!held_long_enough(ctx, claim(ctx, MEMORY), MEMORY, shorter(idle, stream), measured))
+        return;
     rl_verdict_status st = RL_NOT_MEASURED;
     if (!isnan(busy_idle) && !isnan(busy_stream) && !isnan(share_idle) && !isnan(share_stream))
         st = busy_idle <= 10 && busy_stream >= (gpu ? 50 : 90) &&
@@ -345,7 +420,12 @@ static void judge_one_worker(rl_ctx *ctx, const rl_points *all)
     if (one && full > 0)
         snprintf(fraction, sizeof fraction, "%.4f", one->work_per_s / full);
     snprintf(note, sizeof note, "while it does %s of the full device's work", fraction);
-    rl_judge(ctx, claim(ctx, ONE_BUSY), NULL, one ? one->rd.util_pct : NAN, note);
+    double busy = one ? one->rd.util_pct : NAN;
+    char measured[64];
+    if (!held_long_enough(ctx, claim(ctx, ONE_BUSY), ONE_BUSY, one,
+                          as_measured(measured, sizeof measured, busy, "%")))
+        return;
+    rl_judge(ctx, claim(ctx, ONE_BUSY), NULL, busy, note);
 }
 
 /* The full device does units / 2 times one busy worker's work or more. */
@@ -372,6 +452,8 @@ static void judge_chase(rl_ctx *ctx, const rl_points *all)
              share);
     snprintf(note, sizeof note, "a pointer chase waits on memory every hop; traffic counted as "
              "%.0f B per hop over the DRAM read bandwidth", bytes_per_hop(ctx));
+    if (!held_long_enough(ctx, &CLAIMS[CHASE_BUSY], CHASE_BUSY, chase, measured))
+        return;
     rl_verdict_status st = uc >= 90 && share < 0.25 ? RL_HOLDS : RL_DOES_NOT_HOLD;
     rl_judge_status(ctx, &CLAIMS[CHASE_BUSY], NULL, measured,
                     isnan(uc) || isnan(share) ? RL_NOT_MEASURED : st, note);
@@ -384,6 +466,10 @@ static void judge_units_view(rl_ctx *ctx, const rl_points *all)
     char note[200];
     const point *one = find(all, "a_occupancy", "compute", 1);
     double view = one ? one->rd.units_busy_pct : NAN;
+    char measured[64];
+    if (!held_long_enough(ctx, claim(ctx, UNITS_VIEW), UNITS_VIEW, one,
+                          as_measured(measured, sizeof measured, view, "%")))
+        return;
     if (ctx->kind == RL_CUDA) {
         snprintf(note, sizeof note, "GPM: %s", one ? one->rd.gpm_status : "sweep a not run");
         rl_judge(ctx, claim(ctx, UNITS_VIEW), NULL, view,

@@ -6,12 +6,23 @@
 #   LABEL=name    the runs' label (required: the Makefile passes the device's
 #                 slug when none is given)
 #   FLAGS="..."   flags for every run (--backend, --quick, --full, ARGS)
-#   BUDGET=S      the whole series' wall-clock seconds, split across the
-#                 experiments: before each one, what is left goes to it and
-#                 the ones after in proportion to their weights (below), so
-#                 that time an experiment leaves unused passes to the next;
-#                 each runs with --budget (its share) and so fits it +10 %.
-#                 They run from the smallest weight to the largest.
+#   BUDGET=S      the whole series' wall-clock seconds. First, before any
+#                 experiment runs, each one's plan under --budget (--points
+#                 --plan-file: nothing timed); the first of these measures
+#                 the label's ceilings when it has none (short trials), so
+#                 that they come out of the whole budget, not out of one
+#                 experiment's share. Each experiment needs the larger of
+#                 its plan's budget_needed_s (the least time that times
+#                 every point of its verdicts on this machine) and its
+#                 weight (below). Where what is left is less than they
+#                 need together, it says so and what BUDGET would do, and
+#                 runs nothing: a budget split too thin leaves verdicts
+#                 "not measured", it does not judge them. Else, before
+#                 each one, what is left goes to it and the ones after in
+#                 proportion to their needs, so that time an experiment
+#                 leaves unused passes to the next; each runs with
+#                 --budget (its share) and so fits it +10 %. They run from
+#                 the smallest need to the largest.
 #   EXPS="07 03"  only these experiments (two-digit numbers; default all):
 #                 make reference EXPS=07 re-measures one experiment's
 #                 reference run and leaves the others' CSVs as they are
@@ -20,12 +31,9 @@
 # The weights: about the least wall time in which each experiment judged
 # the verdicts its lab run judges under --budget, ceilings reused (its
 # needed points down to the floor's stop rule, its inputs, the time it
-# keeps for its charts); README.md, "Runs that fit a clock", has the
-# times they were drawn from and the machine that gave them.
-# make all BUDGET=120 and 150 set them (README, "Runs that fit a
-# clock"). The first experiment also measures the ceilings (about 6 s
-# with a budget's short trials) when the label has none. An experiment
-# not listed weighs 20.
+# keeps for its charts), on the machine README.md names ("Runs that fit a
+# clock"); a floor under the plan's model, which leaves out part of some
+# inputs' cost (exp-03's model). An experiment not listed weighs 20.
 set -uo pipefail
 case "${1:-}" in -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; esac
 cd "$(dirname "$0")/../.." || exit 2
@@ -35,7 +43,6 @@ LABEL=${LABEL:-}
 FLAGS=${FLAGS:-}
 BUDGET=${BUDGET:-}
 declare -A WEIGHT=([01]=12 [02]=28 [03]=48 [04]=10 [05]=10 [06]=9 [07]=58 [08]=35)
-CEILINGS_WEIGHT=6
 
 [ -n "$LABEL" ] || { echo "run-all: LABEL is required" >&2; exit 2; }
 if [ -n "$BUDGET" ] && ! [[ $BUDGET =~ ^[0-9]+$ && $BUDGET -ge 1 ]]; then
@@ -54,32 +61,63 @@ if [ -n "$EXPS" ]; then
 else
     bins=("$B"/exp-[0-9][0-9])
 fi
-# With a budget, the smallest shares run first and the largest last: what
-# an experiment leaves unused passes to the ones after it, and the large
-# ones, whose fixed work (exp-03's model) cannot shrink, need it most.
-# Without one, in order.
-if [ -n "$BUDGET" ]; then
-    mapfile -t bins < <(for b in "${bins[@]}"; do
-        echo "${WEIGHT[${b##*/exp-}]:-20} $b"; done | sort -s -n -k1,1 | cut -d' ' -f2-)
-fi
 out_dir=results
 [[ " $FLAGS " =~ \ --out\ ([^ ]+) ]] && out_dir=${BASH_REMATCH[1]}
-first_measures=0
-[ -f "$out_dir/$LABEL/ceilings.csv" ] || first_measures=$CEILINGS_WEIGHT
-weight_of() {
-    local w=${WEIGHT[${1##*/exp-}]:-20}
-    [ "$1" = "${bins[0]}" ] && w=$((w + first_measures))
-    echo "$w"
+
+# Before anything runs: each experiment's need (see BUDGET above), read
+# from its plan file; the first plan measures the ceilings if the label
+# has none. Sets NEED (by binary) and sorts bins from the smallest need.
+declare -A NEED=()
+plan_needs() {
+    local plans b n need rc
+    plans=$(mktemp -d) || exit 2
+    for b in "${bins[@]}"; do
+        n=${b##*/exp-}
+        # shellcheck disable=SC2086
+        "$b" $FLAGS --points --budget "$BUDGET" --plan-file "$plans/$n" --label "$LABEL" \
+            >"$plans/$n.log" 2>&1
+        rc=$?
+        [ $rc -eq 77 ] && { cat "$plans/$n.log"; rm -rf "$plans"; exit 77; }
+        need=$(sed -n 's/^budget_needed_s=\([0-9][0-9]*\)$/\1/p' "$plans/$n" 2>/dev/null)
+        if [ $rc -ne 0 ] || [ -z "$need" ]; then
+            echo "run-all: ${b##*/} made no plan (exit $rc): its weight stands for its need" >&2
+            need=0
+        fi
+        [ "${WEIGHT[$n]:-20}" -gt "$need" ] && need=${WEIGHT[$n]:-20}
+        NEED[$b]=$need
+    done
+    rm -rf "$plans"
+    mapfile -t bins < <(for b in "${bins[@]}"; do echo "${NEED[$b]} $b"; done |
+        sort -s -n -k1,1 | cut -d' ' -f2-)
 }
 
 # The share of experiment i (of the list) from what is left.
 share_of() {
     local i=$1 left=$2 rest=0 j
-    for ((j = i; j < ${#bins[@]}; j++)); do rest=$((rest + $(weight_of "${bins[j]}"))); done
-    echo $((left * $(weight_of "${bins[i]}") / rest))
+    for ((j = i; j < ${#bins[@]}; j++)); do rest=$((rest + NEED[${bins[j]}])); done
+    echo $((left * NEED[${bins[i]}] / rest))
 }
 
-t0=$SECONDS failed=0
+t0=$SECONDS
+if [ -n "$BUDGET" ]; then
+    fresh=no
+    [ -f "$out_dir/$LABEL/ceilings.csv" ] || fresh=yes
+    plan_needs
+    planned=$((SECONDS - t0)) total=0 list=""
+    for b in "${bins[@]}"; do
+        total=$((total + NEED[$b])) list="$list ${b##*/}:${NEED[$b]}"
+    done
+    what=plans
+    [ $fresh = yes ] && what="ceilings and plans"
+    echo "run-all: the $what took ${planned} s of BUDGET=${BUDGET}; the experiments need ${total} s (s each:${list})"
+    if [ $((BUDGET - planned)) -lt "$total" ]; then
+        would=$(( (planned + total + 9) / 10 * 10 ))
+        echo "run-all: BUDGET=${BUDGET} is too little on this machine: ${total} s for the experiments' verdicts" \
+             "and ${planned} s for the $what; BUDGET=${would} would do. Nothing run (the ceilings are kept)." >&2
+        exit 2
+    fi
+fi
+failed=0
 for ((i = 0; i < ${#bins[@]}; i++)); do
     bin=${bins[i]} budget_flag=()
     if [ -n "$BUDGET" ]; then
