@@ -173,6 +173,12 @@ static double bound_straddled(double a, double b, double lo, double hi)
 void rl_judge_ratio_given(rl_ctx *ctx, const rl_claim *c, const char *scope, rl_ratio r,
                           const rl_premise *pr, const char *note)
 {
+    rl_judge_ratio_within_given(ctx, c, scope, r, c->lo, c->hi, pr, note);
+}
+
+void rl_judge_ratio_within_given(rl_ctx *ctx, const rl_claim *c, const char *scope, rl_ratio r,
+                                 double lo, double hi, const rl_premise *pr, const char *note)
+{
     char measured[96] = "-", a[48], b[48];
     double lo_end = fmin(r.lo, r.hi), hi_end = fmax(r.lo, r.hi);
     if (!isnan(r.median)) {
@@ -183,8 +189,8 @@ void rl_judge_ratio_given(rl_ctx *ctx, const rl_claim *c, const char *scope, rl_
             rl_appendf(measured, sizeof measured, " (%s-%s)", a, b);
         }
     }
-    rl_verdict_status st = rl_within(r.median, c->lo, c->hi);
-    double bound = bound_straddled(lo_end, hi_end, c->lo, c->hi);
+    rl_verdict_status st = rl_within(r.median, lo, hi);
+    double bound = bound_straddled(lo_end, hi_end, lo, hi);
     bool premise_first = pr && !pr->met; /* a premise not met says more than the noise */
     if (st != RL_NOT_MEASURED && !isnan(bound) && !premise_first) {
         char why[900], edge[48];
@@ -193,10 +199,10 @@ void rl_judge_ratio_given(rl_ctx *ctx, const rl_claim *c, const char *scope, rl_
                  "of their q1-q3), straddles the claim's bound %s: a rerun could turn the "
                  "verdict; more samples (a lab or full run) narrow it%s%s", a, b, edge,
                  note && *note ? "; " : "", note ? note : "");
-        judge_given(ctx, c, scope, c->lo, c->hi, measured, RL_NOT_MEASURED, NULL, why);
+        judge_given(ctx, c, scope, lo, hi, measured, RL_NOT_MEASURED, NULL, why);
         return;
     }
-    judge_given(ctx, c, scope, c->lo, c->hi, measured, st, pr, note);
+    judge_given(ctx, c, scope, lo, hi, measured, st, pr, note);
 }
 
 void rl_claims_not_judged(rl_ctx *ctx, const char *why)

@@ -186,3 +186,34 @@ void rl_premise_at_memory_roof_to_fail(rl_ctx *ctx, rl_premise *pr, const rl_cla
                           "the bytes'", pr->why_to_fail, sizeof pr->why_to_fail))
         pr->met_to_fail = false;
 }
+
+/* Where a point was timed, for the note: "group 3", "alone". */
+static void group_text(const rl_point *p, char *buf, size_t len)
+{
+    if (p->group)
+        snprintf(buf, len, "group %d, %d samples", p->group, p->m.stats.samples);
+    else
+        snprintf(buf, len, "alone, %d samples", p->m.stats.samples);
+}
+
+void rl_premise_same_group(rl_premise *pr, const rl_point *a, const rl_point *b,
+                           const char *what)
+{
+    if (!pr->met)
+        return;
+    if (!a || !b || !rl_point_timed(a) || !rl_point_timed(b)) {
+        pr->met = false;
+        snprintf(pr->why, sizeof pr->why, "%s: %s not timed, so not timed together", what,
+                 !a || !b ? "a point is missing" : "a point was");
+        return;
+    }
+    if (a->group && a->group == b->group && a->m.stats.samples == b->m.stats.samples)
+        return;
+    char ga[64], gb[64];
+    group_text(a, ga, sizeof ga);
+    group_text(b, gb, sizeof gb);
+    pr->met = false;
+    snprintf(pr->why, sizeof pr->why, "%s were not timed in one group, round by round (%s; %s): "
+             "their ratio would carry what drifted between their timings, so the claim is not "
+             "judged on it", what, ga, gb);
+}

@@ -97,6 +97,13 @@ void rl_premise_room_under_mfu(rl_ctx *ctx, rl_premise *pr, const rl_point *p, d
 void rl_premise_outlasts_fixed_cost(rl_ctx *ctx, rl_premise *pr, const rl_point *p, double launches,
                                     double launch_s, double multiple, const char *what,
                                     const char *launch_what);
+/* a and b, which the claim compares (what: their names in the note),
+ * were timed in one group, interleaved round by round with the same
+ * samples: their ratio then cancels what drifts between minutes (a
+ * clock, a neighbour, the cache another call left). Points timed apart
+ * (group 0, or two groups), or one not timed, leave it unmet. */
+void rl_premise_same_group(rl_premise *pr, const rl_point *a, const rl_point *b,
+                           const char *what);
 void rl_judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, double value,
                     const rl_premise *pr, const char *note);
 /* rl_judge_given with a range known only at run time, as rl_judge_within. */
@@ -113,6 +120,11 @@ void rl_judge_status_given(rl_ctx *ctx, const rl_claim *c, const char *scope, co
 struct rl_ratio;
 void rl_judge_ratio_given(rl_ctx *ctx, const rl_claim *c, const char *scope, struct rl_ratio r,
                           const rl_premise *pr, const char *note);
+/* The same, with a range known only at run time (a model's), as
+ * rl_judge_within: the spread is held against lo and hi. */
+void rl_judge_ratio_within_given(rl_ctx *ctx, const rl_claim *c, const char *scope,
+                                 struct rl_ratio r, double lo, double hi, const rl_premise *pr,
+                                 const char *note);
 /* RL_HOLDS when lo <= x <= hi; RL_NOT_MEASURED when x or a bound is NaN. */
 rl_verdict_status rl_within(double x, double lo, double hi);
 /* rl_premise_memory_bound, and where p reads under c->premise_mbu of its

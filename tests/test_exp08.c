@@ -63,8 +63,11 @@ static void check_spill_row(const rl_table *t, int r, int *gemv, int *copies)
     (*gemv)++;
     cr_assert(near(num(t, r, "bytes"), 2 * rows * k + 2 * k + 4 * rows), "row %d: bytes", r);
     cr_assert_gt(num(t, r, "t_over_t0"), 0.5, "row %d", r);
-    if (f == 0)
+    if (f == 0) { /* t0 is each variant's own f = 0 time, not the faster variant's */
+        cr_assert(near(num(t, r, "t_over_t0"), 1), "row %d: t/t0 at f = 0 is %s", r,
+                  rl_table_get(t, r, "t_over_t0"));
         return;
+    }
     double rr = num(t, r, "r");
     cr_assert_gt(rr, 0, "row %d: r", r);
     if (is(t, r, "variant", "spill_sequential"))

@@ -293,3 +293,93 @@ Test(premise, a_premise_not_met_is_said_before_the_spread)
     cr_assert(rl_verdict_find(ctx, "speedup", &st, &note));
     cr_assert_eq(st, RL_PREMISE_NOT_MET, "%s", note);
 }
+
+/* ---- a ratio against a range known at run time (a model's) ------------------------ */
+
+/* A ratio of slow over fast held against the run-time range 1.8-2.2 (a
+ * model's +-10 %), as exp-08's t/t0 is. */
+static rl_verdict_status judge_model(rl_point slow, rl_point fast, const char **note)
+{
+    rl_judge_ratio_within_given(ctx, &SPEEDUP, NULL, rl_time_ratio(&slow, &fast), 1.8, 2.2, NULL,
+                                "");
+    rl_verdict_status st;
+    cr_assert(rl_verdict_find(ctx, "speedup", &st, note));
+    return st;
+}
+
+Test(premise, a_ratio_against_a_run_time_range_is_judged_on_that_range)
+{
+    const char *note;
+    /* 2.0x, 1.9x-2.1x: inside 1.8-2.2 (the claim's own >= 2.5x would fail it) */
+    cr_assert_eq(judge_model(spread(1.95, 2.0, 2.05), spread(0.98, 1.0, 1.02), &note), RL_HOLDS,
+                 "%s", note);
+    /* 2.6x, wholly above 2.2: does not hold (the claim's own range would hold it) */
+    cr_assert_eq(judge_model(spread(2.55, 2.6, 2.65), spread(0.98, 1.0, 1.02), &note),
+                 RL_DOES_NOT_HOLD, "%s", note);
+}
+
+Test(premise, a_ratio_straddling_a_run_time_bound_is_not_measured)
+{
+    const char *note;
+    /* 2.25x, spread about 2.0x-2.5x: across the upper bound 2.2 */
+    cr_assert_eq(judge_model(spread(2.1, 2.25, 2.4), spread(0.97, 1.0, 1.03), &note),
+                 RL_NOT_MEASURED, "%s", note);
+    cr_assert(strstr(note, "straddles the claim's bound 2.20x"), "%s", note);
+    /* 1.85x, spread about 1.7x-2.0x: across the lower bound 1.8, inside by its median */
+    cr_assert_eq(judge_model(spread(1.75, 1.85, 1.95), spread(0.97, 1.0, 1.03), &note),
+                 RL_NOT_MEASURED, "%s", note);
+    cr_assert(strstr(note, "straddles the claim's bound 1.80x"), "%s", note);
+}
+
+/* ---- both points of a comparison timed in one group -------------------------------- */
+
+static rl_verdict_status judge_grouped(rl_point slow, rl_point fast, const char **note)
+{
+    rl_premise pr = rl_premise_start();
+    rl_premise_same_group(&pr, &slow, &fast, "slow and fast");
+    rl_judge_ratio_given(ctx, &SPEEDUP, NULL, rl_time_ratio(&slow, &fast), &pr, "");
+    rl_verdict_status st;
+    cr_assert(rl_verdict_find(ctx, "speedup", &st, note));
+    return st;
+}
+
+Test(premise, two_points_of_one_group_are_judged)
+{
+    rl_point slow = timed(3.0, 1e9, 0.9), fast = timed(1.0, 1e9, 0.9);
+    slow.group = fast.group = 4;
+    const char *note;
+    cr_assert_eq(judge_grouped(slow, fast, &note), RL_HOLDS, "%s", note);
+    slow.seconds = slow.m.stats.median = slow.m.stats.q1 = slow.m.stats.q3 = 2.0;
+    cr_assert_eq(judge_grouped(slow, fast, &note), RL_DOES_NOT_HOLD, "%s", note);
+}
+
+Test(premise, two_points_timed_apart_are_not_judged_either_way)
+{
+    rl_point slow = timed(3.0, 1e9, 0.9), fast = timed(1.0, 1e9, 0.9);
+    slow.group = 4;
+    fast.group = 5;
+    const char *note;
+    cr_assert_eq(judge_grouped(slow, fast, &note), RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "slow and fast were not timed in one group") &&
+              strstr(note, "group 4, 5 samples; group 5, 5 samples"), "%s", note);
+    slow.seconds = slow.m.stats.median = slow.m.stats.q1 = slow.m.stats.q3 = 2.0;
+    cr_assert_eq(judge_grouped(slow, fast, &note), RL_PREMISE_NOT_MET, "not its opposite: %s", note);
+    /* group 0 is "alone", not a group shared with another alone */
+    slow.group = fast.group = 0;
+    cr_assert_eq(judge_grouped(slow, fast, &note), RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "alone, 5 samples"), "%s", note);
+}
+
+Test(premise, a_group_whose_members_sampled_apart_is_not_one_group)
+{
+    rl_point slow = timed(3.0, 1e9, 0.9), fast = timed(1.0, 1e9, 0.9);
+    slow.group = fast.group = 4;
+    fast.m.stats.samples = 9; /* sampled in other rounds (a retime) */
+    const char *note;
+    cr_assert_eq(judge_grouped(slow, fast, &note), RL_PREMISE_NOT_MET, "%s", note);
+    rl_point untimed = fast;
+    untimed.state = RL_POINT_SKIPPED;
+    rl_premise pr = rl_premise_start();
+    rl_premise_same_group(&pr, &slow, &untimed, "slow and fast");
+    cr_assert(!pr.met && strstr(pr.why, "not timed"), "%s", pr.why);
+}

@@ -94,7 +94,18 @@ static int largest_fall(const rl_points *pts)
     return worst;
 }
 
-/* TFLOP/s at the model's first wave end over one step past it. */
+/* fall_at as a ratio of the two times, with its spread (rl_time_ratio):
+ * TFLOP/s at i over i + 1 is t(i + 1) / t(i) x flops(i) / flops(i + 1). */
+static rl_ratio fall_ratio(const rl_points *pts, int i)
+{
+    const rl_point *end = &pts->v[i], *past = &pts->v[i + 1];
+    rl_ratio r = rl_time_ratio(past, end);
+    double scale = end->flops / past->flops;
+    return (rl_ratio){r.median * scale, r.lo * scale, r.hi * scale};
+}
+
+/* TFLOP/s at the model's first wave end over one step past it, on the
+ * ratio's spread, the two timed in one group (calls.c pairs them). */
 static void judge(rl_ctx *ctx, const rl_points *pts, const wave_part *w)
 {
     int i = w->first_end, worst = largest_fall(pts);
@@ -105,5 +116,9 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const wave_part *w)
                  "picks its own tiles: its largest fall is N %d -> %d (%.2fx)",
                  n_at(pts, i), n_at(pts, i + 1), EX_TILE_M, EX_TILE_N, w->t.units,
                  n_at(pts, worst), n_at(pts, worst + 1), fall_at(pts, worst));
-    rl_judge(ctx, w->claim, NULL, i >= 0 ? fall_at(pts, i) : NAN, note);
+    rl_premise pr = rl_premise_start();
+    if (i >= 0)
+        rl_premise_same_group(&pr, &pts->v[i], &pts->v[i + 1], "the wave end and one step past");
+    rl_judge_ratio_given(ctx, w->claim, NULL, i >= 0 ? fall_ratio(pts, i) : RL_RATIO_NONE, &pr,
+                         note);
 }

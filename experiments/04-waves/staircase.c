@@ -130,14 +130,17 @@ double exp04_staircase_model_us(rl_ctx *ctx, const rl_point *p)
     return t_wave * c->w.waves * 1e6;
 }
 
-/* The time one step past the first full wave, over the wave's own. */
+/* The time one step past the first full wave, over the wave's own: on
+ * the ratio's spread (a step whose spread straddles 1.7x is not judged),
+ * the two timed in one group (calls.c pairs them). */
 static void judge(rl_ctx *ctx, const rl_points *pts, const wave_part *w)
 {
     bool cpu = ctx->kind == RL_CPU;
     int i = w->first_end;
     const rl_point *full = i >= 0 ? &pts->v[i] : NULL, *past = i >= 0 ? &pts->v[i + 1] : NULL;
-    double ratio = full && rl_point_timed(full) && rl_point_timed(past)
-                       ? past->seconds / full->seconds : NAN;
+    rl_premise pr = rl_premise_start();
+    if (full)
+        rl_premise_same_group(&pr, past, full, "the wave end and one step past");
     char note[256] = "no full wave in the sweep";
     if (full) {
         const exp04_call *f = RL_DATA(exp04_call, full), *q = RL_DATA(exp04_call, past);
@@ -147,5 +150,5 @@ static void judge(rl_ctx *ctx, const rl_points *pts, const wave_part *w)
                  f->w.tiles, q->w.tiles, w->t.units * w->t.per_unit,
                  cpu ? " (threads); the CPU shows the mechanism, not the GPU's numbers" : "");
     }
-    rl_judge(ctx, w->claim, NULL, ratio, note);
+    rl_judge_ratio_given(ctx, w->claim, NULL, rl_time_ratio(past, full), &pr, note);
 }

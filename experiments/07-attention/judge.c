@@ -45,6 +45,26 @@ double exp07_share(const rl_points *all, const char *config, int batch, int ctx_
     return a && w ? a->seconds / (a->seconds + w->seconds) : NAN;
 }
 
+/* The share and its spread: share = 1 / (1 + w/a), so its ends come from
+ * the ends of w/a's spread (rl_time_ratio), the low share from the high
+ * w/a. */
+static rl_ratio share_spread(const rl_points *all, const char *config, int batch, int ctx_len)
+{
+    const rl_point *a = exp07_find(all, DECODE_ATTN, "decode_fused", config, batch, ctx_len),
+                   *w = exp07_find(all, WEIGHT_GEMM, NULL, NULL, batch, 0);
+    rl_ratio wa = rl_time_ratio(w, a);
+    return (rl_ratio){1 / (1 + wa.median), 1 / (1 + fmax(wa.lo, wa.hi)),
+                      1 / (1 + fmin(wa.lo, wa.hi))};
+}
+
+/* share(b) / share(1) and its spread: each share at the opposite end of
+ * its own. */
+static rl_ratio share_growth(const rl_points *all, const char *config, int b, int ctx_len)
+{
+    rl_ratio hi = share_spread(all, config, b, ctx_len), one = share_spread(all, config, 1, ctx_len);
+    return (rl_ratio){hi.median / one.median, hi.lo / one.hi, hi.hi / one.lo};
+}
+
 static double ai_of(const rl_point *p) { return rl_arith_intensity(p->flops, p->bytes); }
 
 static bool is_fused_decode_of(const rl_point *p, const attn_config *cfg)
@@ -240,8 +260,7 @@ void exp07_judge_share(rl_ctx *ctx, const rl_points *all, const rl_claim *claim,
     }
     rl_appendf(note, sizeof note, " judged at B = %d, the largest below the ridge (%.1f FLOP/B)",
                b_hi, ridge);
-    rl_judge(ctx, claim, NULL, exp07_share(all, cfg->name, b_hi, L) / exp07_share(all, cfg->name, 1, L),
-             note);
+    rl_judge_ratio_given(ctx, claim, NULL, share_growth(all, cfg->name, b_hi, L), NULL, note);
 }
 
 /* Each n whose per-head score matrix exceeds the last-level cache (the
@@ -262,7 +281,10 @@ void exp07_judge_prefill_speed(rl_ctx *ctx, const rl_points *all, const rl_claim
         snprintf(scope, sizeof scope, "n%d", n);
         snprintf(note, sizeof note, "scores %.0f MiB per head against the %.0f MiB %s",
                  (double)n * n * 4 / 1048576, llc / 1048576, ctx->kind == RL_CUDA ? "L2" : "LLC");
-        rl_judge(ctx, claim, scope, mat && fused ? mat->seconds / fused->seconds : NAN, note);
+        rl_premise pr = rl_premise_start();
+        if (mat && fused)
+            rl_premise_same_group(&pr, mat, fused, "the materialized and the fused prefill");
+        rl_judge_ratio_given(ctx, claim, scope, rl_time_ratio(mat, fused), &pr, note);
         judged++;
     }
     if (!judged)

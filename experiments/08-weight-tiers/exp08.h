@@ -57,13 +57,16 @@ void exp08_spill_points(rl_ctx *ctx, struct spill_part *S, double f, int group, 
 
 /* The timed spill point of a role at f, or NULL. */
 const rl_point *exp08_spill_find(const rl_points *all, const char *role, double f);
-/* t0's rate (the all-fast GEMV: the faster f = 0 point), the slow tier's
- * ratio r at a fraction (t0's rate over the slow tier's, read at that
- * fraction's size: by the copy, the sequential variant's path; or by the
- * overlapped variant's own path), and a GEMV point's t / t0. */
-double exp08_spill_t0_gbps(const rl_points *all);
+/* t0, a GEMV variant's (role) own all-fast point, at f = 0, and its rate;
+ * the slow tier's ratio r at a fraction (the variant's t0 rate over its
+ * path's read of that fraction's rows: the copy, for the sequential
+ * variant; the overlapped variant's own path); and a GEMV point's t / t0
+ * over its own variant's t0, with its spread (rl_time_ratio). */
+const rl_point *exp08_spill_t0(const rl_points *all, const char *role);
+double exp08_spill_t0_gbps(const rl_points *all, const char *role);
 double exp08_spill_r(const rl_points *all, double f);
 double exp08_spill_r_overlapped(const rl_points *all, double f);
+rl_ratio exp08_t_over_t0_ratio(const rl_points *all, const rl_point *p);
 double exp08_t_over_t0(const rl_points *all, const rl_point *p);
 /* Columns: the r of a spill point's own path (the overlapped variant's
  * for it and its tier read, the copy's for the others), and the models. */

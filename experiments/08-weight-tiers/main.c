@@ -225,7 +225,7 @@ static void declare(rl_ctx *ctx)
 
 /* ---- the judgement ------------------------------------------------------------------
  * The spill claims judge f = 0.1 with the r measured in the same run (the
- * fast tier's rate, the GEMV's at f = 0, over the slow tier's read of
+ * fast tier's rate, each variant's own GEMV at f = 0, over the slow tier's read of
  * f = 0.1's rows by each variant's own path: the copy for the sequential
  * one; the zero-copy loads, or the queued reads, for the overlapped one);
  * the MoE claims judge the active variant's time against its bytes over
@@ -254,21 +254,41 @@ static const char *overlapped_path(const rl_ctx *ctx)
                                 : "every chunk's O_DIRECT read queued at once";
 }
 
-/* Sequential t/t0 at f = 0.1 over its model, with the copy's r. */
+/* A ratio and its spread on another scale: (r - from) / per, ends kept
+ * in order (per > 0). */
+static rl_ratio rescaled(rl_ratio r, double from, double per)
+{
+    return (rl_ratio){(r.median - from) / per, (r.lo - from) / per, (r.hi - from) / per};
+}
+
+/* A variant's t/t0 compares its f point with its own f = 0 point, and
+ * the part times them in one group, round by round: the premise. */
+static void t0_premise(rl_premise *pr, const rl_points *all, const rl_point *p, const char *role)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s at f = 0.1 and its t0 (f = 0)", role);
+    rl_premise_same_group(pr, p, exp08_spill_t0(all, role), what);
+}
+
+/* Sequential t/t0 at f = 0.1 over its model, with the copy's r; t0 and
+ * the fast tier's rate in r are the sequential variant's own (f = 0). */
 static void judge_sequential(rl_ctx *ctx, const rl_points *all, double f)
 {
     const rl_point *seq = exp08_spill_find(all, "sequential", f),
                    *tier = exp08_spill_find(all, "slow_tier", f);
     double r = exp08_spill_r(all, f), ms = rl_spill_slowdown_sequential(f, r);
-    double ts = seq ? exp08_t_over_t0(all, seq) : NAN;
+    rl_ratio ts = seq ? exp08_t_over_t0_ratio(all, seq) : RL_RATIO_NONE;
     char note[500];
-    snprintf(note, sizeof note, "r = %.2f, the copy's (the fast tier %.1f GB/s, the GEMV at f = 0; "
-             "the slow tier %.2f GB/s by %s, f = 0.1's rows); sequential t/t0 %.2f against %.2f", r,
-             exp08_spill_t0_gbps(all), tier ? rl_point_gbps(tier) : NAN,
-             ctx->kind == RL_CUDA ? "cudaMemcpyAsync" : "pread, O_DIRECT", ts, ms);
+    snprintf(note, sizeof note, "r = %.2f, the copy's (the fast tier %.1f GB/s, the sequential GEMV "
+             "at f = 0, its t0; the overlapped one's %.1f GB/s; the slow tier %.2f GB/s by %s, "
+             "f = 0.1's rows); sequential t/t0 %.2f against %.2f", r,
+             exp08_spill_t0_gbps(all, "sequential"), exp08_spill_t0_gbps(all, "overlapped"),
+             tier ? rl_point_gbps(tier) : NAN,
+             ctx->kind == RL_CUDA ? "cudaMemcpyAsync" : "pread, O_DIRECT", ts.median, ms);
     rl_premise pr = rl_premise_start();
     tier_premise(&pr, r);
-    rl_judge_given(ctx, &CLAIMS[SPILL_SEQ], NULL, ts / ms, &pr, note);
+    t0_premise(&pr, all, seq, "sequential");
+    rl_judge_ratio_given(ctx, &CLAIMS[SPILL_SEQ], NULL, rescaled(ts, 0, ms), &pr, note);
 }
 
 /* The overlapped variant against the r of its own path: a copy engine
@@ -279,11 +299,13 @@ static void judge_overlapped(rl_ctx *ctx, const rl_points *all, double f)
 {
     const rl_point *ovl = exp08_spill_find(all, "overlapped", f),
                    *own = exp08_spill_find(all, "slow_tier_overlapped", f);
-    double to = ovl ? exp08_t_over_t0(all, ovl) : NAN, ro = exp08_spill_r_overlapped(all, f);
+    rl_ratio to = ovl ? exp08_t_over_t0_ratio(all, ovl) : RL_RATIO_NONE;
+    double ro = exp08_spill_r_overlapped(all, f);
     double mo = rl_spill_slowdown_overlapped(f, ro), mso = rl_spill_slowdown_sequential(f, ro);
     char note[500];
     snprintf(note, sizeof note, "overlapped t/t0 %.2f; its model %.2f, the sequential %.2f, both with "
-             "r = %.2f, its own path's (%s: %.2f GB/s; the copy's r = %.2f)", to, mo, mso, ro,
+             "r = %.2f, its own path's (%s: %.2f GB/s; the copy's r = %.2f); t0 its own, at f = 0",
+             to.median, mo, mso, ro,
              overlapped_path(ctx), own ? rl_point_gbps(own) : NAN, exp08_spill_r(all, f));
     rl_premise pr = rl_premise_start();
     tier_premise(&pr, ro);
@@ -292,7 +314,8 @@ static void judge_overlapped(rl_ctx *ctx, const rl_points *all, double f)
         snprintf(pr.why, sizeof pr.why, "the two models differ by under 10 %% at r = %.2f (%.2f and "
                  "%.2f): no measurement can tell them apart", ro, mo, mso);
     }
-    rl_judge_given(ctx, &CLAIMS[SPILL_OVL], NULL, (to - mo) / (mso - mo), &pr, note);
+    t0_premise(&pr, all, ovl, "overlapped");
+    rl_judge_ratio_given(ctx, &CLAIMS[SPILL_OVL], NULL, rescaled(to, mo, mso - mo), &pr, note);
 }
 
 static void judge_spill(rl_ctx *ctx, const rl_points *all)
@@ -351,14 +374,16 @@ static void judge_dense(rl_ctx *ctx, const rl_points *all, const moe_shape *laye
     const rl_point *a = exp08_moe_find(all, MOE_TOP_K, "active", k, 1, "uniform"),
                    *d = exp08_moe_find(all, MOE_TOP_K, "dense", k, 1, "uniform");
     char note[300] = "not measured";
-    double value = NAN;
+    rl_ratio value = RL_RATIO_NONE;
+    rl_premise pr = rl_premise_start();
     if (a && d) {
-        value = (d->seconds / a->seconds) / (d->bytes / a->bytes);
+        value = rescaled(rl_time_ratio(d, a), 0, d->bytes / a->bytes);
+        rl_premise_same_group(&pr, d, a, "the dense and the active step");
         snprintf(note, sizeof note, "top-%d of %d: dense %.2f ms, active %.3f ms (%.1fx), their "
                  "bytes %.1fx apart", k, layer->experts, d->seconds * 1e3, a->seconds * 1e3,
                  d->seconds / a->seconds, d->bytes / a->bytes);
     }
-    rl_judge(ctx, &CLAIMS[MOE_DENSE], NULL, value, note);
+    rl_judge_ratio_given(ctx, &CLAIMS[MOE_DENSE], NULL, value, &pr, note);
 }
 
 static void judge_routed(rl_ctx *ctx, const rl_points *all)
@@ -384,7 +409,7 @@ static void curve_premise(rl_ctx *ctx, rl_premise *pr, const rl_point *p, const 
 {
     const exp08_call *c = RL_DATA(exp08_call, p);
     double pace = rl_point_gbps(p) / rl_point_gbps(one);
-    if (pace >= CURVE_PACE)
+    if (!pr->met || pace >= CURVE_PACE) /* the first unmet premise tells the story */
         return;
     pr->met = false;
     snprintf(pr->why, sizeof pr->why, "B = %d reads %.2f of B = 1's GB/s (%.1f against "
@@ -405,19 +430,20 @@ static void judge_curve(rl_ctx *ctx, const rl_points *all, const moe_shape *laye
         const rl_point *p = exp08_moe_find(all, MOE_BATCH, "active", layer->top_k, b, "uniform");
         char scope[16], note[300] = "not measured";
         snprintf(scope, sizeof scope, "B%d", b);
-        double value = NAN;
+        rl_ratio value = RL_RATIO_NONE;
         rl_premise pr = rl_premise_start();
         if (p && one) {
             const exp08_call *c = RL_DATA(exp08_call, p);
             double model = c->touched_model / rl_moe_experts_touched(c->experts, c->top_k, 1);
-            value = (p->seconds / one->seconds) / model;
+            value = rescaled(rl_time_ratio(p, one), 0, model);
             snprintf(note, sizeof note, "t(%d)/t(1) = %.2f; the model touches %.1f of %d experts "
                      "against %d at B = 1 (a ratio of %.2f; the routings' %.2f)", b,
                      p->seconds / one->seconds, c->touched_model, c->experts, c->top_k, model,
                      c->touched / RL_DATA(exp08_call, one)->touched);
+            rl_premise_same_group(&pr, p, one, "B's step and B = 1's");
             curve_premise(ctx, &pr, p, one);
         }
-        rl_judge_given(ctx, &CLAIMS[MOE_CURVE], scope, value, &pr, note);
+        rl_judge_ratio_given(ctx, &CLAIMS[MOE_CURVE], scope, value, &pr, note);
     }
 }
 

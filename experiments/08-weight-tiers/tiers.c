@@ -184,51 +184,69 @@ const rl_point *exp08_spill_find(const rl_points *all, const char *role, double 
     return rl_points_find(all, role, at_fraction, &f);
 }
 
-/* t0, the all-fast GEMV: at f = 0 both variants run the same code (no
- * slow rows); the faster of the two is the best estimate of its time. */
-static bool all_fast_gemv(const rl_point *p, const void *key)
-{
-    (void)key;
-    return at_fraction(p, &(double){0}) &&
-           (rl_point_has_role(p, "sequential") || rl_point_has_role(p, "overlapped"));
-}
-
-static const rl_point *all_fast(const rl_points *all)
-{
-    return rl_points_fastest(all, NULL, all_fast_gemv, NULL);
-}
-
-double exp08_spill_t0_gbps(const rl_points *all)
-{
-    const rl_point *t0 = all_fast(all);
-    return t0 ? rl_point_gbps(t0) : NAN;
-}
-
-static double r_by(const rl_points *all, double f, const char *tier_role)
-{
-    const rl_point *tier = exp08_spill_find(all, tier_role, f);
-    return tier ? exp08_spill_t0_gbps(all) / rl_point_gbps(tier) : NAN;
-}
-
-double exp08_spill_r(const rl_points *all, double f) { return r_by(all, f, "slow_tier"); }
-
-double exp08_spill_r_overlapped(const rl_points *all, double f)
-{
-    return r_by(all, f, "slow_tier_overlapped");
-}
-
+/* t0, the all-fast GEMV of the same variant: its own point at f = 0.
+ * At f = 0 both variants read every row from the fast tier, yet each
+ * through its own code (its own calls and schedule around the GEMV),
+ * and they need not take the same time: a variant's slowdown t/t0 and
+ * its model (1 - f) + f r, or max(1 - f, f r), are each relative to its
+ * own all-fast time, so t0 (and the fast tier's rate in its r) is the
+ * variant's own, not the faster of the two, which would charge one
+ * variant's all-fast cost to the other's spill. */
 static bool is_spill_gemv(const rl_point *p)
 {
     return RL_DATA(exp08_call, p)->kind == SPILL && p->variant &&
            ((const spill_variant *)p->variant)->gemv;
 }
 
+static bool same_variant_all_fast(const rl_point *p, const void *variant)
+{
+    return p->variant == variant && at_fraction(p, &(double){0});
+}
+
+const rl_point *exp08_spill_t0(const rl_points *all, const char *role)
+{
+    return exp08_spill_find(all, role, 0); /* only the GEMVs have a point at f = 0 */
+}
+
+/* The point p's t0: its variant's point at f = 0. */
+static const rl_point *own_t0(const rl_points *all, const rl_point *p)
+{
+    return rl_points_find(all, NULL, same_variant_all_fast, p->variant);
+}
+
+double exp08_spill_t0_gbps(const rl_points *all, const char *role)
+{
+    const rl_point *t0 = exp08_spill_t0(all, role);
+    return t0 ? rl_point_gbps(t0) : NAN;
+}
+
+/* r on one variant's path: its own t0's rate over its slow tier's read. */
+static double r_by(const rl_points *all, double f, const char *gemv_role, const char *tier_role)
+{
+    const rl_point *tier = exp08_spill_find(all, tier_role, f);
+    return tier ? exp08_spill_t0_gbps(all, gemv_role) / rl_point_gbps(tier) : NAN;
+}
+
+double exp08_spill_r(const rl_points *all, double f)
+{
+    return r_by(all, f, "sequential", "slow_tier");
+}
+
+double exp08_spill_r_overlapped(const rl_points *all, double f)
+{
+    return r_by(all, f, "overlapped", "slow_tier_overlapped");
+}
+
+rl_ratio exp08_t_over_t0_ratio(const rl_points *all, const rl_point *p)
+{
+    if (!is_spill_gemv(p) || !rl_point_timed(p))
+        return RL_RATIO_NONE;
+    return rl_time_ratio(p, own_t0(all, p));
+}
+
 double exp08_t_over_t0(const rl_points *all, const rl_point *p)
 {
-    const rl_point *t0 = all_fast(all);
-    if (!is_spill_gemv(p) || !rl_point_timed(p) || !t0)
-        return NAN;
-    return p->seconds / t0->seconds;
+    return exp08_t_over_t0_ratio(all, p).median;
 }
 
 double exp08_col_r(rl_ctx *ctx, const rl_point *p)
