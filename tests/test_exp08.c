@@ -62,7 +62,10 @@ static void check_spill_row(const rl_table *t, int r, int *gemv, int *copies)
     }
     (*gemv)++;
     cr_assert(near(num(t, r, "bytes"), 2 * rows * k + 2 * k + 4 * rows), "row %d: bytes", r);
-    cr_assert_gt(num(t, r, "t_over_t0"), 0.5, "row %d", r);
+    /* a time over a time of the same variant: positive and finite; how far
+     * from 1 is the machine's (its own f = 0 sample, which a loaded
+     * machine may have slowed), so no tighter bound is the code's */
+    cr_assert(isfinite(num(t, r, "t_over_t0")) && num(t, r, "t_over_t0") > 0, "row %d", r);
     if (f == 0) { /* t0 is each variant's own f = 0 time, not the faster variant's */
         cr_assert(near(num(t, r, "t_over_t0"), 1), "row %d: t/t0 at f = 0 is %s", r,
                   rl_table_get(t, r, "t_over_t0"));
