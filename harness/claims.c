@@ -186,7 +186,7 @@ void rl_judge_ratio_within_given(rl_ctx *ctx, const rl_claim *c, const char *sco
         if (!isnan(lo_end) && !isnan(hi_end)) {
             value_text(c, lo_end, a, sizeof a);
             value_text(c, hi_end, b, sizeof b);
-            rl_appendf(measured, sizeof measured, " (%s-%s)", a, b);
+            rl_appendf(measured, sizeof measured, " (%s to %s)", a, b);
         }
     }
     rl_verdict_status st = rl_within(r.median, lo, hi);

@@ -105,10 +105,10 @@ void rl_verdicts_print(rl_ctx *ctx)
 {
     const rl_ctx_verdicts *p = rl_verdicts_room(ctx);
     printf("\nverdicts (%s backend: %s)\n", rl_backend_name(ctx->kind), ctx->dev->name);
-    printf("  %-44s %-16s %-20s %s\n", "claim", "predicted", "measured", "verdict");
+    printf("  %-44s %-16s %-24s %s\n", "claim", "predicted", "measured", "verdict");
     for (int i = 0; i < p->n; i++) {
         const rl_verdict_row *v = &p->rows[i];
-        printf("  %-44s %-16s %-20s %s\n", v->claim, v->predicted, v->measured,
+        printf("  %-44s %-16s %-24s %s\n", v->claim, v->predicted, v->measured,
                rl_verdict_name(v->status));
         if (v->note[0])
             printf("  %-44s   %s\n", "", v->note);
