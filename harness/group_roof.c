@@ -38,7 +38,7 @@ static bool moves_bytes(const rl_point *p) { return p->bytes > 0 && p->footprint
  * it, and its MFU needs no roof of the same minute). */
 static bool may_be_compute_bound(const rl_ceilings *c, const rl_point *p)
 {
-    double ridge = rl_ridge_point(c->matrix_tflops * 1e12, c->bw[RL_DRAM][RL_READ].best * 1e9);
+    double ridge = rl_ceilings_ridge(c);
     return p->flops > 0 && p->bytes > 0 && rl_arith_intensity(p->flops, p->bytes) >= ridge / 4;
 }
 

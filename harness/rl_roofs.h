@@ -107,6 +107,11 @@ typedef struct rl_roof {
 } rl_roof;
 
 rl_roof rl_roof_for(rl_ctx *ctx, double footprint_bytes, rl_pattern pattern);
+/* The machine's ridge, FLOP/B: the matrix roof over the DRAM read roof,
+ * the intensity at which a GEMM reading DRAM turns compute-bound.
+ * rl_ridge: this run's ceilings'. */
+double rl_ceilings_ridge(const rl_ceilings *c);
+double rl_ridge(rl_ctx *ctx);
 /* Whether a working set is at least 4x the last-level cache (the curve's,
  * where the ceilings found it; else the reported one): what a claim
  * about device memory needs (cache_resident is the opposite). */

@@ -53,9 +53,6 @@ void rl_weights_fit(rl_ctx *ctx, rl_weights *W, const gemv_variant *v, int n, in
  * reference (computed for the first point at n; the others share it). */
 void rl_weights_bind(rl_ctx *ctx, rl_weights *W, rl_point *p, gemv_call *call, gemv_call *check,
                      int n, int validated_rows);
-/* The layer's ridge, FLOP/B: the matrix roof over DRAM's read bandwidth,
- * the intensity at which its GEMM turns compute-bound. */
-double rl_weights_ridge(rl_ctx *ctx);
 
 /* A device buffer of `items` items of item_bytes each: the first `drawn`
  * (on the host) uploaded, then repeated. The weights' rows repeat this

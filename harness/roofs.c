@@ -65,6 +65,13 @@ static rl_level next_level(const double cap[RL_LEVEL_COUNT], rl_level l)
     return (rl_level)next;
 }
 
+double rl_ceilings_ridge(const rl_ceilings *c)
+{
+    return rl_ridge_point(c->matrix_tflops * 1e12, c->bw[RL_DRAM][RL_READ].best * 1e9);
+}
+
+double rl_ridge(rl_ctx *ctx) { return rl_ceilings_ridge(rl_ceilings_get(ctx)); }
+
 rl_roof rl_roof_for(rl_ctx *ctx, double footprint, rl_pattern pattern)
 {
     return rl_roof_on(rl_ceilings_get(ctx), ctx->kind, footprint, pattern);

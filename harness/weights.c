@@ -75,8 +75,3 @@ void rl_weights_bind(rl_ctx *ctx, rl_weights *W, rl_point *p, gemv_call *call, g
     p->want = W->ref;
 }
 
-double rl_weights_ridge(rl_ctx *ctx)
-{
-    const rl_ceilings *c = rl_ceilings_get(ctx);
-    return rl_ridge_point(c->matrix_tflops * 1e12, c->bw[RL_DRAM][RL_READ].best * 1e9);
-}

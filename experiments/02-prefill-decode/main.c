@@ -271,7 +271,7 @@ static void describe(rl_ctx *ctx)
     rl_meta(ctx, "validation", "every element vs a double-precision reference, atol k * 2^-20; every "
             "row while rows k n <= 2^29, else the first rows (>= 64) within 2^28 multiply-adds");
     rl_meta(ctx, "ridge_flop_per_byte", "%.1f (measured ceilings: compute roof / DRAM read)",
-            rl_weights_ridge(ctx));
+            rl_ridge(ctx));
     /* The compute roof's two sources, for the roofline's band: the library
      * GEMM (what a library reaches) and, on the CPU, the FMA microbenchmark
      * (the cores' peak); ceiling_tflops is the larger. */
@@ -285,7 +285,7 @@ static void describe(rl_ctx *ctx)
 static void declare(rl_ctx *ctx)
 {
     rl_tune_decode_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
-    tokens_ridge = rl_weights_ridge(ctx); /* before the token counts are read */
+    tokens_ridge = rl_ridge(ctx); /* before the token counts are read */
     describe(ctx);
     rl_sweep_declare(ctx, &(rl_sweep){AXES, .part_axes = 1, .part = shape_part,
                                       .skip = shape_not_chosen, .points = token_points});
@@ -321,7 +321,7 @@ static int free_batch_tokens(rl_ctx *ctx, const rl_points *all, const shape *s)
     int best = 1;
     for (int i = 0; i < all->n; i++) {
         int n = RL_DATA(exp02_call, &all->v[i])->n;
-        if (of_shape(&all->v[i], s) && n - 1 <= rl_weights_ridge(ctx) / 4 && n > best)
+        if (of_shape(&all->v[i], s) && n - 1 <= rl_ridge(ctx) / 4 && n > best)
             best = n;
     }
     return best;
@@ -341,7 +341,7 @@ static bool compute_bound(rl_ctx *ctx, const rl_point *p)
         return false;
     if (ctx->kind == RL_CUDA)
         return RL_DATA(exp02_call, p)->n >= 2048;
-    return rl_arith_intensity(p->flops, p->bytes) >= COMPUTE_BOUND_RIDGES * rl_weights_ridge(ctx);
+    return rl_arith_intensity(p->flops, p->bytes) >= COMPUTE_BOUND_RIDGES * rl_ridge(ctx);
 }
 
 /* The samples a compute-bound point needs to be read: the stop rule's
@@ -402,7 +402,7 @@ static compute_bound_read compute_bound_mfu(rl_ctx *ctx, const rl_points *all, c
     char left_out[sizeof r.why];
     memcpy(left_out, r.why, sizeof left_out);
     r.why[0] = '\0';
-    double ridge = rl_weights_ridge(ctx), last = rl_axis_last(ctx, &TOKENS);
+    double ridge = rl_ridge(ctx), last = rl_axis_last(ctx, &TOKENS);
     if (found)
         rl_appendf(r.why, sizeof r.why, "%d of the %d compute-bound library point(s) read, two "
                    "needed; ", r.read, found);
@@ -437,7 +437,7 @@ static void decode_note(rl_ctx *ctx, const rl_point *g, const rl_point *lib, cha
 static void judge_decode_mfu_cpu(rl_ctx *ctx, const shape *s, const rl_point *g, double mfu_compute)
 {
     char note[400];
-    double ridge = rl_weights_ridge(ctx);
+    double ridge = rl_ridge(ctx);
     if (isnan(mfu_compute))
         snprintf(note, sizeof note, "CPU ridge %.1f FLOP/B, so MFU(1) = MBU/ridge; the bound, a "
                  "quarter of the compute-bound MFU, was not measured", ridge);
@@ -501,7 +501,7 @@ static void judge_batching(rl_ctx *ctx, const rl_points *all, const shape *s)
     else if (nf > 1)
         snprintf(note, sizeof note, "n = %d not measured", nf);
     else
-        snprintf(note, sizeof note, "the ridge (%.1f) leaves no batch free", rl_weights_ridge(ctx));
+        snprintf(note, sizeof note, "the ridge (%.1f) leaves no batch free", rl_ridge(ctx));
     rl_judge_ratio_given(ctx, claim, s->name, t1 && tn ? rl_time_ratio(tn, t1) : RL_RATIO_NONE, &pr,
                          note);
 }

@@ -183,7 +183,7 @@ void exp07_judge_mbu(rl_ctx *ctx, const rl_points *all, const rl_claim *claim, c
 {
     int judged;
     const rl_point *worst = lowest_mbu(ctx, all, cfg, &judged);
-    double G = cfg->heads_q / cfg->heads_kv, ridge = rl_weights_ridge(ctx);
+    double G = cfg->heads_q / cfg->heads_kv, ridge = rl_ridge(ctx);
     char note[400];
     if (!worst) {
         snprintf(note, sizeof note, "no fused point at L >= 2048 beyond the cache was measured "
@@ -215,7 +215,7 @@ static int largest_memory_bound_batch(rl_ctx *ctx, const rl_steps *batches)
     for (int i = 0; i < batches->n; i++) {
         int b = (int)batches->v[i];
         if (rl_arith_intensity(gemv_flops(LAYER_ROWS, LAYER_K, b), gemv_bytes(LAYER_ROWS, LAYER_K, b)) <
-            rl_weights_ridge(ctx))
+            rl_ridge(ctx))
             b_hi = b;
     }
     return b_hi;
@@ -239,7 +239,7 @@ static int longest_shared_ctx(const rl_points *all, const attn_config *cfg, int 
 void exp07_judge_share(rl_ctx *ctx, const rl_points *all, const rl_claim *claim,
                        const attn_config *cfg, const rl_steps *batches, const rl_steps *contexts)
 {
-    double ridge = rl_weights_ridge(ctx);
+    double ridge = rl_ridge(ctx);
     int b_hi = largest_memory_bound_batch(ctx, batches), L = longest_shared_ctx(all, cfg, b_hi, contexts);
     char note[400];
     if (b_hi == 1 || !L) {

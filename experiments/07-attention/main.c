@@ -170,7 +170,7 @@ static void describe(rl_ctx *ctx)
             "weight GEMM's first rows vs its reference (gemv)", ATTENTION_ATOL, ATTENTION_RTOL,
             ATTENTION_FP16_P_ATOL);
     rl_meta(ctx, "ridge_flop_per_byte", "%.2f (measured: compute roof / DRAM read)",
-            rl_weights_ridge(ctx));
+            rl_ridge(ctx));
 }
 
 /* --shape: one decode shape, beside ggml's flash attention (0: the sweeps). */
