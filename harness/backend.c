@@ -27,12 +27,7 @@ rl_backend *rl_backend_open_status(rl_backend_kind kind, int device, rl_open_sta
         return NULL;
     }
     be->info.datasheet = kind == RL_CUDA ? rl_datasheet_find(be->info.name) : NULL;
-    if (!be->info.slug[0]) {
-        if (be->info.datasheet)
-            snprintf(be->info.slug, sizeof be->info.slug, "%s", be->info.datasheet->slug);
-        else
-            rl_slugify(be->info.name, be->info.slug, sizeof be->info.slug);
-    }
+    rl_device_slug(kind, be->info.name, be->info.slug, sizeof be->info.slug);
     return be;
 }
 

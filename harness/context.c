@@ -179,15 +179,34 @@ static void print_story(const rl_ctx *ctx)
 
 /* ---- the reference run ---------------------------------------------------- */
 
-/* The checked-in reference run of this device (results/reference/<slug>/),
- * when there is one, it is not this run, and --reference none was not given. */
+/* The slug of the device that measured the results drawn: this device's,
+ * except under --plot-only, where the CSV may come from another machine
+ * (a GPU's results redrawn on a laptop): its backend and device lines. */
+static void measured_device_slug(const rl_ctx *ctx, char *slug, size_t len)
+{
+    snprintf(slug, len, "%s", ctx->dev->slug);
+    if (!ctx->args.plot_only)
+        return;
+    char why[256];
+    rl_table *t = rl_table_read_meta(ctx->csv_path, why, sizeof why);
+    const char *backend = t ? rl_table_meta(t, "backend") : NULL;
+    const char *device = t ? rl_table_meta(t, "device") : NULL;
+    if (backend && device)
+        rl_device_slug(strcmp(backend, "cuda") ? RL_CPU : RL_CUDA, device, slug, len);
+    rl_table_free(t);
+}
+
+/* The checked-in reference run of the device that measured these results
+ * (results/reference/<slug>/), when there is one, --reference none was not
+ * given, and this run is not a reference run itself: a reference's charts
+ * are drawn alone, the same whichever machine redraws them. */
 static bool find_reference(const rl_ctx *ctx, char *csv, size_t len, char *name, size_t nlen)
 {
-    if (ctx->args.no_reference)
+    if (ctx->args.no_reference || !strncmp(ctx->label, "reference/", 10))
         return false;
-    snprintf(name, nlen, "reference/%s", ctx->dev->slug);
-    if (!strcmp(name, ctx->label))
-        return false;
+    char slug[64];
+    measured_device_slug(ctx, slug, sizeof slug);
+    snprintf(name, nlen, "reference/%s", slug);
     snprintf(csv, len, "%s/%s/exp-%s.csv", ctx->args.out_dir, name, ctx->exp->id);
     return access(csv, R_OK) == 0;
 }

@@ -27,8 +27,10 @@
  *         bandwidth); 58 SMs, 48 MB L2.
  */
 #include "rooflab.h"
+#include "rl_process.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 const rl_datasheet rl_datasheets[] = {
@@ -68,6 +70,18 @@ const rl_datasheet *rl_datasheet_find(const char *device_name)
         if (has_word(device_name, d->match))
             return d;
     return NULL;
+}
+
+void rl_device_slug(rl_backend_kind kind, const char *name, char *slug, size_t len)
+{
+    char made[56];
+    rl_slugify(name, made, sizeof made);
+    if (kind == RL_CPU) {
+        snprintf(slug, len, "cpu-%s", made);
+        return;
+    }
+    const rl_datasheet *sheet = rl_datasheet_find(name);
+    snprintf(slug, len, "%s", sheet ? sheet->slug : made);
 }
 
 const rl_datasheet *rl_datasheet_by_slug(const char *slug)

@@ -30,6 +30,11 @@ extern const rl_datasheet rl_datasheets[]; /* terminated by a zero row */
 const rl_datasheet *rl_datasheet_find(const char *device_name);
 const rl_datasheet *rl_datasheet_by_slug(const char *slug);
 
+/* A device's slug, its default label and the folder of its reference run:
+ * "cpu-" and the CPU's name ("cpu-amd-epyc"); a GPU's datasheet slug
+ * ("h200"), or its name made a slug where no datasheet knows it. */
+void rl_device_slug(rl_backend_kind kind, const char *name, char *slug, size_t len);
+
 double rl_arith_intensity(double flops, double bytes);                /* FLOP/B */
 double rl_ridge_point(double peak_flops, double peak_bytes_per_s);    /* FLOP/B */
 double rl_attainable(double ai, double peak_flops, double peak_bytes_per_s);

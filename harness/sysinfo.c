@@ -114,9 +114,7 @@ void rl_cpu_describe(rl_device_info *info)
     info->cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
     info->threads = omp_get_max_threads();
     read_caches(info);
-    char slug[56];
-    rl_slugify(info->name, slug, sizeof slug);
-    snprintf(info->slug, sizeof info->slug, "cpu-%s", slug);
+    rl_device_slug(RL_CPU, info->name, info->slug, sizeof info->slug);
 }
 
 /* Runs a short command and keeps its first line of output. */

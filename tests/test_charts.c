@@ -229,3 +229,53 @@ Test(charts, exp03_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&C
 Test(charts, exp04_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[3]); }
 Test(charts, exp05_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[4]); }
 Test(charts, exp06_draws_its_spread_and_verdicts_from_the_csv) { check_charts(&CASES[5]); }
+
+/* ---- which reference is overlaid ------------------------------------------- */
+
+/* Copies results/reference/<from>/exp-01.csv and verdicts.csv into
+ * DIR/results/<label>/. */
+static void place_run(const char *from, const char *label)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s/results/%s' && cp '%s/results/reference/%s/exp-01.csv' "
+             "'%s/results/reference/%s/verdicts.csv' '%s/results/%s/'",
+             dir, label, RL_SOURCE_ROOT, from, RL_SOURCE_ROOT, from, dir, label);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+static void redraw(const char *label)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s/exp-01 --plot-only --label %s --out '%s/results' --plots '%s/plots'",
+             RL_BUILD_DIR, label, dir, dir);
+    int rc = run_capture(cmd, out, sizeof out, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s failed (exit %d):\n%s", cmd, rc, err);
+}
+
+/* A GPU's results redrawn on this CPU host are overlaid with the GPU's
+ * reference, never with this host's; a reference run is drawn alone, so
+ * that its charts are the same whichever machine redraws them. */
+Test(charts, the_overlay_is_the_reference_of_the_device_that_measured)
+{
+    if (system("gnuplot --version >/dev/null 2>&1") != 0)
+        cr_skip_test("gnuplot not found: no chart to draw");
+    char cmd[1024], host[128] = "";
+    snprintf(cmd, sizeof cmd, "%s/exp-01 --backend cpu --print-label", RL_BUILD_DIR);
+    cr_assert_eq(run_capture(cmd, host, sizeof host, err, sizeof err), 0, "%s", err);
+    host[strcspn(host, "\n")] = 0;
+    char host_ref[256];
+    snprintf(host_ref, sizeof host_ref, "reference/%s", host);
+
+    place_run("cpu-amd-epyc", host_ref); /* this host's reference */
+    place_run("h200", "gpu");             /* a GPU's run, brought here */
+    redraw("gpu");
+    cr_assert_null(strstr(out, "overlaid"), "this host's reference was overlaid on a GPU's run:\n%s", out);
+
+    place_run("h200", "reference/h200");
+    redraw("gpu");
+    cr_assert_not_null(strstr(out, "reference/h200/exp-01.csv, overlaid"),
+                       "the GPU's own reference was not overlaid:\n%s", out);
+    redraw("reference/h200");
+    cr_assert_null(strstr(out, "overlaid"), "a reference run was drawn with an overlay:\n%s", out);
+}
