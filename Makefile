@@ -330,10 +330,10 @@ compare:
 EXP_IDS := $(foreach e,$(EXPERIMENTS),$(call exp_id,$(e)))
 stability:
 	@[ -n "$(filter $(EXP),$(EXP_IDS))" ] || \
-	    { echo 'usage: make stability EXP=NN [RUNS=3] [MODE=lab|quick] [LABEL=prefix] [SPIN=1] (NN: $(EXP_IDS))'; exit 2; }
+	    { echo 'usage: make stability EXP=NN [RUNS=3] [MODE=lab|quick] [BUDGET=S] [LABEL=prefix] [SPIN=1] (NN: $(EXP_IDS))'; exit 2; }
 	@B='$(B)' harness/ops/deps.sh run
 	@$(MAKE) --no-print-directory $(B)/exp-$(EXP) $(TOOL_BIN)
-	@B='$(B)' EXP='$(EXP)' RUNS='$(RUNS)' MODE='$(MODE)' PREFIX='$(LABEL)' SPIN='$(SPIN)' \
+	@B='$(B)' EXP='$(EXP)' RUNS='$(RUNS)' MODE='$(MODE)' PREFIX='$(LABEL)' SPIN='$(SPIN)' BUDGET='$(BUDGET)' \
 	BACKEND='$(BACKEND)' ARGS='$(ARGS)' harness/ops/stability.sh
 
 # Every reference chart redrawn from its CSV by this build, compared byte

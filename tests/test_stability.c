@@ -256,6 +256,27 @@ Test(stability, driver_runs_n_labels_then_the_report)
     cr_assert_eq(driver("RUNS=2 MODE=full"), 2, "lab or quick");
 }
 
+/* BUDGET=S: each round a run with no budget beside one under --budget S,
+ * both in the report. */
+Test(stability, driver_with_a_budget_runs_each_round_with_and_without_it)
+{
+    fake_build();
+    cr_assert_eq(driver("RUNS=1 BUDGET=40"), 0, "%s\n%s", out, err);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/calls", dir);
+    char *calls = read_file(path, NULL);
+    cr_assert_not_null(calls);
+    cr_assert_str_eq(calls,
+                     "exp-05 --backend auto --reference none --no-plot --label stability/exp-05/lab-1\n"
+                     "exp-05 --backend auto --reference none --no-plot --label stability/exp-05/budget-40-1 "
+                     "--budget 40\n"
+                     "rooflab stability --exp 05 --prefix stability/exp-05 stability/exp-05/lab-1 "
+                     "stability/exp-05/budget-40-1\n");
+    free(calls);
+    cr_assert_eq(driver("RUNS=2 BUDGET=4x"), 2, "a budget is whole seconds");
+    cr_assert_eq(driver("RUNS=9 BUDGET=40"), 2, "at most 8 rounds");
+}
+
 Test(stability, driver_stops_the_spinner_when_a_run_fails)
 {
     fake_build();

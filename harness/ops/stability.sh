@@ -4,10 +4,15 @@
 # flips with the minute shows before anyone believes it (issue 25).
 #
 #   EXP=NN      the experiment (required)
-#   RUNS=N      how many runs (default 3, at least 2)
+#   RUNS=N      how many runs (default 3, 2 to 16), or rounds with BUDGET (1 to 8)
 #   MODE=lab    lab (the default: no --quick or --full) or quick (--quick)
 #   PREFIX=p    the runs' labels are p/1 .. p/N (default stability/exp-NN);
 #               the report goes to results/p/stability.md
+#   BUDGET=S    each of the RUNS rounds is two runs side by side: one in
+#               MODE with no budget (label p/lab-i) and one under --budget S
+#               (p/budget-S-i), so that the report shows what a tight budget
+#               does to each verdict: "not measured" is allowed, the opposite
+#               of the unbudgeted run's verdict is flagged OPPOSITE
 #   SPIN=1      keep one core busy with a plain busy loop for the whole
 #               series, to see what a loaded host does to the verdicts; the
 #               loop is killed at the end, also on a failure or Ctrl-C
@@ -27,11 +32,22 @@ runs=${RUNS:-3}
 mode=${MODE:-lab}
 prefix=${PREFIX:-stability/exp-$exp}
 backend=${BACKEND:-auto}
-usage='usage: make stability EXP=NN [RUNS=3] [MODE=lab|quick] [LABEL=prefix] [SPIN=1]'
+usage='usage: make stability EXP=NN [RUNS=3] [MODE=lab|quick] [BUDGET=S] [LABEL=prefix] [SPIN=1]'
 
 [ -n "$exp" ] || { echo "$usage" >&2; exit 2; }
 case $runs in '' | *[!0-9]*) echo "stability: RUNS must be a number, not '$runs'; $usage" >&2; exit 2 ;; esac
-if [ "$runs" -lt 2 ] || [ "$runs" -gt 16 ]; then echo "stability: RUNS=$runs: 2 to 16 runs" >&2; exit 2; fi
+budget=${BUDGET:-}
+case $budget in
+    '') ;;
+    *[!0-9]* | 0*) echo "stability: BUDGET must be a whole number of seconds, not '$budget'" >&2; exit 2 ;;
+esac
+# With BUDGET a round is two runs: one round is a series already.
+if [ -n "$budget" ]; then
+    if [ "$runs" -lt 1 ] || [ "$runs" -gt 8 ]; then echo "stability: RUNS=$runs with BUDGET: 1 to 8 rounds of two runs" >&2; exit 2; fi
+elif [ "$runs" -lt 2 ] || [ "$runs" -gt 16 ]; then
+    echo "stability: RUNS=$runs: 2 to 16 runs" >&2
+    exit 2
+fi
 case $mode in
     lab) mode_flag=() ;;
     quick) mode_flag=(--quick) ;;
@@ -63,23 +79,33 @@ fi
 
 labels=()
 start=$SECONDS
-for i in $(seq 1 "$runs"); do
-    label=$prefix/$i
+# One run: its label, a line to say what it is, and any extra options.
+one_run() {
+    local label=$1 what=$2
+    shift 2
     labels+=("$label")
-    echo "stability: run $i/$runs of exp-$exp ($mode mode) under label $label"
-    t0=$SECONDS
+    echo "stability: $what of exp-$exp ($mode mode) under label $label"
+    local t0=$SECONDS
     # ARGS unquoted: several options, as make exp-NN passes them.
     # shellcheck disable=SC2086
-    "$bin" --backend "$backend" "${mode_flag[@]}" --reference none --no-plot --label "$label" ${ARGS:-}
-    rc=$?
+    "$bin" --backend "$backend" "${mode_flag[@]}" --reference none --no-plot --label "$label" "$@" ${ARGS:-}
+    local rc=$?
     if [ $rc -ne 0 ]; then
-        echo "stability: run $i/$runs failed (exit $rc): series stopped; runs so far under results/$prefix/" >&2
+        echo "stability: $what failed (exit $rc): series stopped; runs so far under results/$prefix/" >&2
         exit $rc
     fi
-    echo "stability: run $i/$runs done in $((SECONDS - t0)) s"
+    echo "stability: $what done in $((SECONDS - t0)) s"
     echo
+}
+for i in $(seq 1 "$runs"); do
+    if [ -n "$budget" ]; then
+        one_run "$prefix/lab-$i" "round $i/$runs, no budget,"
+        one_run "$prefix/budget-$budget-$i" "round $i/$runs, --budget $budget," --budget "$budget"
+    else
+        one_run "$prefix/$i" "run $i/$runs"
+    fi
 done
 stop_spinner
-echo "stability: $runs runs in $((SECONDS - start)) s"
+echo "stability: ${#labels[@]} runs in $((SECONDS - start)) s"
 echo
 "$tool" stability --exp "$exp" --prefix "$prefix" "${labels[@]}"
