@@ -440,7 +440,7 @@ cpu-loops:
 # same files at REV (default HEAD), in one process, call by call
 # (harness/ops/ab-decode.sh --help).
 ab-decode:
-	@REV='$(or $(REV),HEAD)' OLD='$(OLD)' MATRIX='$(or $(MATRIX),1024x4096)' ROUNDS='$(or $(ROUNDS),200)' SHAPE='$(SHAPE)' CPU_ARCH='$(CPU_ARCH)' \
+	@REV='$(or $(REV),HEAD)' OLD='$(OLD)' MATRIX='$(or $(MATRIX),1024x4096)' ROUNDS='$(or $(ROUNDS),200)' TOKENS='$(or $(TOKENS),1)' SHAPE='$(SHAPE)' CPU_ARCH='$(CPU_ARCH)' \
 	    OPENBLAS_CFLAGS='$(OPENBLAS_CFLAGS)' OPENBLAS_LIBS='$(OPENBLAS_LIBS)' harness/ops/ab-decode.sh
 
 # The CUDA kernels on the CPU emulator (tests/emu/): each against its CPU
@@ -513,7 +513,7 @@ help:
 	@echo '                     each loop'"'"'s instructions by kind (no GPU needed)'
 	@echo '  make cpu-loops [FILE=...] [FUNC=...] [MARCH=...]  the loops of a CPU kernel file as'
 	@echo '                     compiled for any -march: instructions, prefetches, multiply-adds'
-	@echo '  make ab-decode [REV=HEAD] [MATRIX=1024x4096] [ROUNDS=200]  this tree'"'"'s CPU decode'
+	@echo '  make ab-decode [REV=HEAD] [MATRIX=1024x4096] [ROUNDS=200] [TOKENS=1]  this tree'"'"'s CPU decode'
 	@echo '                     kernels against REV'"'"'s, validated, then timed call by call in one process'
 	@echo '  make test-add-variant  add a kernel variant in a scratch copy and check it is'
 	@echo '                     validated, timed, written and drawn (CI runs it)'

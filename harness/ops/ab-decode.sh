@@ -22,6 +22,8 @@
 #             (a copy, edited); gemv.c still comes from REV
 #   MATRIX    ROWSxK (default 1024x4096)
 #   ROUNDS    calls of each (default 200, 3 to 10000)
+#   TOKENS    tokens a call (default 1): above 1, F16's GEMV alone (the
+#             integer kernels decode one token)
 #   SHAPE     the integer formats' shape on both sides, rows:prefetch
 #             (rows 1, 2 or 4; prefetch in bytes), for their defaults
 #   CPU_ARCH  code generation flags (default -march=native, as the Makefile)
@@ -81,5 +83,11 @@ cc_kernel -o "$tmp/ab-decode" harness/ops/ab_decode.c "${olds[@]}" "$kernel" "$g
     2>"$tmp/cc.log" || die "the driver does not build: $(head -3 "$tmp/cc.log")"
 echo "ab-decode: new = this tree's $kernel and $gemv, old = $old_name; $CPU_ARCH"
 rc=0
-"$tmp/ab-decode" "$rows" "$k" "$ROUNDS" ${SHAPE:+"$SHAPE"} || rc=$?
+TOKENS=${TOKENS:-1}
+[[ $TOKENS =~ ^[1-8]$ ]] || die "TOKENS wants 1 to 8, not '$TOKENS'"
+if [ "$TOKENS" = 1 ]; then
+    "$tmp/ab-decode" "$rows" "$k" "$ROUNDS" ${SHAPE:+"$SHAPE"} || rc=$?
+else
+    "$tmp/ab-decode" --tokens "$TOKENS" "$rows" "$k" "$ROUNDS" || rc=$?
+fi
 exit $rc

@@ -18,6 +18,8 @@
  * Usage: ab-decode ROWS K ROUNDS [SHAPE]   (F16 and q8..q2, each in its
  * default shape or, for q8..q2, SHAPE = rows:prefetch, the same on both
  * sides; ROWS a multiple of the threads is best).
+ *        ab-decode --tokens N ROWS K ROUNDS  (F16's GEMV alone, at N tokens:
+ * the integer kernels take one).
  */
 #define _GNU_SOURCE
 #include "../../kernels/cpu/quant_dot.h"
@@ -46,6 +48,9 @@ void rl_fail_check(const char *library, const char *message, const char *expr, c
 }
 
 enum { MOST_ROUNDS = 10000 };
+
+/* Tokens a call (--tokens): F16's GEMV takes 1 to GEMV_MAX_BATCH. */
+static int tokens = 1;
 
 static double now(void)
 {
@@ -76,7 +81,7 @@ static void decode(side s, quant_format f, float *y, const void *w, const fp16 *
                    void *scratch)
 {
     if (s.gemv) {
-        gemv_args a = {y, w, x, rows, k, 1, NULL, NULL};
+        gemv_args a = {y, w, x, rows, k, tokens, NULL, NULL};
         s.gemv(&a);
         return;
     }
@@ -84,10 +89,11 @@ static void decode(side s, quant_format f, float *y, const void *w, const fp16 *
     quant_decode_int8_rows(&a, s.dot, quant_isa_best());
 }
 
-/* The first output outside the bound, or -1. */
+/* The first output outside the bound, or -1 (outputs token by token,
+ * the bound a token's row's). */
 static int first_wrong(const float *y, const double *ref, const double *bound, int rows)
 {
-    for (int r = 0; r < rows; r++)
+    for (int r = 0; r < rows * tokens; r++)
         if (!isfinite(y[r]) || fabs(y[r] - ref[r]) > bound[r])
             return r;
     return -1;
@@ -157,22 +163,24 @@ static bool compare_format(quant_format f, int rows, int k, int rounds)
         return true;
     }
     size_t bytes = quant_row_bytes(f, k) * (size_t)rows;
-    fp16 *w16 = must_alloc(sizeof(fp16) * (size_t)rows * k), *x = must_alloc(sizeof(fp16) * k);
+    size_t outputs = (size_t)rows * tokens;
+    fp16 *w16 = must_alloc(sizeof(fp16) * (size_t)rows * k), *x = must_alloc(sizeof(fp16) * k * tokens);
     for (size_t i = 0; i < (size_t)rows * k; i++)
         w16[i] = float_to_fp16((float)random_unit());
-    for (int i = 0; i < k; i++)
+    for (int i = 0; i < k * tokens; i++)
         x[i] = float_to_fp16((float)random_unit());
     void *w = must_alloc(bytes), *scratch = must_alloc(quant_x8_bytes(k));
     quant_encode_matrix(f, w, w16, rows, k);
-    float *y = must_alloc(sizeof(float) * rows);
-    double *ref = must_alloc(sizeof(double) * rows), *bound = must_alloc(sizeof(double) * rows);
-    quant_reference(ref, f, w, x, rows, k, 1, false);
-    quant_int8_error_bound(bound, f, w, x, rows, k);
+    float *y = must_alloc(sizeof(float) * outputs);
+    double *ref = must_alloc(sizeof(double) * outputs), *bound = must_alloc(sizeof(double) * outputs);
+    quant_reference(ref, f, w, x, rows, k, tokens, false);
+    for (int t = 0; t < tokens; t++)
+        quant_int8_error_bound(bound + (size_t)t * rows, f, w, x + (size_t)t * k, rows, k);
 
     static const char *const NAME[2] = {"old", "new"};
     bool ok = true;
     for (int s = 0; s < 2; s++) {
-        memset(y, 0xFF, sizeof(float) * rows); /* NaN: an unwritten output fails */
+        memset(y, 0xFF, sizeof(float) * outputs); /* NaN: an unwritten output fails */
         decode(sides[s], f, y, w, x, rows, k, scratch);
         int r = first_wrong(y, ref, bound, rows);
         if (r >= 0) {
@@ -189,6 +197,14 @@ static bool compare_format(quant_format f, int rows, int k, int rounds)
 
 int main(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[1], "--tokens")) {
+        tokens = atoi(argv[2]);
+        if (tokens < 1 || tokens > GEMV_MAX_BATCH) {
+            fprintf(stderr, "ab-decode: --tokens wants 1 to %d, not '%s'\n", GEMV_MAX_BATCH, argv[2]);
+            return 2;
+        }
+        argc -= 2, argv += 2;
+    }
     bool args = argc == 4 || argc == 5;
     int rows = args ? atoi(argv[1]) : 0, k = args ? atoi(argv[2]) : 0, rounds = args ? atoi(argv[3]) : 0;
     char tail;
@@ -206,12 +222,13 @@ int main(int argc, char **argv)
         return 77;
     }
     srand(1);
-    printf("%d x %d, %d rounds, %d threads; microseconds a call, best and median\n", rows, k, rounds,
-           omp_get_max_threads());
+    printf("%d x %d, %d token%s, %d rounds, %d threads; microseconds a call, best and median\n", rows, k,
+           tokens, tokens > 1 ? "s" : "", rounds, omp_get_max_threads());
     printf("%-4s %9s %9s %9s %9s %12s %12s  %s\n", "fmt", "old best", "new best", "old med", "new med",
            "new/old best", "new/old med", "shape (both)");
     bool ok = true;
-    for (quant_format f = QF_F16; f < QF_COUNT; f++)
+    /* The integer kernels decode one token: at more, F16's GEMV alone. */
+    for (quant_format f = QF_F16; f < (tokens > 1 ? QF_F16 + 1 : QF_COUNT); f++)
         ok = compare_format(f, rows, k, rounds) && ok;
     return ok ? 0 : 1;
 }
