@@ -87,10 +87,12 @@ void rl_plan_fixed_least(rl_ctx *ctx, double seconds, double least_s)
 
 static void format_duration(double s, char *buf, size_t len)
 {
-    if (s < 90)
-        snprintf(buf, len, "%.0f s", s);
+    /* rounded to the second first, or 179.6 s would print "2 min 60 s" */
+    long whole = lround(s);
+    if (whole < 90)
+        snprintf(buf, len, "%ld s", whole);
     else
-        snprintf(buf, len, "%.0f min %02.0f s", floor(s / 60), fmod(s, 60));
+        snprintf(buf, len, "%ld min %02ld s", whole / 60, whole % 60);
 }
 
 /* What the last run of this experiment under this label took, when it ran

@@ -48,21 +48,25 @@ void gemv_scalar_cpu(const gemv_args *a)
 
 /* ---- variant 2: vector loads, ROWS rows x NT tokens per step -------------- */
 
-/* ROWS x NT vector accumulators stay in registers when ROWS * NT is at most
- * GEMV_ACC: 8 of AVX2's 16 vector registers, 16 of AVX-512's 32. More rows
- * per step for fewer tokens, so each thread always streams several rows at
- * once (a CPU keeps more bytes in flight that way): 4 rows for two tokens
- * took clearly longer than 8 rows for one, 8 rows for two nearly the same
- * (a DRAM-sized matrix). */
+/* A step of NT tokens holds ROWS x NT accumulators and the ROWS weight
+ * vectors it converted, in AVX2's 16 vector registers or AVX-512's 32,
+ * with one left for a token's x: as many rows as fit, at most 8.
+ * Each token's x, loaded (and converted) once a step, then serves ROWS
+ * rows: fewer rows reload x more often, from L2 once n x k halves of x
+ * outgrow L1 (README, "What bounds the F16 GEMV at n tokens"). More
+ * rows also stream more rows at once, and a CPU keeps more bytes in
+ * flight that way. One token's rows are the tuner's, 8 by default. */
 #if defined(__AVX512F__)
-#define GEMV_ACC 16
+#define GEMV_VREGS 32
 #else
-#define GEMV_ACC 8
+#define GEMV_VREGS 16
 #endif
-#define GEMV_ROWS(NT) (GEMV_ACC / (NT) > 8 ? 8 : GEMV_ACC / (NT) < 1 ? 1 : GEMV_ACC / (NT))
+#define GEMV_ROWS_FIT(NT) ((GEMV_VREGS - 1) / ((NT) + 1))
+#define GEMV_ROWS(NT)                                                                              \
+    ((NT) == 1 ? 8 : GEMV_ROWS_FIT(NT) > 8 ? 8 : GEMV_ROWS_FIT(NT) < 1 ? 1 : GEMV_ROWS_FIT(NT))
 /* One token may take more rows (a candidate of the tuner): 16 only where
  * 32 vector registers hold their accumulators and weights. */
-#define GEMV_MOST_ROWS (GEMV_ACC >= 16 ? 16 : 8)
+#define GEMV_MOST_ROWS (GEMV_VREGS >= 32 ? 16 : 8)
 
 /* ROWS rows that lie `stride` rows apart, NT tokens, one pass over k:
  * VF_LANES halves a step (16 on AVX-512, because converting halves is
