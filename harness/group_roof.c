@@ -16,7 +16,9 @@
  * A bandwidth probe reads the largest working set of the group's points
  * that live in one level: a roof at the points' own footprint, whatever
  * the caches really hold. A point that also writes gets a probe of its
- * own pattern beside the read one. Working sets beyond PROBE_CAP_BYTES
+ * own pattern instead (copy, triad): its MBU is over that probe, and a
+ * read probe beside it would be timed in every round for no point (it
+ * was, until 2026-12-07: a third of experiment 05's lab run). Working sets beyond PROBE_CAP_BYTES
  * are probed at that size: far beyond every last-level cache known, where
  * the rate no longer depends on the size, and a second copy of a
  * multi-gigabyte working set would only cost memory.
@@ -73,9 +75,8 @@ static int class_of(const rl_ctx *ctx, const rl_ceilings *c, const rl_point *p)
 }
 
 /* One bandwidth probe per level the group's points live in and pattern
- * they use, plus a read probe of each level, over the largest working set
- * of those points: a probe over the F16 weights would judge q4 weights
- * that fit the cache against DRAM. */
+ * they use, over the largest working set of those points: a probe over
+ * the F16 weights would judge q4 weights that fit the cache against DRAM. */
 static void plan_bandwidth(const rl_ctx *ctx, const rl_ceilings *c, rl_point *const *members,
                            int n, rl_group_probes *gp)
 {
@@ -83,17 +84,14 @@ static void plan_bandwidth(const rl_ctx *ctx, const rl_ceilings *c, rl_point *co
         if (!moves_bytes(members[i]))
             continue;
         int cls = class_of(ctx, c, members[i]);
-        rl_pattern wants[2] = {RL_READ, members[i]->pattern};
-        for (int w = 0; w < 2; w++) {
-            int at = probe_for(gp, cls, wants[w]);
-            if (at < 0 && gp->n < RL_GROUP_PROBES - 1) {
-                at = gp->n++;
-                gp->spec[at] = (rl_probe_spec){.cls = cls, .pattern = wants[w]};
-            }
-            if (at >= 0)
-                gp->spec[at].bytes = fmax(gp->spec[at].bytes,
-                                          fmin(members[i]->footprint, PROBE_CAP_BYTES));
+        rl_pattern pattern = members[i]->pattern;
+        int at = probe_for(gp, cls, pattern);
+        if (at < 0 && gp->n < RL_GROUP_PROBES - 1) {
+            at = gp->n++;
+            gp->spec[at] = (rl_probe_spec){.cls = cls, .pattern = pattern};
         }
+        if (at >= 0)
+            gp->spec[at].bytes = fmax(gp->spec[at].bytes, fmin(members[i]->footprint, PROBE_CAP_BYTES));
     }
     for (int i = 0, reads = gp->n; i < reads; i++) /* each read's second loop */
         if (gp->spec[i].pattern == RL_READ && gp->n < RL_GROUP_PROBES - 1) {
