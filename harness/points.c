@@ -368,6 +368,26 @@ double rl_point_mbu(rl_ctx *ctx, const rl_point *p)
     return rl_mbu(ctx, g, &roof);
 }
 
+/* The point's rate and its roof's each spread over their q1-q3, at
+ * opposite ends, as rl_time_ratio spreads a ratio of two times: the
+ * point at its slowest over the roof at its fastest, and the other way
+ * round. The run-start rung has no spread: the point's alone then. */
+rl_ratio rl_point_mbu_spread(rl_ctx *ctx, const rl_point *p)
+{
+    double mbu = rl_point_mbu(ctx, p);
+    if (isnan(mbu) || !rl_point_timed(p))
+        return RL_RATIO_NONE;
+    const rl_stats *s = &p->m.stats;
+    bool probed = isfinite(p->roof.gbps);
+    double roof_slow = probed ? p->roof.gbps_q1 / p->roof.gbps : 1,
+           roof_fast = probed ? p->roof.gbps_q3 / p->roof.gbps : 1;
+    rl_ratio r = {mbu, mbu * (s->median / s->q3) / roof_fast, mbu * (s->median / s->q1) / roof_slow};
+    /* the paired median may sit outside the quartiles' band: widen it */
+    r.lo = fmin(r.lo, mbu);
+    r.hi = fmax(r.hi, mbu);
+    return r;
+}
+
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p)
 {
     double t = rl_point_tflops(p);

@@ -215,6 +215,11 @@ double rl_point_roof_gbps(rl_ctx *ctx, const rl_point *p);
 /* MBU against the same roof: a mixed roof's spill rung where no probe
  * measured the group (rl_roof). */
 double rl_point_mbu(rl_ctx *ctx, const rl_point *p);
+/* That MBU and its spread, for a claim judged on it with
+ * rl_judge_ratio_given: the point's q3 and q1 times over the probe's q1
+ * and q3 rates (lo, hi). A threshold on a lone median turns with the
+ * noise; on the spread it degrades to "not measured". */
+rl_ratio rl_point_mbu_spread(rl_ctx *ctx, const rl_point *p);
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p);
 /* Which roof the point's MBU was taken against, for a verdict's note:
  * "the group's read probe (234 MiB)", "the run-start ladder's DRAM

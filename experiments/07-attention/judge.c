@@ -157,22 +157,31 @@ void exp07_judge_prefill_bytes(rl_ctx *ctx, const rl_claim *claim)
 
 /* ---- measured ---------------------------------------------------------------- */
 
-/* The fused points of cfg at L >= 2048 beyond the cache: how many, and
- * the one of the lowest MBU (a loop, not rl_points_best: MBU and the
- * cache read the run's roofs). */
+/* The fused points of cfg at L >= 2048 beyond the cache: how many, the
+ * one of the lowest MBU (a loop, not rl_points_best: MBU and the cache
+ * read the run's roofs), and the lowest MBU's spread: wherever each
+ * point's MBU lies within its own (rl_point_mbu_spread), the lowest lies
+ * between the lowest of their low ends and the lowest of their high
+ * ends. */
 static const rl_point *lowest_mbu(rl_ctx *ctx, const rl_points *all, const attn_config *cfg,
-                                  int *judged)
+                                  int *judged, rl_ratio *lowest)
 {
     const rl_point *worst = NULL;
     *judged = 0;
+    *lowest = (rl_ratio){NAN, INFINITY, INFINITY};
     for (int i = 0; i < all->n; i++) {
         const rl_point *p = &all->v[i];
         if (!is_fused_decode_of(p, cfg) || !rl_point_timed(p) || RL_DATA(exp07_call, p)->ctx < 2048 ||
             !rl_beyond_cache(ctx, p->footprint))
             continue;
         (*judged)++;
-        if (!worst || rl_point_mbu(ctx, p) < rl_point_mbu(ctx, worst))
+        rl_ratio r = rl_point_mbu_spread(ctx, p);
+        lowest->lo = fmin(lowest->lo, r.lo);
+        lowest->hi = fmin(lowest->hi, r.hi);
+        if (!worst || r.median < lowest->median) {
             worst = p;
+            lowest->median = r.median;
+        }
     }
     return worst;
 }
@@ -182,7 +191,8 @@ static const rl_point *lowest_mbu(rl_ctx *ctx, const rl_points *all, const attn_
 void exp07_judge_mbu(rl_ctx *ctx, const rl_points *all, const rl_claim *claim, const attn_config *cfg)
 {
     int judged;
-    const rl_point *worst = lowest_mbu(ctx, all, cfg, &judged);
+    rl_ratio lowest;
+    const rl_point *worst = lowest_mbu(ctx, all, cfg, &judged, &lowest);
     double G = cfg->heads_q / cfg->heads_kv, ridge = rl_ridge(ctx);
     char note[400];
     if (!worst) {
@@ -203,7 +213,7 @@ void exp07_judge_mbu(rl_ctx *ctx, const rl_points *all, const rl_claim *claim, c
                  "(%.1f FLOP/B): the roof would need more than half the compute peak, so the FMA "
                  "units, not the bytes, bound it here", cfg->name, G, ridge);
     }
-    rl_judge_given(ctx, claim, cfg->name, rl_point_mbu(ctx, worst), &pr, note);
+    rl_judge_ratio_given(ctx, claim, cfg->name, lowest, &pr, note);
 }
 
 /* The largest batch whose weight GEMM is still memory-bound (AI below the
