@@ -38,8 +38,10 @@
 static const double RESERVE_S = 2.5;
 /* What a group costs beyond the model's time, per member, before any
  * group has run: the model leaves out validation (a reference, a check)
- * and warm-up, which cost about as much whatever the point's own time. */
-static const double FIRST_OVERHEAD_S = 0.2;
+ * and warm-up, which cost about as much whatever the point's own time.
+ * The plan's longest time counts it too (plan.c). */
+const double RL_MEMBER_OVERHEAD_S = 0.2;
+#define FIRST_OVERHEAD_S RL_MEMBER_OVERHEAD_S
 /* The share of the time left the needed groups are planned into; the
  * rest is slack for the model's error. */
 static const double NEEDED_SHARE = 0.85;

@@ -69,7 +69,9 @@ void rl_plan_group(rl_ctx_plan *plan, const rl_ctx *ctx, int members, double sec
     plan->groups++;
     plan->points += members;
     plan->s += members * member_seconds(plan, ctx, seconds_per_call);
-    plan->max_s += members * (ctx->rule.timeout_s + 3 * seconds_per_call);
+    /* the longest: every member to its time limit, with its warm-up,
+     * validation and what the model leaves out (the budget's overhead) */
+    plan->max_s += members * (ctx->rule.timeout_s + 3 * seconds_per_call + RL_MEMBER_OVERHEAD_S);
 }
 
 void rl_plan_fixed(rl_ctx *ctx, double seconds)

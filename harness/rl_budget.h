@@ -15,6 +15,11 @@
 
 typedef struct rl_budget rl_budget;
 
+/* What a group member costs beyond the plan's model before any group has
+ * run (validation, warm-up): the budget's first guess, and a part of the
+ * plan's longest time. */
+extern const double RL_MEMBER_OVERHEAD_S;
+
 /* The one door to a run's budget: NULL without --budget (or for a
  * context without a private part, a test's). */
 rl_budget *rl_budget_of(const rl_ctx *ctx);
