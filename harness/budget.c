@@ -41,7 +41,6 @@ static const double RESERVE_S = 2.5;
  * and warm-up, which cost about as much whatever the point's own time.
  * The plan's longest time counts it too (plan.c). */
 const double RL_MEMBER_OVERHEAD_S = 0.2;
-#define FIRST_OVERHEAD_S RL_MEMBER_OVERHEAD_S
 /* The share of the time left the needed groups are planned into; the
  * rest is slack for the model's error. */
 static const double NEEDED_SHARE = 0.85;
@@ -128,7 +127,7 @@ static double group_model_s(const budget_group *g, const rl_stop_rule *r)
 static double overhead_s(const rl_budget *b)
 {
     return b->members_done > 0 ? fmax(0, b->took_done - b->model_done) / b->members_done
-                               : FIRST_OVERHEAD_S;
+                               : RL_MEMBER_OVERHEAD_S;
 }
 
 /* A group's expected seconds: the model's, and the overhead of its members. */

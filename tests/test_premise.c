@@ -33,6 +33,14 @@ static void teardown(void) { rl_end_discard(ctx); }
 
 TestSuite(premise, .init = setup, .fini = teardown);
 
+/* The verdict the run holds for claim id, and its note. */
+static rl_verdict_status verdict_of(const char *id, const char **note)
+{
+    rl_verdict_status st;
+    cr_assert(rl_verdict_find(ctx, id, &st, note), "no verdict %s", id);
+    return st;
+}
+
 /* A point that moved `bytes` in `seconds` (a tight spread) at `mbu` of
  * its group's read probe. */
 static rl_point timed(double seconds, double bytes, double mbu)
@@ -57,9 +65,7 @@ static rl_verdict_status judge(double slow_mbu, double fast_mbu, double speedup,
     rl_premise_memory_bound_to_fail(ctx, &pr, &SPEEDUP, &fast, "the fast one");
     rl_premise_within_bytes(&pr, &slow, &fast, "fast over the baseline");
     rl_judge_given(ctx, &SPEEDUP, NULL, speedup, &pr, "");
-    rl_verdict_status st;
-    cr_assert(rl_verdict_find(ctx, "speedup", &st, note));
-    return st;
+    return verdict_of("speedup", note);
 }
 
 Test(premise, both_near_their_roofs_are_judged)
@@ -132,9 +138,7 @@ static rl_verdict_status judge_mfu(double mbu, double ridge, const char **note)
     rl_premise_memory_bound(ctx, &pr, &MFU_BOUND, &g, "the GEMV");
     rl_premise_room_under_mfu(ctx, &pr, &g, 0.20, "the GEMV");
     rl_judge_within_given(ctx, &MFU_BOUND, NULL, 100 * rl_point_mfu(ctx, &g), 0, 20, &pr, "");
-    rl_verdict_status st;
-    cr_assert(rl_verdict_find(ctx, "mfu", &st, note));
-    return st;
+    return verdict_of("mfu", note);
 }
 
 Test(premise, an_mfu_bound_with_room_at_the_roof_is_judged_on_its_run_time_range)
@@ -178,9 +182,7 @@ static rl_verdict_status judge_short(double mib, double roof, double launches, d
     rl_premise_outlasts_fixed_cost(ctx, &pr, &p, launches, launch_us * 1e-6, 10, "top-1 of 128",
                                    "an empty launch, timed beside it");
     rl_judge_given(ctx, &AT_ROOF, NULL, 1 / rl_point_mbu(ctx, &p), &pr, "");
-    rl_verdict_status st;
-    cr_assert(rl_verdict_find(ctx, "at_roof", &st, note));
-    return st;
+    return verdict_of("at_roof", note);
 }
 
 Test(premise, a_step_shorter_than_ten_launches_is_not_judged)
@@ -230,9 +232,7 @@ static rl_point spread(double q1, double median, double q3)
 static rl_verdict_status judge_ratio(rl_point slow, rl_point fast, const char **note)
 {
     rl_judge_ratio_given(ctx, &SPEEDUP, NULL, rl_time_ratio(&slow, &fast), NULL, "");
-    rl_verdict_status st;
-    cr_assert(rl_verdict_find(ctx, "speedup", &st, note));
-    return st;
+    return verdict_of("speedup", note);
 }
 
 Test(premise, a_ratio_whose_spread_clears_the_bound_is_judged_on_its_median)
@@ -288,10 +288,8 @@ Test(premise, a_premise_not_met_is_said_before_the_spread)
     rl_premise pr = rl_premise_start();
     rl_premise_memory_bound(ctx, &pr, &SPEEDUP, &slow, "the baseline");
     rl_judge_ratio_given(ctx, &SPEEDUP, NULL, rl_time_ratio(&slow, &fast), &pr, "");
-    rl_verdict_status st;
     const char *note;
-    cr_assert(rl_verdict_find(ctx, "speedup", &st, &note));
-    cr_assert_eq(st, RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert_eq(verdict_of("speedup", &note), RL_PREMISE_NOT_MET, "%s", note);
 }
 
 /* ---- a ratio against a range known at run time (a model's) ------------------------ */
@@ -302,9 +300,7 @@ static rl_verdict_status judge_model(rl_point slow, rl_point fast, const char **
 {
     rl_judge_ratio_within_given(ctx, &SPEEDUP, NULL, rl_time_ratio(&slow, &fast), 1.8, 2.2, NULL,
                                 "");
-    rl_verdict_status st;
-    cr_assert(rl_verdict_find(ctx, "speedup", &st, note));
-    return st;
+    return verdict_of("speedup", note);
 }
 
 Test(premise, a_ratio_against_a_run_time_range_is_judged_on_that_range)
@@ -338,9 +334,7 @@ static rl_verdict_status judge_grouped(rl_point slow, rl_point fast, const char 
     rl_premise pr = rl_premise_start();
     rl_premise_same_group(&pr, &slow, &fast, "slow and fast");
     rl_judge_ratio_given(ctx, &SPEEDUP, NULL, rl_time_ratio(&slow, &fast), &pr, "");
-    rl_verdict_status st;
-    cr_assert(rl_verdict_find(ctx, "speedup", &st, note));
-    return st;
+    return verdict_of("speedup", note);
 }
 
 Test(premise, two_points_of_one_group_are_judged)
@@ -402,9 +396,7 @@ static rl_verdict_status judge_mbu(double mbu, double t, double r, const char **
 {
     rl_point p = mbu_point(mbu, t, r);
     rl_judge_ratio_given(ctx, &MBU_AT_LEAST, NULL, rl_point_mbu_spread(ctx, &p), NULL, "");
-    rl_verdict_status st;
-    cr_assert(rl_verdict_find(ctx, "mbu_at_least", &st, note));
-    return st;
+    return verdict_of("mbu_at_least", note);
 }
 
 /* The spread puts the point's slow end over the probe's fast end and the
