@@ -59,16 +59,20 @@ static inline v8f sum8(const v8f a[8])
 
 static inline v8f splat8(float x) { return (v8f){x, x, x, x, x, x, x, x}; }
 
-/* Every cache line of n rows of d halves. The fused decode reads a block
- * of K, then the same block of V, then the next K: left to itself, the
- * hardware prefetcher follows one of the two streams at a time and
- * restarts at each switch (measured: a plain read in that order ran at
- * ~0.7 of one that interleaves the two). Prefetching the other stream's
- * rows while computing on this one keeps both in flight. */
+/* Every cache line of n rows of d halves, into the L2, not the L1. The
+ * fused decode reads a block of K, then the same block of V, then the
+ * next K: left to itself, the hardware prefetcher follows one of the two
+ * streams at a time and restarts at each switch (a plain read in that
+ * order ran well below one that interleaves the two). Prefetching the
+ * other stream's rows while computing on this one keeps both in flight.
+ * Into the L1 (hint 3), a block's prefetches took the L1's few miss
+ * buffers from the loads that needed them and the core stalled; the L2
+ * tracks many more misses, and the L1 fetches from it in a few cycles
+ * (README: the prefetch hint, measured on Zen 4). */
 static inline void prefetch_rows(const fp16 *rows, int n, int d)
 {
     for (int i = 0; i < n * d; i += 32) /* 32 halves: 64 B */
-        __builtin_prefetch(rows + i);
+        __builtin_prefetch(rows + i, 0, 1);
 }
 
 /* e^x for x <= 0 (scores minus their maximum), to ~2e-7 relative: x =
@@ -281,11 +285,14 @@ static inline __attribute__((always_inline)) void decode_fused_g(const attention
     for (int j0 = 0; j0 < L; j0 += KEY_BLOCK) {
         int nk = L - j0 < KEY_BLOCK ? L - j0 : KEY_BLOCK;
         const fp16 *k = t.k + (size_t)j0 * d, *v = t.v + (size_t)j0 * d;
-        /* V's block while the scores are made, the next K's while V is read */
-        const fp16 *next_k = j0 + 2 * KEY_BLOCK <= L ? k + (size_t)KEY_BLOCK * d : NULL;
-        block_scores(s, KEY_BLOCK, t.q, k, nk, d, G, v);
+        /* While the scores are made, V's next block; while V is read, the
+         * block of K after the next: one block further ahead than the
+         * next use, so that the lines arrive before the loop reaches them */
+        const fp16 *pf_v = j0 + 2 * KEY_BLOCK <= L ? v + (size_t)KEY_BLOCK * d : NULL;
+        const fp16 *pf_k = j0 + 3 * KEY_BLOCK <= L ? k + (size_t)2 * KEY_BLOCK * d : NULL;
+        block_scores(s, KEY_BLOCK, t.q, k, nk, d, G, pf_v);
         online_update(s, KEY_BLOCK, nk, G, m, l, acc, (size_t)d);
-        block_accumulate(acc, s, KEY_BLOCK, v, nk, d, G, next_k);
+        block_accumulate(acc, s, KEY_BLOCK, v, nk, d, G, pf_k);
     }
     for (int g = 0; g < G; g++)
         for (int i = 0; i < d; i++)
