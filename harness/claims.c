@@ -128,7 +128,12 @@ static void judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, doubl
     rl_claim_predicted(c, lo, hi, predicted, sizeof predicted);
     const char *unmet = !pr ? NULL : !pr->met && st != RL_NOT_MEASURED ? pr->why
                         : !pr->met_to_fail && st == RL_DOES_NOT_HOLD ? pr->why_to_fail : NULL;
-    if (unmet) {
+    if (!unmet && pr && !pr->checked && st != RL_NOT_MEASURED) {
+        snprintf(both, sizeof both, "%s%s%s", pr->why_unchecked, note && *note ? "; " : "",
+                 note ? note : "");
+        st = RL_NOT_MEASURED;
+        note = both;
+    } else if (unmet) {
         snprintf(both, sizeof both, "%s%s%s", unmet, note && *note ? "; " : "", note ? note : "");
         st = RL_PREMISE_NOT_MET;
         note = both;

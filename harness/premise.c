@@ -30,7 +30,24 @@
 /* The ratio's own band, at least this: two medians of a quiet machine. */
 static const double MIN_NOISE = 0.05;
 
-rl_premise rl_premise_start(void) { return (rl_premise){.met = true, .met_to_fail = true}; }
+rl_premise rl_premise_start(void)
+{
+    return (rl_premise){.met = true, .met_to_fail = true, .checked = true};
+}
+
+/* A premise on a point that has no MBU (not declared, not timed): not
+ * known, so the verdict waits for it (the first such point is named). */
+static bool unchecked(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
+                      const char *what)
+{
+    if (!(c->premise_mbu > 0) || (p && !isnan(rl_point_mbu(ctx, p))))
+        return false;
+    if (pr->checked)
+        snprintf(pr->why_unchecked, sizeof pr->why_unchecked, "%s was not timed, so whether it "
+                 "reads %.2f of its roof (the claim's premise) is not known", what, c->premise_mbu);
+    pr->checked = false;
+    return true;
+}
 
 /* x in two decimals, three where two would print the premise's own value
  * (0.849 is "0.849", not "0.85", under a premise of 0.85). */
@@ -63,6 +80,8 @@ static bool below_roof(rl_ctx *ctx, const rl_claim *c, const rl_point *p, const 
 void rl_premise_memory_bound(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
                              const char *what)
 {
+    if (unchecked(ctx, pr, c, p, what))
+        return;
     if (pr->met && /* the first unmet premise tells the story */
         below_roof(ctx, c, p, what, "so the claim is not judged on it", pr->why, sizeof pr->why))
         pr->met = false;
@@ -71,6 +90,8 @@ void rl_premise_memory_bound(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, con
 void rl_premise_memory_bound_to_fail(rl_ctx *ctx, rl_premise *pr, const rl_claim *c,
                                      const rl_point *p, const char *what)
 {
+    if (unchecked(ctx, pr, c, p, what))
+        return;
     if (pr->met_to_fail &&
         below_roof(ctx, c, p, what, "so the claim's failure would be its instructions', not the "
                    "bytes'", pr->why_to_fail, sizeof pr->why_to_fail))
@@ -172,6 +193,8 @@ static bool below_roof_naming(rl_ctx *ctx, const rl_claim *c, const rl_point *p,
 void rl_premise_at_memory_roof(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
                                const char *what)
 {
+    if (unchecked(ctx, pr, c, p, what))
+        return;
     if (pr->met &&
         below_roof_naming(ctx, c, p, what, "so the claim is not judged on it", pr->why,
                           sizeof pr->why))
@@ -181,6 +204,8 @@ void rl_premise_at_memory_roof(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, c
 void rl_premise_at_memory_roof_to_fail(rl_ctx *ctx, rl_premise *pr, const rl_claim *c,
                                        const rl_point *p, const char *what)
 {
+    if (unchecked(ctx, pr, c, p, what))
+        return;
     if (pr->met_to_fail &&
         below_roof_naming(ctx, c, p, what, "so a failure of the claim would be that bound's, not "
                           "the bytes'", pr->why_to_fail, sizeof pr->why_to_fail))

@@ -62,7 +62,10 @@ void rl_judge_status(rl_ctx *ctx, const rl_claim *c, const char *scope, const ch
 typedef struct rl_premise {
     bool met;          /* false: the claim is not judged */
     bool met_to_fail;  /* false: it may hold, but a "does not hold" is not judged */
-    char why[512], why_to_fail[512];
+    /* false: a point the premise reads was not timed, so the premise is
+     * not known and the verdict is "not measured", never judged without it */
+    bool checked;
+    char why[512], why_to_fail[512], why_unchecked[256];
 } rl_premise;
 rl_premise rl_premise_start(void);
 /* p (what: its name in the note) reads at least c->premise_mbu of its roof. */

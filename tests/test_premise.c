@@ -75,6 +75,32 @@ Test(premise, both_near_their_roofs_are_judged)
     cr_assert_eq(judge(0.9, 0.8, 2.0, &note), RL_DOES_NOT_HOLD, "%s", note);
 }
 
+/* A premise on a point that was never timed is not known: the verdict
+ * is "not measured", naming the point, neither judged without its
+ * premise nor "premise not met" (exp-08's MoE claims read the dense
+ * path's MBU as their premise, a point of its own). */
+Test(premise, a_premise_on_an_untimed_point_leaves_the_claim_not_measured)
+{
+    rl_point fast = timed(1.0 / 3.0, 1e9, 0.9), untimed = {0};
+    const rl_point *none = NULL;
+    const char *note;
+    for (int i = 0; i < 2; i++) {
+        rl_premise pr = rl_premise_start();
+        rl_premise_memory_bound(ctx, &pr, &SPEEDUP, i ? &untimed : none, "the baseline");
+        rl_premise_memory_bound_to_fail(ctx, &pr, &SPEEDUP, &fast, "the fast one");
+        rl_judge_given(ctx, &SPEEDUP, NULL, 3.0, &pr, "");
+        cr_assert_eq(verdict_of("speedup", &note), RL_NOT_MEASURED, "%s", note);
+        cr_assert(strstr(note, "the baseline was not timed"), "%s", note);
+    }
+    /* a premise known to be unmet says more than one not known */
+    rl_point slow_below = timed(1.0, 3.56e9, 0.3);
+    rl_premise pr = rl_premise_start();
+    rl_premise_memory_bound(ctx, &pr, &SPEEDUP, none, "the dense path");
+    rl_premise_memory_bound(ctx, &pr, &SPEEDUP, &slow_below, "the baseline");
+    rl_judge_given(ctx, &SPEEDUP, NULL, 3.0, &pr, "");
+    cr_assert_eq(verdict_of("speedup", &note), RL_PREMISE_NOT_MET, "%s", note);
+}
+
 Test(premise, a_slow_baseline_is_not_judged_either_way)
 {
     const char *note;

@@ -24,7 +24,7 @@ enum { CLAIM_MODEL, CLAIM_STEP_GPU, CLAIM_STEP_CPU, CLAIM_LIBRARY, CLAIM_VOCAB }
 
 static const rl_claim CLAIMS[] = {
     [CLAIM_MODEL] = {"wave_model_108_132", "model: waves on 108 and 132 SMs", 0, 0, "", 0,
-                     .predicted_text = "all N agree"},
+                     .predicted_text = "all N agree", .counted = true},
     [CLAIM_STEP_GPU] = {"wave_step_own_kernel", "own kernel, 1 step past a full wave", 1.7,
                         INFINITY, "x", 2, .predicted_text = ">= 1.7x time"},
     [CLAIM_STEP_CPU] = {"wave_step_own_kernel", "own kernel, 1 step past a wave of threads", 1.7,

@@ -92,12 +92,21 @@ static void describe(rl_ctx *ctx, wave_part *w)
 /* On the CPU a deep k makes a tile take milliseconds, long next to a
  * thread's wake-up, so that the steps are the tiles' and not the
  * scheduler's. */
+static void no_own_kernel(rl_ctx *ctx, const rl_points *pts, void *claim)
+{
+    (void)pts;
+    rl_judge(ctx, claim, NULL, NAN, "no variant with the role own_tiled (and its tile shape) "
+             "selected on this backend: the staircase needs our own tiled kernel");
+}
+
 void exp04_staircase_declare(rl_ctx *ctx, const rl_claim *claim)
 {
     const gemm_variant *v;
     const gemm_impl *impl = own_kernel(ctx, &v);
-    if (!impl)
+    if (!impl) { /* the claim still gets its row, saying why */
+        rl_part_add(ctx, &(rl_part){.done = no_own_kernel, .state = (void *)claim});
         return;
+    }
     static const rl_axis *const AXES[] = {&COLUMN, &QUARTER, NULL};
     int step = (int)(impl->tile_n * rl_axis_first(ctx, &QUARTER));
     wave_part *w = RL_NEW(ctx, wave_part);

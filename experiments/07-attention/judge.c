@@ -207,7 +207,11 @@ void exp07_judge_mbu(rl_ctx *ctx, const rl_points *all, const rl_claim *claim, c
     snprintf(note, sizeof note, "lowest of %d points: B = %d, L = %d, %.1f GB/s against %s", judged,
              c->batch, c->ctx, rl_point_gbps(worst), roof);
     rl_premise pr = rl_premise_start();
-    if (G > ridge / 2) {
+    if (!(ridge > 0)) {
+        pr.met = false;
+        snprintf(pr.why, sizeof pr.why, "no ridge was measured on this run, so whether %s is "
+                 "memory-bound (its AI of %.0f FLOP/B under half the ridge) is not known", cfg->name, G);
+    } else if (G > ridge / 2) {
         pr.met = false;
         snprintf(pr.why, sizeof pr.why, "%s's AI (%.0f FLOP/B) is over half the measured ridge "
                  "(%.1f FLOP/B): the roof would need more than half the compute peak, so the FMA "
