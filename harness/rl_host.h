@@ -3,7 +3,8 @@
  * processes keep busy, now or since a mark. The harness uses it to call a
  * host busy (a ceiling, a verdict "not measured (busy host)"); the probes
  * and their tests include it. An experiment reads only the load average
- * (rl_library.h).
+ * (rl_library.h), except experiment 01, whose busy readings on a CPU are
+ * CPU time that another process takes away: it marks each hold.
  */
 #ifndef RL_HOST_H
 #define RL_HOST_H

@@ -37,6 +37,7 @@ typedef struct point {
     int bursts;
     rl_duty measured;          /* the duty cycle from the bursts' timestamps */
     double window_s, work, work_per_s;
+    double others_cpus;        /* CPUs other processes kept busy during the hold (NaN: unknown) */
     double gbps;               /* the bytes a chase or stream moved */
     rl_reading rd;             /* over the whole hold */
     int windows;               /* the hold's windows (HOLD_WINDOWS) */

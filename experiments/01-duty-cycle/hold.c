@@ -5,6 +5,7 @@
  * the observer reads one by one.
  */
 #include "exp01.h"
+#include "rl_host.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -123,7 +124,9 @@ void exp01_observe(rl_ctx *ctx, rl_point *rp)
     RL_LAUNCHER(ctx, p->v)->run(&a, r->settle_s, &res);
     busy_result_free(&res);
     a.edge = rl_observer_edge, a.edge_arg = &r->obs;
+    rl_busy_mark alone = rl_busy_mark_now();
     hold_sums h = hold_windows(r, p, &a);
+    p->others_cpus = rl_others_busy_cpus_since(&alone);
     read_whole_hold(ctx, r, p, &h);
     p->work_per_s = p->work / p->window_s;
     if (busy_has_role(p->v, "latency"))

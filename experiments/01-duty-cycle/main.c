@@ -21,6 +21,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- the claims ------------------------------------------------------------------ */
@@ -355,6 +356,33 @@ static bool held_long_enough(rl_ctx *ctx, const rl_claim *c, int gpu_claim, cons
     return false;
 }
 
+/* On the CPU a busy reading is the threads' own CPU time: another
+ * process that takes a CPU for part of a hold lowers it, and a hold of
+ * half a second can fall inside a burst that the run-wide busy-host gate
+ * (a quarter of a CPU, averaged over the whole run) does not see. So a
+ * claim is "not measured (busy host)" where any of its points was held
+ * beside more than HOLD_OTHERS_CPUS of other work. */
+static const double HOLD_OTHERS_CPUS = 0.1;
+
+static bool held_alone(rl_ctx *ctx, const rl_claim *c, const point *const *pts, int n,
+                       const char *measured)
+{
+    const char *env = getenv("ROOFLAB_HOST_BUSY");
+    if (ctx->kind == RL_CUDA || (env && !strcmp(env, "ignore")))
+        return true; /* NVML reads the GPU; =ignore: the busy-host gates off, as in claims.c */
+    for (int i = 0; i < n; i++) {
+        if (!pts[i] || !(pts[i]->others_cpus > HOLD_OTHERS_CPUS))
+            continue;
+        char why[300];
+        snprintf(why, sizeof why, "other processes kept %.2f CPUs busy while %s on %d %s was held "
+                 "(at most %.2f judges a busy reading on the CPU)", pts[i]->others_cpus,
+                 pts[i]->name, pts[i]->workers, pts[i]->worker_unit, HOLD_OTHERS_CPUS);
+        rl_judge_status(ctx, c, NULL, measured, RL_NOT_MEASURED_BUSY, why);
+        return false;
+    }
+    return true;
+}
+
 /* A number as a verdict's "measured" text. */
 static const char *as_measured(char *buf, size_t len, double v, const char *unit)
 {
@@ -399,7 +427,8 @@ static void judge_memory(rl_ctx *ctx, const rl_points *all)
     char measured[160];
     snprintf(measured, sizeof measured, "idle: %.1f %% held, %.1f %% busy; stream: %.1f %% held, "
              "%.1f %% busy", share_idle, busy_idle, share_stream, busy_stream);
-    if (!held_long_enough(ctx, claim(ctx, MEMORY), MEMORY, shorter(idle, stream), measured))
+    if (!held_long_enough(ctx, claim(ctx, MEMORY), MEMORY, shorter(idle, stream), measured) ||
+        !held_alone(ctx, claim(ctx, MEMORY), (const point *[]){idle, stream}, 2, measured))
         return;
     rl_verdict_status st = RL_NOT_MEASURED;
     if (!isnan(busy_idle) && !isnan(busy_stream) && !isnan(share_idle) && !isnan(share_stream))
@@ -423,7 +452,8 @@ static void judge_one_worker(rl_ctx *ctx, const rl_points *all)
     double busy = one ? one->rd.util_pct : NAN;
     char measured[64];
     if (!held_long_enough(ctx, claim(ctx, ONE_BUSY), ONE_BUSY, one,
-                          as_measured(measured, sizeof measured, busy, "%")))
+                          as_measured(measured, sizeof measured, busy, "%")) ||
+        !held_alone(ctx, claim(ctx, ONE_BUSY), &one, 1, measured))
         return;
     rl_judge(ctx, claim(ctx, ONE_BUSY), NULL, busy, note);
 }
@@ -452,7 +482,8 @@ static void judge_chase(rl_ctx *ctx, const rl_points *all)
              share);
     snprintf(note, sizeof note, "a pointer chase waits on memory every hop; traffic counted as "
              "%.0f B per hop over the DRAM read bandwidth", bytes_per_hop(ctx));
-    if (!held_long_enough(ctx, &CLAIMS[CHASE_BUSY], CHASE_BUSY, chase, measured))
+    if (!held_long_enough(ctx, &CLAIMS[CHASE_BUSY], CHASE_BUSY, chase, measured) ||
+        !held_alone(ctx, &CLAIMS[CHASE_BUSY], &chase, 1, measured))
         return;
     rl_verdict_status st = uc >= 90 && share < 0.25 ? RL_HOLDS : RL_DOES_NOT_HOLD;
     rl_judge_status(ctx, &CLAIMS[CHASE_BUSY], NULL, measured,
@@ -468,7 +499,8 @@ static void judge_units_view(rl_ctx *ctx, const rl_points *all)
     double view = one ? one->rd.units_busy_pct : NAN;
     char measured[64];
     if (!held_long_enough(ctx, claim(ctx, UNITS_VIEW), UNITS_VIEW, one,
-                          as_measured(measured, sizeof measured, view, "%")))
+                          as_measured(measured, sizeof measured, view, "%")) ||
+        !held_alone(ctx, claim(ctx, UNITS_VIEW), &one, 1, measured))
         return;
     if (ctx->kind == RL_CUDA) {
         snprintf(note, sizeof note, "GPM: %s", one ? one->rd.gpm_status : "sweep a not run");
