@@ -135,6 +135,9 @@ void gemv_sgemm_f32(float *y, const float *w, const float *x, int rows, int k, i
  * other families (quant.h's F16 format). */
 void gemv_fp16_cuda(const gemv_args *a);
 void gemv_fp16_cpu(const gemv_args *a);
+/* The CPU kernel for any n >= 1: 8 tokens at a time over panels of rows
+ * that stay in the L2, each weight read from memory once per call. */
+void gemv_fp16_batch_cpu(const gemv_args *a);
 /* The CPU kernel's rows per step at n = 1, chosen at run time (a tuner
  * times the -1-ended candidates on the machine; the default is the
  * fallback). set_rows says false for a row count that is no candidate. */

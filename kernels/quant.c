@@ -27,6 +27,11 @@ const quant_variant quant_variants[] = {
              "32 weights; F16: gemv_fp16",
      .cpu = quant_decode_int8_best, .cpu_scratch = quant_int8_scratch,
      .cuda = CUDA_ONLY(quant_decode_dp4a_cuda), .quantizes_x = true},
+    {.number = 4, .name = "gemm_int8", .role = "batch_int8", .phase = QUANT_BATCH,
+     .what = "a few tokens: each token's x quantized to int8 once, each block of weights read "
+             "once and dotted with every token (4 at a time), integer dot products as gemv_int8; "
+             "F16: gemv_fp16, 8 tokens at a time over panels of rows in the L2 past 8",
+     .cpu = quant_batch_int8_best, .cpu_scratch = quant_batch_int8_scratch, .quantizes_x = true},
     {0},
 };
 
@@ -38,8 +43,8 @@ static bool has(const void *row, int backend)
 static void detail(const void *row, char *buf, size_t len)
 {
     const quant_variant *v = row;
-    snprintf(buf, len, "%s%s", v->phase == QUANT_DECODE ? "decode, n = 1" : "prefill, any n",
-             v->quantizes_x ? ", x in 8 bits" : "");
+    static const char *const PHASE[] = {"decode, n = 1", "prefill, any n", "batch, any n"};
+    snprintf(buf, len, "%s%s", PHASE[v->phase], v->quantizes_x ? ", x in 8 bits" : "");
 }
 
 const kernel_family quant_family = {"quant", "cpu/quant.c", "quant.cu", quant_variants,

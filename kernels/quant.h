@@ -193,7 +193,8 @@ quant_format quant_format_by_name(const char *name);
 
 /* ---- kernels ----------------------------------------------------------------- */
 
-typedef enum quant_phase { QUANT_DECODE = 0, QUANT_PREFILL = 1 } quant_phase;
+/* BATCH: any n, made for a few tokens (experiment 03's batch part). */
+typedef enum quant_phase { QUANT_DECODE = 0, QUANT_PREFILL = 1, QUANT_BATCH = 2 } quant_phase;
 
 typedef struct quant_args {
     quant_format format;
@@ -251,6 +252,8 @@ void quant_prefill_cpu(const quant_args *a);
 size_t quant_prefill_cpu_scratch(int rows, int k, int n);
 void quant_decode_int8_best(const quant_args *a); /* the best ISA of the build */
 size_t quant_int8_scratch(int rows, int k, int n);
+void quant_batch_int8_best(const quant_args *a); /* any n, the best ISA of the build */
+size_t quant_batch_int8_scratch(int rows, int k, int n);
 void quant_decode_dequant_cuda(const quant_args *a);
 void quant_decode_dp4a_cuda(const quant_args *a); /* the GPU's integer-dot decode (quant_dp4a.h) */
 void quant_prefill_cuda(const quant_args *a);

@@ -21,7 +21,7 @@ static const char *const DOCUMENTED_COLUMNS =
     "cache_resident,rel_size,cache,samples,stop_reason,time_us_median,time_us_q1,time_us_q3,"
     "time_us_min,time_us_mean,rel_stddev,gbps,mbu,mem_level,ceiling_gbps,ceiling_flag,mbu_datasheet,"
     "group_roof_gbps,group_roof_gbps_q1,group_roof_gbps_q3,group_roof_bytes,"
-    "tflops,mfu,mfu_datasheet,group_roof_tflops,group_roof_tflops_q1,group_roof_tflops_q3,tokens_per_s,ceiling_tokens_per_s,rel_tokens_per_s,dequant_share_model,dequant_share_over_f16,validated,"
+    "tflops,mfu,mfu_datasheet,group_roof_tflops,group_roof_tflops_q1,group_roof_tflops_q3,tokens_per_s,ceiling_tokens_per_s,rel_tokens_per_s,dequant_share_model,dequant_share_over_f16,speedup_model,validated,"
     "max_abs_err,skipped_reason";
 
 static const char *const FORMATS[] = {"f16", "q8", "q6", "q5", "q4", "q2"};
@@ -31,6 +31,8 @@ static const double BITS[] = {16, 8.5, 6.5625, 5.5, 4.5, 2.625};
 static const char *const VARIANTS[][2] = {
     {"gemv_dequant", "decode"}, {"dequant_gemm", "prefill"}, {"gemv_int8", "decode"}};
 enum { NVARIANTS = sizeof VARIANTS / sizeof VARIANTS[0] };
+/* The batch part of a quick CPU run: M = 1, 2, 4 in F16 and q4. */
+enum { BATCH_ROWS = 3 * 2 };
 
 static char dir[512];
 static char out[1 << 16], err[1 << 16];
@@ -52,6 +54,16 @@ static int find_row(const rl_table *t, const char *source, const char *format, c
         if (!strcmp(rl_table_get(t, r, "source"), source) &&
             !strcmp(rl_table_get(t, r, "format"), format) && !strcmp(rl_table_get(t, r, "phase"), phase) &&
             (!variant || !strcmp(rl_table_get(t, r, "variant"), variant)))
+            return r;
+    return -1;
+}
+
+/* The batch part's row of a format at M tokens. */
+static int find_batch_row(const rl_table *t, const char *format, const char *tokens)
+{
+    for (int r = 0; r < t->nrows; r++)
+        if (!strcmp(rl_table_get(t, r, "phase"), "batch") &&
+            !strcmp(rl_table_get(t, r, "format"), format) && !strcmp(rl_table_get(t, r, "tokens"), tokens))
             return r;
     return -1;
 }
@@ -153,7 +165,7 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
     cr_assert_str_eq(header, DOCUMENTED_COLUMNS);
     static const char *meta[] = {"# experiment: 03-quant-decode", "# backend: cpu", "# quick: yes",
                                  "# params: ", "# regime: ", "# prefill_tokens: 64", "# q6: 6.5625 bits",
-                                 "# published: ", "# compare_keys: source,format,phase,variant",
+                                 "# published: ", "# compare_keys: source,format,phase,variant,tokens",
                                  "# prefill_dequant_share: f16 0."};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         cr_assert(has_meta(t, meta[i]), "metadata '%s' missing", meta[i]);
@@ -167,7 +179,21 @@ Test(exp03, quick_cpu_run_writes_csv_tables_verdicts_and_charts)
     }
 
     /* The published table: every quant type, both phases, marked, its F16 the anchor. */
-    cr_assert_eq(table_count(t, "source", "measured"), 6 * NVARIANTS);
+    /* and the batch part's: F16 and q4 at M = 1, 2, 4 in a quick CPU run,
+     * each checked and a speedup over the F16 of its M */
+    cr_assert_eq(table_count(t, "source", "measured"), 6 * NVARIANTS + BATCH_ROWS);
+    for (int m = 1; m <= 4; m *= 2) {
+        char tokens[8];
+        snprintf(tokens, sizeof tokens, "%d", m);
+        for (int f = 0; f < 2; f++) {
+            int r = find_batch_row(t, f ? "q4" : "f16", tokens);
+            cr_assert_geq(r, 0, "no batch row for %s at M = %d", f ? "q4" : "f16", m);
+            cr_assert_str_eq(rl_table_get(t, r, "validated"), "yes");
+            double rel = atof(rl_table_get(t, r, "rel_tokens_per_s"));
+            cr_assert(f ? rel > 0 : fabs(rel - 1) < 1e-12, "M = %d: %g over F16", m, rel);
+            cr_assert_gt(atof(rl_table_get(t, r, "speedup_model")), 0.99);
+        }
+    }
     cr_assert_eq(table_count(t, "source", "llama.cpp"), 2 * 24);
     int f16 = find_row(t, "llama.cpp", "F16", "decode", NULL), q4 = find_row(t, "llama.cpp", "Q4_K_M", "decode", NULL);
     cr_assert_float_eq(atof(rl_table_get(t, f16, "tokens_per_s")), 29.17, 1e-9);

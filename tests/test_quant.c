@@ -298,7 +298,8 @@ static void check_kernel(rl_backend *be, const quant_variant *v, quant_format f,
     rl_check c;
     if (v->quantizes_x) { /* x rounded to 8 bits: its own bound, output by output */
         double *bound = rl_host_alloc(yn * sizeof(double));
-        quant_int8_error_bound(bound, f, w, x, rows, k);
+        for (int t = 0; t < n; t++) /* each token's x is rounded on its own */
+            quant_int8_error_bound(bound + (size_t)t * rows, f, w, x + (size_t)t * k, rows, k);
         c = rl_validate_f32_bound(be, launch, &j, j.a.y, yn, want, bound);
         rl_host_free(bound);
     } else {

@@ -31,6 +31,7 @@ typedef struct model {
     double params;           /* weights in the matrices, a multiple of QUANT_BLOCK */
     size_t rows_total;       /* decode outputs per step */
     int max_rows, prefill_n; /* prefill_n 0: no prefill (--matrix) */
+    int batch_n;             /* the batch part's most tokens (0: no batch part) */
     void *w[QF_COUNT];       /* the weights, per format (device) */
     fp16 *x[2], *xs[2];      /* decode and prefill inputs, per width (device) */
     fp16 *hx[2], *hxs[2];    /* the same on the host, for the references */
@@ -43,6 +44,10 @@ typedef struct model {
     matrix check[2];
     size_t check_count;
     double *check_ref[QF_COUNT], *check_bound;
+    /* The batch part's check: the same rows for batch_n tokens, each check
+     * matrix's block token by token ([c][t][r]); the bound of x's 8-bit
+     * rounding per output (exp03_batch_check picks a step's first tokens). */
+    double *batch_ref[QF_COUNT], *batch_bound[QF_COUNT];
 } model;
 
 enum { HIDDEN = 4096, FFN = 14336, KV = 1024, VOCAB = 128256 };
@@ -58,6 +63,8 @@ enum { LAYER_MATRICES = 4 };
 void exp03_model_plan_run(rl_ctx *ctx, model *m, int layers_given, int gpu_layers, int prefill_n);
 /* The shape alone; layers 0: the cache-sized model of mini_rows rows. */
 void exp03_model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n);
+/* The batch part's most tokens, before the model is built (0: none). */
+void exp03_model_plan_batch(model *m, int batch_n);
 void exp03_model_plan_matrix(model *m, int rows, int k); /* one matrix, decode only */
 /* When the part opens: random FP16 weights in every format, uploaded, with
  * the references and bounds that the variants running here need. */
@@ -88,6 +95,12 @@ typedef struct step {
     const rl_points *all;
 } step;
 
+/* A step of v in format f at tokens (decode 1), and a point's prepare:
+ * its check bound to the model's buffers, which exist once the part is
+ * open. */
+step *exp03_step_new(rl_ctx *ctx, model *m, const quant_variant *v, quant_format f, int tokens);
+void exp03_bind_check(rl_ctx *ctx, rl_point *p);
+
 static inline double tps(const rl_point *p)
 {
     return p ? RL_DATA(step, p)->tokens / p->seconds : NAN;
@@ -96,7 +109,10 @@ static inline double tps(const rl_point *p)
  * call per matrix of the model, so it runs as .run = exp03_run_step,
  * .arg = its step. */
 void exp03_run_step(void *arg);  /* a GEMV per matrix (decode) or n tokens through each (prefill) */
-void exp03_run_check(void *arg); /* prefill's check: the step's call on the check rows */
+void exp03_run_check(void *arg); /* prefill's and batch's check: the step's call on the check rows */
+/* A batch step's reference and bound on the check rows for its tokens
+ * (kept by ctx until the run ends), in exp03_run_check's output order. */
+void exp03_batch_check(rl_ctx *ctx, const step *s, double **want, double **bound);
 
 /* ---- report.c: each point against F16, the summaries ------------------------- */
 
@@ -123,5 +139,20 @@ void exp03_summarize(rl_ctx *ctx, const rl_points *pts, const model *m);
  * share of the prefill time (appended). */
 void exp03_decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char *buf, size_t len);
 void exp03_pass_note(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len);
+
+/* ---- batch.c: the step at M tokens -------------------------------------------- */
+
+/* The batch part's most tokens on this run (0: no batch kernel here), for
+ * the model's buffers, and its points: F16 and every format at each M. */
+int exp03_batch_most_tokens(rl_ctx *ctx);
+void exp03_batch_declare(rl_ctx *ctx, model *m);
+/* The roofline's first model of format f's speedup over F16 at `tokens`:
+ * max(1, min(bytes' ratio, ridge / tokens)), the measured ridge; and the
+ * same as a column (NaN off the batch part). */
+double exp03_batch_model_speedup(rl_ctx *ctx, quant_format f, int tokens);
+double exp03_col_batch_model(rl_ctx *ctx, const rl_point *p);
+/* q4's speedup at the smallest M past one token, and where it falls. */
+void exp03_batch_judge_small(rl_ctx *ctx, const rl_points *all, const rl_claim *claim);
+void exp03_batch_judge_bend(rl_ctx *ctx, const rl_points *all, const rl_claim *claim);
 
 #endif

@@ -24,7 +24,7 @@
 
 /* ---- the claims ------------------------------------------------------------------- */
 
-enum { DECODE_SPEEDUP, SIZE_X_DECODE, PREFILL_FLAT };
+enum { DECODE_SPEEDUP, SIZE_X_DECODE, PREFILL_FLAT, BATCH_SMALL, BATCH_BEND };
 
 static const rl_claim CLAIMS[] = {
     /* Both decode claims are about bytes: judged where the points compared
@@ -41,6 +41,16 @@ static const rl_claim CLAIMS[] = {
                        "%", 0, .predicted_text = "within +-15 %", .premise_mbu = 0.85},
     [PREFILL_FLAT] = {"prefill_flat", "prefill tokens/s, every format, vs F16", -25, 25, "%", 0,
                       .predicted_text = "within +-25 %"},
+    /* The batch part (batch.c): past one token, while both steps read
+     * their roof, q4's speedup is still about its bytes', as at decode;
+     * then it falls where the roofline says, within one step of the
+     * sweep's doubling M. */
+    [BATCH_SMALL] = {"batch_speedup_small_q4", "batch: q4 over F16 at the smallest M past 1",
+                     2.5, INFINITY, "x", 2, .predicted_text = ">= 2.5x (bytes: 3.56x)",
+                     .premise_mbu = 0.7},
+    [BATCH_BEND] = {"batch_bend_q4", "batch: M where q4's speedup falls, measured over the model",
+                    0.5, 2, "x", 2, .predicted_text = "0.5x to 2x (one step of M)",
+                    .premise_mbu = 0.7},
     {0},
 };
 
@@ -100,42 +110,6 @@ static void read_options(rl_ctx *ctx)
 /* The model of the run: planned in declare, built when its part opens. */
 static model the_model;
 
-/* Binds a point's check to the model's buffers, which exist once its part
- * is open: decode checks the whole step's outputs, prefill the same call on
- * the check rows (a reference of the whole model would take the host
- * minutes). */
-static void bind_check(rl_ctx *ctx, rl_point *p)
-{
-    (void)ctx;
-    const step *s = RL_DATA(step, p);
-    const model *m = s->m;
-    if (s->v->phase == QUANT_DECODE) {
-        p->out = m->y;
-        p->want = m->ref[s->f];
-        p->bound = s->v->quantizes_x ? m->bound[s->f] : NULL;
-    } else {
-        p->out = m->yval;
-        p->want = m->check_ref[s->f];
-        p->bound = m->check_bound;
-    }
-}
-
-/* A step's data: its CSV columns, its model, variant and format. */
-static step *new_step(rl_ctx *ctx, model *m, const quant_variant *v, quant_format f)
-{
-    bool decode = v->phase == QUANT_DECODE;
-    double size = exp03_model_bytes(m, f);
-    step *s = RL_NEW(ctx, step);
-    *s = (step){.source = "measured", .format = quant_formats[f].name,
-                .phase = decode ? "decode" : "prefill", .bits = quant_bits_per_weight(f),
-                .params = m->params, .size_bytes = size, .size_gib = size / 1073741824.0,
-                .rel_size = size / exp03_model_bytes(m, QF_F16), .layers = m->layers,
-                .tokens = decode ? 1 : m->prefill_n, .m = m, .v = v, .f = f,
-                .all = rl_points_all(ctx), .launch = RL_LAUNCHER(ctx, v),
-                .stream = rl_stream(ctx->be)};
-    return s;
-}
-
 /* What the points of one variant share: the sweep's state. */
 typedef struct variant_points {
     model *m;
@@ -161,11 +135,11 @@ static void format_point(rl_ctx *ctx, const rl_at *at, void *state)
             vp->format_group[f] = rl_group_new(ctx);
         group = vp->format_group[f];
     }
-    step *s = new_step(ctx, m, vp->v, f);
     bool decode = vp->v->phase == QUANT_DECODE;
+    step *s = exp03_step_new(ctx, m, vp->v, f, decode ? 1 : m->prefill_n);
     rl_point_add(ctx, &(rl_point){
         .variant = KERNEL_VARIANT(vp->v), .group = group, .run = exp03_run_step, .arg = s,
-        RL_POINT_DATA(s), .prepare = bind_check,
+        RL_POINT_DATA(s), .prepare = exp03_bind_check,
         .check_run = decode ? NULL : exp03_run_check, .check_arg = decode ? NULL : s,
         .count = decode ? m->rows_total : m->check_count,
         .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
@@ -189,7 +163,7 @@ static void declare_points(rl_ctx *ctx, model *m)
     bool int8_runs = rl_variant_by_role(ctx, &quant_family, "decode_int8") != NULL;
     int format_group[QF_COUNT] = {0}, declared = 0;
     for (const quant_variant *v = quant_variants; v->name; v++) {
-        if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) ||
+        if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) || v->phase == QUANT_BATCH ||
             (m->one_matrix && v->phase != QUANT_DECODE))
             continue;
         variant_points vp = {m, v, m->one_matrix ? 0 : rl_group_new(ctx),
@@ -269,6 +243,7 @@ static void plan_model(rl_ctx *ctx, model *m)
 {
     exp03_model_plan_run(ctx, m, layers_given, (int)rl_axis_first(ctx, &GPU_LAYERS),
                          (int)rl_axis_first(ctx, &PREFILL_TOKENS));
+    exp03_model_plan_batch(m, exp03_batch_most_tokens(ctx));
     int rows = m->mini_rows ? (int)((double)m->mini_rows * (HIDDEN + FFN) / FFN) : 0;
     rl_tune_decode_cpu_at(ctx, true, rows, FFN);
 }
@@ -291,6 +266,7 @@ static void declare(rl_ctx *ctx)
                                 .done = m->one_matrix ? close_matrix : close_model,
                                 .table = m->one_matrix ? MATRIX_TABLE : NULL});
     declare_points(ctx, m);
+    exp03_batch_declare(ctx, m);
 }
 
 /* ---- the judgement ------------------------------------------------------------------- */
@@ -411,6 +387,8 @@ static void judge(rl_ctx *ctx, const rl_points *all)
     judge_decode_speedup(ctx, all, decode);
     judge_size_x_decode(ctx, all, decode);
     judge_prefill_flat(ctx, all);
+    exp03_batch_judge_small(ctx, all, &CLAIMS[BATCH_SMALL]);
+    exp03_batch_judge_bend(ctx, all, &CLAIMS[BATCH_BEND]);
 }
 
 /* ---- the columns ------------------------------------------------------------------- */
@@ -447,12 +425,14 @@ static const rl_column DERIVED[] = {
     {"rel_tokens_per_s", NULL, NULL, .num = exp03_col_rel_tokens_per_s},
     {"dequant_share_model", NULL, NULL, .num = exp03_col_pass_share_model},
     {"dequant_share_over_f16", NULL, NULL, .num = exp03_col_pass_share_over_f16},
+    {"speedup_model", NULL, NULL, .num = exp03_col_batch_model},
     {0},
 };
 
 static const rl_column TABLE[] = {
     RL_TEXT(NULL, "format", "%-6s", step, format),
     RL_TEXT(NULL, "phase", "%-7s", step, phase),
+    RL_INT(NULL, "M", "%4d", step, tokens),
     {NULL, "variant", "%-13s", .str = rl_col_variant},
     {NULL, "ms/step", "%9.3f", .num = rl_col_time_ms, .measured = true},
     {NULL, "tokens/s", "%10.1f", .num = col_tokens_per_s, .measured = true},
@@ -490,7 +470,7 @@ static const rl_experiment EXP03 = {
     .table = TABLE,
     .options = OPTIONS,
     .default_cache = RL_HOT,
-    .compare_keys = "source,format,phase,variant",
+    .compare_keys = "source,format,phase,variant,tokens",
     .compare_value = "time_us_median",
     .read_options = read_options,
     .declare = declare,

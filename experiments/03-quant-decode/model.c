@@ -11,6 +11,7 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void add_matrix(model *m, const char *name, int layer, int rows, int k)
 {
@@ -62,6 +63,11 @@ void exp03_model_plan(model *m, int layers, bool head, int mini_rows, int prefil
     }
     m->check_count = (size_t)(m->check[0].rows + m->check[1].rows) * prefill_n;
 }
+
+void exp03_model_plan_batch(model *m, int batch_n) { m->batch_n = batch_n; }
+
+/* The most tokens any step takes: the prefill's or the batch part's. */
+static int most_tokens(const model *m) { return m->prefill_n > m->batch_n ? m->prefill_n : m->batch_n; }
 
 void exp03_model_plan_matrix(model *m, int rows, int k)
 {
@@ -200,18 +206,20 @@ double exp03_model_pass_s(rl_ctx *ctx, const model *m, quant_format f)
 
 static int width_index(const model *m, int k) { return k == m->widths[0] ? 0 : 1; }
 
+/* Decode: one token, outputs kept for the whole step's check. Prefill
+ * and batch: the step's tokens, outputs overwritten matrix by matrix. */
 static quant_args step_args(const step *s, const matrix *mat)
 {
     const model *m = s->m;
-    bool prefill = s->v->phase == QUANT_PREFILL;
+    bool tokens = s->v->phase != QUANT_DECODE;
     return (quant_args){
         .format = s->f,
-        .y = prefill ? m->ys : m->y + mat->y_offset,
+        .y = tokens ? m->ys : m->y + mat->y_offset,
         .w = (const char *)m->w[s->f] + mat->w_offset * quant_formats[s->f].block_bytes,
-        .x = (prefill ? m->xs : m->x)[width_index(m, mat->k)],
+        .x = (tokens ? m->xs : m->x)[width_index(m, mat->k)],
         .rows = mat->rows,
         .k = mat->k,
-        .n = prefill ? m->prefill_n : 1,
+        .n = s->tokens,
         .scratch = m->scratch,
         .stream = s->stream,
     };
@@ -226,7 +234,7 @@ static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quant
     for (const quant_variant *v = quant_variants; v->name; v++) {
         if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)))
             continue;
-        int n = v->phase == QUANT_DECODE ? 1 : m->prefill_n;
+        int n = v->phase == QUANT_DECODE ? 1 : v->phase == QUANT_PREFILL ? m->prefill_n : m->batch_n;
         *rounds |= v->phase == QUANT_PREFILL && quant_rounds_to_fp16(v, rl_kernel_backend(ctx));
         *quantizes |= v->quantizes_x;
         for (int i = 0; n && i < m->nmat; i++) {
@@ -235,6 +243,24 @@ static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quant
         }
     }
     return most;
+}
+
+/* The batch part's reference on check matrix c for batch_n tokens, and
+ * each output's bound: x's 8-bit rounding (quantized formats; their batch
+ * kernel quantizes each token), or the FP32 sums' atol (F16). */
+static void batch_reference(model *m, quant_format f, int c, const void *enc, const fp16 *xs)
+{
+    const matrix *chk = &m->check[c];
+    size_t at = c ? (size_t)m->check[0].rows * m->batch_n : 0;
+    quant_reference(m->batch_ref[f] + at, f, enc, xs, chk->rows, chk->k, m->batch_n, false);
+    for (int t = 0; t < m->batch_n; t++) {
+        double *bound = m->batch_bound[f] + at + (size_t)t * chk->rows;
+        if (f == QF_F16)
+            for (int r = 0; r < chk->rows; r++)
+                bound[r] = gemv_atol(chk->k);
+        else
+            quant_int8_error_bound(bound, f, enc, xs + (size_t)t * chk->k, chk->rows, chk->k);
+    }
 }
 
 /* One matrix: random FP16 weights in [-1, 1], encoded in every format and
@@ -264,6 +290,9 @@ static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, bool rounds)
             if (m->check[c].w_offset == mat->w_offset)
                 quant_reference(m->check_ref[f] + m->check[c].y_offset, f, enc, xs,
                                 m->check[c].rows, mat->k, m->prefill_n, rounds);
+        for (int c = 0; c < 2 && m->batch_n; c++)
+            if (m->check[c].w_offset == mat->w_offset)
+                batch_reference(m, f, c, enc, xs);
         if (!in_place)
             rl_host_free(enc);
     }
@@ -272,8 +301,8 @@ static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, bool rounds)
 
 void exp03_model_build(rl_ctx *ctx, model *m)
 {
-    for (int i = 0; i < 2; i++) { /* the tokens (decode, prefill) per width */
-        size_t n1 = (size_t)m->widths[i], nn = n1 * m->prefill_n;
+    for (int i = 0; i < 2; i++) { /* the tokens (decode; prefill and batch) per width */
+        size_t n1 = (size_t)m->widths[i], nn = n1 * most_tokens(m);
         m->hx[i] = rl_host_random_f16(ctx, n1, -1, 1);
         m->x[i] = rl_alloc_copy(ctx->be, m->hx[i], n1 * sizeof(fp16));
         m->hxs[i] = nn ? rl_host_random_f16(ctx, nn, -1, 1) : NULL;
@@ -288,10 +317,16 @@ void exp03_model_build(rl_ctx *ctx, model *m)
         m->ref[f] = rl_host_alloc(sizeof(double) * m->rows_total);
         m->bound[f] = quantizes ? rl_host_alloc(sizeof(double) * m->rows_total) : NULL;
         m->check_ref[f] = m->prefill_n ? rl_host_alloc(sizeof(double) * m->check_count) : NULL;
+        size_t batch_count = (size_t)(m->check[0].rows + m->check[1].rows) * m->batch_n;
+        m->batch_ref[f] = m->batch_n ? rl_host_alloc(sizeof(double) * batch_count) : NULL;
+        m->batch_bound[f] = m->batch_n ? rl_host_alloc(sizeof(double) * batch_count) : NULL;
+    }
+    if (most_tokens(m)) {
+        size_t most = (size_t)most_tokens(m);
+        m->ys = rl_alloc(ctx->be, sizeof(float) * (size_t)m->max_rows * most);
+        m->yval = rl_alloc(ctx->be, sizeof(float) * (m->check[0].rows + m->check[1].rows) * most);
     }
     if (m->prefill_n) {
-        m->ys = rl_alloc(ctx->be, sizeof(float) * (size_t)m->max_rows * m->prefill_n);
-        m->yval = rl_alloc(ctx->be, sizeof(float) * m->check_count);
         m->check_bound = rl_host_alloc(sizeof(double) * m->check_count);
         for (size_t e = 0; e < m->check_count; e++)
             m->check_bound[e] = gemv_atol(m->check[e < m->check[1].y_offset ? 0 : 1].k);
@@ -307,6 +342,8 @@ void exp03_model_free(rl_ctx *ctx, model *m)
         rl_host_free(m->ref[f]);
         rl_host_free(m->bound[f]);
         rl_host_free(m->check_ref[f]);
+        rl_host_free(m->batch_ref[f]);
+        rl_host_free(m->batch_bound[f]);
     }
     rl_host_free(m->check_bound);
     for (int i = 0; i < 2; i++) {
@@ -322,6 +359,50 @@ void exp03_model_free(rl_ctx *ctx, model *m)
     free(m->mats);
 }
 
+/* ---- a step and its check ----------------------------------------------------- */
+
+static const char *phase_name(quant_phase ph)
+{
+    return ph == QUANT_DECODE ? "decode" : ph == QUANT_PREFILL ? "prefill" : "batch";
+}
+
+step *exp03_step_new(rl_ctx *ctx, model *m, const quant_variant *v, quant_format f, int tokens)
+{
+    double size = exp03_model_bytes(m, f);
+    step *s = RL_NEW(ctx, step);
+    *s = (step){.source = "measured", .format = quant_formats[f].name, .phase = phase_name(v->phase),
+                .bits = quant_bits_per_weight(f), .params = m->params, .size_bytes = size,
+                .size_gib = size / 1073741824.0, .rel_size = size / exp03_model_bytes(m, QF_F16),
+                .layers = m->layers, .tokens = tokens, .m = m, .v = v, .f = f,
+                .all = rl_points_all(ctx), .launch = RL_LAUNCHER(ctx, v),
+                .stream = rl_stream(ctx->be)};
+    return s;
+}
+
+/* Decode checks the whole step's outputs; prefill and batch the same call
+ * on the check rows (a reference of the whole model would take the host
+ * minutes). */
+void exp03_bind_check(rl_ctx *ctx, rl_point *p)
+{
+    const step *s = RL_DATA(step, p);
+    const model *m = s->m;
+    if (s->v->phase == QUANT_DECODE) {
+        p->out = m->y;
+        p->want = m->ref[s->f];
+        p->bound = s->v->quantizes_x ? m->bound[s->f] : NULL;
+    } else if (s->v->phase == QUANT_PREFILL) {
+        p->out = m->yval;
+        p->want = m->check_ref[s->f];
+        p->bound = m->check_bound;
+    } else {
+        double *want, *bound;
+        exp03_batch_check(ctx, s, &want, &bound);
+        p->out = m->yval;
+        p->want = want;
+        p->bound = bound;
+    }
+}
+
 /* ---- one step ------------------------------------------------------------- */
 
 void exp03_run_step(void *arg)
@@ -333,12 +414,29 @@ void exp03_run_step(void *arg)
     }
 }
 
+/* The check matrices' outputs back to back in yval, each token by token. */
 void exp03_run_check(void *arg)
 {
     const step *s = arg;
+    size_t at = 0;
     for (int c = 0; c < 2; c++) {
         quant_args a = step_args(s, &s->m->check[c]);
-        a.y = s->m->yval + s->m->check[c].y_offset;
+        a.y = s->m->yval + at;
+        at += (size_t)a.rows * a.n;
         s->launch(&a);
+    }
+}
+
+void exp03_batch_check(rl_ctx *ctx, const step *s, double **want, double **bound)
+{
+    const model *m = s->m;
+    size_t n = (size_t)s->tokens, r0 = (size_t)m->check[0].rows, r1 = (size_t)m->check[1].rows;
+    *want = rl_keep(ctx, sizeof(double) * (r0 + r1) * n);
+    *bound = rl_keep(ctx, sizeof(double) * (r0 + r1) * n);
+    /* the first n tokens of each check block, whose batch_n tokens are [t][r] */
+    const size_t from[2] = {0, r0 * (size_t)m->batch_n}, to[2] = {0, r0 * n}, len[2] = {r0 * n, r1 * n};
+    for (int c = 0; c < 2; c++) {
+        memcpy(*want + to[c], m->batch_ref[s->f] + from[c], sizeof(double) * len[c]);
+        memcpy(*bound + to[c], m->batch_bound[s->f] + from[c], sizeof(double) * len[c]);
     }
 }

@@ -4,6 +4,9 @@
 #                   ceiling (bandwidth / bytes per token)
 #   exp-03-bw:      size x decode rate (bytes per second) against size
 #   exp-03-prefill: prefill tokens/s against size, under the compute roof
+#   exp-03-batch:   the batch part: each format's speedup over F16 against
+#                   the tokens per step M, the roofline's first model, and
+#                   Marlin's published 4-bit points (where the run has one)
 #
 # Every measured variant is a series of its own (a new row of kernels/quant.c
 # appears without editing this file), each point with its q1-q3 bar: the
@@ -228,3 +231,37 @@ plot \
         with @pub_style title (have_published ? pub_key : '')
 unset label 9
 unset arrow 9
+
+# ---- chart 4: the batch part, speedup over F16 against M ------------------------------
+# Each format's step at M tokens over the F16 step timed with it (its
+# group), the roofline's first model for q4 dashed (speedup_model: max(1,
+# min(bytes' ratio, ridge / M)), the run's measured ridge), q4's bytes'
+# ratio, and Marlin's published 4-bit points (an A10: another machine).
+eval count_rows('batch_rows', "measured('batch', 'rel_tokens_per_s') > 0")
+if (batch_rows > 0) {
+    set output chart('-batch')
+    set title verdict_title('Where does the quantized speedup fall with the batch?', 'batch_bend_q4')
+    unset logscale y
+    set logscale x 2
+    set xrange [0.7 : 300]
+    set xtics (1, 2, 4, 8, 16, 32, 64, 128, 256)
+    set yrange [0 : 5]
+    set xlabel 'tokens per step (M)'
+    set ylabel 'speedup over F16 (the F16 step timed with it)'
+    set key inside top right
+    fsel(fm, c) = (strcol('source') eq 'measured' && strcol('phase') eq 'batch' && strcol('format') eq fm) ? column(c) : NaN
+    q4_ratio = 512.0 / 144
+    set print $marlin
+    do for [mm in '16 32 64 128'] {
+        print sprintf('%s %g', mm, published_value('marlin_a10_m'.mm))
+    }
+    unset print
+    marlin_key = published('Marlin, 4-bit over FP16, an A10', published_source('marlin_a10_m16'))
+    plot \
+        q4_ratio with lines dt 3 lw 1.5 lc rgb '#999999' title "q4's bytes' ratio (3.56x)", \
+        csv using 'tokens':(fsel('q4', 'speedup_model')) with lines dt 2 lw 2 lc rgb model_color \
+            title "model, q4: max(1, min(bytes' ratio, ridge / M))", \
+        for [fm in 'q8 q6 q5 q4 q2'] for [i=1:nruns] run(i) using 'tokens':(fsel(fm, 'rel_tokens_per_s')) \
+            with linespoints lw 2 dt run_dt(i) title run_key(i, 'format', fm, this_run.fm) noenhanced, \
+        $marlin using 1:2 with points pt 12 ps 2.2 lw 1.5 lc rgb published_color title marlin_key
+}

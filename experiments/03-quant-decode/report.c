@@ -20,12 +20,14 @@ static const char *const PEERS[QF_COUNT] = {"F16", "Q8_0", "Q6_K", "Q5_K_S", "Q4
 
 /* ---- each point against the F16 timed with it ----------------------------------- */
 
-/* The F16 timed with p: in its group; under --matrix, the one F16 point
- * (each format has a group of its own there). */
+/* The F16 timed with p: in its group, at its tokens (the batch part's
+ * group holds every M); under --matrix, the one F16 point (each format
+ * has a group of its own there). */
 static bool f16_of_group(const rl_point *q, const void *p)
 {
-    const step *s = RL_DATA(step, q);
-    return (s->m->one_matrix || q->group == ((const rl_point *)p)->group) && s->f == QF_F16;
+    const step *s = RL_DATA(step, q), *t = RL_DATA(step, (const rl_point *)p);
+    return (s->m->one_matrix || q->group == ((const rl_point *)p)->group) && s->f == QF_F16 &&
+           s->tokens == t->tokens;
 }
 
 const rl_point *exp03_f16_of(const rl_point *p)

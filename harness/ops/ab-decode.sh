@@ -79,7 +79,7 @@ for f in quant_dot_avx2 gemv; do
 done
 # shellcheck disable=SC2086 # OPENBLAS_LIBS is a list of flags
 cc_kernel -o "$tmp/ab-decode" harness/ops/ab_decode.c "${olds[@]}" "$kernel" "$gemv" kernels/cpu/quant_format.c \
-    kernels/cpu/quant_x8.c kernels/cpu/quant_dot_c.c kernels/cpu/quant_dot.c kernels/ref/quant.c kernels/ref/gemv.c ${OPENBLAS_LIBS:--lopenblas} -lm \
+    kernels/cpu/quant_x8.c kernels/cpu/quant_dot_c.c kernels/cpu/quant_dot.c kernels/cpu/quant_batch_avx2.c kernels/ref/quant.c kernels/ref/gemv.c ${OPENBLAS_LIBS:--lopenblas} -lm \
     2>"$tmp/cc.log" || die "the driver does not build: $(head -3 "$tmp/cc.log")"
 echo "ab-decode: new = this tree's $kernel and $gemv, old = $old_name; $CPU_ARCH"
 rc=0

@@ -221,6 +221,57 @@ void gemv_fp16_cpu(const gemv_args *a)
     by_tokens[a->n](a);
 }
 
+/* ---- any n: the FP16 kernel over token tiles ------------------------------------
+ * Past GEMV_MAX_BATCH tokens the accumulators no longer fit the registers,
+ * so the tokens go 8 at a time; each thread walks its rows a panel at a
+ * time, and every tile of tokens reads the panel from the L2, so each
+ * weight crosses the memory bus once per call whatever n is, and the
+ * arithmetic grows with n: the FP16 side of experiment 03's batch part. */
+enum { PANEL_BYTES = 192 * 1024 }; /* a panel of rows, well inside any L2 */
+
+#define GEMV_TILE(NT)                                                         \
+    static void tile_##NT(const gemv_args *a, int p0, int p1)                 \
+    {                                                                         \
+        enum { R = GEMV_ROWS(NT) };                                           \
+        int r = p0;                                                           \
+        for (; r + R <= p1; r += R)                                           \
+            rows_vec(a, r, 1, R, NT, 0);                                      \
+        for (; r < p1; r++)                                                   \
+            rows_vec(a, r, 0, 1, NT, 0);                                      \
+    }
+GEMV_TILE(1)
+GEMV_TILE(2)
+GEMV_TILE(3)
+GEMV_TILE(4)
+GEMV_TILE(5)
+GEMV_TILE(6)
+GEMV_TILE(7)
+GEMV_TILE(8)
+
+void gemv_fp16_batch_cpu(const gemv_args *a)
+{
+    static void (*const tile[GEMV_MAX_BATCH + 1])(const gemv_args *, int, int) = {
+        NULL, tile_1, tile_2, tile_3, tile_4, tile_5, tile_6, tile_7, tile_8};
+    RL_REQUIRE(a->n >= 1, "the FP16 batch kernel takes n >= 1 tokens");
+    int panel = PANEL_BYTES / (2 * a->k);
+    panel = panel < 1 ? 1 : panel;
+#pragma omp parallel
+    {
+        int threads = omp_get_num_threads(), me = omp_get_thread_num();
+        int lo = (int)((long)a->rows * me / threads), hi = (int)((long)a->rows * (me + 1) / threads);
+        for (int p0 = lo; p0 < hi; p0 += panel) {
+            int p1 = hi - p0 < panel ? hi : p0 + panel;
+            for (int t0 = 0; t0 < a->n; t0 += GEMV_MAX_BATCH) {
+                int nt = a->n - t0 < GEMV_MAX_BATCH ? a->n - t0 : GEMV_MAX_BATCH;
+                gemv_args tokens = *a; /* this tile's x and y; rows_vec indexes y by a->rows */
+                tokens.x = a->x + (size_t)t0 * a->k;
+                tokens.y = a->y + (size_t)t0 * a->rows;
+                tile[nt](&tokens, p0, p1);
+            }
+        }
+    }
+}
+
 /* ---- variant 3: the library path ------------------------------------------ */
 
 void gemv_sgemm_f32(float *y, const float *w, const float *x, int rows, int k, int n)

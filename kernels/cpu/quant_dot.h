@@ -97,6 +97,14 @@ typedef void (*quant_dot_rows)(float *y, const void *w, size_t row_bytes, int nr
 quant_dot_rows quant_dot_c(quant_format f);
 quant_dot_rows quant_dot_simd(quant_format f);
 
+/* The same over ntok tokens, each with its own x: y[t * y_stride + r].
+ * Each block of a row is read from memory once for all the tokens
+ * (quant_batch_avx2.c); NULL where the build has no SIMD kernels, and
+ * quant_batch_int8 then runs the portable row kernel token by token. */
+typedef void (*quant_dot_batch_rows)(float *y, size_t y_stride, const void *w, size_t row_bytes,
+                                     int nrows, const quant_x8 *x, int ntok, int blocks);
+quant_dot_batch_rows quant_batch_simd(quant_format f);
+
 /* The SIMD kernels' shape per format, chosen at run time (decode_shapes.h
  * lists the candidates; the harness times them on this machine and sets
  * the fastest; the defaults are the fallback): rows decoded side by side
@@ -121,6 +129,13 @@ void quant_decode_int8(const quant_args *a, quant_isa isa);
 /* The same call (not F16) with a given row kernel, whose x layout is isa's:
  * what make ab-decode times for two builds of the kernels. */
 void quant_decode_int8_rows(const quant_args *a, quant_dot_rows dot, quant_isa isa);
+
+/* Y = W X for n tokens (any n >= 1) with the batch kernels of isa: each
+ * token's x quantized once, each block of W read once for all of them;
+ * F16 is experiment 02's FP16 GEMV up to GEMV_MAX_BATCH tokens and the
+ * library on blocks of rows beyond. a->scratch: quant_batch_int8_scratch()
+ * bytes. quant_batch_int8_best (quant.h) is the table's batch_int8 row. */
+void quant_batch_int8(const quant_args *a, quant_isa isa);
 
 /* ---- how wrong it may be ------------------------------------------------------ */
 
