@@ -128,7 +128,9 @@ static void judge_given(rl_ctx *ctx, const rl_claim *c, const char *scope, doubl
     rl_claim_predicted(c, lo, hi, predicted, sizeof predicted);
     const char *unmet = !pr ? NULL : !pr->met && st != RL_NOT_MEASURED ? pr->why
                         : !pr->met_to_fail && st == RL_DOES_NOT_HOLD ? pr->why_to_fail : NULL;
-    if (!unmet && pr && !pr->checked && st != RL_NOT_MEASURED) {
+    bool not_known = pr && st != RL_NOT_MEASURED &&
+                     (!pr->checked || (!pr->checked_to_fail && st == RL_DOES_NOT_HOLD));
+    if (!unmet && not_known) {
         snprintf(both, sizeof both, "%s%s%s", pr->why_unchecked, note && *note ? "; " : "",
                  note ? note : "");
         st = RL_NOT_MEASURED;

@@ -32,21 +32,31 @@ static const double MIN_NOISE = 0.05;
 
 rl_premise rl_premise_start(void)
 {
-    return (rl_premise){.met = true, .met_to_fail = true, .checked = true};
+    return (rl_premise){.met = true, .met_to_fail = true, .checked = true, .checked_to_fail = true};
 }
 
 /* A premise on a point that has no MBU (not declared, not timed): not
  * known, so the verdict waits for it (the first such point is named). */
 static bool unchecked(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
-                      const char *what)
+                      const char *what, bool to_fail)
 {
     if (!(c->premise_mbu > 0) || (p && !isnan(rl_point_mbu(ctx, p))))
         return false;
-    if (pr->checked)
-        snprintf(pr->why_unchecked, sizeof pr->why_unchecked, "%s was not timed, so whether it "
-                 "reads %.2f of its roof (the claim's premise) is not known", what, c->premise_mbu);
-    pr->checked = false;
+    char why[256];
+    snprintf(why, sizeof why, "%s was not timed, so whether it reads %.2f of its roof (the "
+             "claim's premise) is not known", what, c->premise_mbu);
+    rl_premise_not_known(pr, to_fail, why);
     return true;
+}
+
+void rl_premise_not_known(rl_premise *pr, bool to_fail, const char *why)
+{
+    if (pr->checked && pr->checked_to_fail) /* the first unknown premise is named */
+        snprintf(pr->why_unchecked, sizeof pr->why_unchecked, "%s", why);
+    if (to_fail)
+        pr->checked_to_fail = false;
+    else
+        pr->checked = false;
 }
 
 /* x in two decimals, three where two would print the premise's own value
@@ -80,7 +90,7 @@ static bool below_roof(rl_ctx *ctx, const rl_claim *c, const rl_point *p, const 
 void rl_premise_memory_bound(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
                              const char *what)
 {
-    if (unchecked(ctx, pr, c, p, what))
+    if (unchecked(ctx, pr, c, p, what, false))
         return;
     if (pr->met && /* the first unmet premise tells the story */
         below_roof(ctx, c, p, what, "so the claim is not judged on it", pr->why, sizeof pr->why))
@@ -90,7 +100,7 @@ void rl_premise_memory_bound(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, con
 void rl_premise_memory_bound_to_fail(rl_ctx *ctx, rl_premise *pr, const rl_claim *c,
                                      const rl_point *p, const char *what)
 {
-    if (unchecked(ctx, pr, c, p, what))
+    if (unchecked(ctx, pr, c, p, what, true))
         return;
     if (pr->met_to_fail &&
         below_roof(ctx, c, p, what, "so the claim's failure would be its instructions', not the "
@@ -193,7 +203,7 @@ static bool below_roof_naming(rl_ctx *ctx, const rl_claim *c, const rl_point *p,
 void rl_premise_at_memory_roof(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
                                const char *what)
 {
-    if (unchecked(ctx, pr, c, p, what))
+    if (unchecked(ctx, pr, c, p, what, false))
         return;
     if (pr->met &&
         below_roof_naming(ctx, c, p, what, "so the claim is not judged on it", pr->why,
@@ -204,7 +214,7 @@ void rl_premise_at_memory_roof(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, c
 void rl_premise_at_memory_roof_to_fail(rl_ctx *ctx, rl_premise *pr, const rl_claim *c,
                                        const rl_point *p, const char *what)
 {
-    if (unchecked(ctx, pr, c, p, what))
+    if (unchecked(ctx, pr, c, p, what, true))
         return;
     if (pr->met_to_fail &&
         below_roof_naming(ctx, c, p, what, "so a failure of the claim would be that bound's, not "

@@ -65,9 +65,14 @@ typedef struct rl_premise {
     /* false: a point the premise reads was not timed, so the premise is
      * not known and the verdict is "not measured", never judged without it */
     bool checked;
+    bool checked_to_fail; /* the same for a premise that gates a failure only */
     char why[512], why_to_fail[512], why_unchecked[256];
 } rl_premise;
 rl_premise rl_premise_start(void);
+/* A premise that could not be checked (its point was not timed): the
+ * verdict is "not measured" with why, or, to_fail, only a "does not
+ * hold" is (a premise that gates a failure only). */
+void rl_premise_not_known(rl_premise *pr, bool to_fail, const char *why);
 /* p (what: its name in the note) reads at least c->premise_mbu of its roof. */
 void rl_premise_memory_bound(rl_ctx *ctx, rl_premise *pr, const rl_claim *c, const rl_point *p,
                              const char *what);

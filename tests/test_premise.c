@@ -92,6 +92,16 @@ Test(premise, a_premise_on_an_untimed_point_leaves_the_claim_not_measured)
         cr_assert_eq(verdict_of("speedup", &note), RL_NOT_MEASURED, "%s", note);
         cr_assert(strstr(note, "the baseline was not timed"), "%s", note);
     }
+    /* one that gates a failure only, not known: a "holds" stands, a
+     * "does not hold" is "not measured" */
+    rl_point slow = timed(1.0, 3.56e9, 0.9);
+    for (int fails = 0; fails < 2; fails++) {
+        rl_premise pr = rl_premise_start();
+        rl_premise_memory_bound(ctx, &pr, &SPEEDUP, &slow, "the baseline");
+        rl_premise_memory_bound_to_fail(ctx, &pr, &SPEEDUP, none, "the fast one");
+        rl_judge_given(ctx, &SPEEDUP, NULL, fails ? 2.0 : 3.0, &pr, "");
+        cr_assert_eq(verdict_of("speedup", &note), fails ? RL_NOT_MEASURED : RL_HOLDS, "%s", note);
+    }
     /* a premise known to be unmet says more than one not known */
     rl_point slow_below = timed(1.0, 3.56e9, 0.3);
     rl_premise pr = rl_premise_start();

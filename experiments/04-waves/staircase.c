@@ -159,8 +159,15 @@ static void edge_tile_premise(rl_premise *pr, const rl_points *pts, const wave_p
     for (int j = 0; j < pts->n && !whole; j++) /* the part's point at N = filled */
         if (RL_DATA(exp04_call, &pts->v[j])->kernel.args.n == filled)
             whole = &pts->v[j];
-    if (!whole || !rl_point_timed(whole) || !rl_point_timed(past) || whole == past)
+    if (whole == past || !rl_point_timed(past))
         return;
+    if (!whole || !rl_point_timed(whole)) {
+        char why[200];
+        snprintf(why, sizeof why, "N = %d, which fills the edge tile of N = %d, was not timed, so "
+                 "whether the edge tile costs a whole tile is not known", filled, n);
+        rl_premise_not_known(pr, true, why);
+        return;
+    }
     double pace = past->seconds / whole->seconds;
     if (pace >= EDGE_TILE_PACE)
         return;
