@@ -54,8 +54,7 @@ static const double BUSY_CPUS = 0.25;
 
 static bool busy_host(rl_ctx *ctx, const rl_claim *c, char *why, size_t len)
 {
-    const char *env = getenv("ROOFLAB_HOST_BUSY");
-    if (c->counted || (env && !strcmp(env, "ignore")))
+    if (c->counted || rl_busy_gates_off())
         return false;
     double others = rl_others_busy_cpus_since(&rl_clock_room(ctx)->busy_mark);
     if (!(others > BUSY_CPUS))

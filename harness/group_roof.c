@@ -17,11 +17,11 @@
  * that live in one level: a roof at the points' own footprint, whatever
  * the caches really hold. A point that also writes gets a probe of its
  * own pattern instead (copy, triad): its MBU is over that probe, and a
- * read probe beside it would be timed in every round for no point (it
- * was, until 2026-12-07: a third of experiment 05's lab run). Working sets beyond PROBE_CAP_BYTES
- * are probed at that size: far beyond every last-level cache known, where
- * the rate no longer depends on the size, and a second copy of a
- * multi-gigabyte working set would only cost memory.
+ * read probe beside it would be timed in every round for no point.
+ * Working sets beyond PROBE_CAP_BYTES are probed at that size: far beyond
+ * every last-level cache known, where the rate no longer depends on the
+ * size, and a second copy of a multi-gigabyte working set would only cost
+ * memory.
  */
 #include "internal.h"
 
@@ -91,7 +91,8 @@ static void plan_bandwidth(const rl_ctx *ctx, const rl_ceilings *c, rl_point *co
             gp->spec[at] = (rl_probe_spec){.cls = cls, .pattern = pattern};
         }
         if (at >= 0)
-            gp->spec[at].bytes = fmax(gp->spec[at].bytes, fmin(members[i]->footprint, PROBE_CAP_BYTES));
+            gp->spec[at].bytes =
+                fmax(gp->spec[at].bytes, fmin(members[i]->footprint, PROBE_CAP_BYTES));
     }
     for (int i = 0, reads = gp->n; i < reads; i++) /* each read's second loop */
         if (gp->spec[i].pattern == RL_READ && gp->n < RL_GROUP_PROBES - 1) {

@@ -126,6 +126,28 @@ void rl_premise_within_bytes(rl_premise *pr, const rl_point *baseline, const rl_
              what, speedup.median, model, 100 * noise);
 }
 
+void rl_premise_times_alike_to_fail(rl_premise *pr, const rl_point *a, const char *a_what,
+                                    const rl_point *b, const char *b_what, double least,
+                                    const char *then)
+{
+    if (!pr->met_to_fail)
+        return;
+    if (!a || !b || !rl_point_timed(a) || !rl_point_timed(b)) {
+        char why[256];
+        snprintf(why, sizeof why, "%s or %s was not timed, so whether they take the same time "
+                 "(the claim's premise) is not known", a_what, b_what);
+        rl_premise_not_known(pr, true, why);
+        return;
+    }
+    double ratio = a->seconds / b->seconds;
+    if (ratio >= least)
+        return;
+    pr->met_to_fail = false;
+    snprintf(pr->why_to_fail, sizeof pr->why_to_fail, "%s took %.0f us, %s %.0f us: %.2f of it "
+             "(the premise: at least %.2f): %s", a_what, a->seconds * 1e6, b_what,
+             b->seconds * 1e6, ratio, least, then);
+}
+
 void rl_premise_room_under_mfu(rl_ctx *ctx, rl_premise *pr, const rl_point *p, double bound,
                                const char *what)
 {

@@ -31,6 +31,9 @@ typedef struct rl_busy_mark {
 } rl_busy_mark;
 rl_busy_mark rl_busy_mark_now(void);
 double rl_others_busy_cpus_since(const rl_busy_mark *mark);
+/* ROOFLAB_HOST_BUSY=ignore: every busy-host gate judges regardless (the
+ * tests, which run beside each other by design). */
+bool rl_busy_gates_off(void);
 
 #ifdef __cplusplus
 }

@@ -105,6 +105,14 @@ void rl_premise_room_under_mfu(rl_ctx *ctx, rl_premise *pr, const rl_point *p, d
 void rl_premise_outlasts_fixed_cost(rl_ctx *ctx, rl_premise *pr, const rl_point *p, double launches,
                                     double launch_s, double multiple, const char *what,
                                     const char *launch_what);
+/* Two points that do the same work by the claim's account (the same
+ * bytes, the same tiles) take about the same time: t_a / t_b at least
+ * `least`, else a failure of the claim would be the cause the note gives
+ * (then), not the claim's: only a "does not hold" waits for it. a or b
+ * not timed: the premise is not known (rl_premise_not_known, to fail). */
+void rl_premise_times_alike_to_fail(rl_premise *pr, const rl_point *a, const char *a_what,
+                                    const rl_point *b, const char *b_what, double least,
+                                    const char *then);
 /* a and b, which the claim compares (what: their names in the note),
  * were timed in one group, interleaved round by round with the same
  * samples: their ratio then cancels what drifts between minutes (a

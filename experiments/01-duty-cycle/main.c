@@ -17,11 +17,11 @@
  * setup.c.
  */
 #include "exp01.h"
+#include "rl_host.h"
 #include "window.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* ---- the claims ------------------------------------------------------------------ */
@@ -358,7 +358,7 @@ static bool held_long_enough(rl_ctx *ctx, const rl_claim *c, int gpu_claim, cons
 
 /* On the CPU a busy reading is the threads' own CPU time: another
  * process that takes a CPU for part of a hold lowers it, and a hold of
- * half a second can fall inside a burst that the run-wide busy-host gate
+ * a second or less can fall inside a burst that the run-wide busy-host gate
  * (a quarter of a CPU, averaged over the whole run) does not see. So a
  * claim is "not measured (busy host)" where any of its points was held
  * beside more than HOLD_OTHERS_CPUS of other work. */
@@ -367,9 +367,8 @@ static const double HOLD_OTHERS_CPUS = 0.1;
 static bool held_alone(rl_ctx *ctx, const rl_claim *c, const point *const *pts, int n,
                        const char *measured)
 {
-    const char *env = getenv("ROOFLAB_HOST_BUSY");
-    if (ctx->kind == RL_CUDA || (env && !strcmp(env, "ignore")))
-        return true; /* NVML reads the GPU; =ignore: the busy-host gates off, as in claims.c */
+    if (ctx->kind == RL_CUDA || rl_busy_gates_off())
+        return true; /* NVML reads the GPU, not the host's CPUs */
     for (int i = 0; i < n; i++) {
         if (!pts[i] || !(pts[i]->others_cpus > HOLD_OTHERS_CPUS))
             continue;

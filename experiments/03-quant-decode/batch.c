@@ -25,7 +25,8 @@
  * speedup is near its floor by 4-8 tokens, where its lab sweep stops
  * (a step of 16 tokens and more through the DRAM-sized model takes a
  * 2-core CPU a large part of a second; a full run takes them). */
-static const rl_axis GPU_BATCH_M = RL_AXIS("m", RL_LIST(1, 16, 128), RL_LIST(1, 2, 4, 8, 16, 32, 64, 128),
+static const rl_axis GPU_BATCH_M = RL_AXIS("m", RL_LIST(1, 16, 128),
+                                           RL_LIST(1, 2, 4, 8, 16, 32, 64, 128),
                                            RL_LIST(1, 2, 4, 8, 16, 32, 64, 128, 256));
 static const rl_axis BATCH_M = RL_AXIS("m", RL_LIST(1, 2, 4), RL_LIST(1, 2, 4, 8),
                                        RL_LIST(1, 2, 4, 8, 16, 32, 64, 128), .gpu = &GPU_BATCH_M);
@@ -72,7 +73,8 @@ static void batch_point(rl_ctx *ctx, const rl_at *at, void *state)
 
 int exp03_batch_most_tokens(rl_ctx *ctx)
 {
-    return rl_variant_by_role(ctx, &quant_family, "batch_int8") ? (int)rl_axis_last(ctx, &BATCH_M) : 0;
+    bool runs = rl_variant_by_role(ctx, &quant_family, "batch_int8") != NULL;
+    return runs ? (int)rl_axis_last(ctx, &BATCH_M) : 0;
 }
 
 void exp03_batch_declare(rl_ctx *ctx, model *m)
@@ -178,9 +180,11 @@ void exp03_batch_judge_bend(rl_ctx *ctx, const rl_points *all, const rl_claim *c
 {
     if (no_batch_kernel(ctx, claim))
         return;
-    int measured = first_fallen(ctx, all, QF_Q4, false), model = first_fallen(ctx, all, QF_Q4, true);
+    int measured = first_fallen(ctx, all, QF_Q4, false);
+    int model = first_fallen(ctx, all, QF_Q4, true);
     char note[400];
-    snprintf(note, sizeof note, "q4's speedup first below %.2f x the bytes' ratio (%.2fx) at M = %d "
+    snprintf(note, sizeof note,
+             "q4's speedup first below %.2f x the bytes' ratio (%.2fx) at M = %d "
              "measured, M = %d by the model max(1, min(r, ridge / M)) with the measured ridge %.1f "
              "FLOP/B (0: not within the sweep)", BEND_FRACTION, BEND_FRACTION * bytes_ratio(QF_Q4),
              measured, model, rl_ridge(ctx));

@@ -46,7 +46,7 @@ typedef struct model {
     double *check_ref[QF_COUNT], *check_bound;
     /* The batch part's check: the same rows for batch_n tokens, each check
      * matrix's block token by token ([c][t][r]); the bound of x's 8-bit
-     * rounding per output (exp03_batch_check picks a step's first tokens). */
+     * rounding per output (batch_check picks a step's first tokens). */
     double *batch_ref[QF_COUNT], *batch_bound[QF_COUNT];
 } model;
 
@@ -109,10 +109,8 @@ static inline double tps(const rl_point *p)
  * call per matrix of the model, so it runs as .run = exp03_run_step,
  * .arg = its step. */
 void exp03_run_step(void *arg);  /* a GEMV per matrix (decode) or n tokens through each (prefill) */
-void exp03_run_check(void *arg); /* prefill's and batch's check: the step's call on the check rows */
-/* A batch step's reference and bound on the check rows for its tokens
- * (kept by ctx until the run ends), in exp03_run_check's output order. */
-void exp03_batch_check(rl_ctx *ctx, const step *s, double **want, double **bound);
+/* prefill's and batch's check: the step's call on the check rows */
+void exp03_run_check(void *arg);
 
 /* ---- report.c: each point against F16, the summaries ------------------------- */
 

@@ -67,7 +67,10 @@ void exp03_model_plan(model *m, int layers, bool head, int mini_rows, int prefil
 void exp03_model_plan_batch(model *m, int batch_n) { m->batch_n = batch_n; }
 
 /* The most tokens any step takes: the prefill's or the batch part's. */
-static int most_tokens(const model *m) { return m->prefill_n > m->batch_n ? m->prefill_n : m->batch_n; }
+static int most_tokens(const model *m)
+{
+    return m->prefill_n > m->batch_n ? m->prefill_n : m->batch_n;
+}
 
 void exp03_model_plan_matrix(model *m, int rows, int k)
 {
@@ -234,7 +237,9 @@ static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quant
     for (const quant_variant *v = quant_variants; v->name; v++) {
         if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)))
             continue;
-        int n = v->phase == QUANT_DECODE ? 1 : v->phase == QUANT_PREFILL ? m->prefill_n : m->batch_n;
+        int n = v->phase == QUANT_DECODE    ? 1
+                : v->phase == QUANT_PREFILL ? m->prefill_n
+                                            : m->batch_n;
         *rounds |= v->phase == QUANT_PREFILL && quant_rounds_to_fp16(v, rl_kernel_backend(ctx));
         *quantizes |= v->quantizes_x;
         for (int i = 0; n && i < m->nmat; i++) {
@@ -370,13 +375,31 @@ step *exp03_step_new(rl_ctx *ctx, model *m, const quant_variant *v, quant_format
 {
     double size = exp03_model_bytes(m, f);
     step *s = RL_NEW(ctx, step);
-    *s = (step){.source = "measured", .format = quant_formats[f].name, .phase = phase_name(v->phase),
-                .bits = quant_bits_per_weight(f), .params = m->params, .size_bytes = size,
-                .size_gib = size / 1073741824.0, .rel_size = size / exp03_model_bytes(m, QF_F16),
+    *s = (step){.source = "measured", .format = quant_formats[f].name,
+                .phase = phase_name(v->phase), .bits = quant_bits_per_weight(f),
+                .params = m->params, .size_bytes = size, .size_gib = size / 1073741824.0,
+                .rel_size = size / exp03_model_bytes(m, QF_F16),
                 .layers = m->layers, .tokens = tokens, .m = m, .v = v, .f = f,
                 .all = rl_points_all(ctx), .launch = RL_LAUNCHER(ctx, v),
                 .stream = rl_stream(ctx->be)};
     return s;
+}
+
+/* A batch step's reference and bound on the check rows for its tokens
+ * (kept by ctx until the run ends), in exp03_run_check's output order. */
+static void batch_check(rl_ctx *ctx, const step *s, double **want, double **bound)
+{
+    const model *m = s->m;
+    size_t n = (size_t)s->tokens, r0 = (size_t)m->check[0].rows, r1 = (size_t)m->check[1].rows;
+    *want = rl_keep(ctx, sizeof(double) * (r0 + r1) * n);
+    *bound = rl_keep(ctx, sizeof(double) * (r0 + r1) * n);
+    /* the first n tokens of each check block, whose batch_n tokens are [t][r] */
+    const size_t from[2] = {0, r0 * (size_t)m->batch_n}, to[2] = {0, r0 * n},
+                 len[2] = {r0 * n, r1 * n};
+    for (int c = 0; c < 2; c++) {
+        memcpy(*want + to[c], m->batch_ref[s->f] + from[c], sizeof(double) * len[c]);
+        memcpy(*bound + to[c], m->batch_bound[s->f] + from[c], sizeof(double) * len[c]);
+    }
 }
 
 /* Decode checks the whole step's outputs; prefill and batch the same call
@@ -396,7 +419,7 @@ void exp03_bind_check(rl_ctx *ctx, rl_point *p)
         p->bound = m->check_bound;
     } else {
         double *want, *bound;
-        exp03_batch_check(ctx, s, &want, &bound);
+        batch_check(ctx, s, &want, &bound);
         p->out = m->yval;
         p->want = want;
         p->bound = bound;
@@ -424,19 +447,5 @@ void exp03_run_check(void *arg)
         a.y = s->m->yval + at;
         at += (size_t)a.rows * a.n;
         s->launch(&a);
-    }
-}
-
-void exp03_batch_check(rl_ctx *ctx, const step *s, double **want, double **bound)
-{
-    const model *m = s->m;
-    size_t n = (size_t)s->tokens, r0 = (size_t)m->check[0].rows, r1 = (size_t)m->check[1].rows;
-    *want = rl_keep(ctx, sizeof(double) * (r0 + r1) * n);
-    *bound = rl_keep(ctx, sizeof(double) * (r0 + r1) * n);
-    /* the first n tokens of each check block, whose batch_n tokens are [t][r] */
-    const size_t from[2] = {0, r0 * (size_t)m->batch_n}, to[2] = {0, r0 * n}, len[2] = {r0 * n, r1 * n};
-    for (int c = 0; c < 2; c++) {
-        memcpy(*want + to[c], m->batch_ref[s->f] + from[c], sizeof(double) * len[c]);
-        memcpy(*bound + to[c], m->batch_bound[s->f] + from[c], sizeof(double) * len[c]);
     }
 }

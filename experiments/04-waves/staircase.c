@@ -139,9 +139,6 @@ double exp04_staircase_model_us(rl_ctx *ctx, const rl_point *p)
     return t_wave * c->w.waves * 1e6;
 }
 
-/* The time one step past the first full wave, over the wave's own: on
- * the ratio's spread (a step whose spread straddles 1.7x is not judged),
- * the two timed in one group (calls.c pairs them). */
 /* The claim presumes that every tile costs a tile's time, the edge tile
  * too, as a GPU's block computes its whole tile: where the step past a
  * wave (its edge tile a few columns wide) takes under EDGE_TILE_PACE of
@@ -159,26 +156,20 @@ static void edge_tile_premise(rl_premise *pr, const rl_points *pts, const wave_p
     for (int j = 0; j < pts->n && !whole; j++) /* the part's point at N = filled */
         if (RL_DATA(exp04_call, &pts->v[j])->kernel.args.n == filled)
             whole = &pts->v[j];
-    if (whole == past || !rl_point_timed(past))
+    if (whole == past)
         return;
-    if (!whole || !rl_point_timed(whole)) {
-        char why[200];
-        snprintf(why, sizeof why, "N = %d, which fills the edge tile of N = %d, was not timed, so "
-                 "whether the edge tile costs a whole tile is not known", filled, n);
-        rl_premise_not_known(pr, true, why);
-        return;
-    }
-    double pace = past->seconds / whole->seconds;
-    if (pace >= EDGE_TILE_PACE)
-        return;
-    pr->met_to_fail = false;
-    snprintf(pr->why_to_fail, sizeof pr->why_to_fail, "the step past the wave (N = %d, its edge "
-             "tile %d of %d columns wide) took %.2f of the time at N = %d, the same tiles all full "
-             "(the premise: at least %.2f): here an edge tile costs less than a tile, as on no "
-             "GPU, so a failure would be this kernel's, not the waves'", n, n % w->t.tile_n,
-             w->t.tile_n, pace, filled, EDGE_TILE_PACE);
+    char past_what[96], whole_what[64];
+    snprintf(past_what, sizeof past_what, "the step past the wave (N = %d, its edge tile %d of %d "
+             "columns wide)", n, n % w->t.tile_n, w->t.tile_n);
+    snprintf(whole_what, sizeof whole_what, "N = %d (the same tiles, all full)", filled);
+    rl_premise_times_alike_to_fail(pr, past, past_what, whole, whole_what, EDGE_TILE_PACE,
+                                   "here an edge tile costs less than a tile, as on no GPU, so a "
+                                   "failure would be this kernel's, not the waves'");
 }
 
+/* The time one step past the first full wave, over the wave's own: on
+ * the ratio's spread (a step whose spread straddles 1.7x is not judged),
+ * the two timed in one group (calls.c pairs them). */
 static void judge(rl_ctx *ctx, const rl_points *pts, const wave_part *w)
 {
     bool cpu = ctx->kind == RL_CPU;

@@ -193,3 +193,9 @@ void rl_note_host_load(rl_ctx *ctx, double load_start, const char *prefix, const
         printf("%sload average %.1f on %ld CPUs: %s\n", prefix, overload,
                sysconf(_SC_NPROCESSORS_ONLN), effect);
 }
+
+bool rl_busy_gates_off(void)
+{
+    const char *env = getenv("ROOFLAB_HOST_BUSY");
+    return env && !strcmp(env, "ignore");
+}

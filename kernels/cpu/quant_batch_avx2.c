@@ -23,20 +23,15 @@
  * beside the block's own temporaries (16 vector registers with AVX2). */
 enum { TOKEN_TILE = 4, PREFETCH_AHEAD = 4096 };
 
-static inline void prefetch_ahead(const char *blk, int bytes)
-{
-    for (int o = 0; o < bytes; o += 64)
-        __builtin_prefetch(blk + PREFETCH_AHEAD + o);
-}
-
 /* One row against every token: y[t * y_stride] for t < ntok. The first
  * tile streams the row from memory (its bytes asked for ahead, as the
  * one-token kernels do); the others find it in the L1. */
 static inline __attribute__((always_inline)) void row_tokens(quant_format f, float *y,
                                                             size_t y_stride, const char *row,
-                                                            int bytes, const quant_x8 *x,
-                                                            int ntok, int blocks)
+                                                            const quant_x8 *x, int ntok,
+                                                            int blocks)
 {
+    const int bytes = block_bytes(f);
     for (int t0 = 0; t0 < ntok; t0 += TOKEN_TILE) {
         int nt = ntok - t0 < TOKEN_TILE ? ntok - t0 : TOKEN_TILE;
         __m256 acc[TOKEN_TILE];
@@ -45,7 +40,7 @@ static inline __attribute__((always_inline)) void row_tokens(quant_format f, flo
         for (int i = 0; i < blocks; i++) {
             const char *blk = row + (size_t)i * bytes;
             if (t0 == 0)
-                prefetch_ahead(blk, bytes);
+                prefetch_block(blk, bytes, PREFETCH_AHEAD);
             for (int t = 0; t < TOKEN_TILE; t++)
                 if (t < nt)
                     acc[t] = _mm256_add_ps(acc[t], block_any(f, blk, &x[t0 + t], i));
@@ -56,19 +51,19 @@ static inline __attribute__((always_inline)) void row_tokens(quant_format f, flo
 }
 
 /* One function per format, so that block_any's switch folds away. */
-#define BATCH_ROWS(fmt, F, BYTES)                                                              \
+#define BATCH_ROWS(fmt, F)                                                                     \
     static void batch_rows_##fmt(float *y, size_t y_stride, const void *w, size_t row_bytes,  \
                                  int nrows, const quant_x8 *x, int ntok, int blocks)          \
     {                                                                                          \
         for (int r = 0; r < nrows; r++)                                                        \
-            row_tokens(F, y + r, y_stride, (const char *)w + (size_t)r * row_bytes, (BYTES), x, \
-                       ntok, blocks);                                                          \
+            row_tokens(F, y + r, y_stride, (const char *)w + (size_t)r * row_bytes, x, ntok,    \
+                       blocks);                                                                \
     }
-BATCH_ROWS(q8, QF_Q8, (int)sizeof(q8_block))
-BATCH_ROWS(q6, QF_Q6, (int)sizeof(q6_block))
-BATCH_ROWS(q5, QF_Q5, (int)sizeof(q5_block))
-BATCH_ROWS(q4, QF_Q4, (int)sizeof(q4_block))
-BATCH_ROWS(q2, QF_Q2, (int)sizeof(q2_block))
+BATCH_ROWS(q8, QF_Q8)
+BATCH_ROWS(q6, QF_Q6)
+BATCH_ROWS(q5, QF_Q5)
+BATCH_ROWS(q4, QF_Q4)
+BATCH_ROWS(q2, QF_Q2)
 
 quant_dot_batch_rows quant_batch_simd(quant_format f)
 {

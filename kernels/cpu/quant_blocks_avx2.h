@@ -3,7 +3,8 @@
  * x's 8-bit integers, in 256-bit vectors (AVX2, with AVX-VNNI or AVX-512
  * VNNI's vpdpbusd where the build targets them): the arithmetic the
  * integer-dot decode (quant_dot_avx2.c, one token) and the batch GEMM
- * (quant_batch_avx2.c, several tokens per weight read) share. Include it
+ * (quant_batch_avx2.c, several tokens per weight read) share, with a
+ * block's bytes and their prefetch. Include it
  * only where __AVX2__, __FMA__ and __F16C__ are defined. quant_dot_avx2.c
  * says how each block is read and why its integers are safe.
  */
@@ -363,6 +364,28 @@ static inline __m256 block_any(quant_format f, const char *blk, const quant_x8 *
     }
     default: return block_q2((const q2_block *)blk, xq, s16, dv, dx);
     }
+}
+
+/* A block's bytes as a constant of each format's function, so that a
+ * prefetch loop over it unrolls to one instruction a line (quant_formats[]
+ * lives in another file: read from it, the loop ran as a loop, a quarter
+ * of q2's instructions a block). */
+static inline int block_bytes(quant_format f)
+{
+    switch (f) {
+    case QF_Q8: return sizeof(q8_block);
+    case QF_Q6: return sizeof(q6_block);
+    case QF_Q5: return sizeof(q5_block);
+    case QF_Q4: return sizeof(q4_block);
+    default: return sizeof(q2_block);
+    }
+}
+
+static inline void prefetch_block(const char *blk, int bytes, int ahead)
+{
+    if (ahead > 0)
+        for (int o = 0; o < bytes; o += 64)
+            __builtin_prefetch(blk + ahead + o);
 }
 
 #endif

@@ -99,7 +99,7 @@ void quant_batch_int8(const quant_args *a, quant_isa isa)
         return;
     }
     quant_dot_batch_rows batch = isa == QUANT_ISA_C ? NULL : quant_batch_simd(a->format);
-    quant_dot_rows dot = quant_dot_c(a->format);
+    quant_dot_rows dot = batch ? NULL : quant_dot_c(a->format);
     if (!batch)
         isa = QUANT_ISA_C;
     quant_x8 *qx = a->scratch;

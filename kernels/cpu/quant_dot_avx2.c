@@ -43,28 +43,6 @@ static int shape_rows[QF_COUNT] = {[QF_Q8] = Q8_DEFAULT_ROWS, [QF_Q6] = 1, [QF_Q
 static int shape_prefetch[QF_COUNT] = {[QF_Q8] = 4096, [QF_Q6] = 4096, [QF_Q5] = 4096,
                                        [QF_Q4] = 4096, [QF_Q2] = 4096};
 
-/* A block's bytes as a constant of each format's function, so that the
- * prefetch loop below unrolls to one instruction a line (quant_formats[]
- * lives in another file: read from it, the loop ran as a loop, a quarter
- * of q2's instructions a block). */
-static inline int block_bytes(quant_format f)
-{
-    switch (f) {
-    case QF_Q8: return sizeof(q8_block);
-    case QF_Q6: return sizeof(q6_block);
-    case QF_Q5: return sizeof(q5_block);
-    case QF_Q4: return sizeof(q4_block);
-    default: return sizeof(q2_block);
-    }
-}
-
-static inline void prefetch_block(const char *blk, int bytes, int ahead)
-{
-    if (ahead > 0)
-        for (int o = 0; o < bytes; o += 64)
-            __builtin_prefetch(blk + ahead + o);
-}
-
 /* ROWS rows side by side, block by block, `stride` rows apart: ROWS
  * streams through memory per thread (more misses in flight), and each x
  * load serves every row. Each block's sum comes back on its own (fresh
