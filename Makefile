@@ -259,7 +259,7 @@ $(EMU_BIN): $(EMU_OBJS) $(KERNELS_LIB) $(HARNESS_LIB)
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: gpu-model peer-ggml peer-ggml-attention peer-ggml-moe cpu-loops ab-decode build build-tests test deps check-gpu check-cuda12 gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability redraw-check reference paper mountain clean help FORCE
+.PHONY: gpu-model peer-ggml peer-ggml-batch peer-ggml-attention peer-ggml-moe cpu-loops ab-decode build build-tests test deps check-gpu check-cuda12 gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability redraw-check reference paper mountain clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN) $(if $(NVCC),$(B)/kernel-resources.txt $(GPU_MODEL_TOOL))
@@ -297,6 +297,13 @@ all:
 peer-ggml:
 	@$(MAKE) --no-print-directory build
 	@B='$(B)' LABEL='$(LABEL)' harness/ops/peer-ggml.sh
+
+# Experiment 03's CPU batch kernels (one matrix, M tokens a call) beside
+# ggml's MUL_MAT at the same M (harness/ops/peer-ggml-batch.sh --help:
+# TOKENS, FORMATS, MATRIX, ROUNDS, GGML_SRC).
+peer-ggml-batch:
+	@$(MAKE) --no-print-directory build
+	@B='$(B)' LABEL='$(LABEL)' harness/ops/peer-ggml-batch.sh
 
 # Experiment 07's CPU decode attention beside ggml's FLASH_ATTN_EXT
 # (harness/ops/peer-ggml-attention.sh --help: SHAPES, ROUNDS, GGML_SRC).
@@ -493,6 +500,8 @@ help:
 	@echo '                     (EXPS="07": only those, the others'"'"' CSVs kept)'
 	@echo '  make peer-ggml     exp-03'"'"'s CPU decode beside ggml'"'"'s test-backend-ops, per format (GGML_SRC=path'
 	@echo '                     or a clone at a pinned commit; ROUNDS=2): results/<label>/peers.csv, plots/<label>/peers.*'
+	@echo '  make peer-ggml-batch  exp-03'"'"'s CPU batch kernels at M tokens a call beside ggml'"'"'s MUL_MAT'
+	@echo '                     (TOKENS=1,2,4,8,16, FORMATS, ROUNDS=2): results/<label>/peers-batch.csv'
 	@echo '  make peer-ggml-moe exp-08'"'"'s CPU MoE layer (active experts) beside ggml'"'"'s MUL_MAT_ID on the same'
 	@echo '                     shapes (SHAPES="E,K,B,M,N", ROUNDS=2): results/<label>/peers-moe.csv'
 	@echo '  make peer-ggml-attention  exp-07'"'"'s CPU decode attention beside ggml'"'"'s FLASH_ATTN_EXT on the same'

@@ -391,7 +391,7 @@ rl_ratio rl_point_mbu_spread(rl_ctx *ctx, const rl_point *p)
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p)
 {
     double t = rl_point_tflops(p);
-    if (isnan(t))
+    if (isnan(t) || p->integer_flops)
         return NAN;
     if (isfinite(p->roof.tflops))
         return of_probe(ctx, t, p->roof.tflops, p->roof.tflops_q3, p->roof.mfu, "compute",

@@ -153,6 +153,10 @@ struct rl_point {
      * roofline does not see (launches), for the plan only. */
     double bytes, flops, footprint, extra_s;
     rl_pattern pattern;
+    /* Its FLOPs are 8-bit integer multiply-adds (VNNI, dp4a), which the
+     * compute roof (FP32 or FP16 matrix arithmetic) does not bound: its
+     * MFU is NaN, and it never marks that roof as under-measured. */
+    bool integer_flops;
     /* No verdict reads it: a point of a chart's sweep between the points
      * the verdicts compare. A run under --budget measures the groups of
      * optional points only as time allows (budget.c); others always. */

@@ -32,6 +32,13 @@ const quant_variant quant_variants[] = {
              "once and dotted with every token (4 at a time), integer dot products as gemv_int8; "
              "F16: gemv_fp16, 8 tokens at a time over panels of rows in the L2 past 8",
      .cpu = quant_batch_int8_best, .cpu_scratch = quant_batch_int8_scratch, .quantizes_x = true},
+    {.number = 5, .name = "gemm_mma", .role = "batch_mma", .phase = QUANT_BATCH,
+     .what = "a few tokens on the tensor cores (Marlin's design): the weights read packed, "
+             "dequantized in registers into the MMA's FP16 operand (q4 in half arithmetic), x "
+             "staged in shared memory, m16n8k16 with FP32 sums, k split over thread blocks where "
+             "the rows are few (quant_mma.cuh); F16 through the same kernel",
+     .cuda = CUDA_ONLY(quant_batch_mma_cuda), .cuda_scratch = CUDA_ONLY(quant_batch_mma_cuda_scratch),
+     .cuda_rounds_to_fp16 = true},
     {0},
 };
 

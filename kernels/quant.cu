@@ -27,6 +27,12 @@
  * instructions, where an H200 issues about 0.22 per byte its HBM delivers:
  * q2 is bound by its instructions, q6 has little margin.
  *
+ * Batch (variant 5, gemm_mma): a few tokens through m16n8k16 MMAs, each
+ * lane's weights dequantized in registers straight into B's fragment, x
+ * staged in shared memory in the matching order (quant_mma.cuh); where
+ * the rows are too few to fill the GPU, slices of k in thread blocks of
+ * their own, summed by a second kernel (quant_mma.h plans both).
+ *
  * Prefill (variant 2): a kernel dequantizes the whole matrix to FP16 (one
  * thread per eight weights, one 16-byte store each), then cuBLAS runs the
  * FP16 GEMM: llama.cpp's fallback (GGML_CUDA_FORCE_CUBLAS, or a type its
@@ -41,6 +47,8 @@
 #include "quant.h"
 #include "quant_dp4a.cuh"
 #include "quant_dp4a.h"
+#include "quant_mma.cuh"
+#include "quant_mma.h"
 #include "warp.cuh"
 
 enum { BLOCK = 256, WARPS = BLOCK / 32 };
@@ -244,4 +252,46 @@ void quant_prefill_cuda(const quant_args *a)
     }
     gemv_args g = {a->y, w16, a->x, a->rows, a->k, a->n, NULL, a->stream};
     gemv_library_cuda(&g);
+}
+
+/* ---- variant 5: a few tokens, MMAs on weights dequantized in registers ------------ */
+
+template <typename Block, int MT> static void launch_mma(const quant_args *a)
+{
+    int per_split, nb = a->k / QUANT_BLOCK;
+    int splits = quant_mma_splits(a->rows, a->n, a->k, rl_device_sms(), &per_split);
+    float *part = splits > 1 ? static_cast<float *>(a->scratch) : a->y;
+    dim3 grid((unsigned)((a->n + 16 * MT - 1) / (16 * MT)),
+              (unsigned)((a->rows + QUANT_MMA_ROWS - 1) / QUANT_MMA_ROWS), (unsigned)splits);
+    gemm_mma<Block, MT><<<grid, 32 * QUANT_MMA_WARPS, 0, a->stream>>>(
+        part, static_cast<const Block *>(a->w), a->x, a->rows, a->n, nb, per_split);
+    RL_CUDA_CHECK_LAUNCH();
+    if (splits > 1) {
+        long long count = (long long)a->n * a->rows;
+        mma_sum_splits<<<grid_for_threads(count), BLOCK, 0, a->stream>>>(a->y, part, count, splits);
+        RL_CUDA_CHECK_LAUNCH();
+    }
+}
+
+template <typename Block> static void mma_as(const quant_args *a, const Block *)
+{
+    switch (quant_mma_token_tiles(a->n)) {
+    case 1: launch_mma<Block, 1>(a); break;
+    case 2: launch_mma<Block, 2>(a); break;
+    default: launch_mma<Block, 4>(a); break;
+    }
+}
+
+void quant_batch_mma_cuda(const quant_args *a)
+{
+    if (a->format == QF_F16)
+        mma_as(a, static_cast<const qf16_block *>(nullptr));
+    else
+        with_block_type(a->format, [a](auto block) { mma_as(a, block); });
+}
+
+/* The partial sums of the most slices any GPU would take (quant_mma.h). */
+size_t quant_batch_mma_cuda_scratch(int rows, int k, int n)
+{
+    return quant_mma_scratch_bytes(rows, k, n, QUANT_MMA_MOST_SMS);
 }

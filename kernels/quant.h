@@ -17,7 +17,10 @@
  * path that dequantizes the matrix (FP16 on the GPU, FP32 on the CPU) and
  * hands it to the vendor GEMM, as llama.cpp does for large batches. The
  * integer-dot decode (x quantized to 8 bits, cpu/quant_dot.h) runs on both:
- * SIMD on the CPU, dp4a on the GPU (quant_dp4a.h).
+ * SIMD on the CPU, dp4a on the GPU (quant_dp4a.h). For a few tokens (the
+ * batch part), an integer GEMM on the CPU (cpu/quant_batch_avx2.c) and
+ * tensor-core MMAs on weights dequantized in registers on the GPU
+ * (quant_mma.cuh).
  * The double-precision reference is in ref/quant.c. Adding a variant is
  * one function per backend and one row.
  */
@@ -258,6 +261,8 @@ void quant_decode_dequant_cuda(const quant_args *a);
 void quant_decode_dp4a_cuda(const quant_args *a); /* the GPU's integer-dot decode (quant_dp4a.h) */
 void quant_prefill_cuda(const quant_args *a);
 size_t quant_prefill_cuda_scratch(int rows, int k, int n);
+void quant_batch_mma_cuda(const quant_args *a); /* any n (quant_mma.cuh) */
+size_t quant_batch_mma_cuda_scratch(int rows, int k, int n);
 
 /* ---- the reference (ref/quant.c) ------------------------------------------------ */
 

@@ -276,6 +276,42 @@ Test(exp03, one_matrix_is_timed_in_every_format_and_writes_nothing)
     cr_assert_eq(run_exp03("--backend cpu --matrix 4096"), RL_EXIT_USAGE);
 }
 
+/* --matrix --tokens: the batch kernels at each M, every format, each
+ * validated on the matrix's first rows for every token, and each ratio
+ * over the F16 at the same M (make peer-ggml-batch reads these rows). */
+Test(exp03, one_matrix_at_several_tokens_times_the_batch_kernels)
+{
+    char rows[1024];
+    snprintf(rows, sizeof rows, "%s/rows.csv", dir);
+    char args[1200];
+    snprintf(args, sizeof args, "--quick --backend cpu --label t --matrix 300x512 --tokens 1,3,5 "
+             "--rows-file %s", rows);
+    int rc = run_exp03(args);
+    cr_assert_eq(rc, 0, "exit %d\nstdout:\n%s\nstderr:\n%s", rc, out, err);
+    cr_assert(strstr(out, "matrix      300 x 512, n = 1,3,5"), "%s", out);
+    cr_assert(strstr(out, "6 group(s) of 18 point(s)"), "a group per format, 3 M each:\n%s", out);
+    cr_assert_null(strstr(out, "FAILED"), "%s", out);
+    cr_assert_null(strstr(out, "gemv_int8"), "no decode variant:\n%s", out);
+    char why[256];
+    rl_table *t = rl_table_read(rows, why, sizeof why);
+    cr_assert_not_null(t, "%s", why);
+    cr_assert_eq(t->nrows, 18, "%d rows", t->nrows);
+    for (int r = 0; r < t->nrows; r++) {
+        cr_assert_str_eq(rl_table_get(t, r, "variant"), "gemm_int8");
+        cr_assert_str_eq(rl_table_get(t, r, "validated"), "yes", "row %d", r);
+        cr_assert_gt(rl_table_num(t, r, "rel_tokens_per_s"), 0, "row %d: a ratio over its M's F16", r);
+        /* 8-bit integer dot products: the FP32 roof does not bound them */
+        bool f16 = !strcmp(rl_table_get(t, r, "format"), "f16");
+        cr_assert_eq(isnan(rl_table_num(t, r, "mfu")), !f16, "row %d (%s): mfu %s", r,
+                     rl_table_get(t, r, "format"), rl_table_get(t, r, "mfu"));
+    }
+    rl_table_free(t);
+    cr_assert_eq(run_exp03("--backend cpu --matrix 300x512 --tokens 3,1"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "--tokens wants at most 16 ascending counts"), "%s", err);
+    cr_assert_eq(run_exp03("--backend cpu --tokens 2"), RL_EXIT_USAGE);
+    cr_assert(strstr(err, "--tokens goes with --matrix"), "%s", err);
+}
+
 /* --matrix --cache hot, a lab run: each format's shape is timed on that
  * matrix, as it lives, and cached under keys of its own, so the choice
  * for DRAM (the model's decode) is neither used nor overwritten. */

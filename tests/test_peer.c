@@ -50,8 +50,19 @@ static const char FAKE_EXP03[] =
     "#!/bin/sh\n"
     "echo \"exp-03 $*\" >> \"$FAKE_DIR/calls\"\n"
     ROWS_FILE_ARG
+    "tokens=; for a; do [ \"$before\" = --tokens ] && tokens=$a; before=$a; done\n"
     "n=$(cat \"$FAKE_DIR/ours-rounds\" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > \"$FAKE_DIR/ours-rounds\"\n"
     "f=$((3 - n)) # round 1: 2, round 2: 1\n"
+    /* --tokens: the batch rows, M x 4 ms for F16, M x 1 ms for q4 (and a
+     * fast q4 row that failed validation), M x 2 ms for the others */
+    "if [ -n \"$tokens\" ]; then\n"
+    "  { echo 'format,tokens,variant,time_us_median,validated'\n"
+    "    for fmt in f16 q8 q6 q5 q4 q2; do for m in $(echo $tokens | tr , ' '); do\n"
+    "      us=2000; [ $fmt = f16 ] && us=4000; [ $fmt = q4 ] && us=1000\n"
+    "      echo \"$fmt,$m,gemm_int8,$((us * m * f)),yes\"\n"
+    "    done; done; echo 'q4,1,gemm_int8,10,no'; } > \"$rows\"\n"
+    "  exit 0\n"
+    "fi\n"
     "echo 'tuning      q8 decode shape: 9 rows (printed, not the choice)'\n"
     "echo '  format  bits/w variant         ms/call      GB/s    x F16'\n"
     "echo '  q4         4.5 gemv_int8         0.001       1.0     1.00'\n"
@@ -74,6 +85,21 @@ static const char FAKE_EXP03[] =
 static const char FAKE_TBO[] =
     "#include <stdio.h>\n#include <string.h>\n"
     "int main(int argc, char **argv) {\n"
+    /* --test-file: M ms a case (q4_0, type 2: M / 2 ms), named as ggml names them */
+    "    if (argc > 5 && !strcmp(argv[4], \"--test-file\")) {\n"
+    "        FILE *f = fopen(argv[5], \"r\");\n"
+    "        int op, ot, rows, m, one, one2, np, ns, type, k;\n"
+    "        char line[512];\n"
+    "        while (f && fgets(line, sizeof line, f))\n"
+    "            if (sscanf(line, \"%d %d %d %d %d %d %d %d %d %d\", &op, &ot, &rows, &m, &one, &one2,\n"
+    "                       &np, &ns, &type, &k) == 10 && op == 29)\n"
+    "                printf(\"  MUL_MAT(type=f32,ne=[%d,%d,1,1],op_params=[],sources=%s[%d,%d,1,1],\"\n"
+    "                       \"f32[%d,%d,1,1]):     10 runs -  %.2f us/run -  1 kB/run\\n\", rows, m,\n"
+    "                       type == 2 ? \"q4_0\" : type == 1 ? \"f16\" : \"other\", k, rows, k, m,\n"
+    "                       (type == 2 ? 500.0 : 1000.0) * m);\n"
+    "        printf(\"  Backend CPU: OK\\n\");\n"
+    "        return f ? 0 : 1;\n"
+    "    }\n"
     "    const char *p = argc > 7 ? argv[7] : \"\";\n"
     "    if (argc > 3 && !strcmp(argv[3], \"MUL_MAT_ID\")) {\n"
     "        if (!strcmp(p, \"type_a=f16,type_b=f32,n_mats=128,n_used=8,b=0,m=768,n=4,k=2048$\"))\n"
@@ -201,6 +227,48 @@ Test(peer, bad_settings_are_refused_with_a_reason)
              "/harness/ops/peer-ggml.sh", dir, dir);
     cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 2);
     cr_assert(strstr(err, "not a ggml tree"), "%s", err);
+}
+
+/* make peer-ggml-batch: ours at every M in one run (--matrix --tokens),
+ * ggml's cases from a test file of its own format, the best of the rounds
+ * per format and M, each side's speedup over its own F16. */
+Test(peer, batch_rounds_keep_the_best_per_format_and_m)
+{
+    if (system("command -v cmake >/dev/null 2>&1") != 0)
+        cr_skip_test("no cmake: make peer-ggml-batch builds ggml's test-backend-ops with it");
+    fake_trees();
+    cr_assert_eq(run_script("peer-ggml-batch.sh", "ROUNDS=2 TOKENS=1,2 FORMATS=q4"), 0, "%s\n%s",
+                 out, err);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/calls", dir);
+    char *calls = read_file(path, NULL);
+    cr_assert_not_null(calls);
+    cr_assert(strstr(calls, "--matrix 4096x14336 --tokens 1,2 --cache hot --backend cpu --label peer"),
+              "%s", calls);
+    free(calls);
+    /* ggml's case of q4_0 (type 2) at M = 2: 14336 / 32 blocks of 18 bytes a row */
+    snprintf(path, sizeof path, "%s/fakeb/peer-ggml/batch-cases.txt", dir);
+    char *cases = read_file(path, NULL);
+    cr_assert_not_null(cases);
+    cr_assert(strstr(cases, "29 0 4096 2 1 1 0 2 2 14336 4096 1 1 18 8064 33030144 33030144 "
+                            "0 14336 2 1 1 4 57344 114688 114688 -\n"), "%s", cases);
+    free(cases);
+    snprintf(path, sizeof path, "%s/results/peer/peers-batch.csv", dir);
+    char *csv = read_file(path, NULL);
+    cr_assert_not_null(csv, "peers-batch.csv written:\n%s\n%s", out, err);
+    /* round 2's times (round 1 doubled ours), the failed q4 row ignored;
+     * speedups each over its own side's F16 at the same M */
+    cr_assert(strstr(csv, "\nf16,2,8.0000,f16,2.0000,4.000,1.000,1.000,16.0000 8.0000,2.0000 2.0000\n"),
+              "%s", csv);
+    cr_assert(strstr(csv, "\nq4,1,1.0000,q4_0,0.5000,2.000,4.000,2.000,2.0000 1.0000,0.5000 0.5000\n"),
+              "%s", csv);
+    cr_assert_null(strstr(csv, "\nq8,"), "FORMATS=q4 leaves q8 out: %s", csv);
+    free(csv);
+    cr_assert(strstr(out, "| q4 | 2 | 2.000 | q4_0 | 1.000 | 2.00 | 4.00 | 2.00 |"), "%s", out);
+    cr_assert_eq(run_script("peer-ggml-batch.sh", "TOKENS=1,x"), 2);
+    cr_assert(strstr(err, "TOKENS wants ascending counts"), "%s", err);
+    cr_assert_eq(run_script("peer-ggml-batch.sh", "FORMATS=q3"), 2);
+    cr_assert(strstr(err, "FORMATS wants some of f16 q8 q6 q5 q4 q2, not 'q3'"), "%s", err);
 }
 
 /* make peer-ggml-attention: ours per shape (--shape), ggml's perf case of

@@ -351,6 +351,15 @@ static void check_table(rl_backend *be)
         for (int f = 0; f < QF_COUNT && v->phase == QUANT_DECODE && quant_family.has(v, backend); f++)
             for (int s = 0; s < NSHAPES; s++, checked++)
                 check_kernel(be, v, (quant_format)f, GPU_SHAPES[s][0], GPU_SHAPES[s][1], 1, seed += 2);
+    /* The GPU's batch kernel (gemm_mma): tiles of 16, 32 and 64 tokens with
+     * a partial last one, and a matrix whose rows fill the GPU without
+     * slices of k (quant_mma.h) beside ones that take them. */
+    static const int BATCH_SHAPES[][3] = {{300, 4096, 100}, {100, 768, 17}, {8192, 2048, 2}};
+    for (const quant_variant *v = quant_variants; v->name && backend == KERNEL_CUDA; v++)
+        for (int f = 0; f < QF_COUNT && v->phase == QUANT_BATCH && quant_family.has(v, backend); f++)
+            for (int s = 0; s < 3; s++, checked++)
+                check_kernel(be, v, (quant_format)f, BATCH_SHAPES[s][0], BATCH_SHAPES[s][1],
+                             BATCH_SHAPES[s][2], seed += 2);
     cr_assert_gt(checked, 100, "the table was walked");
 }
 
@@ -404,7 +413,15 @@ Test(quant_cpu, the_roles_experiment_03_uses_name_rows)
     cr_assert(quant_rounds_to_fp16(pf, KERNEL_CUDA) && !quant_rounds_to_fp16(pf, KERNEL_CPU));
     cr_assert(!quant_rounds_to_fp16(dq, KERNEL_CUDA) && !quant_rounds_to_fp16(dq, KERNEL_CPU));
     cr_assert_gt(quant_scratch(pf, KERNEL_CPU, 16, 256, 8), 0, "the CPU prefill dequantizes into scratch");
+    /* the batch part's kernels: the CPU's takes x in 8 bits; the GPU's
+     * rounds the weights to FP16 for its MMAs, as the prefill path does */
+    const quant_variant *bi = with_role("batch_int8"), *bm = with_role("batch_mma");
+    cr_assert(bi && bm && bi->phase == QUANT_BATCH && bm->phase == QUANT_BATCH);
+    cr_assert(bi->quantizes_x && !bm->quantizes_x);
+    cr_assert(quant_family.has(bi, KERNEL_CPU) && !quant_family.has(bm, KERNEL_CPU));
+    cr_assert(quant_rounds_to_fp16(bm, KERNEL_CUDA));
 #ifdef RL_HAVE_CUDA
+    cr_assert(quant_family.has(bm, KERNEL_CUDA), "gemm_mma runs on the GPU");
     cr_assert(quant_family.has(dq, KERNEL_CUDA) && quant_family.has(pf, KERNEL_CUDA));
     cr_assert(quant_family.has(i8, KERNEL_CUDA), "and on the GPU (dp4a)");
     cr_assert_eq(quant_scratch(pf, KERNEL_CUDA, 16, 256, 8), sizeof(fp16) * 16 * 256);

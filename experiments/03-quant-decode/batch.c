@@ -18,6 +18,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* The tokens of a step: powers of two from one (the decode) up. A GPU's
  * ridge is hundreds of FLOP/B: its bend comes at tens of tokens, and the
@@ -39,7 +40,22 @@ static const rl_axis GPU_BATCH_FORMAT = RL_AXIS(
 static const rl_axis BATCH_FORMAT = RL_AXIS(
     "format", RL_LIST(QF_F16, QF_Q4), RL_LIST(QF_F16, QF_Q4),
     RL_LIST(QF_F16, QF_Q8, QF_Q6, QF_Q5, QF_Q4, QF_Q2), .gpu = &GPU_BATCH_FORMAT);
-static const rl_axis *const AXES[] = {&BATCH_M, &BATCH_FORMAT, NULL};
+/* The paths through a step: the batch kernel (gemm_int8 on the CPU,
+ * gemm_mma on the GPU) and the library's (the prefill variant at M tokens:
+ * dequantize, then cuBLAS's FP16 GEMM or OpenBLAS's SGEMM; F16 straight to
+ * cuBLAS). On the GPU every run takes both, and the F16 each ratio is
+ * over is the faster of the two, cuBLAS's GEMM at most M, as in Marlin's
+ * figures. On the CPU only a full run takes the library's, for the chart:
+ * a pass of the model's weights to FP32 per step, slower than the F16
+ * GEMV at these M. */
+enum { PATH_KERNEL, PATH_LIBRARY };
+static const rl_axis GPU_BATCH_PATH = RL_AXIS("path", RL_LIST(PATH_KERNEL, PATH_LIBRARY),
+                                              RL_LIST(PATH_KERNEL, PATH_LIBRARY),
+                                              RL_LIST(PATH_KERNEL, PATH_LIBRARY));
+static const rl_axis BATCH_PATH = RL_AXIS("path", RL_LIST(PATH_KERNEL), RL_LIST(PATH_KERNEL),
+                                          RL_LIST(PATH_KERNEL, PATH_LIBRARY),
+                                          .gpu = &GPU_BATCH_PATH);
+static const rl_axis *const AXES[] = {&BATCH_PATH, &BATCH_M, &BATCH_FORMAT, NULL};
 
 /* The speedup counted as fallen: below this fraction of the bytes' ratio. */
 static const double BEND_FRACTION = 0.75;
@@ -49,41 +65,93 @@ static const double BEND_FRACTION = 0.75;
  * ratio over the F16 of the same M (exp03_f16_of). */
 typedef struct batch_points {
     model *m;
-    const quant_variant *v;
+    const quant_variant *kernel, *library; /* library: NULL where it does not run */
     int group;
 } batch_points;
+
+/* The batch kernel of this backend, where it runs (and --variant keeps it). */
+static const quant_variant *batch_kernel(rl_ctx *ctx)
+{
+    const kernel_variant *v = rl_variant_by_role(ctx, &quant_family, "batch_int8");
+    if (!v)
+        v = rl_variant_by_role(ctx, &quant_family, "batch_mma");
+    return (const quant_variant *)v;
+}
+
+/* The step of format f at `tokens` through v, in group. */
+static void add_batch_point(rl_ctx *ctx, model *m, const quant_variant *v, quant_format f,
+                            int tokens, int group, bool optional)
+{
+    step *s = exp03_batch_step_new(ctx, m, v, f, tokens);
+    bool library = v->phase == QUANT_PREFILL;
+    size_t check_rows = (size_t)m->check[0].rows + m->check[1].rows;
+    rl_point_add(ctx, &(rl_point){
+        .variant = KERNEL_VARIANT(v), .group = group, .run = exp03_run_step, .arg = s,
+        RL_POINT_DATA(s), .prepare = exp03_bind_check, .check_run = exp03_run_check,
+        .check_arg = s, .count = check_rows * (size_t)tokens,
+        .bytes = s->size_bytes, .footprint = s->size_bytes, .pattern = RL_READ,
+        .flops = 2.0 * m->params * tokens, .integer_flops = v->quantizes_x && f != QF_F16,
+        /* the library's pass over the weights before its GEMM (a model) */
+        .extra_s = library ? exp03_model_pass_s(ctx, m, f) : 0, .optional = optional});
+}
 
 static void batch_point(rl_ctx *ctx, const rl_at *at, void *state)
 {
     const batch_points *bp = state;
-    int tokens = rl_at_int(at, &BATCH_M);
     quant_format f = (quant_format)rl_at_int(at, &BATCH_FORMAT);
-    step *s = exp03_step_new(ctx, bp->m, bp->v, f, tokens);
-    size_t check_rows = (size_t)bp->m->check[0].rows + bp->m->check[1].rows;
-    rl_point_add(ctx, &(rl_point){
-        .variant = KERNEL_VARIANT(bp->v), .group = bp->group, .run = exp03_run_step, .arg = s,
-        RL_POINT_DATA(s), .prepare = exp03_bind_check, .check_run = exp03_run_check,
-        .check_arg = s, .count = check_rows * (size_t)tokens,
-        .bytes = s->size_bytes, .footprint = s->size_bytes, .pattern = RL_READ,
-        .flops = 2.0 * bp->m->params * tokens,
-        /* the verdicts read q4 and its F16; the other formats' curves are
-         * the chart's, and the first to go under a tight --budget */
-        .optional = f != QF_F16 && f != QF_Q4});
+    bool library = rl_at_int(at, &BATCH_PATH) == PATH_LIBRARY;
+    const quant_variant *v = library ? bp->library : bp->kernel;
+    if (!v)
+        return;
+    /* The verdicts read q4 and its F16: the GPU's F16 unit is cuBLAS's
+     * (the library path), the CPU's the batch GEMV. The other formats'
+     * curves and paths are the chart's, the first to go under a tight
+     * --budget. */
+    bool needed = f == QF_Q4 ? !library : f == QF_F16 ? library == (ctx->kind == RL_CUDA) : false;
+    add_batch_point(ctx, bp->m, v, f, rl_at_int(at, &BATCH_M), bp->group, !needed);
 }
 
 int exp03_batch_most_tokens(rl_ctx *ctx)
 {
-    bool runs = rl_variant_by_role(ctx, &quant_family, "batch_int8") != NULL;
-    return runs ? (int)rl_axis_last(ctx, &BATCH_M) : 0;
+    return batch_kernel(ctx) ? (int)rl_axis_last(ctx, &BATCH_M) : 0;
 }
 
 void exp03_batch_declare(rl_ctx *ctx, model *m)
 {
-    const kernel_variant *v = rl_variant_by_role(ctx, &quant_family, "batch_int8");
+    const quant_variant *v = batch_kernel(ctx);
     if (!v || m->one_matrix)
         return;
-    batch_points bp = {m, (const quant_variant *)v, rl_group_new(ctx)};
+    batch_points bp = {m, v, (const quant_variant *)rl_variant_by_role(ctx, &quant_family, "prefill"),
+                       rl_group_new(ctx)};
     rl_sweep_declare(ctx, &(rl_sweep){AXES, .points = batch_point, .state = &bp});
+}
+
+bool exp03_batch_declare_matrix(rl_ctx *ctx, model *m, const int *tokens, int n)
+{
+    const quant_variant *v = batch_kernel(ctx);
+    if (!v)
+        return false;
+    for (quant_format f = 0; f < QF_COUNT; f++) {
+        int group = rl_group_new(ctx);
+        for (int i = 0; i < n; i++)
+            add_batch_point(ctx, m, v, f, tokens[i], group, false);
+    }
+    return true;
+}
+
+int exp03_batch_tokens_parse(const char *list, int tokens[EXP03_MOST_TOKEN_COUNTS])
+{
+    int n = 0;
+    for (const char *at = list; *at;) {
+        char *end;
+        long t = strtol(at, &end, 10);
+        if (end == at || (*end && *end != ',') || t < 1 || t > EXP03_MOST_TOKENS ||
+            (n && t <= tokens[n - 1]) || n == EXP03_MOST_TOKEN_COUNTS)
+            return -1;
+        tokens[n++] = (int)t;
+        at = *end ? end + 1 : end;
+    }
+    return n;
 }
 
 /* ---- the model and the judgement ----------------------------------------------------- */
@@ -107,18 +175,21 @@ static bool is_batch_at(const rl_point *p, const void *key)
 {
     const step *s = RL_DATA(step, p);
     const at_tokens *k = key;
-    return s->v->phase == QUANT_BATCH && s->f == k->f && s->tokens == k->tokens;
+    return s->part == QUANT_BATCH && s->f == k->f && s->tokens == k->tokens;
 }
 
+/* The best of the paths: F16's fastest, a format's highest ratio over it. */
 static const rl_point *batch_at(const rl_points *all, quant_format f, int tokens)
 {
-    return rl_points_find(all, NULL, is_batch_at, &(at_tokens){f, tokens});
+    at_tokens key = {f, tokens};
+    return f == QF_F16 ? rl_points_fastest(all, NULL, is_batch_at, &key)
+                       : rl_points_best(all, NULL, is_batch_at, &key, exp03_vs_f16);
 }
 
 double exp03_col_batch_model(rl_ctx *ctx, const rl_point *p)
 {
     const step *s = RL_DATA(step, p);
-    return s->v->phase == QUANT_BATCH ? exp03_batch_model_speedup(ctx, s->f, s->tokens) : NAN;
+    return s->part == QUANT_BATCH ? exp03_batch_model_speedup(ctx, s->f, s->tokens) : NAN;
 }
 
 /* The first M of the axis whose speedup is below BEND_FRACTION of the
@@ -138,14 +209,14 @@ static int first_fallen(rl_ctx *ctx, const rl_points *all, quant_format f, bool 
     return 0;
 }
 
-/* Where no batch kernel runs (a GPU, until one is written; --variant
- * without it), the verdicts say so: true when they were judged so. */
+/* Where no batch kernel runs (--variant without it), the verdicts say so:
+ * true when they were judged so. */
 static bool no_batch_kernel(rl_ctx *ctx, const rl_claim *claim)
 {
-    if (rl_variant_by_role(ctx, &quant_family, "batch_int8"))
+    if (batch_kernel(ctx))
         return false;
     rl_judge(ctx, claim, NULL, NAN, ctx->kind == RL_CUDA
-                 ? "no batch kernel on the GPU yet (kernels/quant.c: gemm_int8 is the CPU's)"
+                 ? "the batch variant (gemm_mma) was not selected"
                  : "the batch variant (gemm_int8) was not selected");
     return true;
 }

@@ -45,8 +45,11 @@ typedef struct model {
     size_t check_count;
     double *check_ref[QF_COUNT], *check_bound;
     /* The batch part's check: the same rows for batch_n tokens, each check
-     * matrix's block token by token ([c][t][r]); the bound of x's 8-bit
-     * rounding per output (batch_check picks a step's first tokens). */
+     * matrix's block token by token ([c][t][r]), with the weights rounded
+     * to FP16 where the batch paths round them (the GPU's); the bound of
+     * x's 8-bit rounding per output where the batch kernel rounds x (the
+     * CPU's; batch_check picks a step's first tokens and its bound). */
+    bool batch_rounds, batch_quantizes;
     double *batch_ref[QF_COUNT], *batch_bound[QF_COUNT];
 } model;
 
@@ -65,7 +68,9 @@ void exp03_model_plan_run(rl_ctx *ctx, model *m, int layers_given, int gpu_layer
 void exp03_model_plan(model *m, int layers, bool head, int mini_rows, int prefill_n);
 /* The batch part's most tokens, before the model is built (0: none). */
 void exp03_model_plan_batch(model *m, int batch_n);
-void exp03_model_plan_matrix(model *m, int rows, int k); /* one matrix, decode only */
+/* One matrix: decode only, or (batch_n > 0, --tokens) the batch kernels at
+ * up to batch_n tokens, checked on its first rows. */
+void exp03_model_plan_matrix(model *m, int rows, int k, int batch_n);
 /* When the part opens: random FP16 weights in every format, uploaded, with
  * the references and bounds that the variants running here need. */
 void exp03_model_build(rl_ctx *ctx, model *m);
@@ -90,6 +95,10 @@ typedef struct step {
     quant_format f;
     quant_launcher_fn launch;
     struct CUstream_st *stream;
+    /* the part of the experiment it belongs to: v's phase, but QUANT_BATCH
+     * for every point of the batch part (on the GPU the library path,
+     * dequantize-then-cuBLAS, is timed there too) */
+    quant_phase part;
     /* every point of the run (rl_points_all): the F16 of its group, for
      * rel_tokens_per_s, also where no ctx is at hand (report.c's scores) */
     const rl_points *all;
@@ -99,6 +108,8 @@ typedef struct step {
  * its check bound to the model's buffers, which exist once the part is
  * open. */
 step *exp03_step_new(rl_ctx *ctx, model *m, const quant_variant *v, quant_format f, int tokens);
+/* The same in the batch part (its part QUANT_BATCH, its phase "batch"). */
+step *exp03_batch_step_new(rl_ctx *ctx, model *m, const quant_variant *v, quant_format f, int tokens);
 void exp03_bind_check(rl_ctx *ctx, rl_point *p);
 
 static inline double tps(const rl_point *p)
@@ -144,6 +155,15 @@ void exp03_pass_note(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len);
  * the model's buffers, and its points: F16 and every format at each M. */
 int exp03_batch_most_tokens(rl_ctx *ctx);
 void exp03_batch_declare(rl_ctx *ctx, model *m);
+/* --matrix with --tokens: the batch kernels on the one matrix at each of
+ * the n token counts, every format, a group per format (as ggml's
+ * test-backend-ops times each type alone). False: no batch kernel here. */
+bool exp03_batch_declare_matrix(rl_ctx *ctx, model *m, const int *tokens, int n);
+/* --tokens LIST: ascending counts of 1 to EXP03_MOST_TOKENS, comma-separated,
+ * at most EXP03_MOST_TOKEN_COUNTS of them, into tokens; how many (0 for
+ * ""), or -1 when LIST is not that. */
+enum { EXP03_MOST_TOKEN_COUNTS = 16, EXP03_MOST_TOKENS = 512 };
+int exp03_batch_tokens_parse(const char *list, int tokens[EXP03_MOST_TOKEN_COUNTS]);
 /* The roofline's first model of format f's speedup over F16 at `tokens`:
  * max(1, min(bytes' ratio, ridge / tokens)), the measured ridge; and the
  * same as a column (NaN off the batch part). */

@@ -76,6 +76,7 @@ static const rl_axis GPU_LAYERS = RL_AXIS("layers", RL_LIST(4), RL_LIST(8), RL_L
 
 static const char *layers_choice = "auto";
 static const char *matrix_choice = "";
+static const char *tokens_choice = "";
 
 static const rl_option OPTIONS[] = {
     {"layers", "N", "decoder layers (auto: on a GPU 32 with --full, 8, 4 with --quick; on the "
@@ -84,11 +85,15 @@ static const rl_option OPTIONS[] = {
     {"matrix", "ROWSxK", "instead of the model: time the decode of one ROWS x K matrix in every "
      "format (ms per call, GB/s, vs F16), to compare with llama.cpp's test-backend-ops; writes "
      "no results", NULL, &matrix_choice},
+    {"tokens", "LIST", "with --matrix: time the batch kernels (F16 and every format) at these "
+     "tokens per call instead of the decode, e.g. 1,2,4,8,16 (ascending, at most 512; make "
+     "peer-ggml-batch)", NULL, &tokens_choice},
     {0},
 };
 
 static int layers_given;          /* --layers; 0: auto */
 static int matrix_rows, matrix_k; /* --matrix ROWSxK; 0: the model */
+static int matrix_tokens[EXP03_MOST_TOKEN_COUNTS], matrix_token_counts; /* --tokens; 0: decode */
 
 static void read_options(rl_ctx *ctx)
 {
@@ -100,6 +105,14 @@ static void read_options(rl_ctx *ctx)
             rl_die(RL_EXIT_USAGE, "exp-03: --matrix wants ROWSxK with K a multiple of %d (e.g. "
                    "4096x14336), not '%s'", QUANT_BLOCK, matrix_choice);
         matrix_rows = rows, matrix_k = k;
+        matrix_token_counts = exp03_batch_tokens_parse(tokens_choice, matrix_tokens);
+        if (matrix_token_counts < 0)
+            rl_die(RL_EXIT_USAGE, "exp-03: --tokens wants at most %d ascending counts of 1 to %d, "
+                   "comma-separated (e.g. 1,2,4,8,16), not '%s'", EXP03_MOST_TOKEN_COUNTS,
+                   EXP03_MOST_TOKENS, tokens_choice);
+    } else if (tokens_choice[0]) {
+        rl_die(RL_EXIT_USAGE, "exp-03: --tokens goes with --matrix (the model's batch part has "
+               "its own axis)");
     } else if (strcmp(layers_choice, "auto") != 0) {
         layers_given = (int)rl_option_number(ctx, "layers", layers_choice, 1, 32, true, "auto");
     }
@@ -145,6 +158,7 @@ static void format_point(rl_ctx *ctx, const rl_at *at, void *state)
         .atol = gemv_atol(m->widths[0] > m->widths[1] ? m->widths[0] : m->widths[1]),
         .bytes = s->size_bytes, .footprint = s->size_bytes, .pattern = RL_READ,
         .flops = 2.0 * m->params * s->tokens,
+        .integer_flops = decode && vp->v->quantizes_x && f != QF_F16,
         /* prefill's pass of the weights to FP32 before the GEMM (a model) */
         .extra_s = decode ? 0 : exp03_model_pass_s(ctx, m, f), .optional = vp->optional});
     (*vp->declared)++;
@@ -164,7 +178,7 @@ static void declare_points(rl_ctx *ctx, model *m)
     int format_group[QF_COUNT] = {0}, declared = 0;
     for (const quant_variant *v = quant_variants; v->name; v++) {
         if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)) || v->phase == QUANT_BATCH ||
-            (m->one_matrix && v->phase != QUANT_DECODE))
+            (m->one_matrix && (v->phase != QUANT_DECODE || m->batch_n)))
             continue;
         variant_points vp = {m, v, m->one_matrix ? 0 : rl_group_new(ctx),
                              int8_runs && kernel_has_role(KERNEL_VARIANT(v), "decode_dequant"),
@@ -200,6 +214,7 @@ static void close_model(rl_ctx *ctx, const rl_points *pts, void *state)
 static const rl_column MATRIX_TABLE[] = {
     RL_TEXT(NULL, "format", "%-6s", step, format),
     RL_DOUBLE(NULL, "bits/w", "%7.4g", step, bits),
+    RL_INT(NULL, "n", "%4d", step, tokens),
     {NULL, "variant", "%-13s", .str = rl_col_variant},
     {NULL, "ms/call", "%9.3f", .num = rl_col_time_ms, .measured = true},
     RL_COLUMN_GBPS,
@@ -227,11 +242,12 @@ static void plan_matrix(rl_ctx *ctx, model *m)
 {
     bool hot = ctx->args.cache == RL_HOT;
     rl_tune_decode_cpu_at(ctx, true, hot ? matrix_rows : 0, matrix_k);
-    printf("\nmatrix      %d x %d, n = 1, %s, %d threads, integer dot products: %s\n", matrix_rows,
-           matrix_k, hot ? "hot" : "cold", omp_get_max_threads(),
-           quant_isa_name(quant_isa_best()));
+    printf("\nmatrix      %d x %d, n = %s, %s, %d threads, integer dot products: %s\n", matrix_rows,
+           matrix_k, matrix_token_counts ? tokens_choice : "1", hot ? "hot" : "cold",
+           omp_get_max_threads(), quant_isa_name(quant_isa_best()));
     fflush(stdout);
-    exp03_model_plan_matrix(m, matrix_rows, matrix_k);
+    exp03_model_plan_matrix(m, matrix_rows, matrix_k,
+                            matrix_token_counts ? matrix_tokens[matrix_token_counts - 1] : 0);
     rl_discard_results(ctx);
 }
 
@@ -266,7 +282,12 @@ static void declare(rl_ctx *ctx)
                                 .done = m->one_matrix ? close_matrix : close_model,
                                 .table = m->one_matrix ? MATRIX_TABLE : NULL});
     declare_points(ctx, m);
-    exp03_batch_declare(ctx, m);
+    if (!matrix_token_counts)
+        exp03_batch_declare(ctx, m);
+    else if (!exp03_batch_declare_matrix(ctx, m, matrix_tokens, matrix_token_counts))
+        rl_die(RL_EXIT_USAGE, "exp-03: --tokens needs the batch kernel (gemm_int8), which %s",
+               ctx->kind == RL_CUDA ? "the GPU does not have yet (--backend cpu)"
+                                    : "--variant left out");
 }
 
 /* ---- the judgement ------------------------------------------------------------------- */
@@ -320,7 +341,7 @@ static bool is_q4_decode(const rl_point *p, const void *key)
 {
     (void)key;
     const step *s = RL_DATA(step, p);
-    return s->f == QF_Q4 && s->v->phase == QUANT_DECODE;
+    return s->f == QF_Q4 && s->part == QUANT_DECODE;
 }
 
 /* q4's best decode over the F16 timed with it; the note adds the
@@ -398,7 +419,7 @@ static double col_tokens_per_s(rl_ctx *c, const rl_point *p) { (void)c; return t
 /* Decode only: the tokens/s the roof of the weights' level allows. */
 static double col_ceiling(rl_ctx *ctx, const rl_point *p)
 {
-    return RL_DATA(step, p)->v->phase != QUANT_DECODE
+    return RL_DATA(step, p)->part != QUANT_DECODE
                ? NAN : rl_tokens_per_s_ceiling(rl_point_roof_gbps(ctx, p) * 1e9, p->bytes);
 }
 

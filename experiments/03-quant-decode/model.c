@@ -72,11 +72,16 @@ static int most_tokens(const model *m)
     return m->prefill_n > m->batch_n ? m->prefill_n : m->batch_n;
 }
 
-void exp03_model_plan_matrix(model *m, int rows, int k)
+void exp03_model_plan_matrix(model *m, int rows, int k, int batch_n)
 {
-    *m = (model){.widths = {k, k}, .one_matrix = true};
+    *m = (model){.widths = {k, k}, .one_matrix = true, .batch_n = batch_n};
     m->mats = calloc(1, sizeof *m->mats);
     add_matrix(m, "matrix", -1, rows, k);
+    /* the batch kernels' check: the first 128 rows; no second block */
+    m->check[0] = m->mats[0];
+    m->check[0].rows = rows < 128 ? rows : 128;
+    m->check[1] = m->check[0];
+    m->check[1].rows = 0;
 }
 
 /* ---- the model of this run ---------------------------------------------------- */
@@ -102,6 +107,9 @@ static void describe_model(rl_ctx *ctx, const model *m, const char *regime)
             "reference, atol 14336 * 2^-20 (integer-dot decode: each output within the bound of "
             "x's 8-bit rounding plus FP32 sums, cpu/quant_dot.h); prefill: the same call on the "
             "first 128 rows of L0.q and 64 of L0.down, every element");
+    rl_meta(ctx, "integer_flops", "the quantized formats' rows that take x in 8 bits (integer-dot "
+            "decode, batch) count their multiply-adds as FLOPs, but the compute roof (FP32) does "
+            "not bound 8-bit integer dot products: their mfu is empty");
     rl_meta(ctx, "published", "rows with source llama.cpp: the quantize README's table "
             "(results/published/), another machine; not measured here");
     rl_meta(ctx, "regime", "%s", regime);
@@ -214,7 +222,7 @@ static int width_index(const model *m, int k) { return k == m->widths[0] ? 0 : 1
 static quant_args step_args(const step *s, const matrix *mat)
 {
     const model *m = s->m;
-    bool tokens = s->v->phase != QUANT_DECODE;
+    bool tokens = s->part != QUANT_DECODE;
     return (quant_args){
         .format = s->f,
         .y = tokens ? m->ys : m->y + mat->y_offset,
@@ -229,11 +237,12 @@ static quant_args step_args(const step *s, const matrix *mat)
 }
 
 /* What the variants that run here need: the most scratch any asks for on
- * any matrix, the FP16-rounded prefill reference, the integer-dot bound. */
-static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quantizes)
+ * any matrix, the FP16-rounded prefill and batch references, the
+ * integer-dot bounds (decode, batch). */
+static size_t needs(const rl_ctx *ctx, model *m, bool *rounds, bool *quantizes)
 {
     size_t most = 0;
-    *rounds = *quantizes = false;
+    *rounds = *quantizes = m->batch_rounds = m->batch_quantizes = false;
     for (const quant_variant *v = quant_variants; v->name; v++) {
         if (!rl_runs(ctx, &quant_family, KERNEL_VARIANT(v)))
             continue;
@@ -242,6 +251,8 @@ static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quant
                                             : m->batch_n;
         *rounds |= v->phase == QUANT_PREFILL && quant_rounds_to_fp16(v, rl_kernel_backend(ctx));
         *quantizes |= v->quantizes_x;
+        m->batch_rounds |= v->phase == QUANT_BATCH && quant_rounds_to_fp16(v, rl_kernel_backend(ctx));
+        m->batch_quantizes |= v->phase == QUANT_BATCH && v->quantizes_x;
         for (int i = 0; n && i < m->nmat; i++) {
             size_t b = quant_scratch(v, rl_kernel_backend(ctx), m->mats[i].rows, m->mats[i].k, n);
             most = b > most ? b : most;
@@ -251,16 +262,17 @@ static size_t needs(const rl_ctx *ctx, const model *m, bool *rounds, bool *quant
 }
 
 /* The batch part's reference on check matrix c for batch_n tokens, and
- * each output's bound: x's 8-bit rounding (quantized formats; their batch
- * kernel quantizes each token), or the FP32 sums' atol (F16). */
+ * each output's bound: x's 8-bit rounding (quantized formats, where the
+ * batch kernel quantizes each token), or the FP32 sums' atol. */
 static void batch_reference(model *m, quant_format f, int c, const void *enc, const fp16 *xs)
 {
     const matrix *chk = &m->check[c];
     size_t at = c ? (size_t)m->check[0].rows * m->batch_n : 0;
-    quant_reference(m->batch_ref[f] + at, f, enc, xs, chk->rows, chk->k, m->batch_n, false);
+    quant_reference(m->batch_ref[f] + at, f, enc, xs, chk->rows, chk->k, m->batch_n,
+                    m->batch_rounds);
     for (int t = 0; t < m->batch_n; t++) {
         double *bound = m->batch_bound[f] + at + (size_t)t * chk->rows;
-        if (f == QF_F16)
+        if (f == QF_F16 || !m->batch_quantizes)
             for (int r = 0; r < chk->rows; r++)
                 bound[r] = gemv_atol(chk->k);
         else
@@ -296,7 +308,7 @@ static void encode_matrix(rl_ctx *ctx, model *m, const matrix *mat, bool rounds)
                 quant_reference(m->check_ref[f] + m->check[c].y_offset, f, enc, xs,
                                 m->check[c].rows, mat->k, m->prefill_n, rounds);
         for (int c = 0; c < 2 && m->batch_n; c++)
-            if (m->check[c].w_offset == mat->w_offset)
+            if (m->check[c].w_offset == mat->w_offset && m->check[c].rows)
                 batch_reference(m, f, c, enc, xs);
         if (!in_place)
             rl_host_free(enc);
@@ -381,7 +393,15 @@ step *exp03_step_new(rl_ctx *ctx, model *m, const quant_variant *v, quant_format
                 .rel_size = size / exp03_model_bytes(m, QF_F16),
                 .layers = m->layers, .tokens = tokens, .m = m, .v = v, .f = f,
                 .all = rl_points_all(ctx), .launch = RL_LAUNCHER(ctx, v),
-                .stream = rl_stream(ctx->be)};
+                .stream = rl_stream(ctx->be), .part = v->phase};
+    return s;
+}
+
+step *exp03_batch_step_new(rl_ctx *ctx, model *m, const quant_variant *v, quant_format f, int tokens)
+{
+    step *s = exp03_step_new(ctx, m, v, f, tokens);
+    s->part = QUANT_BATCH;
+    s->phase = phase_name(QUANT_BATCH);
     return s;
 }
 
@@ -398,7 +418,11 @@ static void batch_check(rl_ctx *ctx, const step *s, double **want, double **boun
                  len[2] = {r0 * n, r1 * n};
     for (int c = 0; c < 2; c++) {
         memcpy(*want + to[c], m->batch_ref[s->f] + from[c], sizeof(double) * len[c]);
-        memcpy(*bound + to[c], m->batch_bound[s->f] + from[c], sizeof(double) * len[c]);
+        if (s->v->quantizes_x) /* x's 8-bit rounding, as batch_reference bounded it */
+            memcpy(*bound + to[c], m->batch_bound[s->f] + from[c], sizeof(double) * len[c]);
+        else /* the library path beside it: x as given, FP32 sums */
+            for (size_t e = 0; e < len[c]; e++)
+                (*bound)[to[c] + e] = gemv_atol(m->check[c].k);
     }
 }
 
@@ -409,11 +433,11 @@ void exp03_bind_check(rl_ctx *ctx, rl_point *p)
 {
     const step *s = RL_DATA(step, p);
     const model *m = s->m;
-    if (s->v->phase == QUANT_DECODE) {
+    if (s->part == QUANT_DECODE) {
         p->out = m->y;
         p->want = m->ref[s->f];
         p->bound = s->v->quantizes_x ? m->bound[s->f] : NULL;
-    } else if (s->v->phase == QUANT_PREFILL) {
+    } else if (s->part == QUANT_PREFILL) {
         p->out = m->yval;
         p->want = m->check_ref[s->f];
         p->bound = m->check_bound;
@@ -443,6 +467,8 @@ void exp03_run_check(void *arg)
     const step *s = arg;
     size_t at = 0;
     for (int c = 0; c < 2; c++) {
+        if (!s->m->check[c].rows) /* --matrix checks one block */
+            continue;
         quant_args a = step_args(s, &s->m->check[c]);
         a.y = s->m->yval + at;
         at += (size_t)a.rows * a.n;

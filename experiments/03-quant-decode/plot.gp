@@ -7,6 +7,8 @@
 #   exp-03-batch:   the batch part: each format's speedup over F16 against
 #                   the tokens per step M, the roofline's first model, and
 #                   Marlin's published 4-bit points (where the run has one)
+#   exp-03-batch-time: the same points as time per step against M, under
+#                   this device's roofline for F16 and q4
 #
 # Every measured variant is a series of its own (a new row of kernels/quant.c
 # appears without editing this file), each point with its q1-q3 bar: the
@@ -38,11 +40,14 @@ vlt(v) = word_index(variants, v)
 # The variants of each phase, in the order they first appear in the CSVs.
 decode_variants = ''
 prefill_variants = ''
+batch_variants = ''
 do for [v in variants] {
     eval count_rows('decode_rows', "sel('decode', v, 'tokens_per_s') > 0")
     if (decode_rows > 0) { decode_variants = decode_variants.v.' ' }
     eval count_rows('prefill_rows', "sel('prefill', v, 'tokens_per_s') > 0")
     if (prefill_rows > 0) { prefill_variants = prefill_variants.v.' ' }
+    eval count_rows('batch_v_rows', "sel('batch', v, 'tokens_per_s') > 0")
+    if (batch_v_rows > 0) { batch_variants = batch_variants.v.' ' }
 }
 # llama.cpp's published rows of one phase.
 llama(phase, c) = (strcol('source') eq 'llama.cpp' && strcol('phase') eq phase) ? column(c) : NaN
@@ -160,77 +165,82 @@ set key opaque font ',10'
 set samples 200
 set style fill transparent solid 0.6 noborder
 
-# ---- chart 1: decode tokens/s against size ------------------------------------
-set output chart('')
-set title verdict_title('Does decode speed track the bytes of the weights?', 'decode_speedup_q4')
-set logscale y
-set ylabel 'decode tokens/s'
-set autoscale y
-set key inside top right
-if (have_published) { eval anchor_label(f16_decode) }
-plot \
-    for [lv in decode_levels] '+' using 1:(tokens_at(roof_lo(lv), $1)):(tokens_at(roof_hi(lv), $1)) \
-        with filledcurves lc rgb band_color title rung_key(lv, ' / size'), \
-    for [lv in decode_levels] tokens_at(roof_hi(lv), x) with lines dt 2 lw 1.5 lc rgb model_color \
-        title best_key(lv, ' / size'), \
-    (sheet_bw > 0 ? sheet_ceiling(x) : NaN) with lines dt 3 lc rgb '#999999' \
-        title (sheet_bw > 0 ? 'model: datasheet bandwidth / size' : ''), \
-    for [v in decode_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('decode', v, 'tokens_per_s')): \
-        (rate_lo(sel('decode', v, 'tokens_per_s'))):(rate_hi(sel('decode', v, 'tokens_per_s'))) \
-        with yerrorlines lt vlt(v) dt run_dt(i) title run_key(i, 'variant', v, this_run.'decode, '.v.' (q1-q3)') noenhanced, \
-    for [v in decode_variants] csv using 'size_gib':(sel('decode', v, 'tokens_per_s')):(strcol('format')) \
-        with labels offset 0, 1 tc lt vlt(v) notitle, \
-    csv using (llama('decode', 'rel_size') * f16_gib):(llama('decode', 'rel_tokens_per_s') * f16_decode) \
-        with @pub_style title (have_published ? pub_key : '')
-unset label 9
-unset arrow 9
+# Charts 1-3 only where their phase has rows (--variant may leave one out).
+if (strlen(decode_variants) > 0) {
+    # ---- chart 1: decode tokens/s against size ------------------------------------
+    set output chart('')
+    set title verdict_title('Does decode speed track the bytes of the weights?', 'decode_speedup_q4')
+    set logscale y
+    set ylabel 'decode tokens/s'
+    set autoscale y
+    set key inside top right
+    if (have_published) { eval anchor_label(f16_decode) }
+    plot \
+        for [lv in decode_levels] '+' using 1:(tokens_at(roof_lo(lv), $1)):(tokens_at(roof_hi(lv), $1)) \
+            with filledcurves lc rgb band_color title rung_key(lv, ' / size'), \
+        for [lv in decode_levels] tokens_at(roof_hi(lv), x) with lines dt 2 lw 1.5 lc rgb model_color \
+            title best_key(lv, ' / size'), \
+        (sheet_bw > 0 ? sheet_ceiling(x) : NaN) with lines dt 3 lc rgb '#999999' \
+            title (sheet_bw > 0 ? 'model: datasheet bandwidth / size' : ''), \
+        for [v in decode_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('decode', v, 'tokens_per_s')): \
+            (rate_lo(sel('decode', v, 'tokens_per_s'))):(rate_hi(sel('decode', v, 'tokens_per_s'))) \
+            with yerrorlines lt vlt(v) dt run_dt(i) title run_key(i, 'variant', v, this_run.'decode, '.v.' (q1-q3)') noenhanced, \
+        for [v in decode_variants] csv using 'size_gib':(sel('decode', v, 'tokens_per_s')):(strcol('format')) \
+            with labels offset 0, 1 tc lt vlt(v) notitle, \
+        csv using (llama('decode', 'rel_size') * f16_gib):(llama('decode', 'rel_tokens_per_s') * f16_decode) \
+            with @pub_style title (have_published ? pub_key : '')
+    unset label 9
+    unset arrow 9
 
-# ---- chart 2: size x decode rate against size ----------------------------------
-set output chart('-bw')
-set title verdict_title('Does size x decode rate (bytes per second) stay flat?', \
-    'size_x_decode_flat')
-unset logscale y
-top_bw = sheet_bw > bw ? sheet_bw : bw
-set yrange [0 : top_bw * 1.45]
-set ylabel 'size x decode rate (GB/s)'
-set key inside top right
-if (have_published) { eval anchor_label(f16_gbps) }
-plot \
-    for [lv in decode_levels] '+' using 1:(roof_lo(lv)):(roof_hi(lv)) \
-        with filledcurves lc rgb band_color title rung_key(lv, ''), \
-    for [lv in decode_levels] roof_hi(lv) with lines dt 2 lw 1.5 lc rgb model_color \
-        title best_key(lv, ''), \
-    (sheet_bw > 0 ? sheet_bw : NaN) with lines dt 3 lc rgb '#999999' \
-        title (sheet_bw > 0 ? 'model: datasheet bandwidth' : ''), \
-    for [v in decode_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('decode', v, 'gbps')): \
-        (rate_lo(sel('decode', v, 'gbps'))):(rate_hi(sel('decode', v, 'gbps'))) \
-        with yerrorlines lt vlt(v) dt run_dt(i) title run_key(i, 'variant', v, this_run.'decode, '.v.' (q1-q3)') noenhanced, \
-    for [v in decode_variants] csv using 'size_gib':(sel('decode', v, 'gbps')):(strcol('format')) \
-        with labels offset 0, 1 tc lt vlt(v) notitle, \
-    csv using (llama('decode', 'rel_size') * f16_gib):(llama('decode', 'rel_size') * column('rel_tokens_per_s') * f16_gbps) \
-        with @pub_style title (have_published ? pub_key : '')
-unset label 9
-unset arrow 9
+    # ---- chart 2: size x decode rate against size ----------------------------------
+    set output chart('-bw')
+    set title verdict_title('Does size x decode rate (bytes per second) stay flat?', \
+        'size_x_decode_flat')
+    unset logscale y
+    top_bw = sheet_bw > bw ? sheet_bw : bw
+    set yrange [0 : top_bw * 1.45]
+    set ylabel 'size x decode rate (GB/s)'
+    set key inside top right
+    if (have_published) { eval anchor_label(f16_gbps) }
+    plot \
+        for [lv in decode_levels] '+' using 1:(roof_lo(lv)):(roof_hi(lv)) \
+            with filledcurves lc rgb band_color title rung_key(lv, ''), \
+        for [lv in decode_levels] roof_hi(lv) with lines dt 2 lw 1.5 lc rgb model_color \
+            title best_key(lv, ''), \
+        (sheet_bw > 0 ? sheet_bw : NaN) with lines dt 3 lc rgb '#999999' \
+            title (sheet_bw > 0 ? 'model: datasheet bandwidth' : ''), \
+        for [v in decode_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('decode', v, 'gbps')): \
+            (rate_lo(sel('decode', v, 'gbps'))):(rate_hi(sel('decode', v, 'gbps'))) \
+            with yerrorlines lt vlt(v) dt run_dt(i) title run_key(i, 'variant', v, this_run.'decode, '.v.' (q1-q3)') noenhanced, \
+        for [v in decode_variants] csv using 'size_gib':(sel('decode', v, 'gbps')):(strcol('format')) \
+            with labels offset 0, 1 tc lt vlt(v) notitle, \
+        csv using (llama('decode', 'rel_size') * f16_gib):(llama('decode', 'rel_size') * column('rel_tokens_per_s') * f16_gbps) \
+            with @pub_style title (have_published ? pub_key : '')
+    unset label 9
+    unset arrow 9
+}
 
-# ---- chart 3: prefill tokens/s against size --------------------------------------
-set output chart('-prefill')
-set title verdict_title('Does prefill hardly notice the format (compute-bound)?', 'prefill_flat')
-set ylabel 'prefill tokens/s'
-set key inside top right
-roof = peak > 0 && params > 0 ? peak * 1e12 / (2 * params) : NaN
-if (roof > 0) { set yrange [0 : roof * 1.45] } else { set yrange [0 : *] }
-if (have_published) { eval anchor_label(f16_prefill) }
-plot \
-    roof with lines dt 2 lw 2 lc rgb model_color title 'model: measured matrix rate / (2 FLOPs x weights)', \
-    for [v in prefill_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('prefill', v, 'tokens_per_s')): \
-        (rate_lo(sel('prefill', v, 'tokens_per_s'))):(rate_hi(sel('prefill', v, 'tokens_per_s'))) \
-        with yerrorlines lt vlt(v) dt run_dt(i) title run_key(i, 'variant', v, this_run.'prefill, '.v.' (q1-q3)') noenhanced, \
-    for [v in prefill_variants] csv using 'size_gib':(sel('prefill', v, 'tokens_per_s')):(strcol('format')) \
-        with labels offset 0, 1 tc lt vlt(v) notitle, \
-    csv using (llama('prefill', 'rel_size') * f16_gib):(llama('prefill', 'rel_tokens_per_s') * f16_prefill) \
-        with @pub_style title (have_published ? pub_key : '')
-unset label 9
-unset arrow 9
+if (strlen(prefill_variants) > 0) {
+    # ---- chart 3: prefill tokens/s against size --------------------------------------
+    set output chart('-prefill')
+    set title verdict_title('Does prefill hardly notice the format (compute-bound)?', 'prefill_flat')
+    set ylabel 'prefill tokens/s'
+    set key inside top right
+    roof = peak > 0 && params > 0 ? peak * 1e12 / (2 * params) : NaN
+    if (roof > 0) { set yrange [0 : roof * 1.45] } else { set yrange [0 : *] }
+    if (have_published) { eval anchor_label(f16_prefill) }
+    plot \
+        roof with lines dt 2 lw 2 lc rgb model_color title 'model: measured matrix rate / (2 FLOPs x weights)', \
+        for [v in prefill_variants] for [i=1:nruns] run(i) using 'size_gib':(sel('prefill', v, 'tokens_per_s')): \
+            (rate_lo(sel('prefill', v, 'tokens_per_s'))):(rate_hi(sel('prefill', v, 'tokens_per_s'))) \
+            with yerrorlines lt vlt(v) dt run_dt(i) title run_key(i, 'variant', v, this_run.'prefill, '.v.' (q1-q3)') noenhanced, \
+        for [v in prefill_variants] csv using 'size_gib':(sel('prefill', v, 'tokens_per_s')):(strcol('format')) \
+            with labels offset 0, 1 tc lt vlt(v) notitle, \
+        csv using (llama('prefill', 'rel_size') * f16_gib):(llama('prefill', 'rel_tokens_per_s') * f16_prefill) \
+            with @pub_style title (have_published ? pub_key : '')
+    unset label 9
+    unset arrow 9
+}
 
 # ---- chart 4: the batch part, speedup over F16 against M ------------------------------
 # Each format's step at M tokens over the F16 step timed with it (its
@@ -248,20 +258,59 @@ if (batch_rows > 0) {
     set yrange [0 : 5]
     set xlabel 'tokens per step (M)'
     set ylabel 'speedup over F16 (the F16 step timed with it)'
-    set key inside top right
+    set key outside below maxcols 3 font ',9'
     fsel(fm, c) = (strcol('source') eq 'measured' && strcol('phase') eq 'batch' && strcol('format') eq fm) ? column(c) : NaN
+    # one series per path (the batch kernel; on a GPU, and in a full CPU run,
+    # the library's dequantize-then-GEMM beside it) and format
+    bsel(v, fm, c) = (strcol('variant') eq v) ? fsel(fm, c) : NaN
     q4_ratio = 512.0 / 144
     set print $marlin
     do for [mm in '16 32 64 128'] {
-        print sprintf('%s %g', mm, published_value('marlin_a10_m'.mm))
+        print sprintf('%s,%g', mm, published_value('marlin_a10_m'.mm)) # the CSVs' separator
     }
     unset print
     marlin_key = published('Marlin, 4-bit over FP16, an A10', published_source('marlin_a10_m16'))
     plot \
         q4_ratio with lines dt 3 lw 1.5 lc rgb '#999999' title "q4's bytes' ratio (3.56x)", \
-        csv using 'tokens':(fsel('q4', 'speedup_model')) with lines dt 2 lw 2 lc rgb model_color \
+        csv using 'tokens':(bsel(word(batch_variants, 1), 'q4', 'speedup_model')) with lines dt 2 lw 2 lc rgb model_color \
             title "model, q4: max(1, min(bytes' ratio, ridge / M))", \
-        for [fm in 'q8 q6 q5 q4 q2'] for [i=1:nruns] run(i) using 'tokens':(fsel(fm, 'rel_tokens_per_s')) \
-            with linespoints lw 2 dt run_dt(i) title run_key(i, 'format', fm, this_run.fm) noenhanced, \
+        for [v in batch_variants] for [fm in 'q8 q6 q5 q4 q2'] for [i=1:nruns] run(i) \
+            using 'tokens':(bsel(v, fm, 'rel_tokens_per_s')) \
+            with linespoints lw 2 dt run_dt(i) title run_key(i, 'format', fm, this_run.fm.', '.v) noenhanced, \
         $marlin using 1:2 with points pt 12 ps 2.2 lw 1.5 lc rgb published_color title marlin_key
+
+    # ---- chart 5: the batch part's time per step against M, under the roofline ----------
+    # The roof of a step of format f at M tokens: the longer of its bytes at
+    # the F16 group's read probe and its FLOPs at the compute roof (the F16
+    # rows' tflops over their mfu: the 8-bit integer rows have no mfu).
+    # ([*:*][*:*]: chart 4's ranges would filter the values stats reads.)
+    stats [*:*][*:*] csv using (fsel('f16', 'group_roof_gbps') > 0 ? fsel('f16', 'group_roof_gbps') : NaN) nooutput
+    batch_bw = exists('STATS_max') ? STATS_max : NaN
+    stats [*:*][*:*] csv using (fsel('f16', 'mfu') > 0 ? fsel('f16', 'tflops') / fsel('f16', 'mfu') : NaN) nooutput
+    batch_peak = exists('STATS_max') ? STATS_max : NaN
+    stats [*:*][*:*] csv using (fsel('f16', 'size_bytes')) nooutput
+    f16_bytes = STATS_max
+    stats [*:*][*:*] csv using (fsel('f16', 'params')) nooutput
+    batch_params = STATS_max
+    stats [*:*][*:*] csv using (fsel('f16', 'tokens')) nooutput
+    most_m = STATS_max
+    roof_ms(m, bytes) = 1e3 * ((bytes / (batch_bw * 1e9)) > (2 * batch_params * m / (batch_peak * 1e12)) ? \
+                               bytes / (batch_bw * 1e9) : 2 * batch_params * m / (batch_peak * 1e12))
+    set output chart('-batch-time')
+    set title verdict_title('Time per step against M: flat while the weights bound it', 'batch_speedup_small_q4')
+    set logscale y
+    set xrange [0.7 : 1.5 * most_m]
+    set yrange [*:*]
+    set ylabel 'ms per step (median; q1-q3 bars)'
+    set key outside below maxcols 3 noautotitle font ',9'
+    set samples 200
+    plot \
+        (batch_bw > 0 && batch_peak > 0 ? roof_ms(x, f16_bytes) : NaN) with lines dt 2 lw 2 lc rgb model_color \
+            title sprintf('roofline, F16 (%.0f GB/s, %.3g TFLOP/s)', batch_bw, batch_peak), \
+        (batch_bw > 0 && batch_peak > 0 ? roof_ms(x, f16_bytes / q4_ratio) : NaN) with lines dt 3 lw 2 lc rgb model_color \
+            title 'roofline, q4 (its bytes; the same FLOPs at the same roof)', \
+        for [v in batch_variants] for [fm in 'f16 q8 q6 q5 q4 q2'] for [i=1:nruns] run(i) \
+            using 'tokens':(bsel(v, fm, 'time_us_median') / 1e3):(bsel(v, fm, 'time_us_q1') / 1e3):(bsel(v, fm, 'time_us_q3') / 1e3) \
+            with yerrorlines lw 2 dt run_dt(i) title run_key(i, 'format', fm, this_run.fm.', '.v) noenhanced
+    unset logscale y
 }

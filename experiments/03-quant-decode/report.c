@@ -21,8 +21,9 @@ static const char *const PEERS[QF_COUNT] = {"F16", "Q8_0", "Q6_K", "Q5_K_S", "Q4
 /* ---- each point against the F16 timed with it ----------------------------------- */
 
 /* The F16 timed with p: in its group, at its tokens (the batch part's
- * group holds every M); under --matrix, the one F16 point (each format
- * has a group of its own there). */
+ * group holds every M, and on the GPU two paths: the faster counts);
+ * under --matrix, the one F16 point at those tokens (each format has a
+ * group of its own there). */
 static bool f16_of_group(const rl_point *q, const void *p)
 {
     const step *s = RL_DATA(step, q), *t = RL_DATA(step, (const rl_point *)p);
@@ -32,7 +33,7 @@ static bool f16_of_group(const rl_point *q, const void *p)
 
 const rl_point *exp03_f16_of(const rl_point *p)
 {
-    return p ? rl_points_find(RL_DATA(step, p)->all, NULL, f16_of_group, p) : NULL;
+    return p ? rl_points_fastest(RL_DATA(step, p)->all, NULL, f16_of_group, p) : NULL;
 }
 
 /* A point's rate over the F16 point of its own group, timed with it: the
@@ -62,7 +63,7 @@ static bool is_of(const rl_point *p, const void *key)
 {
     const of *k = key;
     const step *s = RL_DATA(step, p);
-    return s->f == k->f && s->v->phase == k->phase;
+    return s->f == k->f && s->part == k->phase;
 }
 
 const rl_point *exp03_best(const rl_points *pts, quant_format f, quant_phase phase)
@@ -72,7 +73,7 @@ const rl_point *exp03_best(const rl_points *pts, quant_format f, quant_phase pha
                        : rl_points_best(pts, NULL, is_of, &key, exp03_vs_f16);
 }
 
-static bool is_prefill(const rl_point *p) { return RL_DATA(step, p)->v->phase == QUANT_PREFILL; }
+static bool is_prefill(const rl_point *p) { return RL_DATA(step, p)->part == QUANT_PREFILL; }
 
 double exp03_col_pass_share_model(rl_ctx *ctx, const rl_point *p)
 {

@@ -12,6 +12,7 @@
 #include "moe.h"
 #include "quant.h"
 #include "quant_dp4a.h"
+#include "quant_mma.h"
 #include "spill.h"
 
 #include <math.h>
@@ -156,6 +157,42 @@ static void exp03(cases *c, const rl_gpu_spec *g)
     }
 }
 
+/* ---- exp-03's batch part: gemm_mma (kernels/quant_mma.cuh) --------------------------- */
+
+/* One matrix at n tokens: quant.cu's launch_mma (and, split, the sum). */
+static void mma_matrix(judged_case *j, int rows, int k, int n, int sms)
+{
+    int per_split, splits = quant_mma_splits(rows, n, k, sms, &per_split);
+    int mt = quant_mma_token_tiles(n);
+    char name[64];
+    snprintf(name, sizeof name, "gemm_mma<q4_block, %d>", mt);
+    case_part *p = part(j, name, 1);
+    p->launch.blocks = ceil_div(n, 16 * mt) * ceil_div(rows, QUANT_MMA_ROWS) * splits;
+    p->launch.threads = 32 * QUANT_MMA_WARPS;
+    /* the weights once, x once (the L2 serves the other thread blocks),
+     * the slices' partial sums written and read back, y */
+    p->launch.bytes = (double)rows * (k / QUANT_BLOCK) * sizeof(q4_block) + 2.0 * n * k +
+                      4.0 * n * rows * (splits > 1 ? 2 * splits + 1 : 1);
+    p->launch.kernels = splits > 1 ? 2 : 1;
+}
+
+/* batch_speedup_small_q4 at M = 2, the smallest past one on a GPU's lab
+ * axis: q4 over F16 >= 2.5x, with F16 (cuBLAS) at most at the roof, so
+ * q4's step must read its own bytes at 2.5 / (512 / 144) of it. */
+static void exp03_batch(cases *c, const rl_gpu_spec *g)
+{
+    judged_case *j = add(c, "03", "batch_speedup_small_q4", "kernels/quant* kernels/warp.cuh kernels/half.h",
+                         RL_STREAM_EF, 2.5 / (512.0 / 144),
+                         "exp-03 batch_speedup_small_q4: q4 >= 2.5x an F16 step at the roof, M = 2");
+    if (!j)
+        return;
+    snprintf(j->what, sizeof j->what, "q4 M=2: a Llama 3 8B layer (4 matrices)");
+    snprintf(j->kind, sizeof j->kind, "q4 M=2");
+    snprintf(j->meas_where, sizeof j->meas_where, "source=measured,format=q4,phase=batch,variant=gemm_mma,tokens=2");
+    for (int m = 0; m < LAYER_MATRICES; m++)
+        mma_matrix(j, LAYER[m].rows, LAYER[m].k, 2, g->sms);
+}
+
 /* ---- exp-07: attention (kernels/attention.cu) --------------------------------------- */
 
 static void exp07_decode(cases *c, const rl_gpu_spec *g)
@@ -284,6 +321,7 @@ int gpu_model_cases(const rl_gpu_spec *g, blocks_per_sm_fn occupancy, judged_cas
     cases c = {out, 0, max, relative_to, factor, g, occupancy};
     exp02(&c);
     exp03(&c, g);
+    exp03_batch(&c, g);
     exp07_decode(&c, g);
     exp07_prefill(&c, g);
     exp08_moe(&c);

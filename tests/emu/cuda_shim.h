@@ -205,6 +205,18 @@ static inline __half __ushort_as_half(unsigned short u) { return __half{u}; }
 static inline unsigned short __half_as_ushort(__half h) { return h.x; }
 static inline float2 __half22float2(__half2 h) { return {__half2float(h.x), __half2float(h.y)}; }
 static inline __half2 __floats2half2_rn(float lo, float hi) { return {__float2half_rn(lo), __float2half_rn(hi)}; }
+/* Half arithmetic, each lane rounded once to nearest even: a product of
+ * two halves is exact in float (22 bits), and so is a difference of two
+ * halves within a factor of 2^13 of each other (the kernels' only use:
+ * 1024 + q - 1032); the one rounding is then the conversion's. */
+static inline __half2 __hmul2(__half2 a, __half2 b)
+{
+    return __floats2half2_rn(__half2float(a.x) * __half2float(b.x), __half2float(a.y) * __half2float(b.y));
+}
+static inline __half2 __hsub2(__half2 a, __half2 b)
+{
+    return __floats2half2_rn(__half2float(a.x) - __half2float(b.x), __half2float(a.y) - __half2float(b.y));
+}
 
 /* ---- bits, rounding, integers ----------------------------------------------------------- */
 

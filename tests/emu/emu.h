@@ -82,6 +82,7 @@ std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void emu_attention(void);
 void emu_gemv(void);
 void emu_dp4a(void);
+void emu_mma(void);
 void emu_moe(void);
 void emu_spill(void);
 

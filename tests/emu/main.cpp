@@ -26,6 +26,7 @@ const struct family {
     {"attention", "decode_split + merge_splits, flash_prefill (attention_*.cuh)", emu_attention},
     {"gemv", "gemv_tile (gemv_tile.cuh)", emu_gemv},
     {"dp4a", "gemv_dp4a (quant_dp4a.cuh)", emu_dp4a},
+    {"mma", "gemm_mma + mma_sum_splits (quant_mma.cuh)", emu_mma},
     {"moe", "moe_plan_kernel (moe_plan.cuh)", emu_moe},
     {"spill", "spill_zero_copy (spill_zero_copy.cuh)", emu_spill},
 };
