@@ -260,6 +260,8 @@ void exp03_batch_judge_bend(rl_ctx *ctx, const rl_points *all, const rl_claim *c
              "FLOP/B (0: not within the sweep)", BEND_FRACTION, BEND_FRACTION * bytes_ratio(QF_Q4),
              measured, model, rl_ridge(ctx));
     double value = measured > 0 && model > 0 ? (double)measured / model : NAN;
+    /* for the chart's marks: the measured bend, then the model's (0: none) */
+    rl_meta(ctx, "batch_bend_m", "%d %d", measured, model);
     rl_premise pr = rl_premise_start();
     const rl_point *q4 = batch_at(all, QF_Q4, 1);
     rl_premise_memory_bound(ctx, &pr, claim, exp03_f16_of(q4), "the F16 step at M = 1");

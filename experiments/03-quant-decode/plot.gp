@@ -270,6 +270,22 @@ if (batch_rows > 0) {
     }
     unset print
     marlin_key = published('Marlin, 4-bit over FP16, an A10', published_source('marlin_a10_m16'))
+    # The bend, as batch_bend_q4 found it: the first M where q4's speedup is
+    # below 0.75 of its bytes' ratio, measured (solid) and by the model
+    # (dashed); "# batch_bend_m: MEASURED MODEL" (0: not within the sweep).
+    bend = meta('batch_bend_m')
+    bend_measured = words(bend) == 2 ? real(word(bend, 1)) : 0
+    bend_model = words(bend) == 2 ? real(word(bend, 2)) : 0
+    if (bend_measured > 0) {
+        set arrow 7 from bend_measured, graph 0 to bend_measured, graph 1 nohead lw 1.5 lc rgb '#0072B2' front
+        set label 7 sprintf('bend, measured: M = %d', bend_measured) at bend_measured, graph 0.96 \
+            left offset 0.5, 0 font ',9' tc rgb '#0072B2' front
+    }
+    if (bend_model > 0) {
+        set arrow 8 from bend_model, graph 0 to bend_model, graph 1 nohead dt 2 lw 1.5 lc rgb model_color front
+        set label 8 sprintf('bend, model: M = %d', bend_model) at bend_model, graph 0.90 \
+            left offset 0.5, 0 font ',9' tc rgb model_color front
+    }
     plot \
         q4_ratio with lines dt 3 lw 1.5 lc rgb '#999999' title "q4's bytes' ratio (3.56x)", \
         csv using 'tokens':(bsel(word(batch_variants, 1), 'q4', 'speedup_model')) with lines dt 2 lw 2 lc rgb model_color \
@@ -278,6 +294,7 @@ if (batch_rows > 0) {
             using 'tokens':(bsel(v, fm, 'rel_tokens_per_s')) \
             with linespoints lw 2 dt run_dt(i) title run_key(i, 'format', fm, this_run.fm.', '.v) noenhanced, \
         $marlin using 1:2 with points pt 12 ps 2.2 lw 1.5 lc rgb published_color title marlin_key
+    unset arrow 7; unset label 7; unset arrow 8; unset label 8
 
     # ---- chart 5: the batch part's time per step against M, under the roofline ----------
     # The roof of a step of format f at M tokens: the longer of its bytes at

@@ -10,9 +10,11 @@
  * where the kernel turns compute-bound.
  *
  * A row's later token tiles read its blocks again from the L1 (a row of
- * 4096 q4 weights is 2.3 KiB, of 14336 8 KiB), not from memory; the
- * weights are decoded again for each token, a few instructions per 32
- * weights (quant_dot_avx2.c counts them), against the dot product's own.
+ * 4096 q4 weights is 2.3 KiB, of 14336 8 KiB), not from memory. Within
+ * a tile, the nibble formats and (512-bit) q6 unpack each block once for
+ * every token: a token past the first costs only its dot products; q8 and
+ * q2 (and q6 in 256-bit vectors, whose unpacked block would take 12 of
+ * the 16 registers) decode it again for each token.
  */
 #include "quant_dot.h"
 
@@ -22,6 +24,46 @@
 /* Tokens per pass over a row: one accumulator each, kept in registers
  * beside the block's own temporaries (16 vector registers with AVX2). */
 enum { TOKEN_TILE = 4, PREFETCH_AHEAD = 4096 };
+
+/* x's arrays for block i of token x (block_any's). */
+#define X_BLOCK(x, i) (x)->q + (size_t)QUANT_BLOCK * (i), (x)->dv + 8 * (i), (x)->off + 8 * (i)
+
+/* Block i of the row against tokens [t0, t0 + nt): acc[t] += its dot with
+ * token t0 + t. The nibble formats (q4, q5) and, with 512-bit vectors, q6
+ * unpack the block once for all of them; the others decode it per token. */
+static inline __attribute__((always_inline)) void block_tokens(quant_format f, const char *blk, int i,
+                                                              const quant_x8 *x, int nt,
+                                                              __m256 acc[TOKEN_TILE])
+{
+    if (f == QF_Q4 || f == QF_Q5) {
+        const q4_block *q4 = (const q4_block *)blk;
+        const q5_block *q5 = (const q5_block *)blk;
+        nibbles_unpacked u;
+        if (f == QF_Q4)
+            unpack_nibbles(q4->d, q4->qs, NULL, &u);
+        else
+            unpack_nibbles(q5->d, q5->qs, q5->qh, &u);
+        for (int t = 0; t < TOKEN_TILE; t++)
+            if (t < nt)
+                acc[t] = _mm256_add_ps(acc[t], dot_nibbles(&u, X_BLOCK(&x[t], i)));
+        return;
+    }
+#if defined(QUANT_DOT_ZMM)
+    if (f == QF_Q6) {
+        q6_unpacked u;
+        unpack_q6((const q6_block *)blk, &u);
+        for (int t = 0; t < TOKEN_TILE; t++)
+            if (t < nt)
+                acc[t] = _mm256_add_ps(acc[t], dot_q6(&u, x[t].q + (size_t)QUANT_BLOCK * i,
+                                                      x[t].s16 + 16 * i, x[t].dv + 8 * i,
+                                                      x[t].off + 8 * i));
+        return;
+    }
+#endif
+    for (int t = 0; t < TOKEN_TILE; t++)
+        if (t < nt)
+            acc[t] = _mm256_add_ps(acc[t], block_any(f, blk, &x[t], i));
+}
 
 /* One row against every token: y[t * y_stride] for t < ntok. The first
  * tile streams the row from memory (its bytes asked for ahead, as the
@@ -41,9 +83,7 @@ static inline __attribute__((always_inline)) void row_tokens(quant_format f, flo
             const char *blk = row + (size_t)i * bytes;
             if (t0 == 0)
                 prefetch_block(blk, bytes, PREFETCH_AHEAD);
-            for (int t = 0; t < TOKEN_TILE; t++)
-                if (t < nt)
-                    acc[t] = _mm256_add_ps(acc[t], block_any(f, blk, &x[t0 + t], i));
+            block_tokens(f, blk, i, x + t0, nt, acc);
         }
         for (int t = 0; t < nt; t++)
             y[(size_t)(t0 + t) * y_stride] = hsum(acc[t]);

@@ -136,25 +136,49 @@ static inline void q5_high_bits(const uint8_t *qh, __m256i *lo, __m256i *hi)
     *hi = _mm256_or_si256(*hi, _mm256_and_si256(ho, splat8(0x10)));
 }
 
+/* A block's nibbles as the dot products take them: four pairs of vectors
+ * of unsigned bytes (even weights, odd), and its weight scales permuted to
+ * hadd4's order. The batch kernel unpacks a block once for all the tokens
+ * of its tile; the decode unpacks and dots in one go (block_nibbles). */
+typedef struct nibbles_unpacked {
+    __m256i lo[4], hi[4];
+    __m256 dw;
+} nibbles_unpacked;
+
+static inline void unpack_nibbles(const fp16 *d, const uint32_t *qs, const uint8_t *qh,
+                                  nibbles_unpacked *u)
+{
+    const __m256i m4 = splat8(0x0F);
+    for (int p = 0; p < 4; p++) {
+        __m256i v = load32((const uint8_t *)qs + 32 * p);
+        u->lo[p] = _mm256_and_si256(v, m4);
+        u->hi[p] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        if (qh)
+            q5_high_bits(qh + 8 * p, &u->lo[p], &u->hi[p]);
+    }
+    u->dw = _mm256_permutevar8x32_ps(fp16x8(d), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+}
+
 /* Pair p's sums have lanes [group 2p x 4 | group 2p + 1 x 4], so hadd4 of
  * the four pairs gives groups [0 2 4 6 | 1 3 5 7]; x's scales (dv) and
  * offsets (off: -offset dx (x's group sum), 8 or 16) come in that order,
  * and the block's weight scales are permuted to it once. */
+static inline __m256 dot_nibbles(const nibbles_unpacked *u, const int8_t *xq, const float *dv,
+                                 const float *off)
+{
+    __m256i i[4];
+    for (int p = 0; p < 4; p++)
+        i[p] = dot_u8s8x2(u->lo[p], load32(xq + 64 * p), u->hi[p], load32(xq + 64 * p + 32));
+    __m256 sum = _mm256_cvtepi32_ps(hadd4(i[0], i[1], i[2], i[3]));
+    return _mm256_mul_ps(u->dw, _mm256_fmadd_ps(sum, _mm256_loadu_ps(dv), _mm256_loadu_ps(off)));
+}
+
 static inline __m256 block_nibbles(const fp16 *d, const uint32_t *qs, const uint8_t *qh,
                                    const int8_t *xq, const float *dv, const float *off)
 {
-    const __m256i m4 = splat8(0x0F);
-    __m256i i[4];
-    for (int p = 0; p < 4; p++) {
-        __m256i v = load32((const uint8_t *)qs + 32 * p);
-        __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-        if (qh)
-            q5_high_bits(qh + 8 * p, &lo, &hi);
-        i[p] = dot_u8s8x2(lo, load32(xq + 64 * p), hi, load32(xq + 64 * p + 32));
-    }
-    __m256 sum = _mm256_cvtepi32_ps(hadd4(i[0], i[1], i[2], i[3]));
-    __m256 dw = _mm256_permutevar8x32_ps(fp16x8(d), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
-    return _mm256_mul_ps(dw, _mm256_fmadd_ps(sum, _mm256_loadu_ps(dv), _mm256_loadu_ps(off)));
+    nibbles_unpacked u;
+    unpack_nibbles(d, qs, qh, &u);
+    return dot_nibbles(&u, xq, dv, off);
 }
 
 /* ---- q6: nibbles plus 2-bit planes, an int8 scale per 16 ------------------------------ */
@@ -181,19 +205,23 @@ static inline void q6_high_bits(__m256i qh, __m256i *pe, __m256i *po, __m256i *r
  * P and R vectors by two lane shuffles of two loads, qh in one load, each
  * half's scales by one permutation. The four sums come back as the halves
  * of two vectors, for the same hadd4 as the 256-bit path. */
-static inline __m256 block_q6(const q6_block *b, const int8_t *xq, const int16_t *s16,
-                              const float *dv, const float *off)
+typedef struct q6_unpacked {
+    __m512i pe, po, re, ro, sp, sr; /* the 6-bit weights, the scales as int16 */
+    __m256i sc;                     /* the 16 scales, for the offset */
+    __m256 d;
+} q6_unpacked;
+
+static inline void unpack_q6(const q6_block *b, q6_unpacked *u)
 {
     const uint8_t *ql = (const uint8_t *)b->ql;
-    __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b->s));
-    __m256i o = _mm256_madd_epi16(sc, _mm256_loadu_si256((const __m256i *)s16));
+    u->sc = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b->s));
     const __m512i m4 = _mm512_set1_epi8(0x0F), m = _mm512_set1_epi8(0x30);
     const __m512i first = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3));
     const __m512i second = _mm512_add_epi8(first, _mm512_set1_epi8(4));
     /* scales as int16: [sub-blocks 0-3 x2, 4-7 x2 | 8-11, 12-15]: the
      * 256-bit path's sq for c = 0 and c = 1 */
-    __m512i sq = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), _mm512_castsi256_si512(sc));
-    __m512i sp = _mm512_shuffle_epi8(sq, first), sr = _mm512_shuffle_epi8(sq, second);
+    __m512i sq = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), _mm512_castsi256_si512(u->sc));
+    u->sp = _mm512_shuffle_epi8(sq, first), u->sr = _mm512_shuffle_epi8(sq, second);
     __m512i lo = _mm512_loadu_si512(ql), hi = _mm512_loadu_si512(ql + 64);
     __m512i p = _mm512_shuffle_i64x2(lo, hi, 0x88), r = _mm512_shuffle_i64x2(lo, hi, 0xDD);
     __m512i pe = _mm512_and_si512(p, m4), po = _mm512_and_si512(_mm512_srli_epi16(p, 4), m4);
@@ -201,20 +229,35 @@ static inline __m256 block_q6(const q6_block *b, const int8_t *xq, const int16_t
     __m512i qh = _mm512_loadu_si512(b->qh);
     __m512i a0 = _mm512_and_si512(_mm512_slli_epi16(qh, 4), m), b0 = _mm512_and_si512(qh, m);
     __m512i a1 = _mm512_and_si512(_mm512_slli_epi16(qh, 2), m), b1 = _mm512_and_si512(_mm512_srli_epi16(qh, 2), m);
-    pe = _mm512_or_si512(pe, _mm512_unpacklo_epi8(a0, b0));
-    po = _mm512_or_si512(po, _mm512_unpacklo_epi8(a1, b1));
-    re = _mm512_or_si512(re, _mm512_unpackhi_epi8(a0, b0));
-    ro = _mm512_or_si512(ro, _mm512_unpackhi_epi8(a1, b1));
-    __m512i ip = _mm512_add_epi16(_mm512_maddubs_epi16(pe, _mm512_loadu_si512(xq)),
-                                  _mm512_maddubs_epi16(po, _mm512_loadu_si512(xq + 64)));
-    __m512i ir = _mm512_add_epi16(_mm512_maddubs_epi16(re, _mm512_loadu_si512(xq + 128)),
-                                  _mm512_maddubs_epi16(ro, _mm512_loadu_si512(xq + 192)));
-    __m512i i02 = _mm512_madd_epi16(ip, sp), i13 = _mm512_madd_epi16(ir, sr);
+    u->pe = _mm512_or_si512(pe, _mm512_unpacklo_epi8(a0, b0));
+    u->po = _mm512_or_si512(po, _mm512_unpacklo_epi8(a1, b1));
+    u->re = _mm512_or_si512(re, _mm512_unpackhi_epi8(a0, b0));
+    u->ro = _mm512_or_si512(ro, _mm512_unpackhi_epi8(a1, b1));
+    u->d = fp16_splat(b->d);
+}
+
+static inline __m256 dot_q6(const q6_unpacked *u, const int8_t *xq, const int16_t *s16,
+                            const float *dv, const float *off)
+{
+    __m256i o = _mm256_madd_epi16(u->sc, _mm256_loadu_si256((const __m256i *)s16));
+    __m512i ip = _mm512_add_epi16(_mm512_maddubs_epi16(u->pe, _mm512_loadu_si512(xq)),
+                                  _mm512_maddubs_epi16(u->po, _mm512_loadu_si512(xq + 64)));
+    __m512i ir = _mm512_add_epi16(_mm512_maddubs_epi16(u->re, _mm512_loadu_si512(xq + 128)),
+                                  _mm512_maddubs_epi16(u->ro, _mm512_loadu_si512(xq + 192)));
+    __m512i i02 = _mm512_madd_epi16(ip, u->sp), i13 = _mm512_madd_epi16(ir, u->sr);
     __m256i h = hadd4(_mm512_castsi512_si256(i02), _mm512_castsi512_si256(i13),
                       _mm512_extracti64x4_epi64(i02, 1), _mm512_extracti64x4_epi64(i13, 1));
     __m256 sum = _mm256_fmadd_ps(_mm256_cvtepi32_ps(h), _mm256_loadu_ps(dv),
                                  _mm256_mul_ps(_mm256_cvtepi32_ps(o), _mm256_loadu_ps(off)));
-    return _mm256_mul_ps(fp16_splat(b->d), sum);
+    return _mm256_mul_ps(u->d, sum);
+}
+
+static inline __m256 block_q6(const q6_block *b, const int8_t *xq, const int16_t *s16,
+                              const float *dv, const float *off)
+{
+    q6_unpacked u;
+    unpack_q6(b, &u);
+    return dot_q6(&u, xq, s16, dv, off);
 }
 #else
 /* Per 128 weights the two nibble vectors' sums have lanes [groups 4c x 4 |
