@@ -12,6 +12,8 @@
  * files see everything. */
 #include "rl_backend.h"
 #include "rl_csv.h"
+#include "rl_curve.h"
+#include "rl_diagnose.h"
 #include "rl_host.h"
 #include "rl_measure.h"
 #include "rl_occupancy.h"
@@ -227,6 +229,11 @@ struct rl_charts {
 /* run.c: rl_main's work, with the charts' driver. */
 int rl_run(const rl_experiment *exp, int argc, char **argv, const rl_charts *charts);
 
+/* meta_header.c: the metadata header's standard lines, and the story the
+ * console prints first (rl_begin's, once the backend is open). */
+void rl_write_standard_meta(rl_ctx *ctx, int argc, char **argv);
+void rl_print_story(const rl_ctx *ctx);
+
 /* context.c: the life of one run. rl_begin parses the command line, opens
  * the backend (saying so when it falls back to the CPU), prints the
  * claim; on --help, bad usage, --print-label, --plot-only or "no GPU"
@@ -256,63 +263,6 @@ const char *rl_source_root(void);
 
 /* nvml.c: names and clocks for the metadata header. */
 void rl_nvml_describe(const char *pci_bus_id, char *buf, size_t len);
-
-/* ---- why CUDA cannot run here (diagnose.c, gpu_facts.c) ---------------
- * The CUDA errors the diagnosis tells apart, numbered as cudaError_t and
- * as the driver API's CUresult (they agree on these). backend_cuda.cu
- * checks the numbers against the toolkit's headers at compile time. */
-enum {
-    RL_CUERR_INITIALIZATION = 3,
-    RL_CUERR_STUB_LIBRARY = 34,
-    RL_CUERR_INSUFFICIENT_DRIVER = 35,
-    RL_CUERR_CALL_REQUIRES_NEWER_DRIVER = 36,
-    RL_CUERR_DEVICES_UNAVAILABLE = 46,
-    RL_CUERR_NO_DEVICE = 100,
-    RL_CUERR_INVALID_DEVICE = 101,
-    RL_CUERR_UNSUPPORTED_PTX_VERSION = 222,
-    RL_CUERR_SYSTEM_NOT_READY = 802,
-    RL_CUERR_SYSTEM_DRIVER_MISMATCH = 803,
-    RL_CUERR_COMPAT_NOT_SUPPORTED = 804,
-    RL_CUERR_UNKNOWN = 999,
-};
-
-/* NVML's compute modes (nvmlComputeMode_t); -1: not known. */
-enum { RL_COMPUTE_DEFAULT = 0, RL_COMPUTE_PROHIBITED = 2, RL_COMPUTE_EXCLUSIVE_PROCESS = 3 };
-
-/* What is known about CUDA on this machine when a device did not open. */
-typedef struct rl_cuda_facts {
-    int error;              /* the failing call's cudaError_t or CUresult; 0: it succeeded */
-    const char *call;       /* the failing call in words, e.g. "cudaGetDeviceCount" */
-    int device;             /* the device asked for */
-    int device_count;       /* devices CUDA reported, when the call succeeded */
-    int driver_cuda;        /* the driver's CUDA version, 12040 = 12.4; 0: no libcuda.so.1 */
-    int runtime_cuda;       /* this build's CUDA runtime (or nvcc's) version, 13000 = 13.0 */
-    /* From NVML (what nvidia-smi reads) and the kernel module: */
-    bool driver_found;      /* NVML lists a GPU, or the NVIDIA kernel module is loaded */
-    int nvml_gpus;          /* GPUs NVML lists; -1 when NVML did not answer */
-    char nvml_error[160];   /* why NVML did not answer, or "" */
-    char driver_version[32];/* the driver's version as NVML reports it ("550.54.15"), or "" */
-    char module_version[32];/* the loaded kernel module's version, or "" */
-    bool mig_enabled;       /* MIG mode is on for a GPU NVML lists */
-    int compute_mode;       /* RL_COMPUTE_..., of the device asked for; -1 unknown */
-    char visible[64];       /* CUDA_VISIBLE_DEVICES, or "" when unset */
-} rl_cuda_facts;
-
-/* The diagnosis of facts: RL_ABSENT when there is no NVIDIA driver at
- * all (a CPU machine), RL_UNUSABLE when a GPU is here and this build cannot
- * use it; buf gets the paragraph (what is wrong, the numbers, the
- * remedies). Pure: no I/O, no CUDA. RL_OPENED only when the facts show no
- * problem (the probe's case: driver new enough, a device, no error). */
-rl_open_status rl_cuda_diagnose(const rl_cuda_facts *f, char *buf, size_t len);
-/* "12.4" from 12040. */
-void rl_cuda_version_string(int version, char *buf, size_t len);
-
-/* Fills what NVML, /proc/driver/nvidia and the environment say about the
- * GPUs and the driver; leaves the CUDA fields (error, call, versions,
- * device_count) to the caller. */
-void rl_cuda_facts_gather(rl_cuda_facts *f, int device);
-/* The kernel module's version from the first line of /proc/driver/nvidia/version. */
-bool rl_parse_nvrm_version(const char *line, char *out, size_t len);
 
 /* util.c */
 int rl_mkdirs(const char *path); /* mkdir -p; 0 on success */
@@ -347,48 +297,6 @@ rl_level rl_level_for(const double capacity[RL_LEVEL_COUNT], double footprint_by
  * footprint; mixed beyond half the capacity, where the rungs are probed. */
 rl_level rl_level_on(const double capacity[RL_LEVEL_COUNT], const double spill[RL_LEVEL_COUNT],
                      double footprint_bytes, bool *mixed);
-
-/* ---- the bandwidth curve and its knees (curve.c) ---------------------------------- */
-/* The footprints a curve measures: 16 KiB up, doubling, to 4x the LLC (at
- * least 64 MiB), at most max_bytes and an eighth of the memory
- * (ram_bytes; 0: unknown), at most max and RL_CURVE_MAX of them. */
-int rl_curve_plan(double llc_bytes, double max_bytes, double ram_bytes, double *bytes, int max);
-/* Measures c->curve with the backend's read bandwidth, `trials` trials a
- * footprint, planned from c->level_reported. */
-void rl_curve_measure(rl_ctx *ctx, rl_ceilings *c, int trials);
-/* A knee: where the curve leaves a plateau. bytes, the capacity it gives
- * the level: where the rate is half-way down to the next plateau; reach,
- * the next plateau's first footprint; the two plateaus' rates. */
-typedef struct rl_knee {
-    double bytes, reach, from_gbps, to_gbps;
-} rl_knee;
-/* The knees of a curve (best rates, ascending footprints), in order; at
- * most max. Pure. */
-int rl_curve_knees(const rl_band *curve, int n, rl_knee *out, int max);
-/* The levels a curve shows, given the reported sizes (0: no such level):
- * measured (0 where no knee is the level's) and spill (the knee's reach,
- * else 4x the reported size) per level. Pure. */
-void rl_curve_levels(const rl_band *curve, int n, const double reported[RL_LEVEL_COUNT],
-                     double measured[RL_LEVEL_COUNT], double spill[RL_LEVEL_COUNT]);
-/* The sizes the device reports, for the whole device: per-core caches
- * times the cores, the shared LLC once, the memory; 0: no such level. */
-void rl_levels_reported(const rl_device_info *d, double cap[RL_LEVEL_COUNT]);
-/* Fills c's level_measured, level_bytes, level_spill and levels_source
- * from c->curve and c->level_reported (the reported sizes hold where no
- * knee is a level's, and all of them under ROOFLAB_LLC or when the curve
- * was measured on a busy host). */
-void rl_curve_apply(rl_ceilings *c, rl_backend_kind kind);
-/* The curve and the levels as '# key: value' lines: levels_source,
- * curve_read_gbps and curve_read_worst_gbps ("bytes:GB/s ..."),
- * level_<name>_bytes_reported and, where found, level_<name>_bytes_measured.
- * Returns how many (at most max). */
-typedef struct rl_meta_line {
-    char key[48], value[640];
-} rl_meta_line;
-enum { RL_CURVE_META_MAX = 12 };
-int rl_curve_meta(const rl_ceilings *c, rl_backend_kind kind, rl_meta_line *out, int max);
-/* "L1 64 KiB (reported 64 KiB), L2 1 MiB reported, ...": the console's line. */
-void rl_curve_describe(const rl_ceilings *c, rl_backend_kind kind, char *buf, size_t len);
 
 /* The level whose rung judges a point moving gbps on a roof (rl_roofs.h),
  * and that rung's GB/s: roof->judged, or on a mixed roof whose spill rung

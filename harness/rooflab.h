@@ -23,7 +23,8 @@
  * their own, which experiments do not include: rl_measure.h,
  * rl_backend.h, rl_process.h, rl_host.h, rl_csv.h and rl_occupancy.h
  * (the library beneath the pipeline: tools and tests), internal.h (the
- * harness's own files, and tests of them), probes/rl_probes.h (duty
+ * harness's own files, and tests of them, with rl_curve.h and
+ * rl_diagnose.h), probes/rl_probes.h (duty
  * cycles, the host's load, the observer: experiments 01 and 06) and
  * probes/rl_sensors.h beneath it (intervals, /proc, NVML). Plain C11,
  * usable from .c and .cu files.

@@ -59,10 +59,14 @@ if [ ! -x "$bin" ] || [ ! -x "$tool" ]; then echo "stability: no $bin or $tool (
 # The spinner: a shell loop that never sleeps, one core's worth of load.
 # Killed by the EXIT trap, which INT and TERM reach through their exits (a
 # background job of a script ignores Ctrl-C itself, so it must be killed).
+# With KILL: a TERM that reaches the child between its fork and its exec
+# (a run that fails at once, on a loaded machine) meets this script's own
+# TERM trap there and can be lost, and the wait below then never returns
+# (the CI saw it once: the spinner ran on and the test timed out).
 spin_pid=
 stop_spinner() {
     if [ -n "$spin_pid" ]; then
-        kill "$spin_pid" 2>/dev/null
+        kill -KILL "$spin_pid" 2>/dev/null
         wait "$spin_pid" 2>/dev/null
         echo "stability: spinner (pid $spin_pid) stopped"
         spin_pid=
