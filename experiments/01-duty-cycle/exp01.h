@@ -1,8 +1,9 @@
 /*
- * exp01.h -- what experiment 01's files share: a point and the run it is
- * held in. main.c declares the points and judges them; it calls two
- * chapters: hold.c (how a point is held and read) and setup.c (the
- * buffers and the check), and hold.c calls setup.c.
+ * exp01.h -- what experiment 01's files share: the claims' ids, a point
+ * and the run it is held in. main.c declares the points and the order of
+ * the verdicts; it calls three chapters: hold.c (how a point is held and
+ * read), setup.c (the buffers and the check) and judge.c (the verdicts),
+ * and hold.c calls setup.c.
  */
 #ifndef EXP01_H
 #define EXP01_H
@@ -10,6 +11,19 @@
 #include "busy.h"
 #include "probes/rl_probes.h"
 #include "rooflab.h"
+#include "window.h"
+
+/* The claims, in EXP01_CLAIMS's order (main.c): the same ids on both
+ * backends; a claim with a CPU twin has the GPU's first, the CPU's right
+ * after it (exp01_claim takes this run's). */
+enum { ONE_BUSY, ONE_BUSY_CPU, CHASE_BUSY, TRACKS_ONE, TRACKS_ONE_CPU, TRACKS_FULL,
+       TRACKS_FULL_CPU, WORK_DIFFERS, WORK_DIFFERS_CPU, UNITS_VIEW, UNITS_VIEW_CPU, MEMORY,
+       MEMORY_CPU };
+enum { EXP01_CLAIM_COUNT = MEMORY_CPU + 1 };
+extern const rl_claim EXP01_CLAIMS[];
+/* Each claim's least hold, indexed by the GPU's claim (main.c; window.h). */
+extern const exp01_window EXP01_WINDOW[EXP01_CLAIM_COUNT];
+const rl_claim *exp01_claim(const rl_ctx *ctx, int gpu_claim);
 
 /* The lowest and highest of a value over a point's windows (NaN, NaN:
  * none seen): the spread a chart draws around the point's value. */
@@ -72,6 +86,16 @@ void exp01_observe(rl_ctx *ctx, rl_point *p);
 void exp01_run_plan(rl_ctx *ctx, const run *r);
 /* main.c: the longest window any claim's reading needs here. */
 double exp01_least_trusted_hold_s(const rl_ctx *ctx);
+
+/* judge.c: the verdicts, each from the observed points; the full device's
+ * work per second (sweep a's most, NaN: none), for a column too. */
+double exp01_full_device(const rl_points *all);
+void exp01_judge_one_worker(rl_ctx *ctx, const rl_points *all);
+void exp01_judge_chase(rl_ctx *ctx, const rl_points *all);
+void exp01_judge_tracking(rl_ctx *ctx, const rl_points *all, int workers, const rl_claim *c);
+void exp01_judge_work_differs(rl_ctx *ctx, const rl_points *all);
+void exp01_judge_units_view(rl_ctx *ctx, const rl_points *all);
+void exp01_judge_memory(rl_ctx *ctx, const rl_points *all);
 
 /* setup.c: the most workers a point may have (CUDA: 4 blocks per SM; the
  * CPU: its threads, as many as the observer reads); the buffers' sizes
