@@ -18,8 +18,8 @@
  * included. A marker is a claim about the data, so it says why in the
  * source.
  *
- * What each instruction is and moves, and the replay of its waits:
- * sass_ins.c.
+ * The blocks, their edges, dominators and natural loops: sass_cfg.c. What
+ * each instruction is and moves, and the replay of its waits: sass_ins.c.
  */
 #include "sass_internal.h"
 
@@ -157,195 +157,12 @@ static bool read_function(const char *text, const char *function, const rl_rare_
     return l->n > 0;
 }
 
-static int label_at(const listing *l, const char *name)
+int sass_label_at(const listing *l, const char *name)
 {
     for (int i = 0; i < l->nlabels; i++)
         if (!strcmp(l->labels[i].name, name))
             return l->labels[i].at;
     return -1;
-}
-
-/* ---- blocks, edges, dominators, loops ---------------------------------------------- */
-
-typedef uint64_t word;
-enum { WBITS = 64 };
-
-/* A block's successors: its fall-through, its branch's target, or an
- * indirect branch's targets (BRX: a switch). */
-enum { MAX_SUCC = 32 };
-typedef struct succs {
-    int n, v[MAX_SUCC];
-} succs;
-
-typedef struct cfg {
-    int n;          /* blocks */
-    int *first;     /* each block's first instruction; first[n] = the listing's end */
-    succs *succ;
-    int words;      /* per bitset */
-    word *dom;      /* n bitsets */
-    bool *reached;
-} cfg;
-
-static bool edge(const cfg *g, int from, int to)
-{
-    for (int i = 0; i < g->succ[from].n; i++)
-        if (g->succ[from].v[i] == to)
-            return true;
-    return false;
-}
-
-static bool bit(const word *set, int i) { return set[i / WBITS] >> (i % WBITS) & 1; }
-static void set_bit(word *set, int i) { set[i / WBITS] |= (word)1 << (i % WBITS); }
-
-static bool ends_block(const ins *i)
-{
-    return sass_base_is(i, "BRA") || sass_base_is(i, "EXIT") || sass_base_is(i, "RET") || sass_base_is(i, "BRX") ||
-           sass_base_is(i, "JMP") || sass_base_is(i, "JMX") || sass_base_is(i, "KILL");
-}
-
-static void build_blocks(listing *l, cfg *g)
-{
-    bool *leader = calloc((size_t)l->n + 1, 1);
-    leader[0] = true;
-    for (int i = 0; i < l->nlabels; i++)
-        if (l->labels[i].at < l->n)
-            leader[l->labels[i].at] = true;
-    for (int i = 0; i + 1 < l->n; i++)
-        if (ends_block(&l->v[i]))
-            leader[i + 1] = true;
-    g->first = malloc(sizeof(int) * ((size_t)l->n + 1));
-    g->n = 0;
-    for (int i = 0; i < l->n; i++) {
-        if (leader[i])
-            g->first[g->n++] = i;
-        l->v[i].block = g->n - 1;
-    }
-    g->first[g->n] = l->n;
-    free(leader);
-}
-
-static void add_succ(succs *s, int block)
-{
-    if (block >= 0 && s->n < MAX_SUCC)
-        s->v[s->n++] = block;
-}
-
-static int block_of_label(const listing *l, const char *name)
-{
-    int t = label_at(l, name);
-    return t >= 0 && t < l->n ? l->v[t].block : -1;
-}
-
-/* BRX's targets: (*"BRANCH_TARGETS .L_x_135,.L_x_136"*) among its operands. */
-static void add_indirect(const listing *l, const ins *i, succs *s)
-{
-    const char *p = strstr(i->args, "BRANCH_TARGETS ");
-    if (!p)
-        return;
-    for (p += strlen("BRANCH_TARGETS "); *p && *p != '"';) {
-        size_t n = strcspn(p, ",\"");
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), p);
-        add_succ(s, block_of_label(l, name));
-        p += n + (p[n] == ',');
-    }
-}
-
-/* The successors of each block. A converged warp falls through BRA.DIV. */
-static void build_edges(const listing *l, cfg *g)
-{
-    g->succ = calloc((size_t)g->n, sizeof *g->succ);
-    for (int b = 0; b < g->n; b++) {
-        const ins *last = &l->v[g->first[b + 1] - 1];
-        int fall = b + 1 < g->n ? b + 1 : -1;
-        bool stops = false;
-        if (sass_base_is(last, "BRA") && !strstr(last->op, ".DIV")) {
-            if (last->target[0])
-                add_succ(&g->succ[b], block_of_label(l, last->target));
-            stops = !last->conditional;
-        } else if (sass_base_is(last, "BRX")) {
-            add_indirect(l, last, &g->succ[b]);
-            stops = !last->conditional;
-        } else if (ends_block(last) && !sass_base_is(last, "BRA")) {
-            stops = !last->conditional;
-        }
-        if (!stops)
-            add_succ(&g->succ[b], fall);
-    }
-}
-
-static void mark_reached(cfg *g, int b)
-{
-    if (b < 0 || g->reached[b])
-        return;
-    g->reached[b] = true;
-    for (int i = 0; i < g->succ[b].n; i++)
-        mark_reached(g, g->succ[b].v[i]);
-}
-
-/* Iterative dominators over the reached blocks. */
-static void build_dominators(cfg *g)
-{
-    g->words = (g->n + WBITS - 1) / WBITS;
-    g->dom = malloc(sizeof(word) * (size_t)g->words * (size_t)g->n);
-    g->reached = calloc((size_t)g->n, 1);
-    mark_reached(g, 0);
-    for (int b = 0; b < g->n; b++)
-        memset(g->dom + (size_t)b * g->words, b == 0 ? 0 : 0xff, sizeof(word) * (size_t)g->words);
-    set_bit(g->dom, 0);
-    word *tmp = malloc(sizeof(word) * (size_t)g->words);
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (int b = 1; b < g->n; b++) {
-            if (!g->reached[b])
-                continue;
-            memset(tmp, 0xff, sizeof(word) * (size_t)g->words);
-            for (int p = 0; p < g->n; p++)
-                if (g->reached[p] && edge(g, p, b))
-                    for (int w = 0; w < g->words; w++)
-                        tmp[w] &= g->dom[(size_t)p * g->words + w];
-            set_bit(tmp, b);
-            word *d = g->dom + (size_t)b * g->words;
-            if (memcmp(d, tmp, sizeof(word) * (size_t)g->words)) {
-                memcpy(d, tmp, sizeof(word) * (size_t)g->words);
-                changed = true;
-            }
-        }
-    }
-    free(tmp);
-}
-
-/* The natural loop of header h: the blocks with a back edge to h, and
- * every block that reaches one of them without passing h. */
-static void natural_loop(const cfg *g, int h, word *body)
-{
-    memset(body, 0, sizeof(word) * (size_t)g->words);
-    set_bit(body, h);
-    int *stack = malloc(sizeof(int) * (size_t)g->n), top = 0;
-    for (int b = 0; b < g->n; b++)
-        if (g->reached[b] && edge(g, b, h) &&
-            bit(g->dom + (size_t)b * g->words, h) && !bit(body, b)) {
-            set_bit(body, b);
-            stack[top++] = b;
-        }
-    while (top > 0) {
-        int b = stack[--top];
-        for (int p = 0; p < g->n; p++)
-            if (g->reached[p] && edge(g, p, b) && !bit(body, p)) {
-                set_bit(body, p);
-                stack[top++] = p;
-            }
-    }
-    free(stack);
-}
-
-static bool is_header(const cfg *g, int h)
-{
-    for (int b = 0; b < g->n; b++)
-        if (g->reached[b] && edge(g, b, h) &&
-            bit(g->dom + (size_t)b * g->words, h))
-            return true;
-    return false;
 }
 
 /* ---- the main loop -------------------------------------------------------------------- */
@@ -358,7 +175,7 @@ static int popcount(const word *set, int words)
     return n;
 }
 
-static bool in_body(const listing *l, const word *body, int k) { return !body || bit(body, l->v[k].block); }
+static bool in_body(const listing *l, const word *body, int k) { return !body || sass_bit(body, l->v[k].block); }
 
 static void count_body(const listing *l, const cfg *g, const word *body, rl_stream_rule rule,
                        rl_sass_loop *out)
@@ -415,7 +232,7 @@ typedef struct candidate {
 static bool holds_another(const candidate *c, int n, int i)
 {
     for (int j = 0; j < n; j++)
-        if (j != i && bit(c[i].body, c[j].header))
+        if (j != i && sass_bit(c[i].body, c[j].header))
             return true;
     return false;
 }
@@ -429,10 +246,10 @@ static word *main_loop(const listing *l, const cfg *g, const rl_sass_options *o,
     candidate *c = malloc(sizeof *c * (size_t)g->n);
     int n = 0, best = -1;
     for (int h = 0; h < g->n; h++) {
-        if (!g->reached[h] || !is_header(g, h))
+        if (!g->reached[h] || !sass_is_header(g, h))
             continue;
         c[n] = (candidate){.header = h, .body = malloc(sizeof(word) * (size_t)g->words)};
-        natural_loop(g, h, c[n].body);
+        sass_natural_loop(g, h, c[n].body);
         c[n].work = main_work_in(l, c[n].body, o, &c[n].instructions);
         if (c[n].work > 0)
             n++;
@@ -462,23 +279,15 @@ static void count_inner_loops(const listing *l, const cfg *g, const word *region
         return;
     word *inner = malloc(sizeof(word) * (size_t)g->words);
     for (int h = 0; h < g->n; h++) {
-        if (h == header || !g->reached[h] || !is_header(g, h) || (region && !bit(region, h)))
+        if (h == header || !g->reached[h] || !sass_is_header(g, h) || (region && !sass_bit(region, h)))
             continue;
-        natural_loop(g, h, inner);
+        sass_natural_loop(g, h, inner);
         for (int t = 1; t < o->inner_trips; t++)
             for (int k = 0; k < l->n; k++)
-                if (bit(inner, l->v[k].block))
+                if (sass_bit(inner, l->v[k].block))
                     sass_count(&l->v[k], o->rule, out);
     }
     free(inner);
-}
-
-static void free_cfg(cfg *g)
-{
-    free(g->first);
-    free(g->succ);
-    free(g->dom);
-    free(g->reached);
 }
 
 bool rl_sass_loop_of(const char *text, const char *function, const rl_sass_options *o,
@@ -489,9 +298,7 @@ bool rl_sass_loop_of(const char *text, const char *function, const rl_sass_optio
     bool ok = text && read_function(text, function, o->rare, o->nrare, &l);
     if (ok) {
         cfg g = {0};
-        build_blocks(&l, &g);
-        build_edges(&l, &g);
-        build_dominators(&g);
+        sass_cfg_build(&l, &g);
         int header;
         word *body = main_loop(&l, &g, o, &header);
         out->found = body != NULL;
@@ -499,7 +306,7 @@ bool rl_sass_loop_of(const char *text, const char *function, const rl_sass_optio
         count_inner_loops(&l, &g, body, header, o, out);
         replay_body(&l, body, o->rule, out);
         free(body);
-        free_cfg(&g);
+        sass_cfg_free(&g);
     } else {
         snprintf(why, len, "%s: not in the listing", function);
     }

@@ -157,9 +157,7 @@ double sass_main_work(const ins *i, const rl_sass_options *o)
 
 /* ---- registers, for the waits ------------------------------------------------------- */
 
-typedef uint64_t word;
-enum { WBITS = 64 };
-
+/* (word and WBITS: sass_internal.h's bitsets) */
 typedef struct regs {
     word w[4]; /* R0..R255 */
 } regs;

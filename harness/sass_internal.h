@@ -1,11 +1,14 @@
 /*
- * sass_internal.h -- what sass.c (the listing, its blocks and loops) and
- * sass_ins.c (one instruction, the replay of the waits) share.
+ * sass_internal.h -- what sass.c (the listing, its main loop), sass_cfg.c
+ * (its blocks, edges, dominators, loops) and sass_ins.c (one instruction,
+ * the replay of the waits) share.
  */
 #ifndef SASS_INTERNAL_H
 #define SASS_INTERNAL_H
 
 #include "rl_gpu_model.h"
+
+#include <stdint.h>
 
 typedef struct ins {
     unsigned addr;
@@ -29,6 +32,40 @@ typedef struct listing {
     int nlabels, label_cap;
 } listing;
 
+/* The instruction a label names (-1: none). */
+int sass_label_at(const listing *l, const char *name);
+
+/* ---- sass_cfg.c: blocks, edges, dominators, loops ---- */
+
+typedef uint64_t word;
+enum { WBITS = 64 };
+
+/* A block's successors: its fall-through, its branch's target, or an
+ * indirect branch's targets (BRX: a switch). */
+enum { MAX_SUCC = 32 };
+typedef struct succs {
+    int n, v[MAX_SUCC];
+} succs;
+
+typedef struct cfg {
+    int n;          /* blocks */
+    int *first;     /* each block's first instruction; first[n] = the listing's end */
+    succs *succ;
+    int words;      /* per bitset */
+    word *dom;      /* n bitsets */
+    bool *reached;
+} cfg;
+
+static inline bool sass_bit(const word *set, int i) { return set[i / WBITS] >> (i % WBITS) & 1; }
+/* The blocks of the listing (each instruction's block set), their edges
+ * and the reached blocks' dominators; freed by sass_cfg_free. */
+void sass_cfg_build(listing *l, cfg *g);
+void sass_cfg_free(cfg *g);
+/* The natural loop of header h: the blocks with a back edge to h, and
+ * every block that reaches one of them without passing h (g->words words). */
+void sass_natural_loop(const cfg *g, int h, word *body);
+/* Whether h heads a loop: a reached block that h dominates branches to it. */
+bool sass_is_header(const cfg *g, int h);
 
 /* p with room for twice the elements of size (at least 256); exits when
  * memory runs out. */
