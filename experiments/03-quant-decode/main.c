@@ -292,27 +292,40 @@ static void declare(rl_ctx *ctx)
 
 /* ---- the judgement ------------------------------------------------------------------- */
 
-/* The largest deviation from F16 of a rate over formats [lo, hi], in %
- * ("q6 -80 %" in text), or NaN when one is missing: decode's bytes per
- * second, or prefill's tokens per second, each over the F16 timed with it. */
-static double worst_deviation(const rl_points *pts, bool decode, int lo, int hi, char *text,
-                              size_t len)
+/* Each format's rate over the F16 timed with it (decode: bytes per
+ * second; prefill: tokens per second) as a deviation in %, with its
+ * spread (the two times at opposite ends of their q1-q3), over formats
+ * [lo, hi]. What a "flat" claim is judged on: a format whose whole spread
+ * lies outside [c->lo, c->hi], where one does (the claim fails whatever
+ * the noise); else the worst median, its spread spanning every format's,
+ * so that a verdict one format's noise could turn is "not measured", not
+ * a median that holds one minute and fails the next. *which: the format
+ * it names; NaN where a format was not timed. */
+static rl_ratio deviation_spread(const rl_points *pts, bool decode, int lo, int hi,
+                                 const rl_claim *c, int *which)
 {
-    double worst = 0;
-    int which = lo;
-    snprintf(text, len, "-");
+    rl_ratio worst = {NAN, INFINITY, -INFINITY};
+    *which = lo;
     for (int f = lo; f <= hi; f++) {
-        double v = decode ? exp03_bytes_vs_f16(exp03_best(pts, f, QUANT_DECODE))
-                          : exp03_vs_f16(exp03_best(pts, f, QUANT_PREFILL));
-        if (isnan(v))
-            return NAN;
-        if (fabs(v - 1) >= fabs(worst)) {
-            worst = v - 1;
-            which = f;
+        const rl_point *p = exp03_best(pts, f, decode ? QUANT_DECODE : QUANT_PREFILL);
+        rl_ratio r = rl_time_ratio(exp03_f16_of(p), p); /* F16's time over the format's */
+        if (!p || isnan(r.median))
+            return (rl_ratio){NAN, NAN, NAN};
+        double k = decode ? RL_DATA(step, p)->rel_size : 1;
+        rl_ratio d = {100 * (k * r.median - 1), 100 * (k * fmin(r.lo, r.hi) - 1),
+                      100 * (k * fmax(r.lo, r.hi) - 1)};
+        if (d.lo > c->hi || d.hi < c->lo) {
+            *which = f;
+            return d;
+        }
+        worst.lo = fmin(worst.lo, d.lo);
+        worst.hi = fmax(worst.hi, d.hi);
+        if (isnan(worst.median) || fabs(d.median) >= fabs(worst.median)) {
+            worst.median = d.median;
+            *which = f;
         }
     }
-    snprintf(text, len, "%s %+.0f %%", quant_formats[which].name, 100 * worst);
-    return 100 * worst;
+    return worst;
 }
 
 /* The premise of a decode claim on a format's point: it and the F16 timed
@@ -368,32 +381,39 @@ static void judge_decode_speedup(rl_ctx *ctx, const rl_points *pts, const char *
 static void judge_size_x_decode(rl_ctx *ctx, const rl_points *pts, const char *decode)
 {
     const rl_claim *c = &CLAIMS[SIZE_X_DECODE];
-    char note[800], measured[64];
+    char note[900];
     rl_premise pr = rl_premise_start();
     for (int f = QF_Q8; f <= QF_Q4; f++)
         decode_premise(ctx, &pr, c, exp03_best(pts, f, QUANT_DECODE));
     snprintf(note, sizeof note, "%s", decode);
-    double dev = worst_deviation(pts, true, QF_Q8, QF_Q4, measured, sizeof measured);
+    int worst;
+    rl_ratio dev = deviation_spread(pts, true, QF_Q8, QF_Q4, c, &worst);
+    if (!isnan(dev.median))
+        rl_appendf(note, sizeof note, "; the format judged: %s (%+.0f %%)",
+                   quant_formats[worst].name, dev.median);
     /* Over the band: a quantized format read its bytes faster than F16 did. */
-    if (dev > c->hi)
-        rl_appendf(note, sizeof note, "; %s: a quantized format read more bytes per second than "
-                   "the F16 GEMV timed with it, so the F16 kernel, not the bytes, was the slower "
-                   "reader", measured);
-    rl_judge_status_given(ctx, c, NULL, measured, rl_within(dev, c->lo, c->hi), &pr, note);
+    if (dev.median > c->hi)
+        rl_appendf(note, sizeof note, "; a quantized format read more bytes per second than the "
+                   "F16 GEMV timed with it, so the F16 kernel, not the bytes, was the slower reader");
+    rl_judge_ratio_given(ctx, c, NULL, dev, &pr, note);
 }
 
 /* Prefill's tokens per second over F16's, every format: flat. */
 static void judge_prefill_flat(rl_ctx *ctx, const rl_points *pts)
 {
     const rl_claim *c = &CLAIMS[PREFILL_FLAT];
-    char note[800], measured[64];
-    double dev = worst_deviation(pts, false, QF_Q8, QF_Q2, measured, sizeof measured);
+    char note[900];
+    int worst;
+    rl_ratio dev = deviation_spread(pts, false, QF_Q8, QF_Q2, c, &worst);
     const rl_point *p16 = exp03_best(pts, QF_F16, QUANT_PREFILL);
     snprintf(note, sizeof note, "F16 prefill at %.0f %% MFU; the other formats are first "
              "dequantized %s", p16 ? 100 * rl_point_mfu(ctx, p16) : NAN,
              ctx->kind == RL_CUDA ? "to FP16 (a pass through memory)" : "to FP32");
     exp03_pass_note(ctx, pts, note, sizeof note);
-    rl_judge_status(ctx, c, NULL, measured, rl_within(dev, c->lo, c->hi), note);
+    if (!isnan(dev.median))
+        rl_appendf(note, sizeof note, "; the format judged: %s (%+.0f %%)",
+                   quant_formats[worst].name, dev.median);
+    rl_judge_ratio_given(ctx, c, NULL, dev, NULL, note);
 }
 
 /* The published rows and the summary tables (report.c), then the ratios
