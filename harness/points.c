@@ -388,6 +388,31 @@ rl_ratio rl_point_mbu_spread(rl_ctx *ctx, const rl_point *p)
     return r;
 }
 
+rl_ratio rl_point_mfu_spread(rl_ctx *ctx, const rl_point *p)
+{
+    double mfu = rl_point_mfu(ctx, p);
+    if (isnan(mfu) || !rl_point_timed(p))
+        return RL_RATIO_NONE;
+    const rl_stats *s = &p->m.stats;
+    bool probed = isfinite(p->roof.tflops) && p->roof.tflops_q1 > 0 && p->roof.tflops_q3 > 0;
+    double roof_slow = probed ? p->roof.tflops_q1 / p->roof.tflops : 1,
+           roof_fast = probed ? p->roof.tflops_q3 / p->roof.tflops : 1;
+    rl_ratio r = {mfu, mfu * (s->median / s->q3) / roof_fast, mfu * (s->median / s->q1) / roof_slow};
+    r.lo = fmin(r.lo, mfu);
+    r.hi = fmax(r.hi, mfu);
+    return r;
+}
+
+rl_ratio rl_ratio_scaled(rl_ratio r, double k)
+{
+    return (rl_ratio){k * r.median, k * r.lo, k * r.hi};
+}
+
+rl_ratio rl_ratio_inverse(rl_ratio r)
+{
+    return (rl_ratio){1 / r.median, 1 / r.hi, 1 / r.lo};
+}
+
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p)
 {
     double t = rl_point_tflops(p);

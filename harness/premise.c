@@ -148,6 +148,28 @@ void rl_premise_times_alike_to_fail(rl_premise *pr, const rl_point *a, const cha
              b->seconds * 1e6, ratio, least, then);
 }
 
+void rl_premise_hides_under_to_fail(rl_premise *pr, double inner_s, const char *inner_what,
+                                    double outer_s, const char *outer_what, double most,
+                                    const char *then)
+{
+    if (!pr->met_to_fail)
+        return;
+    if (!(inner_s > 0) || !(outer_s > 0)) {
+        char why[256];
+        snprintf(why, sizeof why, "%s or %s was not timed, so whether the one hides under the "
+                 "other (the claim's premise) is not known", inner_what, outer_what);
+        rl_premise_not_known(pr, true, why);
+        return;
+    }
+    double share = inner_s / outer_s;
+    if (share <= most)
+        return;
+    pr->met_to_fail = false;
+    snprintf(pr->why_to_fail, sizeof pr->why_to_fail, "%s takes %.0f us, %s %.0f us: %.2f of it "
+             "(the premise: at most %.2f): %s", inner_what, inner_s * 1e6, outer_what,
+             outer_s * 1e6, share, most, then);
+}
+
 void rl_premise_room_under_mfu(rl_ctx *ctx, rl_premise *pr, const rl_point *p, double bound,
                                const char *what)
 {

@@ -225,6 +225,13 @@ double rl_point_mbu(rl_ctx *ctx, const rl_point *p);
  * noise; on the spread it degrades to "not measured". */
 rl_ratio rl_point_mbu_spread(rl_ctx *ctx, const rl_point *p);
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p);
+/* MFU and its spread, as rl_point_mbu_spread: the point's q3 and q1 times
+ * over the compute probe's q1 and q3 rates where its group had one. */
+rl_ratio rl_point_mfu_spread(rl_ctx *ctx, const rl_point *p);
+/* A ratio and its spread times k (a fraction as %), or inverted (1/MBU:
+ * the time over the roof's time): lo and hi stay the low and high ends. */
+rl_ratio rl_ratio_scaled(rl_ratio r, double k);
+rl_ratio rl_ratio_inverse(rl_ratio r);
 /* Which roof the point's MBU was taken against, for a verdict's note:
  * "the group's read probe (234 MiB)", "the run-start ladder's DRAM
  * read rung (the working set spills from the L2)". */

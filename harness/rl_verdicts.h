@@ -113,6 +113,13 @@ void rl_premise_outlasts_fixed_cost(rl_ctx *ctx, rl_premise *pr, const rl_point 
 void rl_premise_times_alike_to_fail(rl_premise *pr, const rl_point *a, const char *a_what,
                                     const rl_point *b, const char *b_what, double least,
                                     const char *then);
+/* A cost that the claim presumes hidden under another (a kernel's
+ * arithmetic under its memory time): inner_s / outer_s at most `most`,
+ * else a failure would be the cause the note gives (then): only a "does
+ * not hold" waits for it. Either time NaN or 0: not known (to fail). */
+void rl_premise_hides_under_to_fail(rl_premise *pr, double inner_s, const char *inner_what,
+                                    double outer_s, const char *outer_what, double most,
+                                    const char *then);
 /* a and b, which the claim compares (what: their names in the note),
  * were timed in one group, interleaved round by round with the same
  * samples: their ratio then cancels what drifts between minutes (a

@@ -127,6 +127,9 @@ typedef struct step_variant {
 extern const step_variant step_variants[];
 extern const kernel_family step_family;
 
+/* The launched step's launches: its kernels (GPU), its parallel regions (CPU). */
+enum { STEP_LAUNCHES = 4 };
+
 extern const step_ops step_launches_cpu, step_graph_cpu;
 extern const step_ops step_launches_cuda, step_graph_cuda;
 

@@ -455,3 +455,32 @@ Test(premise, an_mbu_is_judged_on_its_spread)
     rl_point untimed = {0};
     cr_assert(isnan(rl_point_mbu_spread(ctx, &untimed).median), "an untimed point has no MBU");
 }
+
+/* A cost the claim presumes hidden under another (exp-05: two ops'
+ * arithmetic under one trip through memory): at most the share given, or
+ * only a failure waits; a time not measured leaves a failure "not
+ * measured", a hold standing. */
+static rl_verdict_status judge_hidden(double inner_s, double outer_s, double speedup,
+                                      const char **note)
+{
+    rl_premise pr = rl_premise_start();
+    rl_premise_hides_under_to_fail(&pr, inner_s, "the arithmetic", outer_s, "the memory trip", 0.8,
+                                   "a failure would be the arithmetic's");
+    rl_judge_given(ctx, &SPEEDUP, NULL, speedup, &pr, "");
+    return verdict_of("speedup", note);
+}
+
+Test(premise, a_cost_that_does_not_hide_gates_only_a_failure)
+{
+    const char *note;
+    cr_assert_eq(judge_hidden(0.5e-3, 1e-3, 2.0, &note), RL_DOES_NOT_HOLD, "%s", note);
+    cr_assert_eq(judge_hidden(0.8e-3, 1e-3, 2.0, &note), RL_DOES_NOT_HOLD, "%s", note);
+    cr_assert_eq(judge_hidden(1.1e-3, 1e-3, 3.0, &note), RL_HOLDS, "%s", note);
+    cr_assert_eq(judge_hidden(1.1e-3, 1e-3, 2.0, &note), RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "the arithmetic takes 1100 us, the memory trip 1000 us: 1.10 of it") &&
+                  strstr(note, "at most 0.80") && strstr(note, "the arithmetic's"),
+              "%s", note);
+    cr_assert_eq(judge_hidden(NAN, 1e-3, 2.0, &note), RL_NOT_MEASURED, "%s", note);
+    cr_assert(strstr(note, "not known"), "%s", note);
+    cr_assert_eq(judge_hidden(NAN, 1e-3, 3.0, &note), RL_HOLDS, "%s", note);
+}

@@ -79,6 +79,7 @@ static bool enough_samples(const rl_ctx *ctx, const rl_point *p)
  * among them, and why the others were left out. */
 typedef struct compute_bound_read {
     double mfu;
+    const rl_point *lowest; /* the point of that MFU: the verdict reads its spread */
     int read, n_lo;
     char why[400];
 } compute_bound_read;
@@ -96,7 +97,10 @@ static void read_compute_bound(rl_ctx *ctx, const rl_point *p, compute_bound_rea
         return;
     }
     double mfu = rl_point_mfu(ctx, p);
-    r->mfu = r->read == 0 || mfu < r->mfu ? mfu : r->mfu;
+    if (r->read == 0 || mfu < r->mfu) {
+        r->mfu = mfu;
+        r->lowest = p;
+    }
     r->n_lo = r->read == 0 || n < r->n_lo ? n : r->n_lo;
     r->read++;
 }
@@ -131,6 +135,7 @@ static compute_bound_read compute_bound_mfu(rl_ctx *ctx, const rl_points *all, c
                    ridge, EXP02_COMPUTE_BOUND_RIDGES * ridge, last, exp02_ai_at(s, last));
     rl_appendf(r.why, sizeof r.why, "%s", left_out);
     r.mfu = NAN;
+    r.lowest = NULL;
     return r;
 }
 
@@ -165,8 +170,9 @@ static void judge_decode_mfu_cpu(rl_ctx *ctx, const shape *s, const rl_point *g,
     rl_premise room = rl_premise_start();
     rl_premise_memory_bound(ctx, &room, &EXP02_CLAIMS[MFU_DECODE_CPU], g, "gemv_fp16 at n = 1");
     rl_premise_room_under_mfu(ctx, &room, g, mfu_compute / 4, "gemv_fp16 at n = 1");
-    rl_judge_within_given(ctx, &EXP02_CLAIMS[MFU_DECODE_CPU], s->name,
-                          g ? 100 * rl_point_mfu(ctx, g) : NAN, 0, 25 * mfu_compute, &room, note);
+    rl_judge_ratio_within_given(ctx, &EXP02_CLAIMS[MFU_DECODE_CPU], s->name,
+                                g ? rl_ratio_scaled(rl_point_mfu_spread(ctx, g), 100) : RL_RATIO_NONE,
+                                0, 25 * mfu_compute, &room, note);
 }
 
 static void judge_decode(rl_ctx *ctx, const rl_points *all, const shape *s, double mfu_compute)
@@ -189,8 +195,9 @@ static void judge_decode(rl_ctx *ctx, const rl_points *all, const shape *s, doub
                          g ? rl_point_mbu_spread(ctx, g) : RL_RATIO_NONE, &pr, note);
 
     if (ctx->kind == RL_CUDA)
-        rl_judge(ctx, &EXP02_CLAIMS[MFU_DECODE_GPU], s->name, g ? 100 * rl_point_mfu(ctx, g) : NAN,
-                 "decode leaves the tensor cores idle: MFU = MBU x AI / ridge");
+        rl_judge_ratio_given(ctx, &EXP02_CLAIMS[MFU_DECODE_GPU], s->name,
+                             g ? rl_ratio_scaled(rl_point_mfu_spread(ctx, g), 100) : RL_RATIO_NONE,
+                             NULL, "decode leaves the tensor cores idle: MFU = MBU x AI / ridge");
     else
         judge_decode_mfu_cpu(ctx, s, g, mfu_compute);
 }
@@ -234,7 +241,10 @@ void exp02_judge_shape(rl_ctx *ctx, const rl_points *all, const shape *s)
         rl_appendf(note, sizeof note, "the lowest of %d points (the library GEMM, n >= %d)", c.read,
                    c.n_lo);
     rl_appendf(note, sizeof note, "%s", c.why);
-    rl_judge(ctx, &EXP02_CLAIMS[MFU_PREFILL], s->name, 100 * c.mfu, note);
+    /* the lowest point's MFU with its spread: a bound the noise straddles is "not measured" */
+    rl_judge_ratio_given(ctx, &EXP02_CLAIMS[MFU_PREFILL], s->name,
+                         c.lowest ? rl_ratio_scaled(rl_point_mfu_spread(ctx, c.lowest), 100)
+                                  : RL_RATIO_NONE, NULL, note);
     judge_batching(ctx, all, s);
 }
 

@@ -5,10 +5,12 @@
  * below 1.1), the step is not limited by its work but by fixed costs:
  * launches, synchronizations, the host. The batch where the ratio first
  * exceeds 1.1 is where the work starts to count. A graph cuts the fixed
- * cost, so that batch should come earlier with one.
+ * cost, so that batch should come earlier with one. The test's three
+ * verdicts are judged here too (exp06_judge_doubling).
  */
 #include "exp06.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -196,4 +198,119 @@ void exp06_doubling_declare(rl_ctx *ctx, int d)
     rl_part_add(ctx, &(rl_part){.open = open_weights, .done = close_weights, .state = w,
                                 .table = TABLE, .heading = w->heading});
     rl_sweep_declare(ctx, &(rl_sweep){AXES, .group_axes = 1, .points = batch_points, .state = w});
+}
+
+/* ---- the judgement ------------------------------------------------------------------- */
+
+/* Where a variant's knee lies, given each ratio's spread: the first batch
+ * whose ratio could exceed 1.1 (its high end does) and the first whose
+ * ratio surely does (its low end does); INT_MAX where none does. The
+ * median's knee lies between them. */
+typedef struct knee_range {
+    int earliest, surely;
+} knee_range;
+
+static knee_range knee_of(const rl_points *all, const kernel_variant *v)
+{
+    knee_range k = {INT_MAX, INT_MAX};
+    for (int i = 0; i < all->n; i++) {
+        const rl_point *p = &all->v[i];
+        rl_ratio r = p->variant == v ? exp06_doubling_ratio(all, p) : RL_RATIO_NONE;
+        int batch = (int)RL_DATA(exp06_call, p)->batch;
+        if (isnan(r.median))
+            continue;
+        if (fmax(r.lo, r.hi) > 1.1 && batch < k.earliest)
+            k.earliest = batch;
+        if (fmin(r.lo, r.hi) > 1.1 && batch < k.surely)
+            k.surely = batch;
+    }
+    return k;
+}
+
+/* A point with a doubling ratio (key: every point). */
+static bool has_ratio(const rl_point *p, const void *all)
+{
+    return isfinite(exp06_doubling_ratio(all, p).median);
+}
+
+/* The graph's knee no later than the launches': judged where the two
+ * knees' ranges do not overlap, so a knee the noise moves by one batch
+ * says "not measured", not the opposite of the last run. */
+static void judge_shrinks(rl_ctx *ctx, const rl_points *all, const rl_point *smallest,
+                          const rl_claim *c)
+{
+    const kernel_variant *launches = rl_variant_by_role(ctx, &step_family, "op_by_op");
+    const kernel_variant *graph = rl_variant_by_role(ctx, &step_family, "graph");
+    int kl = exp06_doubling_knee(all, launches), kg = exp06_doubling_knee(all, graph);
+    knee_range kl_at = knee_of(all, launches), kg_at = knee_of(all, graph);
+    char measured[96], why[320];
+    snprintf(measured, sizeof measured, "graph %d, launches %d", kg, kl);
+    rl_verdict_status st = RL_NOT_MEASURED;
+    snprintf(why, sizeof why, "below that batch the step is overhead-bound");
+    if (kl == 0 || kg == 0)
+        snprintf(why, sizeof why, "a variant never reached a ratio of 1.1 (0 above): its region "
+                 "has no end in this range");
+    else if (smallest && kl_at.earliest <= RL_DATA(exp06_call, smallest)->batch)
+        snprintf(why, sizeof why, "the launched step's doubling may cost > 10 %% from the smallest "
+                 "batch (its ratio's spread reaches 1.1 there): no overhead-bound region to shrink");
+    else if (kg_at.surely <= kl_at.earliest)
+        st = RL_HOLDS;
+    else if (kg_at.earliest > kl_at.surely)
+        st = RL_DOES_NOT_HOLD;
+    else {
+        /* the ranges' ends as numbers, "beyond" where no ratio surely exceeds 1.1 */
+        char g_hi[16] = "beyond", l_hi[16] = "beyond";
+        if (kg_at.surely != INT_MAX)
+            snprintf(g_hi, sizeof g_hi, "%d", kg_at.surely);
+        if (kl_at.surely != INT_MAX)
+            snprintf(l_hi, sizeof l_hi, "%d", kl_at.surely);
+        snprintf(why, sizeof why, "the knees' ranges overlap (each ratio's q1-q3 spread against "
+                 "1.1): graph %d to %s, launches %d to %s: a rerun could order them either way",
+                 kg_at.earliest, g_hi, kl_at.earliest, l_hi);
+    }
+    rl_judge_status(ctx, c, NULL, measured, st, why);
+}
+
+/* The smallest batch's ratio fails only where the step there is
+ * overhead-bound, its premise: its work (its time less its launches'
+ * fixed cost, launch_s each, measured by the chain test) no more than
+ * that fixed cost. A step whose work is most of its time doubles its work
+ * when the batch doubles, whatever its launches cost. */
+static void overhead_premise(rl_premise *pr, const rl_point *p, double launch_s,
+                             const char *launch_what)
+{
+    double fixed = STEP_LAUNCHES * launch_s, work = p ? p->seconds - fixed : NAN;
+    char work_what[96], fixed_what[160];
+    snprintf(work_what, sizeof work_what, "the launched step's work at batch %.0f (its time less "
+             "its launches)", p ? RL_DATA(exp06_call, p)->batch : 0);
+    snprintf(fixed_what, sizeof fixed_what, "its %d launches (%s, %.2f us each)", STEP_LAUNCHES,
+             launch_what, launch_s * 1e6);
+    if (!(work <= 0)) /* work <= 0: all of it fixed cost, overhead-bound */
+        rl_premise_hides_under_to_fail(pr, work, work_what, fixed, fixed_what, 1.0,
+                                       "the step is work-bound there, so its time follows the "
+                                       "batch whatever its launches cost (--width narrows it)");
+}
+
+void exp06_judge_doubling(rl_ctx *ctx, const rl_points *all, const rl_claim *small,
+                          const rl_claim *large, const rl_claim *shrinks, double launch_s,
+                          const char *launch_what)
+{
+    bool gpu = ctx->kind == RL_CUDA;
+    /* The launched step at the smallest and the largest batch with a ratio */
+    const rl_point *lo = rl_points_find(all, "op_by_op", has_ratio, all);
+    const rl_point *hi = rl_points_find_last(all, "op_by_op", has_ratio, all);
+    char note[256];
+    snprintf(note, sizeof note, "batch %.0f, d = %.0f; %s", lo ? RL_DATA(exp06_call, lo)->batch : 0,
+             lo ? RL_DATA(exp06_call, lo)->d : 0,
+             gpu ? "t(2b) / t(b), the step launched op by op"
+                 : "CPU: four OpenMP regions per step; a region costs microseconds, a GPU launch several");
+    rl_premise pr = rl_premise_start();
+    overhead_premise(&pr, lo, launch_s, launch_what);
+    rl_judge_ratio_given(ctx, small, NULL, lo ? exp06_doubling_ratio(all, lo) : RL_RATIO_NONE, &pr,
+                         note);
+    snprintf(note, sizeof note, "batch %.0f, d = %.0f; the work dominates: time follows the batch",
+             hi ? RL_DATA(exp06_call, hi)->batch : 0, hi ? RL_DATA(exp06_call, hi)->d : 0);
+    rl_judge_ratio_given(ctx, large, NULL, hi ? exp06_doubling_ratio(all, hi) : RL_RATIO_NONE, NULL,
+                         note);
+    judge_shrinks(ctx, all, lo, shrinks);
 }

@@ -53,5 +53,12 @@ void exp06_doubling_declare(rl_ctx *ctx, int d);
 rl_ratio exp06_doubling_ratio(const rl_points *all, const rl_point *p);
 /* The smallest batch whose doubling ratio exceeds 1.1, or 0. */
 int exp06_doubling_knee(const rl_points *all, const kernel_variant *v);
+/* The doubling verdicts: the smallest batch's ratio, the largest's, and
+ * whether the graph's knee comes no later than the launches'; launch_s:
+ * one launch's fixed cost as the chain test measured it (NaN: not run),
+ * launch_what says how. */
+void exp06_judge_doubling(rl_ctx *ctx, const rl_points *all, const rl_claim *small,
+                          const rl_claim *large, const rl_claim *shrinks, double launch_s,
+                          const char *launch_what);
 
 #endif

@@ -280,6 +280,14 @@ static bool empty_at(const rl_point *p, const void *k)
     return !strcmp(c->test, "chain") && c->n == 1 && c->k == *(const double *)k;
 }
 
+/* The chain of the empty kernel at any k (the last found: the longest). */
+static bool empty_any_k(const rl_point *p, const void *unused)
+{
+    (void)unused;
+    const exp06_call *c = RL_DATA(exp06_call, p);
+    return !strcmp(c->test, "chain") && c->n == 1;
+}
+
 static const rl_point *empty_chain(const rl_points *pts, const char *role, double k)
 {
     return rl_points_find(pts, role, empty_at, &k);
@@ -368,54 +376,20 @@ static void judge_chain(rl_ctx *ctx, const rl_points *all)
     rl_judge_ratio_given(ctx, slowest, NULL, rl_time_ratio(s, a), &pr, note);
 }
 
-/* A point with a doubling ratio (key: every point). */
-static bool has_ratio(const rl_point *p, const void *all)
-{
-    return isfinite(exp06_doubling_ratio(all, p).median);
-}
-
-static void judge_doubling(rl_ctx *ctx, const rl_points *all)
-{
-    bool gpu = ctx->kind == RL_CUDA;
-    /* The launched step at the smallest and the largest batch with a ratio */
-    const rl_point *lo = rl_points_find(all, "op_by_op", has_ratio, all);
-    const rl_point *hi = rl_points_find_last(all, "op_by_op", has_ratio, all);
-    char note[256];
-    snprintf(note, sizeof note, "batch %.0f, d = %.0f; %s", lo ? RL_DATA(exp06_call, lo)->batch : 0,
-             lo ? RL_DATA(exp06_call, lo)->d : 0,
-             gpu ? "t(2b) / t(b), the step launched op by op"
-                 : "CPU: four OpenMP regions per step; a region costs microseconds, a GPU launch several");
-    rl_judge_ratio_given(ctx, &CLAIMS[DOUBLING_SMALL], NULL,
-                         lo ? exp06_doubling_ratio(all, lo) : RL_RATIO_NONE, NULL, note);
-    snprintf(note, sizeof note, "batch %.0f, d = %.0f; the work dominates: time follows the batch",
-             hi ? RL_DATA(exp06_call, hi)->batch : 0, hi ? RL_DATA(exp06_call, hi)->d : 0);
-    rl_judge_ratio_given(ctx, &CLAIMS[DOUBLING_LARGE], NULL,
-                         hi ? exp06_doubling_ratio(all, hi) : RL_RATIO_NONE, NULL, note);
-
-    /* No overhead-bound region to shrink when the launches' smallest batch
-     * already costs > 10 % more doubled; none measured when a variant never does. */
-    const kernel_variant *launches = rl_variant_by_role(ctx, &step_family, "op_by_op");
-    const kernel_variant *graph = rl_variant_by_role(ctx, &step_family, "graph");
-    int kl = exp06_doubling_knee(all, launches), kg = exp06_doubling_knee(all, graph);
-    char measured[96];
-    snprintf(measured, sizeof measured, "graph %d, launches %d", kg, kl);
-    rl_verdict_status st = RL_NOT_MEASURED;
-    const char *why = "below that batch the step is overhead-bound";
-    if (kl == 0 || kg == 0)
-        why = "a variant never reached a ratio of 1.1 (0 above): its region has no end in this range";
-    else if (lo && kl == RL_DATA(exp06_call, lo)->batch)
-        why = "the launched step is work-bound from the smallest batch: no region to shrink";
-    else
-        st = kg <= kl ? RL_HOLDS : RL_DOES_NOT_HOLD;
-    rl_judge_status(ctx, &CLAIMS[GRAPH_SHRINKS], NULL, measured, st, why);
-}
-
 static void judge(rl_ctx *ctx, const rl_points *all)
 {
     rl_note_host_load(ctx, load_start, "\n  note: ", "other processes competed for the CPUs, and a "
                       "region waits for its slowest thread");
     judge_chain(ctx, all);
-    judge_doubling(ctx, all);
+    /* what one of the launched step's launches costs: a fork and join on
+     * the CPU (its regions), an asynchronous launch on a GPU (its stream) */
+    const char *role = ctx->kind == RL_CUDA ? "asynchronous" : "synchronous";
+    const rl_point *chain = rl_points_find_last(all, role, empty_any_k, NULL);
+    exp06_judge_doubling(ctx, all, &CLAIMS[DOUBLING_SMALL], &CLAIMS[DOUBLING_LARGE],
+                         &CLAIMS[GRAPH_SHRINKS],
+                         chain ? chain->seconds / RL_DATA(exp06_call, chain)->k : NAN,
+                         ctx->kind == RL_CUDA ? "an asynchronous launch, the chain test's"
+                                              : "a fork and join, the chain test's");
 }
 
 /* ---- the columns --------------------------------------------------------------- */

@@ -50,6 +50,10 @@ void exp08_spill_choose_dir(void);
 const char *exp08_spill_dir(void);
 const char *exp08_spill_why(void);
 
+/* The spill verdicts at fraction f: sequential t/t0 over its model, and
+ * the overlapped one between its model and the sequential one's. */
+void exp08_judge_spill(rl_ctx *ctx, const rl_points *all, const rl_claim *seq_claim,
+                       const rl_claim *ovl_claim, double f);
 /* The spill part of a rows x k matrix, fills part; most_f: the largest f. */
 struct spill_part *exp08_spill_part(rl_ctx *ctx, rl_part *part, int rows, int k, double most_f);
 /* Each spill variant's point at fraction f, in group. */

@@ -4,7 +4,8 @@
  * overlapped, and the slow tier's own read at f's size by each variant's
  * path (the copy; the overlapped variant's zero-copy loads or queued
  * reads), all timed in one group beside the fast tier's bandwidth probe;
- * and what the columns and verdicts read of them: t0, r, t/t0.
+ * what the columns and verdicts read of them: t0, r, t/t0; and the two
+ * spill verdicts (exp08_judge_spill).
  */
 #include "exp08.h"
 
@@ -269,4 +270,103 @@ double exp08_col_model_overlapped(rl_ctx *ctx, const rl_point *p)
 {
     const exp08_call *c = RL_DATA(exp08_call, p);
     return !is_spill_gemv(p) ? NAN : c->f == 0 ? 1 : rl_spill_slowdown_overlapped(c->f, exp08_col_r(ctx, p));
+}
+
+/* ---- the spill verdicts ---------------------------------------------------------- */
+
+/* The slow tier must be slower for the models to say anything; when the
+ * file came from memory (a host that caches the disk in RAM, tmpfs) it
+ * is not. */
+static void tier_premise(rl_premise *pr, double r)
+{
+    if (pr->met && !(r >= 2)) {
+        pr->met = false;
+        snprintf(pr->why, sizeof pr->why, "the slow tier read only %.2fx slower than the fast one "
+                 "(r < 2): its reads came from memory, not from a slower tier", r);
+    }
+}
+
+/* How each backend's overlapped variant reads the slow tier, for the notes. */
+static const char *overlapped_path(const rl_ctx *ctx)
+{
+    return ctx->kind == RL_CUDA ? "zero-copy SM loads through the mapping"
+                                : "every chunk's O_DIRECT read queued at once";
+}
+
+/* A ratio and its spread on another scale: (r - from) / per, ends kept
+ * in order (per > 0). */
+static rl_ratio rescaled(rl_ratio r, double from, double per)
+{
+    return (rl_ratio){(r.median - from) / per, (r.lo - from) / per, (r.hi - from) / per};
+}
+
+/* A variant's t/t0 compares its f point with its own f = 0 point, and
+ * the part times them in one group, round by round: the premise. */
+static void t0_premise(rl_premise *pr, const rl_points *all, const rl_point *p, const char *role)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s at f = 0.1 and its t0 (f = 0)", role);
+    rl_premise_same_group(pr, p, exp08_spill_t0(all, role), what);
+}
+
+/* Sequential t/t0 at f = 0.1 over its model, with the copy's r; t0 and
+ * the fast tier's rate in r are the sequential variant's own (f = 0). */
+static void judge_sequential(rl_ctx *ctx, const rl_points *all, const rl_claim *seq_claim,
+                             double f)
+{
+    const rl_point *seq = exp08_spill_find(all, "sequential", f),
+                   *tier = exp08_spill_find(all, "slow_tier", f);
+    double r = exp08_spill_r(all, f), ms = rl_spill_slowdown_sequential(f, r);
+    rl_ratio ts = seq ? exp08_t_over_t0_ratio(all, seq) : RL_RATIO_NONE;
+    char note[500];
+    snprintf(note, sizeof note, "r = %.2f, the copy's (the fast tier %.1f GB/s, the sequential GEMV "
+             "at f = 0, its t0; the overlapped one's %.1f GB/s; the slow tier %.2f GB/s by %s, "
+             "f = 0.1's rows); sequential t/t0 %.2f against %.2f", r,
+             exp08_spill_t0_gbps(all, "sequential"), exp08_spill_t0_gbps(all, "overlapped"),
+             tier ? rl_point_gbps(tier) : NAN,
+             ctx->kind == RL_CUDA ? "cudaMemcpyAsync" : "pread, O_DIRECT", ts.median, ms);
+    rl_premise pr = rl_premise_start();
+    tier_premise(&pr, r);
+    t0_premise(&pr, all, seq, "sequential");
+    rl_judge_ratio_given(ctx, seq_claim, NULL, rescaled(ts, 0, ms), &pr, note);
+}
+
+/* The overlapped variant against the r of its own path: a copy engine
+ * and SM loads (or one pread and many queued reads) need not cross the
+ * same link at the same rate, and the scale from its model to the
+ * sequential one is what overlapping buys on that path. */
+static void judge_overlapped(rl_ctx *ctx, const rl_points *all, const rl_claim *ovl_claim,
+                             double f)
+{
+    const rl_point *ovl = exp08_spill_find(all, "overlapped", f),
+                   *own = exp08_spill_find(all, "slow_tier_overlapped", f);
+    rl_ratio to = ovl ? exp08_t_over_t0_ratio(all, ovl) : RL_RATIO_NONE;
+    double ro = exp08_spill_r_overlapped(all, f);
+    double mo = rl_spill_slowdown_overlapped(f, ro), mso = rl_spill_slowdown_sequential(f, ro);
+    char note[500];
+    snprintf(note, sizeof note, "overlapped t/t0 %.2f; its model %.2f, the sequential %.2f, both with "
+             "r = %.2f, its own path's (%s: %.2f GB/s; the copy's r = %.2f); t0 its own, at f = 0",
+             to.median, mo, mso, ro,
+             overlapped_path(ctx), own ? rl_point_gbps(own) : NAN, exp08_spill_r(all, f));
+    rl_premise pr = rl_premise_start();
+    tier_premise(&pr, ro);
+    if (pr.met && !(mso > 1.1 * mo)) {
+        pr.met = false;
+        snprintf(pr.why, sizeof pr.why, "the two models differ by under 10 %% at r = %.2f (%.2f and "
+                 "%.2f): no measurement can tell them apart", ro, mo, mso);
+    }
+    t0_premise(&pr, all, ovl, "overlapped");
+    rl_judge_ratio_given(ctx, ovl_claim, NULL, rescaled(to, mo, mso - mo), &pr, note);
+}
+
+void exp08_judge_spill(rl_ctx *ctx, const rl_points *all, const rl_claim *seq_claim,
+                       const rl_claim *ovl_claim, double f)
+{
+    if (ctx->kind != RL_CUDA && !exp08_spill_dir()) {
+        rl_judge(ctx, seq_claim, NULL, NAN, exp08_spill_why());
+        rl_judge(ctx, ovl_claim, NULL, NAN, exp08_spill_why());
+        return;
+    }
+    judge_sequential(ctx, all, seq_claim, f);
+    judge_overlapped(ctx, all, ovl_claim, f);
 }

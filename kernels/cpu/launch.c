@@ -10,6 +10,7 @@
  * so a loop needs no barrier to see its own elements' previous values.
  */
 #include "../launch.h"
+#include "simd.h"
 
 #include <math.h>
 #include <omp.h>
@@ -92,26 +93,75 @@ const launch_ops launch_serial_cpu = {.run = serial};
 
 /* ---- the step -------------------------------------------------------------- */
 
-enum { JB = 64 }; /* output columns per task: one vectorizable strip */
+/* Output columns per task, a strip of VB vectors, and batch rows per task:
+ * each strip of W is loaded once for up to RB rows, not once per row, and
+ * the RB x VB accumulators stay in registers (16 vectors). Re-reading W
+ * for every row, and sums kept in memory, made the step's time grow with
+ * the batch from batch 1: the kernel's cost, not the machine's. */
+enum { VB = 4, JB = VB * VF_LANES, RB = 4 };
 
-/* out = in W for rows [0, batch): each task one row and one strip of
- * columns, the k loop outside so that the strip stays in registers. Called
- * inside a parallel region: an orphaned "omp for". */
+/* Rows [b0, b0 + rows) of out = in W, a full strip from column j0, the k
+ * loop outside; inlined with rows a constant (gemm_tasks' switch), so that
+ * no row is computed that is not stored. */
+static inline __attribute__((always_inline)) void gemm_strip(float *out, const float *in,
+                                                             const float *w, int d, int b0, int j0,
+                                                             const int rows)
+{
+    vf acc[RB][VB];
+    for (int r = 0; r < RB; r++)
+        for (int v = 0; v < VB; v++)
+            acc[r][v] = (vf){0};
+    for (int k = 0; k < d; k++) {
+        vf wk[VB];
+        for (int v = 0; v < VB; v++)
+            wk[v] = vf_load(w + (size_t)k * d + j0 + v * VF_LANES);
+        for (int r = 0; r < rows; r++) {
+            vf xk = (vf){0} + in[(size_t)(b0 + r) * d + k];
+            for (int v = 0; v < VB; v++)
+                acc[r][v] = vf_fma(xk, wk[v], acc[r][v]);
+        }
+    }
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < VB; v++)
+            vf_store(out + (size_t)(b0 + r) * d + j0 + v * VF_LANES, acc[r][v]);
+}
+
+/* The last strip where d is not a multiple of JB (--width 80): narrower
+ * than a strip, the sums in memory, a row at a time, still the k loop
+ * outside so that the columns vectorize. */
+static void gemm_narrow(float *out, const float *in, const float *w, int d, int b0, int rows,
+                        int j0)
+{
+    for (int r = 0; r < rows; r++) {
+        float acc[JB] = {0};
+        for (int k = 0; k < d; k++) {
+            const float xk = in[(size_t)(b0 + r) * d + k], *wk = w + (size_t)k * d + j0;
+            for (int j = 0; j < d - j0; j++)
+                acc[j] += xk * wk[j];
+        }
+        for (int j = 0; j < d - j0; j++)
+            out[(size_t)(b0 + r) * d + j0 + j] = acc[j];
+    }
+}
+
+/* out = in W for rows [0, batch): each task up to RB rows and one strip
+ * of columns. Called inside a parallel region: an orphaned "omp for". */
 static void gemm_tasks(float *out, const float *in, const float *w, int batch, int d)
 {
-    int strips = (d + JB - 1) / JB;
+    int strips = (d + JB - 1) / JB, tiles = (batch + RB - 1) / RB;
 #pragma omp for schedule(static)
-    for (int t = 0; t < batch * strips; t++) {
-        int b = t / strips, j0 = t % strips * JB, j1 = j0 + JB < d ? j0 + JB : d;
-        float acc[JB] = {0};
-        const float *row = in + (size_t)b * d;
-        for (int k = 0; k < d; k++) {
-            const float xk = row[k], *wk = w + (size_t)k * d;
-            for (int j = j0; j < j1; j++)
-                acc[j - j0] += xk * wk[j];
-        }
-        for (int j = j0; j < j1; j++)
-            out[(size_t)b * d + j] = acc[j - j0];
+    for (int t = 0; t < tiles * strips; t++) {
+        int b0 = t / strips * RB, rows = batch - b0 < RB ? batch - b0 : RB, j0 = t % strips * JB;
+        if (j0 + JB > d)
+            gemm_narrow(out, in, w, d, b0, rows, j0);
+        else if (rows == RB)
+            gemm_strip(out, in, w, d, b0, j0, RB);
+        else if (rows == 3)
+            gemm_strip(out, in, w, d, b0, j0, 3);
+        else if (rows == 2)
+            gemm_strip(out, in, w, d, b0, j0, 2);
+        else
+            gemm_strip(out, in, w, d, b0, j0, 1);
     }
 }
 
