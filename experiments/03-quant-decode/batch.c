@@ -209,6 +209,26 @@ static int first_fallen(rl_ctx *ctx, const rl_points *all, quant_format f, bool 
     return 0;
 }
 
+/* Where the measured bend may lie, given each speedup's spread (both
+ * times at opposite ends of their q1-q3): the first M whose speedup could
+ * be below the bar (its low end is) and the first whose speedup surely is
+ * (its high end is); INFINITY where none is within the sweep. */
+static void fallen_range(rl_ctx *ctx, const rl_points *all, quant_format f, double *earliest,
+                         double *surely)
+{
+    rl_steps ms = rl_axis_values(ctx, &BATCH_M);
+    double bar = BEND_FRACTION * bytes_ratio(f);
+    *earliest = *surely = INFINITY;
+    for (int i = ms.n - 1; i >= 0; i--) {
+        const rl_point *p = batch_at(all, f, (int)ms.v[i]);
+        rl_ratio r = rl_time_ratio(exp03_f16_of(p), p);
+        if (fmin(r.lo, r.hi) < bar)
+            *earliest = ms.v[i];
+        if (fmax(r.lo, r.hi) < bar)
+            *surely = ms.v[i];
+    }
+}
+
 /* Where no batch kernel runs (--variant without it), the verdicts say so:
  * true when they were judged so. */
 static bool no_batch_kernel(rl_ctx *ctx, const rl_claim *claim)
@@ -259,12 +279,17 @@ void exp03_batch_judge_bend(rl_ctx *ctx, const rl_points *all, const rl_claim *c
              "measured, M = %d by the model max(1, min(r, ridge / M)) with the measured ridge %.1f "
              "FLOP/B (0: not within the sweep)", BEND_FRACTION, BEND_FRACTION * bytes_ratio(QF_Q4),
              measured, model, rl_ridge(ctx));
-    double value = measured > 0 && model > 0 ? (double)measured / model : NAN;
+    double earliest, surely;
+    fallen_range(ctx, all, QF_Q4, &earliest, &surely);
+    /* on the bend's range: one the noise moves by a step of M is "not measured" */
+    rl_ratio value = measured > 0 && model > 0
+                         ? (rl_ratio){(double)measured / model, earliest / model, surely / model}
+                         : RL_RATIO_NONE;
     /* for the chart's marks: the measured bend, then the model's (0: none) */
     rl_meta(ctx, "batch_bend_m", "%d %d", measured, model);
     rl_premise pr = rl_premise_start();
     const rl_point *q4 = batch_at(all, QF_Q4, 1);
     rl_premise_memory_bound(ctx, &pr, claim, exp03_f16_of(q4), "the F16 step at M = 1");
     rl_premise_memory_bound(ctx, &pr, claim, q4, "the q4 step at M = 1");
-    rl_judge_given(ctx, claim, NULL, value, &pr, note);
+    rl_judge_ratio_given(ctx, claim, NULL, value, &pr, note);
 }
