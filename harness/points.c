@@ -368,39 +368,36 @@ double rl_point_mbu(rl_ctx *ctx, const rl_point *p)
     return rl_mbu(ctx, g, &roof);
 }
 
-/* The point's rate and its roof's each spread over their q1-q3, at
- * opposite ends, as rl_time_ratio spreads a ratio of two times: the
- * point at its slowest over the roof at its fastest, and the other way
- * round. The run-start rung has no spread: the point's alone then. */
-rl_ratio rl_point_mbu_spread(rl_ctx *ctx, const rl_point *p)
+/* A utilization u (the point's rate over its roof's) with the point's
+ * rate and the roof's each spread over their q1-q3, at opposite ends, as
+ * rl_time_ratio spreads a ratio of two times: the point at its slowest
+ * over the roof at its fastest, and the other way round. A roof without a
+ * probe (the run-start rung) has no spread: the point's alone then. */
+static rl_ratio utilization_spread(double u, const rl_point *p, bool probed, double roof,
+                                   double roof_q1, double roof_q3)
 {
-    double mbu = rl_point_mbu(ctx, p);
-    if (isnan(mbu) || !rl_point_timed(p))
+    if (isnan(u) || !rl_point_timed(p))
         return RL_RATIO_NONE;
     const rl_stats *s = &p->m.stats;
-    bool probed = isfinite(p->roof.gbps);
-    double roof_slow = probed ? p->roof.gbps_q1 / p->roof.gbps : 1,
-           roof_fast = probed ? p->roof.gbps_q3 / p->roof.gbps : 1;
-    rl_ratio r = {mbu, mbu * (s->median / s->q3) / roof_fast, mbu * (s->median / s->q1) / roof_slow};
+    double roof_slow = probed ? roof_q1 / roof : 1, roof_fast = probed ? roof_q3 / roof : 1;
+    rl_ratio r = {u, u * (s->median / s->q3) / roof_fast, u * (s->median / s->q1) / roof_slow};
     /* the paired median may sit outside the quartiles' band: widen it */
-    r.lo = fmin(r.lo, mbu);
-    r.hi = fmax(r.hi, mbu);
+    r.lo = fmin(r.lo, u);
+    r.hi = fmax(r.hi, u);
     return r;
+}
+
+rl_ratio rl_point_mbu_spread(rl_ctx *ctx, const rl_point *p)
+{
+    return utilization_spread(rl_point_mbu(ctx, p), p, isfinite(p->roof.gbps), p->roof.gbps,
+                              p->roof.gbps_q1, p->roof.gbps_q3);
 }
 
 rl_ratio rl_point_mfu_spread(rl_ctx *ctx, const rl_point *p)
 {
-    double mfu = rl_point_mfu(ctx, p);
-    if (isnan(mfu) || !rl_point_timed(p))
-        return RL_RATIO_NONE;
-    const rl_stats *s = &p->m.stats;
     bool probed = isfinite(p->roof.tflops) && p->roof.tflops_q1 > 0 && p->roof.tflops_q3 > 0;
-    double roof_slow = probed ? p->roof.tflops_q1 / p->roof.tflops : 1,
-           roof_fast = probed ? p->roof.tflops_q3 / p->roof.tflops : 1;
-    rl_ratio r = {mfu, mfu * (s->median / s->q3) / roof_fast, mfu * (s->median / s->q1) / roof_slow};
-    r.lo = fmin(r.lo, mfu);
-    r.hi = fmax(r.hi, mfu);
-    return r;
+    return utilization_spread(rl_point_mfu(ctx, p), p, probed, p->roof.tflops, p->roof.tflops_q1,
+                              p->roof.tflops_q3);
 }
 
 rl_ratio rl_ratio_scaled(rl_ratio r, double k)

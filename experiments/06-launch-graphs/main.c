@@ -273,19 +273,18 @@ static void declare(rl_ctx *ctx)
 
 /* ---- the judgement ------------------------------------------------------------------ */
 
-/* The chain of the empty kernel (n = 1) at k (key). */
-static bool empty_at(const rl_point *p, const void *k)
-{
-    const exp06_call *c = RL_DATA(exp06_call, p);
-    return !strcmp(c->test, "chain") && c->n == 1 && c->k == *(const double *)k;
-}
-
-/* The chain of the empty kernel at any k (the last found: the longest). */
+/* The chain of the empty kernel (n = 1) at any k (the last found: the longest). */
 static bool empty_any_k(const rl_point *p, const void *unused)
 {
     (void)unused;
     const exp06_call *c = RL_DATA(exp06_call, p);
     return !strcmp(c->test, "chain") && c->n == 1;
+}
+
+/* ... at k (key). */
+static bool empty_at(const rl_point *p, const void *k)
+{
+    return empty_any_k(p, NULL) && RL_DATA(exp06_call, p)->k == *(const double *)k;
 }
 
 static const rl_point *empty_chain(const rl_points *pts, const char *role, double k)
