@@ -447,7 +447,7 @@ cpu-loops:
 # same files at REV (default HEAD), in one process, call by call
 # (harness/ops/ab-decode.sh --help).
 ab-decode:
-	@REV='$(or $(REV),HEAD)' OLD='$(OLD)' MATRIX='$(or $(MATRIX),1024x4096)' ROUNDS='$(or $(ROUNDS),200)' TOKENS='$(or $(TOKENS),1)' SHAPE='$(SHAPE)' CPU_ARCH='$(CPU_ARCH)' \
+	@REV='$(or $(REV),HEAD)' OLD='$(OLD)' MATRIX='$(or $(MATRIX),1024x4096)' ROUNDS='$(or $(ROUNDS),200)' TOKENS='$(or $(TOKENS),1)' SHAPE='$(SHAPE)' F16_ROWS='$(F16_ROWS)' CPU_ARCH='$(CPU_ARCH)' \
 	    OPENBLAS_CFLAGS='$(OPENBLAS_CFLAGS)' OPENBLAS_LIBS='$(OPENBLAS_LIBS)' harness/ops/ab-decode.sh
 
 # The CUDA kernels on the CPU emulator (tests/emu/): each against its CPU

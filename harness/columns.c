@@ -366,10 +366,34 @@ double rl_col_vs_dram_read(rl_ctx *ctx, const rl_point *p)
     return rl_point_gbps(p) / rl_ceilings_get(ctx)->bw[RL_DRAM][RL_READ].best;
 }
 
+rl_ratio rl_round_ratio(const double *num, const double *den, int n)
+{
+    if (n < 1)
+        return RL_RATIO_NONE;
+    double *q = malloc(sizeof(double) * (size_t)n);
+    if (!q)
+        rl_die(RL_EXIT_FAILED, "out of memory for a ratio's rounds");
+    for (int k = 0; k < n; k++)
+        q[k] = num[k] / den[k];
+    rl_stats s = rl_stats_of(q, n);
+    free(q);
+    return (rl_ratio){s.median, s.q1, s.q3};
+}
+
+/* Rounds of one group timing, enough of them for quartiles. */
+static bool paired(const rl_point *a, const rl_point *b)
+{
+    enum { MIN_PAIRED_ROUNDS = 3 };
+    return a->round_s && b->round_s && a->timing && a->timing == b->timing &&
+           a->rounds == b->rounds && a->rounds >= MIN_PAIRED_ROUNDS;
+}
+
 rl_ratio rl_time_ratio(const rl_point *num, const rl_point *den)
 {
     if (!num || !den || !rl_point_timed(num) || !rl_point_timed(den))
-        return (rl_ratio){NAN, NAN, NAN};
+        return RL_RATIO_NONE;
+    if (paired(num, den))
+        return rl_round_ratio(num->round_s, den->round_s, num->rounds);
     const rl_stats *a = &num->m.stats, *b = &den->m.stats;
     return (rl_ratio){a->median / b->median, a->q1 / b->q3, a->q3 / b->q1};
 }

@@ -178,20 +178,14 @@ static void rates_of(const rl_probe *probe, const rl_measurement *m, double unit
  * time of each other, so a neighbour's load that comes and goes between
  * rounds falls on both and cancels; the ratio of the two medians would
  * set the point's quiet minutes against the probe's busy ones. */
-double rl_paired_ratio(const rl_rounds *r, int point, double point_units, int probe,
-                       double probe_units)
+rl_ratio rl_paired_ratio(const rl_rounds *r, int point, double point_units, int probe,
+                         double probe_units)
 {
     if (!r || !r->t || r->rounds < 1 || !(point_units > 0))
-        return NAN;
-    double *q = malloc(sizeof(double) * (size_t)r->rounds);
-    if (!q)
-        rl_die(RL_EXIT_FAILED, "out of memory for a group's ratios");
+        return RL_RATIO_NONE;
     const double *tp = r->t + (size_t)point * r->stride, *tq = r->t + (size_t)probe * r->stride;
-    for (int k = 0; k < r->rounds; k++)
-        q[k] = (point_units / tp[k]) / (probe_units / tq[k]);
-    double median = rl_stats_of(q, r->rounds).median;
-    free(q);
-    return median;
+    rl_ratio q = rl_round_ratio(tq, tp, r->rounds);
+    return rl_ratio_scaled(q, point_units / probe_units);
 }
 
 void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measurement *m,
@@ -205,12 +199,14 @@ void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measuremen
         if (at >= 0) {
             rates_of(&gp->probe[at], &pm[at], 1e9, &r->gbps, &r->gbps_q1, &r->gbps_q3);
             r->probe_bytes = gp->spec[at].bytes;
-            r->mbu = rl_paired_ratio(rounds, i, p->bytes, n + at, gp->probe[at].per_call);
+            rl_ratio u = rl_paired_ratio(rounds, i, p->bytes, n + at, gp->probe[at].per_call);
+            r->mbu = u.median, r->mbu_q1 = u.lo, r->mbu_q3 = u.hi;
         }
         if (gp->compute_at >= 0) {
             int c = gp->compute_at;
             rates_of(&gp->probe[c], &pm[c], 1e12, &r->tflops, &r->tflops_q1, &r->tflops_q3);
-            r->mfu = rl_paired_ratio(rounds, i, p->flops, n + c, gp->probe[c].per_call);
+            rl_ratio u = rl_paired_ratio(rounds, i, p->flops, n + c, gp->probe[c].per_call);
+            r->mfu = u.median, r->mfu_q1 = u.lo, r->mfu_q3 = u.hi;
         }
     }
     for (int i = 0; i < gp->n; i++)
@@ -222,5 +218,6 @@ rl_group_roof rl_group_roof_none(void)
 {
     return (rl_group_roof){.gbps = NAN, .gbps_q1 = NAN, .gbps_q3 = NAN, .probe_bytes = NAN,
                            .tflops = NAN, .tflops_q1 = NAN, .tflops_q3 = NAN, .mbu = NAN,
-                           .mfu = NAN};
+                           .mfu = NAN, .mbu_q1 = NAN, .mbu_q3 = NAN, .mfu_q1 = NAN,
+                           .mfu_q3 = NAN};
 }

@@ -374,9 +374,10 @@ typedef struct rl_group_probes {
 int rl_group_probes_open(rl_ctx *ctx, rl_point *const *members, int n, rl_group_probes *gp,
                          rl_work *works);
 /* Member `point`'s rate (point_units per call) over member `probe`'s, in
- * each round, and the median of those ratios; NaN without rounds. */
-double rl_paired_ratio(const rl_rounds *r, int point, double point_units, int probe,
-                       double probe_units);
+ * each round: the median of those ratios and their q1 and q3 (lo, hi);
+ * NaN without rounds. */
+rl_ratio rl_paired_ratio(const rl_rounds *r, int point, double point_units, int probe,
+                         double probe_units);
 /* m and rounds hold the members first, then the probes (rounds' member
  * n + j is probe j). */
 void rl_group_probes_close(rl_ctx *ctx, rl_group_probes *gp, const rl_measurement *m,

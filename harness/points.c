@@ -122,6 +122,21 @@ static bool seen_before(const rl_points *s, int i)
     return false;
 }
 
+/* Each member's times round by round, for ratios between members
+ * (rl_time_ratio); timing tells one group timing from another. */
+static void keep_rounds(rl_ctx *ctx, const rl_rounds *r, rl_point *const *members, int n)
+{
+    static int timings;
+    timings++;
+    for (int i = 0; i < n; i++) {
+        double *t = rl_keep(ctx, sizeof(double) * (size_t)(r->rounds > 0 ? r->rounds : 1));
+        memcpy(t, r->t + (size_t)i * r->stride, sizeof(double) * (size_t)r->rounds);
+        members[i]->round_s = t;
+        members[i]->rounds = r->rounds;
+        members[i]->timing = timings;
+    }
+}
+
 static void time_group(rl_ctx *ctx, rl_points *s, int first)
 {
     int g = s->v[first].group, n = 0;
@@ -151,6 +166,7 @@ static void time_group(rl_ctx *ctx, rl_points *s, int first)
     rl_rounds rounds;
     rl_measure_group(ctx, works, n + extra, m, &rounds);
     rl_group_probes_close(ctx, &probes, m, &rounds, members, n);
+    keep_rounds(ctx, &rounds, members, n);
     rl_rounds_free(&rounds);
     /* A group SIGTERM cut short has too few rounds, and its probes' pairs
      * are unfinished: none of it is a measurement. */
@@ -368,16 +384,21 @@ double rl_point_mbu(rl_ctx *ctx, const rl_point *p)
     return rl_mbu(ctx, g, &roof);
 }
 
-/* A utilization u (the point's rate over its roof's) with the point's
- * rate and the roof's each spread over their q1-q3, at opposite ends, as
- * rl_time_ratio spreads a ratio of two times: the point at its slowest
- * over the roof at its fastest, and the other way round. A roof without a
- * probe (the run-start rung) has no spread: the point's alone then. */
+/* A utilization u (the point's rate over its roof's) and its spread. A
+ * point timed round by round with its probe: the q1 and q3 of the rounds'
+ * ratios. Otherwise the point's rate and the roof's each spread over their
+ * q1-q3, at opposite ends, as rl_time_ratio spreads a ratio of two times
+ * timed apart: the point at its slowest over the roof at its fastest, and
+ * the other way round. A roof without a probe (the run-start rung) has no
+ * spread: the point's alone then. */
 static rl_ratio utilization_spread(double u, const rl_point *p, bool probed, double roof,
-                                   double roof_q1, double roof_q3)
+                                   double roof_q1, double roof_q3, double paired_q1,
+                                   double paired_q3)
 {
     if (isnan(u) || !rl_point_timed(p))
         return RL_RATIO_NONE;
+    if (isfinite(paired_q1) && isfinite(paired_q3)) /* round by round: the drift cancels */
+        return (rl_ratio){u, fmin(paired_q1, u), fmax(paired_q3, u)};
     const rl_stats *s = &p->m.stats;
     double roof_slow = probed ? roof_q1 / roof : 1, roof_fast = probed ? roof_q3 / roof : 1;
     rl_ratio r = {u, u * (s->median / s->q3) / roof_fast, u * (s->median / s->q1) / roof_slow};
@@ -390,14 +411,14 @@ static rl_ratio utilization_spread(double u, const rl_point *p, bool probed, dou
 rl_ratio rl_point_mbu_spread(rl_ctx *ctx, const rl_point *p)
 {
     return utilization_spread(rl_point_mbu(ctx, p), p, isfinite(p->roof.gbps), p->roof.gbps,
-                              p->roof.gbps_q1, p->roof.gbps_q3);
+                              p->roof.gbps_q1, p->roof.gbps_q3, p->roof.mbu_q1, p->roof.mbu_q3);
 }
 
 rl_ratio rl_point_mfu_spread(rl_ctx *ctx, const rl_point *p)
 {
     bool probed = isfinite(p->roof.tflops) && p->roof.tflops_q1 > 0 && p->roof.tflops_q3 > 0;
     return utilization_spread(rl_point_mfu(ctx, p), p, probed, p->roof.tflops, p->roof.tflops_q1,
-                              p->roof.tflops_q3);
+                              p->roof.tflops_q3, p->roof.mfu_q1, p->roof.mfu_q3);
 }
 
 rl_ratio rl_ratio_scaled(rl_ratio r, double k)

@@ -33,11 +33,15 @@ typedef enum rl_field {
     RL_RATIO_MEDIAN, RL_RATIO_LO, RL_RATIO_HI /* one part of a ratio function's rl_ratio */
 } rl_field;
 
-/* A ratio of two points' median times (num / den) and its spread: lo and
- * hi put the two times at opposite ends of their interquartile ranges
- * (q1 / q3 and q3 / q1), a conservative band for a ratio of two noisy
- * times. Charts draw it as the ratio's bars (RL_RATIO_COLUMNS writes
- * <name>, <name>_lo and <name>_hi). NaN where either point was not timed. */
+/* A ratio of two points' times (num / den) and its spread. Two points
+ * timed in one group are compared round by round (their samples a round
+ * apart at most see the same machine): the median of the rounds' ratios,
+ * lo and hi their q1 and q3. Points timed apart: the ratio of the
+ * medians, lo and hi the two times at opposite ends of their
+ * interquartile ranges (q1 / q3 and q3 / q1), a conservative band for a
+ * ratio of two noisy times that drift apart. Charts draw it as the
+ * ratio's bars (RL_RATIO_COLUMNS writes <name>, <name>_lo and
+ * <name>_hi). NaN where either point was not timed. */
 typedef struct rl_ratio {
     double median, lo, hi;
 } rl_ratio;
@@ -108,8 +112,10 @@ typedef struct rl_group_roof {
     double probe_bytes;            /* the probe's working set */
     double tflops, tflops_q1, tflops_q3;
     /* The point's rate over the probe's, round by round: the median of
-     * those ratios (group_roof.c says why they, not gbps, give MBU). */
+     * those ratios (group_roof.c says why they, not gbps, give MBU), and
+     * their q1 and q3, the spread of a paired ratio. */
     double mbu, mfu;
+    double mbu_q1, mbu_q3, mfu_q1, mfu_q3;
 } rl_group_roof;
 
 /* SKIPPED: not run, for lack of time under --budget (an optional point's
@@ -172,6 +178,12 @@ struct rl_point {
     double max_abs_err, seconds;   /* seconds: the median per call */
     rl_measurement m;
     rl_group_roof roof;            /* measured beside it; NaN where its group had none */
+    /* Its seconds per call in each round of its group's timing, so that
+     * two points of one group compare round by round (rl_time_ratio), as
+     * a point and its probe do; timing numbers the group timings of a run
+     * (0: not timed in a group). */
+    const double *round_s;
+    int rounds, timing;
 };
 
 struct rl_points {
@@ -261,8 +273,11 @@ double rl_col_mfu(rl_ctx *ctx, const rl_point *p);
  * in: the headline device-memory roof (copy_gbps) and the DRAM read rung. */
 double rl_col_vs_copy(rl_ctx *ctx, const rl_point *p);
 double rl_col_vs_dram_read(rl_ctx *ctx, const rl_point *p);
-/* Two points' rl_ratio (its comment is at rl_field). */
+/* Two points' rl_ratio (its comment is at rl_ratio). */
 rl_ratio rl_time_ratio(const rl_point *num, const rl_point *den);
+/* num[k] / den[k] over n paired samples: the median, q1 and q3 (NaN for
+ * n < 1). */
+rl_ratio rl_round_ratio(const double *num, const double *den, int n);
 /* No ratio (yet): what a point's rl_ratio member starts as (NAN: <math.h>). */
 #define RL_RATIO_NONE ((rl_ratio){NAN, NAN, NAN})
 double rl_col_bytes(rl_ctx *ctx, const rl_point *p);

@@ -92,7 +92,10 @@ void rl_premise_within_bytes(rl_premise *pr, const rl_point *baseline, const rl_
  * at that roof, p would use its AI over that ridge of the peak (MFU over
  * MBU). Where that alone reaches the bound, no memory-bound kernel can
  * meet it and a faster one fails it sooner: the bound is the machine's
- * ridge, not the claim. */
+ * ridge, not the claim. The room asked is twice over (at the roof at
+ * most half the bound): the ridge and the bound are both measured, and
+ * a ridge that moves with the minute's bandwidth must not judge the
+ * claim in one run and not in the next. */
 void rl_premise_room_under_mfu(rl_ctx *ctx, rl_premise *pr, const rl_point *p, double bound,
                                const char *what);
 /* A claim on a short call's MBU presumes that its bytes at its roof

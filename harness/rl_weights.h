@@ -30,6 +30,8 @@ typedef struct rl_weights {
     int copies;           /* of the weights, back to back */
     int drawn_rows;       /* drawn at random; the others repeat them */
     int group;            /* the group its points share, the experiment's to set */
+    rl_f16_shape gemv_shape; /* the F16 GEMV's shape for this k (rl_tune_f16_dram), set
+                                when the part opens; rows 0: the kernel's as it is */
     /* grown by rl_weights_fit as points are declared */
     int nmax;             /* the most tokens of a point */
     size_t scratch_bytes; /* the most scratch of a point's variant */

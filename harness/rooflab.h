@@ -313,6 +313,18 @@ void rl_tune_decode_cpu(rl_ctx *ctx, bool integer_formats);
  * under its own keys (tuning_f16_4096x14336_hot ...). rows = 0:
  * rl_tune_decode_cpu. */
 void rl_tune_decode_cpu_at(rl_ctx *ctx, bool integer_formats, int rows, int k);
+/* The FP16 GEMV's rows per step and prefetch distance for a matrix of
+ * rows of k inputs read from DRAM, chosen as rl_tune_decode_cpu chooses
+ * (cached under tuning_f16_k<k>; tuning_f16 at k = 4096) and set: rows
+ * of another length can want another shape (experiment 02's README, "What
+ * bounds the F16 GEMV", has a machine where they do). An experiment with
+ * several shapes keeps each one's and sets it before the shape's points
+ * (rl_weights.gemv_shape, rl_f16_shape_set). Rows 0 (the GPU): nothing. */
+typedef struct rl_f16_shape {
+    int rows, prefetch;
+} rl_f16_shape;
+rl_f16_shape rl_tune_f16_dram(rl_ctx *ctx, int k);
+void rl_f16_shape_set(rl_f16_shape shape);
 
 #ifdef __cplusplus
 }

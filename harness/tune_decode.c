@@ -9,6 +9,7 @@
 #include "internal.h"
 
 #include "cpu/decode_shapes.h"
+#include "gemv.h"
 
 #include <string.h>
 
@@ -116,25 +117,29 @@ static void release(shape_tuning *s) /* what shape_build made, if it ran */
     rl_host_free(s->bound);
 }
 
-/* Format f's shape chosen (cached, default or timed now) and set. */
-static void tune_format(rl_ctx *ctx, tune_inputs *in, quant_format f, int rows, int k)
+/* Format f's shape chosen (cached, default or timed now) and set, for
+ * one hot rows x k matrix (rows > 0) or, rows = 0, for BASE_ROWS rows of
+ * k inputs repeated beyond the cache. The candidate chosen. */
+static quant_dot_shape tune_format(rl_ctx *ctx, tune_inputs *in, quant_format f, int rows, int k)
 {
     bool hot = rows > 0;
-    shape_tuning s = {.ctx = ctx, .in = in, .base_rows = hot ? rows : BASE_ROWS,
-                      .k = hot ? k : TUNE_K, .hot = hot};
+    shape_tuning s = {.ctx = ctx, .in = in, .base_rows = hot ? rows : BASE_ROWS, .k = k, .hot = hot};
     decode_shapes_list(&s.cand, f, s.base_rows, s.k, hot);
     if (s.cand.default_index < 0)
         rl_die(RL_EXIT_FAILED, "internal error: %s's default shape is no candidate", format_name(&s));
     char key[64], what[48];
     if (hot) /* its own key: the DRAM choice stays the model's */
         snprintf(key, sizeof key, "tuning_%s_%dx%d_hot", quant_formats[f].name, rows, k);
+    else if (k != TUNE_K) /* rows of another length stream otherwise (rl_tune_f16_dram) */
+        snprintf(key, sizeof key, "tuning_%s_k%d", quant_formats[f].name, k);
     else
         snprintf(key, sizeof key, "tuning_%s", quant_formats[f].name);
     snprintf(what, sizeof what, "%s decode shape", quant_formats[f].name);
     rl_tune t = {key, what, s.cand.signature, s.cand.n, s.cand.default_index, shape_name,
                  shape_set, shape_check, shape_call, shape_build, &s};
-    rl_tune_choose(ctx, &t);
+    quant_dot_shape chosen = s.cand.shape[rl_tune_choose(ctx, &t)];
     release(&s);
+    return chosen;
 }
 
 void rl_tune_decode_cpu_at(rl_ctx *ctx, bool integer_formats, int rows, int k)
@@ -144,9 +149,27 @@ void rl_tune_decode_cpu_at(rl_ctx *ctx, bool integer_formats, int rows, int k)
     quant_format last = decode_shapes_last_format(integer_formats);
     tune_inputs in = {NULL, NULL};
     for (quant_format f = QF_F16; f <= last; f++)
-        tune_format(ctx, &in, f, rows, k);
+        tune_format(ctx, &in, f, rows, rows > 0 ? k : TUNE_K);
     rl_host_free(in.w16);
     rl_host_free(in.x);
 }
 
 void rl_tune_decode_cpu(rl_ctx *ctx, bool integer_formats) { rl_tune_decode_cpu_at(ctx, integer_formats, 0, 0); }
+
+rl_f16_shape rl_tune_f16_dram(rl_ctx *ctx, int k)
+{
+    if (ctx->kind != RL_CPU)
+        return (rl_f16_shape){0, 0};
+    tune_inputs in = {NULL, NULL};
+    quant_dot_shape q = tune_format(ctx, &in, QF_F16, 0, k);
+    rl_host_free(in.w16);
+    rl_host_free(in.x);
+    return (rl_f16_shape){q.rows, q.prefetch};
+}
+
+void rl_f16_shape_set(rl_f16_shape shape)
+{
+    if (shape.rows > 0 && !(gemv_fp16_set_rows(shape.rows) && gemv_fp16_set_prefetch(shape.prefetch)))
+        rl_die(RL_EXIT_FAILED, "internal error: the F16 GEMV takes no shape of %d rows %d B ahead",
+               shape.rows, shape.prefetch);
+}

@@ -9,11 +9,17 @@
  * The caller (tune_decode.c for the CPU decode) declares the candidates
  * (rl_tune: a name for each, how to set one, validate it and call it);
  * the harness validates each candidate before it times it (one that
- * fails is never chosen), times them in two passes of opposite order (a
- * drifting machine favours no end of the list), keeps per candidate the
- * better of the passes' medians, and keeps the default unless another
- * beats it by more than the drift between passes a shared host shows
- * (3 %).
+ * fails is never chosen), then times them in rounds: each round calls
+ * every candidate once, in an order that turns from round to round, and
+ * each call is compared with the default's in the same round. A shared
+ * host's memory bandwidth moves by a quarter within seconds; candidates
+ * timed one after another would be ranked by the second each ran in,
+ * while two calls a few milliseconds apart see the same machine. A
+ * candidate replaces the default only when the median of its ratios is
+ * under 0.97 and it was faster in at least 7 of the 9 rounds: where the
+ * two are alike, chance gives one of them 7 wins in 9% of tunings, and a
+ * choice made on the noise of a slow minute can cost a third of the
+ * roof in a fast one (experiment 02's README, "What bounds the F16 GEMV").
  */
 #include "internal.h"
 
@@ -22,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CALLS = 7, MAX_CANDIDATES = 64 };
+enum { ROUNDS = 9, MIN_WINS = 7, MAX_CANDIDATES = 64 };
 /* A candidate must beat the default by this much to replace it. */
 static const double MARGIN = 0.97;
 
@@ -37,24 +43,15 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The median of CALLS calls of candidate i, after one warm-up call. */
-static double median_call_s(const rl_tune *t, int i)
+static double median_of(double *v, int n)
 {
-    double s[CALLS];
-    t->set(t->state, i);
-    t->call(t->state);
-    for (int c = 0; c < CALLS; c++) {
-        double t0 = rl_now_s();
-        t->call(t->state);
-        s[c] = rl_now_s() - t0;
-    }
-    qsort(s, CALLS, sizeof s[0], compare_doubles);
-    return s[CALLS / 2];
+    qsort(v, (size_t)n, sizeof v[0], compare_doubles);
+    return v[n / 2];
 }
 
-/* Validates every candidate, then times the valid ones: ms[i], NaN for
- * one that failed. The index chosen. */
-static int time_candidates(const rl_tune *t, double *ms, int *failed)
+/* Validates every candidate: ms[i] INFINITY for one that passed, NaN for
+ * one that failed (and says why on stderr). */
+static void validate_candidates(const rl_tune *t, double *ms, int *failed)
 {
     char why[256];
     *failed = 0;
@@ -69,20 +66,80 @@ static int time_candidates(const rl_tune *t, double *ms, int *failed)
                     name, why);
         }
     }
-    for (int pass = 0; pass < 2; pass++)
+}
+
+static double timed_call_s(const rl_tune *t, int i)
+{
+    t->set(t->state, i);
+    double t0 = rl_now_s();
+    t->call(t->state);
+    return rl_now_s() - t0;
+}
+
+/* ROUNDS rounds of one call per valid candidate, after one warm-up call
+ * each: s[i * ROUNDS + r], candidate i's seconds in round r. Odd rounds
+ * walk the list backwards from a starting point that moves each round,
+ * so no candidate always runs just after the same one. */
+static void time_rounds(const rl_tune *t, const double *ms, double *s)
+{
+    for (int i = 0; i < t->n; i++)
+        if (!isnan(ms[i]))
+            timed_call_s(t, i);
+    for (int r = 0; r < ROUNDS; r++)
         for (int j = 0; j < t->n; j++) {
-            int i = pass ? t->n - 1 - j : j;
+            int i = (r % 2 ? t->n - 1 - j + r : j + r) % t->n;
             if (!isnan(ms[i]))
-                ms[i] = fmin(ms[i], 1e3 * median_call_s(t, i));
+                s[i * ROUNDS + r] = timed_call_s(t, i);
+        }
+}
+
+/* Candidate i against the default, round by round: the median ratio of
+ * their times, and in how many rounds i was the faster. */
+static double ratio_to_default(const rl_tune *t, const double *s, int i, int *wins)
+{
+    double ratio[ROUNDS];
+    *wins = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        ratio[r] = s[i * ROUNDS + r] / s[t->fallback * ROUNDS + r];
+        *wins += ratio[r] < 1;
+    }
+    return median_of(ratio, ROUNDS);
+}
+
+/* Validates every candidate, then times the valid ones: ms[i] the median
+ * of its calls, NaN for one that failed. The index chosen: the candidate
+ * with the lowest median ratio to the default, if that is under MARGIN
+ * and it won MIN_WINS rounds; the default otherwise (or, if the default
+ * failed, the fastest median). */
+static int time_candidates(const rl_tune *t, double *ms, int *failed)
+{
+    validate_candidates(t, ms, failed);
+    double *s = calloc((size_t)t->n * ROUNDS, sizeof *s);
+    if (!s)
+        rl_die(RL_EXIT_FAILED, "out of memory tuning %s", t->key);
+    time_rounds(t, ms, s);
+    double mine[ROUNDS];
+    for (int i = 0; i < t->n; i++)
+        if (!isnan(ms[i])) {
+            memcpy(mine, s + i * ROUNDS, sizeof mine);
+            ms[i] = 1e3 * median_of(mine, ROUNDS);
         }
     int best = -1;
-    for (int i = 0; i < t->n; i++)
-        if (!isnan(ms[i]) && (best < 0 || ms[i] < ms[best]))
-            best = i;
-    bool default_valid = !isnan(ms[t->fallback]);
-    if (best < 0 || (default_valid && !(ms[best] < MARGIN * ms[t->fallback])))
-        best = t->fallback;
-    return best;
+    if (!isnan(ms[t->fallback])) {
+        double best_ratio = MARGIN;
+        for (int i = 0; i < t->n; i++) {
+            int wins = 0;
+            double ratio = isnan(ms[i]) || i == t->fallback ? INFINITY : ratio_to_default(t, s, i, &wins);
+            if (ratio < best_ratio && wins >= MIN_WINS)
+                best = i, best_ratio = ratio;
+        }
+        best = best < 0 ? t->fallback : best;
+    } else
+        for (int i = 0; i < t->n; i++)
+            if (!isnan(ms[i]) && (best < 0 || ms[i] < ms[best]))
+                best = i;
+    free(s);
+    return best < 0 ? t->fallback : best;
 }
 
 /* ---- tuning.csv: key,machine,signature,choice,ms,default,default_ms,tried,failed,date --- */

@@ -17,6 +17,7 @@ void *rl_upload_repeated(rl_ctx *ctx, const void *host, size_t drawn, size_t ite
 static void open_weights(rl_ctx *ctx, void *state)
 {
     rl_weights *W = state;
+    rl_f16_shape_set(W->gemv_shape);
     size_t row_bytes = (size_t)W->k * sizeof(fp16);
     W->hw = rl_host_random_f16(ctx, (size_t)W->drawn_rows * W->k, -1, 1);
     W->hx = rl_host_random_f16(ctx, (size_t)W->nmax * W->k, -1, 1);

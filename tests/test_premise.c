@@ -180,10 +180,22 @@ static rl_verdict_status judge_mfu(double mbu, double ridge, const char **note)
 Test(premise, an_mfu_bound_with_room_at_the_roof_is_judged_on_its_run_time_range)
 {
     const char *note;
-    cr_assert_eq(judge_mfu(0.9, 8, &note), RL_HOLDS, "%s", note); /* 11.25 % < 20 % */
-    /* at its roof a GEMV uses 1 / ridge of the peak: 16.7 % with 6 FLOP/B, room
-     * under the bound, so the range judges (0.95 / 6 = 15.8 % holds) */
-    cr_assert_eq(judge_mfu(0.95, 6, &note), RL_HOLDS, "%s", note);
+    /* at its roof a GEMV uses 1 / ridge of the peak: 8.3 % with 12 FLOP/B, under
+     * half the bound, so the range judges (0.9 / 12 = 7.5 % holds) */
+    cr_assert_eq(judge_mfu(0.9, 12, &note), RL_HOLDS, "%s", note);
+    cr_assert_eq(judge_mfu(0.95, 10, &note), RL_HOLDS, "%s", note); /* 10 %, exactly half */
+}
+
+/* Room, but not twice over: 16.7 % at the roof with 6 FLOP/B under a
+ * bound of 20 %. A minute's faster memory lowers the ridge, and the same
+ * kernel would fail it; the verdict says so instead of holding today. */
+Test(premise, an_mfu_bound_with_little_room_at_the_roof_is_not_judged)
+{
+    const char *note;
+    cr_assert_eq(judge_mfu(0.95, 6, &note), RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "not under half the bound of 20.0 %") &&
+                  strstr(note, "meets it only by the width of this minute's bandwidth"),
+              "%s", note);
 }
 
 Test(premise, an_mfu_bound_the_ridge_crosses_at_the_roof_is_not_judged)
@@ -193,7 +205,8 @@ Test(premise, an_mfu_bound_the_ridge_crosses_at_the_roof_is_not_judged)
      * the bound, and only a slower kernel could have met it */
     cr_assert_eq(judge_mfu(0.9, 4, &note), RL_PREMISE_NOT_MET, "%s", note);
     cr_assert(strstr(note, "the GEMV at its memory roof would use 25.0 % of the compute peak") &&
-                  strstr(note, "a ridge of 4.0 FLOP/B") && strstr(note, "bound of 20.0 %"),
+                  strstr(note, "a ridge of 4.0 FLOP/B") && strstr(note, "bound of 20.0 %") &&
+                  strstr(note, "no memory-bound kernel can meet it here"),
               "%s", note);
     /* a GEMV far below its roof: that premise comes first */
     cr_assert_eq(judge_mfu(0.5, 4, &note), RL_PREMISE_NOT_MET, "%s", note);
@@ -454,6 +467,50 @@ Test(premise, an_mbu_is_judged_on_its_spread)
     cr_assert_eq(judge_mbu(0.65, 0.1, 0.05, &note), RL_NOT_MEASURED, "a spread across 0.7: %s", note);
     rl_point untimed = {0};
     cr_assert(isnan(rl_point_mbu_spread(ctx, &untimed).median), "an untimed point has no MBU");
+}
+
+/* Timed round by round with its probe, an MBU's spread is the rounds'
+ * q1-q3: a machine whose bandwidth moves by a quarter between rounds
+ * moves the point and its probe alike, and the quartiles of their times,
+ * set at opposite ends, would straddle a bound the rounds all clear. */
+Test(premise, an_mbu_timed_round_by_round_is_judged_on_the_rounds)
+{
+    rl_point p = mbu_point(0.78, 0.1, 0.05); /* apart: 0.78 / 1.1 / 1.05 = 0.68, across 0.7 */
+    const char *note;
+    rl_judge_ratio_given(ctx, &MBU_AT_LEAST, NULL, rl_point_mbu_spread(ctx, &p), NULL, "");
+    cr_assert_eq(verdict_of("mbu_at_least", &note), RL_NOT_MEASURED, "%s", note);
+    p.roof.mbu_q1 = 0.74, p.roof.mbu_q3 = 0.82;
+    rl_ratio r = rl_point_mbu_spread(ctx, &p);
+    cr_assert_float_eq(r.lo, 0.74, 1e-12);
+    cr_assert_float_eq(r.hi, 0.82, 1e-12);
+    rl_judge_ratio_given(ctx, &MBU_AT_LEAST, NULL, r, NULL, "");
+    cr_assert_eq(verdict_of("mbu_at_least", &note), RL_HOLDS, "%s", note);
+    p.roof.mbu_q1 = 0.66; /* rounds that straddle the bound still say so */
+    rl_judge_ratio_given(ctx, &MBU_AT_LEAST, NULL, rl_point_mbu_spread(ctx, &p), NULL, "");
+    cr_assert_eq(verdict_of("mbu_at_least", &note), RL_NOT_MEASURED, "%s", note);
+}
+
+/* Two points of one group timing compare round by round: the machine
+ * halves its speed after round 2 for both, and the ratio of each round is
+ * 2.0; timed apart, the same samples give a band from 1 to 4. */
+Test(premise, two_points_of_one_group_are_compared_round_by_round)
+{
+    static const double slow_s[6] = {2, 2, 4, 4, 4, 4}, fast_s[6] = {1, 1, 2, 2, 2, 2};
+    rl_point slow = spread(2, 4, 4), fast = spread(1, 2, 2);
+    slow.round_s = slow_s, fast.round_s = fast_s;
+    slow.rounds = fast.rounds = 6;
+    slow.timing = fast.timing = 7;
+    rl_ratio r = rl_time_ratio(&slow, &fast);
+    cr_assert_float_eq(r.median, 2.0, 1e-12);
+    cr_assert_float_eq(r.lo, 2.0, 1e-12);
+    cr_assert_float_eq(r.hi, 2.0, 1e-12);
+    fast.timing = 8; /* another group's timing: its rounds are other minutes */
+    r = rl_time_ratio(&slow, &fast);
+    cr_assert_float_eq(r.lo, 1.0, 1e-12);
+    cr_assert_float_eq(r.hi, 4.0, 1e-12);
+    fast.timing = 7, fast.rounds = slow.rounds = 2; /* too few rounds for quartiles */
+    r = rl_time_ratio(&slow, &fast);
+    cr_assert_float_eq(r.hi, 4.0, 1e-12);
 }
 
 /* A cost the claim presumes hidden under another (exp-05: two ops'

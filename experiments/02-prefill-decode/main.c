@@ -181,14 +181,15 @@ static bool shape_not_chosen(const rl_ctx *ctx, const rl_at *at, void *state)
 
 /* A shape is a part, its weights made when it opens: every row drawn,
  * copies spanning 4x the last-level cache. Its GEMV points (n <= 8) share
- * one group. */
+ * one group. On the CPU the FP16 GEMV's rows per step are tuned for the
+ * shape's row length on this machine, and set when the part opens. */
 static void shape_part(rl_ctx *ctx, const rl_at *at, rl_part *part, void *state)
 {
     (void)state;
     const shape *s = shape_at(at);
     rl_weights W = {.rows = s->rows, .k = s->k, .drawn_rows = s->rows,
                     .copies = rl_copies_beyond_cache(ctx, 2.0 * s->rows * s->k),
-                    .group = rl_group_new(ctx)};
+                    .group = rl_group_new(ctx), .gemv_shape = rl_tune_f16_dram(ctx, s->k)};
     *part = rl_weights_part(ctx, &W);
 }
 
@@ -260,7 +261,6 @@ static void describe(rl_ctx *ctx)
 
 static void declare(rl_ctx *ctx)
 {
-    rl_tune_decode_cpu(ctx, false); /* the FP16 GEMV's rows per step, on this machine */
     tokens_ridge = rl_ridge(ctx); /* before the token counts are read */
     describe(ctx);
     rl_sweep_declare(ctx, &(rl_sweep){AXES, .part_axes = 1, .part = shape_part,

@@ -24,6 +24,9 @@
 #   ROUNDS    calls of each (default 200, 3 to 10000)
 #   TOKENS    tokens a call (default 1): above 1, F16's GEMV alone (the
 #             integer kernels decode one token)
+#   F16_ROWS  F16's rows a step at n = 1 on each side, OLD:NEW (default:
+#             each build's own); with REV=HEAD and an unedited gemv.c it
+#             compares two shapes of one kernel call by call
 #   SHAPE     the integer formats' shape on both sides, rows:prefetch
 #             (rows 1, 2 or 4; prefetch in bytes), for their defaults
 #   CPU_ARCH  code generation flags (default -march=native, as the Makefile)
@@ -86,7 +89,7 @@ rc=0
 TOKENS=${TOKENS:-1}
 [[ $TOKENS =~ ^[1-8]$ ]] || die "TOKENS wants 1 to 8, not '$TOKENS'"
 if [ "$TOKENS" = 1 ]; then
-    "$tmp/ab-decode" "$rows" "$k" "$ROUNDS" ${SHAPE:+"$SHAPE"} || rc=$?
+    "$tmp/ab-decode" ${F16_ROWS:+--f16-rows "$F16_ROWS"} "$rows" "$k" "$ROUNDS" ${SHAPE:+"$SHAPE"} || rc=$?
 else
     "$tmp/ab-decode" --tokens "$TOKENS" "$rows" "$k" "$ROUNDS" || rc=$?
 fi

@@ -110,17 +110,25 @@ static double random_unit(void) { return 2.0 * rand() / RAND_MAX - 1.0; }
 /* The integer formats' shape on both sides: this build's default unless
  * the command line gives one (rows == 0: none given). */
 static quant_dot_shape asked;
+/* F16's rows a step on each side: this build's default on both unless
+ * --f16-rows OLD:NEW gives them (a shape against another, in one build
+ * when REV is this tree). */
+static int f16_rows[2];
 
 /* Both sides of format f in the same shape; false when the old build has
  * no such shape. */
 static bool pick_sides(quant_format f, side sides[2], char *what, size_t len)
 {
     if (f == QF_F16) {
-        int r = gemv_fp16_rows_default();
-        if (!gemv_fp16_set_rows(r) || !old_gemv_fp16_set_rows(r))
+        int r_old = f16_rows[0] ? f16_rows[0] : gemv_fp16_rows_default();
+        int r_new = f16_rows[1] ? f16_rows[1] : gemv_fp16_rows_default();
+        if (!gemv_fp16_set_rows(r_new) || !old_gemv_fp16_set_rows(r_old))
             return false;
         sides[0] = (side){old_gemv_fp16_cpu, NULL}, sides[1] = (side){gemv_fp16_cpu, NULL};
-        snprintf(what, len, "%d rows", r);
+        if (r_old == r_new)
+            snprintf(what, len, "%d rows", r_new);
+        else
+            snprintf(what, len, "old %d rows, new %d rows", r_old, r_new);
         return true;
     }
     quant_dot_shape shape = asked.rows ? asked : quant_dot_shape_default(f);
@@ -201,6 +209,16 @@ int main(int argc, char **argv)
         tokens = atoi(argv[2]);
         if (tokens < 1 || tokens > GEMV_MAX_BATCH) {
             fprintf(stderr, "ab-decode: --tokens wants 1 to %d, not '%s'\n", GEMV_MAX_BATCH, argv[2]);
+            return 2;
+        }
+        argc -= 2, argv += 2;
+    }
+    if (argc > 2 && !strcmp(argv[1], "--f16-rows")) {
+        char end;
+        if (sscanf(argv[2], "%d:%d%c", &f16_rows[0], &f16_rows[1], &end) != 2 ||
+            !gemv_fp16_set_rows(f16_rows[0]) || !gemv_fp16_set_rows(f16_rows[1])) {
+            fprintf(stderr, "ab-decode: --f16-rows wants OLD:NEW, rows the F16 GEMV takes at n = 1, "
+                            "not '%s'\n", argv[2]);
             return 2;
         }
         argc -= 2, argv += 2;

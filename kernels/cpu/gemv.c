@@ -55,7 +55,10 @@ void gemv_scalar_cpu(const gemv_args *a)
  * rows: fewer rows reload x more often, from L2 once n x k halves of x
  * outgrow L1 (README, "What bounds the F16 GEMV at n tokens"). More
  * rows also stream more rows at once, and a CPU keeps more bytes in
- * flight that way. One token's rows are the tuner's, 8 by default. */
+ * flight that way. One token's rows are the tuner's, 4 by default: on
+ * 16 KiB rows (k = 8192) 8 and 2 rows a step read under the memory roof
+ * where 4 read at it, and on 8 KiB rows 4 is as fast as the others
+ * (experiment 02's README, "What bounds the F16 GEMV"). */
 #if defined(__AVX512F__)
 #define GEMV_VREGS 32
 #else
@@ -63,7 +66,7 @@ void gemv_scalar_cpu(const gemv_args *a)
 #endif
 #define GEMV_ROWS_FIT(NT) ((GEMV_VREGS - 1) / ((NT) + 1))
 #define GEMV_ROWS(NT)                                                                              \
-    ((NT) == 1 ? 8 : GEMV_ROWS_FIT(NT) > 8 ? 8 : GEMV_ROWS_FIT(NT) < 1 ? 1 : GEMV_ROWS_FIT(NT))
+    ((NT) == 1 ? 4 : GEMV_ROWS_FIT(NT) > 8 ? 8 : GEMV_ROWS_FIT(NT) < 1 ? 1 : GEMV_ROWS_FIT(NT))
 /* One token may take more rows (a candidate of the tuner): 16 only where
  * 32 vector registers hold their accumulators and weights. */
 #define GEMV_MOST_ROWS (GEMV_VREGS >= 32 ? 16 : 8)
