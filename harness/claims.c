@@ -201,8 +201,9 @@ void rl_judge_ratio_within_given(rl_ctx *ctx, const rl_claim *c, const char *sco
     if (st != RL_NOT_MEASURED && !isnan(bound) && !premise_first) {
         char why[900], edge[48];
         value_text(c, bound, edge, sizeof edge);
-        snprintf(why, sizeof why, "the spread of the ratio, %s to %s (both times at opposite ends "
-                 "of their q1-q3), straddles the claim's bound %s: a rerun could turn the "
+        snprintf(why, sizeof why, "the spread of the ratio, %s to %s (its q1-q3: the rounds' "
+                 "ratios where both were timed together, else both times at opposite ends of "
+                 "theirs), straddles the claim's bound %s: a rerun could turn the "
                  "verdict; more samples (a lab or full run) narrow it%s%s", a, b, edge,
                  note && *note ? "; " : "", note ? note : "");
         judge_given(ctx, c, scope, lo, hi, measured, RL_NOT_MEASURED, NULL, why);

@@ -95,4 +95,16 @@ Test(ab_decode, bad_settings_are_refused_with_a_reason)
     snprintf(cmd, sizeof cmd, "cd '%s' && ROUNDS=1 harness/ops/ab-decode.sh", RL_SOURCE_ROOT);
     cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 2);
     cr_assert(strstr(err, "ROUNDS wants 3 to 10000"), "%s", err);
+    cr_assert_eq(ab_decode("F16_ROWS=3:4"), 2);
+    cr_assert(strstr(err, "--f16-rows wants OLD:NEW"), "%s", err);
+}
+
+/* Two shapes of F16's GEMV, one on each side: both validated, the row
+ * names them. */
+Test(ab_decode, f16_rows_compares_two_shapes_of_one_kernel)
+{
+    cr_assert_eq(ab_decode("F16_ROWS=8:4"), 0, "%s%s", out, err);
+    const char *at = strstr(out, "\nf16 ");
+    cr_assert_not_null(at, "%s", out);
+    cr_assert(strstr(at, "old 8 rows, new 4 rows"), "%s", at);
 }

@@ -149,6 +149,18 @@ void exp03_summarize(rl_ctx *ctx, const rl_points *pts, const model *m);
 void exp03_decode_note(rl_ctx *ctx, const rl_points *pts, const model *m, char *buf, size_t len);
 void exp03_pass_note(rl_ctx *ctx, const rl_points *pts, char *buf, size_t len);
 
+/* ---- judge.c: the decode and prefill verdicts ---------------------------------- */
+
+/* q4's decode speedup over the F16 timed with it (decode: the note on
+ * where the weights live, exp03_decode_note). */
+void exp03_judge_decode_speedup(rl_ctx *ctx, const rl_points *pts, const rl_claim *c,
+                                const char *decode);
+/* Bytes per second over F16's, q8 to q4: flat where decode is about bytes. */
+void exp03_judge_size_x_decode(rl_ctx *ctx, const rl_points *pts, const rl_claim *c,
+                               const char *decode);
+/* Prefill's tokens per second over F16's, every format: flat. */
+void exp03_judge_prefill_flat(rl_ctx *ctx, const rl_points *pts, const rl_claim *c);
+
 /* ---- batch.c: the step at M tokens -------------------------------------------- */
 
 /* The batch part's most tokens on this run (0: no batch kernel here), for

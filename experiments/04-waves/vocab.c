@@ -124,7 +124,7 @@ static const rl_point *find(const rl_points *pts, const gemm_variant *v, const c
 }
 
 /* Each GEMM's time at V = 50257 over its time here, and that ratio's
- * spread (both times at opposite ends of their q1-q3): the chart's bars.
+ * spread (rl_time_ratio's): the chart's bars.
  * NaN outside the vocab part, whose points alone have a vocabulary. */
 rl_ratio exp04_vocab_speedup_ratio(rl_ctx *ctx, const rl_point *p)
 {

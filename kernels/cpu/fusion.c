@@ -15,9 +15,10 @@
  * applies its first op from the input into the strip of out, then the
  * remaining ops over that strip in place while it is still in L1: only
  * the first read and the last write reach memory, which is what fusion
- * means. Each inner loop is a plain loop the compiler can vectorize (it
- * will not vectorize across an inner loop of run-time length); the vector
- * cos, written by hand, keeps the chain in registers instead.
+ * means. The chain stays in registers, a vector at a time, and each
+ * vector is stored once (affine_chain, and the vector cos, written by
+ * hand); the C library's scalar cos goes op by op over the strip, a plain
+ * loop per op.
  *
  * cos comes two ways: rl_cos_v (vmath.h: a whole vector at once, 16 lanes
  * with AVX-512, 8 otherwise, a polynomial, max 2 ulp), the default, as
@@ -33,7 +34,7 @@ typedef enum cos_eval { COS_VECTOR, COS_LIBM } cos_eval;
 static inline __attribute__((always_inline)) void apply_n(float *o, const float *x, size_t n,
                                                           fusion_op op)
 {
-    for (size_t i = 0; i < n; i++) /* affine: the compiler vectorizes; libm: one call each */
+    for (size_t i = 0; i < n; i++) /* libm: one call each */
         o[i] = fusion_apply(x[i], op);
 }
 
@@ -89,6 +90,32 @@ static inline __attribute__((always_inline)) void cos_chain(float *o, const floa
     }
 }
 
+/* The affine chain in registers, a vector at a time: one full-width
+ * store per vector whatever k is. Applied pass by pass over the strip
+ * instead (apply_n k times, in place after the first), the chain stored
+ * every vector k times; each store waits in the core's store buffer until
+ * its line arrives from memory (the output is written without being
+ * read), so twice the stores let half as many lines be in flight, and a
+ * fused pair took half again one op's time while its FMAs cost a tenth
+ * (experiment 05's README, "The CPU's fused affine pair"). */
+static inline __attribute__((always_inline)) void affine_chain(float *o, const float *x, size_t n,
+                                                               int k)
+{
+    size_t i = 0;
+    for (; i + VF_LANES <= n; i += VF_LANES) {
+        vf v = vf_load(x + i);
+        for (int j = 0; j < k; j++)
+            v = v * FUSION_AFFINE_A + FUSION_AFFINE_B;
+        vf_store(o + i, v);
+    }
+    for (; i < n; i++) {
+        float v = x[i];
+        for (int j = 0; j < k; j++)
+            v = fusion_apply(v, FUSION_AFFINE);
+        o[i] = v;
+    }
+}
+
 static inline __attribute__((always_inline)) void chain_strip(float *out, const float *in,
                                                               size_t n, size_t lo, int k,
                                                               fusion_op op, cos_eval how)
@@ -96,6 +123,10 @@ static inline __attribute__((always_inline)) void chain_strip(float *out, const 
     size_t len = n - lo < STRIP ? n - lo : STRIP;
     if (op == FUSION_COS && how == COS_VECTOR) {
         cos_chain(out + lo, in + lo, len, k);
+        return;
+    }
+    if (op == FUSION_AFFINE) {
+        affine_chain(out + lo, in + lo, len, k);
         return;
     }
     apply_n(out + lo, in + lo, len, op);
