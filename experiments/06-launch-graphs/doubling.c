@@ -271,13 +271,16 @@ static void judge_shrinks(rl_ctx *ctx, const rl_points *all, const rl_point *sma
     rl_judge_status(ctx, c, NULL, measured, st, why);
 }
 
-/* The smallest batch's ratio fails only where the step there is
- * overhead-bound, its premise: its work (its time less its launches'
- * fixed cost, launch_s each, measured by the chain test) no more than
- * that fixed cost. A step whose work is most of its time doubles its work
- * when the batch doubles, whatever its launches cost. */
+/* The smallest batch's ratio fails only where the step there is as
+ * overhead-bound as the claim presumes, its premise: its work W (its time
+ * less its launches' fixed cost F, launch_s each, measured by the chain
+ * test) small enough that doubling it keeps the step under the bound b:
+ * (F + 2W) / (F + W) < b needs W < F (b - 1) / (2 - b), a ninth of F for
+ * b = 1.1. A step with more work than that doubles past the bound by its
+ * work, whatever its launches cost: a failure there is the work's
+ * (README, "The doubling test on a CPU"). */
 static void overhead_premise(rl_premise *pr, const rl_point *p, double launch_s,
-                             const char *launch_what)
+                             const char *launch_what, double bound)
 {
     double fixed = STEP_LAUNCHES * launch_s, work = p ? p->seconds - fixed : NAN;
     char work_what[96], fixed_what[160];
@@ -286,7 +289,8 @@ static void overhead_premise(rl_premise *pr, const rl_point *p, double launch_s,
     snprintf(fixed_what, sizeof fixed_what, "its %d launches (%s, %.2f us each)", STEP_LAUNCHES,
              launch_what, launch_s * 1e6);
     if (!(work <= 0)) /* work <= 0: all of it fixed cost, overhead-bound */
-        rl_premise_hides_under_to_fail(pr, work, work_what, fixed, fixed_what, 1.0,
+        rl_premise_hides_under_to_fail(pr, work, work_what, fixed, fixed_what,
+                                       (bound - 1) / (2 - bound),
                                        "the step is work-bound there, so its time follows the "
                                        "batch whatever its launches cost (--width narrows it)");
 }
@@ -305,7 +309,7 @@ void exp06_judge_doubling(rl_ctx *ctx, const rl_points *all, const rl_claim *sma
              gpu ? "t(2b) / t(b), the step launched op by op"
                  : "CPU: four OpenMP regions per step; a region costs microseconds, a GPU launch several");
     rl_premise pr = rl_premise_start();
-    overhead_premise(&pr, lo, launch_s, launch_what);
+    overhead_premise(&pr, lo, launch_s, launch_what, small->hi);
     rl_judge_ratio_given(ctx, small, NULL, lo ? exp06_doubling_ratio(all, lo) : RL_RATIO_NONE, &pr,
                          note);
     snprintf(note, sizeof note, "batch %.0f, d = %.0f; the work dominates: time follows the batch",
