@@ -232,13 +232,14 @@ double rl_point_roof_gbps(rl_ctx *ctx, const rl_point *p);
  * measured the group (rl_roof). */
 double rl_point_mbu(rl_ctx *ctx, const rl_point *p);
 /* That MBU and its spread, for a claim judged on it with
- * rl_judge_ratio_given: the point's q3 and q1 times over the probe's q1
- * and q3 rates (lo, hi). A threshold on a lone median turns with the
+ * rl_judge_ratio_given: the q1 and q3 of the rounds' ratios to the group's
+ * probe, or, without rounds, the point's q3 and q1 times over the probe's
+ * q1 and q3 rates (lo, hi). A threshold on a lone median turns with the
  * noise; on the spread it degrades to "not measured". */
 rl_ratio rl_point_mbu_spread(rl_ctx *ctx, const rl_point *p);
 double rl_point_mfu(rl_ctx *ctx, const rl_point *p);
-/* MFU and its spread, as rl_point_mbu_spread: the point's q3 and q1 times
- * over the compute probe's q1 and q3 rates where its group had one. */
+/* MFU and its spread, as rl_point_mbu_spread, against the group's
+ * compute probe where it had one. */
 rl_ratio rl_point_mfu_spread(rl_ctx *ctx, const rl_point *p);
 /* A ratio and its spread times k (a fraction as %), or inverted (1/MBU:
  * the time over the roof's time): lo and hi stay the low and high ends. */

@@ -15,12 +15,11 @@
  * host's memory bandwidth moves by a quarter within seconds; candidates
  * timed one after another would be ranked by the second each ran in,
  * while two calls a few milliseconds apart see the same machine. Each
- * candidate is then read at its fast rounds (its third fastest of 9, the
- * q1): in a slow minute every shape waits on the same starved memory and
+ * candidate is then read at its fast rounds (the q1 of its 9, rl_stats_of's:
+ * its third fastest): in a slow minute every shape waits on the same starved memory and
  * they all read alike, and the shapes differ where the memory lets them
- * run (on a Zen 4 VM one F16 shape read a third under the roof in fast
- * minutes and as fast as the others in slow ones: experiment 02's README,
- * "What bounds the F16 GEMV"). A candidate replaces the default only when
+ * run (experiment 02's README, "What bounds the F16 GEMV", has an F16
+ * shape that read under the roof only in fast minutes). A candidate replaces the default only when
  * its q1 is under 0.97 of the default's and it was the faster in most
  * rounds; of those, the lowest q1 wins.
  */
@@ -38,18 +37,6 @@ static const double MARGIN = 0.97;
 static void tuning_path(const rl_ctx *ctx, char *buf, size_t len)
 {
     snprintf(buf, len, "%s/%s/tuning.csv", ctx->args.out_dir, ctx->label);
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof v[0], compare_doubles);
-    return v[n / 2];
 }
 
 /* Validates every candidate: ms[i] INFINITY for one that passed, NaN for
@@ -105,17 +92,10 @@ static int wins_over_default(const rl_tune *t, const double *s, int i)
     return wins;
 }
 
-/* Candidate i's time in its fast rounds: the q1 of its rounds. */
-static double fast_rounds_s(const double *s, int i)
-{
-    double mine[ROUNDS];
-    memcpy(mine, s + i * ROUNDS, sizeof mine);
-    qsort(mine, ROUNDS, sizeof mine[0], compare_doubles);
-    return mine[ROUNDS / 4];
-}
-
-/* With --retune, every candidate's times, so that a choice can be read. */
-static void print_candidates(const rl_tune *t, const double *ms, const double *s)
+/* With --retune, every candidate's times, so that a choice can be read:
+ * st[i], candidate i's rounds (its median and, for its fast rounds, q1). */
+static void print_candidates(const rl_tune *t, const double *ms, const rl_stats *st,
+                             const double *s)
 {
     char name[64];
     printf("tuning      %s: candidate, median ms, fast rounds (q1) ms, rounds won over the default\n",
@@ -125,8 +105,8 @@ static void print_candidates(const rl_tune *t, const double *ms, const double *s
         if (isnan(ms[i]))
             printf("              %-24s failed validation\n", name);
         else
-            printf("              %-24s %8.3f %8.3f  %d of %d%s\n", name, ms[i],
-                   1e3 * fast_rounds_s(s, i), i == t->fallback ? 0 : wins_over_default(t, s, i),
+            printf("              %-24s %8.3f %8.3f  %d of %d%s\n", name, ms[i], 1e3 * st[i].q1,
+                   i == t->fallback ? 0 : wins_over_default(t, s, i),
                    ROUNDS, i == t->fallback ? " (the default)" : "");
     }
 }
@@ -143,21 +123,21 @@ static int time_candidates(const rl_tune *t, double *ms, int *failed, bool verbo
     if (!s)
         rl_die(RL_EXIT_FAILED, "out of memory tuning %s", t->key);
     time_rounds(t, ms, s);
-    double mine[ROUNDS];
+    rl_stats st[MAX_CANDIDATES]; /* each candidate's rounds: the fast ones are its q1 */
     for (int i = 0; i < t->n; i++)
         if (!isnan(ms[i])) {
-            memcpy(mine, s + i * ROUNDS, sizeof mine);
-            ms[i] = 1e3 * median_of(mine, ROUNDS);
+            st[i] = rl_stats_of(s + i * ROUNDS, ROUNDS);
+            ms[i] = 1e3 * st[i].median;
         }
     if (verbose)
-        print_candidates(t, ms, s);
+        print_candidates(t, ms, st, s);
     int best = -1;
     if (!isnan(ms[t->fallback])) {
-        double best_ratio = MARGIN, fallback_s = fast_rounds_s(s, t->fallback);
+        double best_ratio = MARGIN;
         for (int i = 0; i < t->n; i++) {
             if (isnan(ms[i]) || i == t->fallback)
                 continue;
-            double ratio = fast_rounds_s(s, i) / fallback_s;
+            double ratio = st[i].q1 / st[t->fallback].q1;
             if (ratio < best_ratio && wins_over_default(t, s, i) >= MIN_WINS)
                 best = i, best_ratio = ratio;
         }

@@ -219,12 +219,12 @@ void exp01_judge_work_differs(rl_ctx *ctx, const rl_points *all)
     snprintf(note, sizeof note, "bound %.1fx (%d %s / 2); full device: the most compute work per "
              "second in sweep a; both read busy", units / 2.0, units,
              ctx->kind == RL_CUDA ? "SMs" : "CPUs");
-    double full = exp01_full_device(all);
+    const rl_point *best = full_device_point(all);
     const point *one = find(all, "a_occupancy", "compute", 1);
+    double full = best ? work_per_s(best) : NAN;
     double ratio = one && full > 0 ? full / one->work_per_s : NAN;
     /* work a second, not a busy reading: no window to hold (EXP01_NO_WINDOW),
      * but another process that takes a CPU during either hold moves it */
-    const rl_point *best = full_device_point(all);
     const point *both[2] = {one, best ? RL_DATA(point, best) : NULL};
     char measured[64];
     if (!held_alone(ctx, exp01_claim(ctx, WORK_DIFFERS), both, 2,

@@ -210,9 +210,10 @@ static int first_fallen(rl_ctx *ctx, const rl_points *all, quant_format f, bool 
 }
 
 /* Where the measured bend may lie, given each speedup's spread (its
- * rounds' q1-q3: F16 and the format share a group): the first M whose speedup could
- * be below the bar (its low end is) and the first whose speedup surely is
- * (its high end is); INFINITY where none is within the sweep. */
+ * rounds' q1-q3: F16 and the format share a group): the first M whose
+ * speedup could be below the bar (its low end is) and the first whose
+ * speedup surely is (its high end is); INFINITY where none is within the
+ * sweep. */
 static void fallen_range(rl_ctx *ctx, const rl_points *all, quant_format f, double *earliest,
                          double *surely)
 {

@@ -225,7 +225,7 @@ void exp07_judge_mbu(rl_ctx *ctx, const rl_points *all, const rl_claim *claim, c
  * grows with B as attention's does. Half, as attention_mbu's premise
  * asks: the ridge moves with the minute's bandwidth, and a batch whose AI
  * sits near the ridge itself was judged in one run and not in the next
- * (README, "Tolerances"). */
+ * (README, Method). */
 static int largest_memory_bound_batch(rl_ctx *ctx, const rl_steps *batches)
 {
     int b_hi = 1;
