@@ -24,7 +24,13 @@
  * deadline and half the 10 % a run may overrun is skipped too (its
  * verdict then says "not measured"), so a run ends within its budget
  * +10 % unless the model was wrong about the very group that ends it.
- * Without --budget nothing here runs.
+ *
+ * A lab run gets the same clock, its slot (--slot, RL_LAB_SLOT_S when
+ * none is given): a slow CPU or a slow reference variant sheds sweep
+ * points and samples less, it does not stretch the run past the two
+ * minutes a lab run promises. Only the clock is shared: the tuner, the
+ * ceilings and the trials keep the lab's rules, which --budget shortens
+ * (rl_budget_given is --budget's alone). With neither, nothing here runs.
  */
 #include "internal.h"
 #include "rl_budget.h"
@@ -60,6 +66,7 @@ typedef struct budget_group {
 
 struct rl_budget {
     double budget_s, deadline;
+    bool slot;                   /* a lab run's --slot, not --budget: what the messages name */
     budget_group *g;
     int n, cap;
     int current;                 /* the group admitted last, or -1 */
@@ -174,12 +181,14 @@ bool rl_budget_given(const rl_ctx *ctx) { return ctx->args.budget_s > 0; }
 
 rl_budget *rl_budget_new(const rl_ctx *ctx, double started)
 {
-    if (!rl_budget_given(ctx))
+    bool slot = !rl_budget_given(ctx) && ctx->args.slot_s > 0;
+    if (!rl_budget_given(ctx) && !slot)
         return NULL;
     rl_budget *b = calloc(1, sizeof *b);
     if (!b)
         rl_die(RL_EXIT_FAILED, "out of memory for the budget");
-    b->budget_s = ctx->args.budget_s;
+    b->budget_s = slot ? ctx->args.slot_s : ctx->args.budget_s;
+    b->slot = slot;
     b->deadline = started + b->budget_s;
     b->current = -1;
     b->scale_lo = INFINITY;
@@ -199,6 +208,8 @@ void rl_budget_free(rl_budget *b)
 }
 
 double rl_budget_seconds(const rl_budget *b) { return b ? b->budget_s : 0; }
+
+bool rl_budget_is_slot(const rl_budget *b) { return b && b->slot; }
 
 void rl_budget_group(rl_budget *b, int leader, int members, double call_s, double sum_s,
                      bool needed)
@@ -265,13 +276,15 @@ void rl_budget_print(const rl_budget *b)
     double spare = fmax(0, left - needed);
     int fit = optional > 0 ? (int)fmin(b->optional, floor(b->optional * spare / optional)) : b->optional;
     rl_stop_rule r = rule_at(b, s);
+    const char *lead = rl_budget_is_slot(b) ? "slot        " : "budget      ";
     if (left + RESERVE_S > 0)
-        printf("budget      %.0f s: %.0f s left after the ceilings and inputs, %.0f s kept for the "
-               "verdicts and charts\n", b->budget_s, left + RESERVE_S, RESERVE_S);
+        printf("%s%.0f s: %.0f s left after the ceilings and inputs, %.0f s kept for the "
+               "verdicts and charts\n", lead, b->budget_s, left + RESERVE_S, RESERVE_S);
     else /* fixed work cannot shrink: say so before it starts */
-        printf("budget      %.0f s: less than the ceilings and the experiment's own work (its "
-               "inputs, holds: ~%.0f s by its estimate) take; the run will end past its budget\n",
-               b->budget_s, fmax(0, b->fixed_s - b->outside_s));
+        printf("%s%.0f s: less than the ceilings and the experiment's own work (its "
+               "inputs, holds: ~%.0f s by its estimate) take; the run will end past its %s\n",
+               lead, b->budget_s, fmax(0, b->fixed_s - b->outside_s),
+               rl_budget_is_slot(b) ? "slot" : "budget");
     printf("            %d needed group(s) ~%.0f s", b->needed, needed);
     print_rule(" under ", &r);
     printf("%s\n            optional (sweep) groups: ~%d of %d fit", s < 1 ? " (scaled to fit)" : "",
@@ -406,8 +419,8 @@ double rl_budget_left_s(const rl_budget *b)
 void rl_budget_skip(const rl_budget *b, rl_point *p)
 {
     p->state = RL_POINT_SKIPPED;
-    snprintf(p->why, sizeof p->why, "not run: --budget %.0f s left no time for it",
-             b ? b->budget_s : 0);
+    snprintf(p->why, sizeof p->why, "not run: %s %.0f s left no time for it",
+             b && b->slot ? "--slot" : "--budget", b ? b->budget_s : 0);
 }
 
 /* At the end: what the budget gave, on the console and (meta) for the CSV. */
@@ -415,9 +428,9 @@ void rl_budget_report(const rl_budget *b, double took, char *meta, size_t len)
 {
     if (!b)
         return;
-    printf("budget      %.0f s of %.0f s (%+.0f %%); %d of %d optional group(s) run, %d group(s) "
+    printf("%s%.0f s of %.0f s (%+.0f %%); %d of %d optional group(s) run, %d group(s) "
            "not run\n            the verdicts' groups took %.1f s, the optional ones %.1f s, "
-           "parts' inputs %.1f s", took, b->budget_s, 100 * (took / b->budget_s - 1),
+           "parts' inputs %.1f s", rl_budget_is_slot(b) ? "slot        " : "budget      ", took, b->budget_s, 100 * (took / b->budget_s - 1),
            b->optional_run, b->optional, b->skipped, b->needed_took,
            fmax(0, b->took_done - b->needed_took), b->outside_s);
     if (b->scale_hi >= b->scale_lo) {

@@ -21,6 +21,9 @@ static const char *COMMON_HELP =
     "                           fit a cache are judged against that cache's ceiling\n"
     "  --budget SECONDS         finish within SECONDS of wall time (+10 %): the points the\n"
     "                           verdicts need first, then the rest as time allows\n"
+    "  --slot SECONDS           a lab run's clock (default 105 in a lab run; 0: none): it ends\n"
+    "                           within SECONDS (+10 %), the charts' sweep points shed first;\n"
+    "                           unlike --budget, the tuner, ceilings and trials stay the lab's\n"
     "  --timeout SECONDS        stop sampling a point after SECONDS, quiet or not (default\n"
     "                           the mode's: quick 0.3, lab 1, full 2.5)\n"
     "  --ceilings FILE          use the roofs in FILE (a ceilings.csv) and measure none\n"
@@ -225,6 +228,11 @@ static int parse_common(const char *prog, const char *name, const char *value, r
     } else if (!strcmp(name, "budget")) {
         if (!parse_seconds(value, 1, 86400, &a->budget_s))
             return usage_error(prog, "bad --budget '%s': expected seconds, 1 to 86400", value);
+    } else if (!strcmp(name, "slot")) {
+        if (!parse_seconds(value, 0, 86400, &a->slot_s) || (a->slot_s > 0 && a->slot_s < 1))
+            return usage_error(prog, "bad --slot '%s': expected seconds, 1 to 86400, or 0 for none",
+                               value);
+        a->slot_given = true;
     } else if (!strcmp(name, "timeout")) {
         if (!parse_seconds(value, 0.001, 3600, &a->timeout_s))
             return usage_error(prog, "bad --timeout '%s': expected seconds, 0.001 to 3600", value);
@@ -260,7 +268,7 @@ static bool common_takes_value(const char *name)
 {
     static const char *with_value[] = {"backend", "cache",    "out",  "plots",    "label",
                                        "variant", "device",   "seed", "reference", "ceilings",
-                                       "max-bytes", "roofs",   "budget", "timeout", "plan-file",
+                                       "max-bytes", "roofs",   "budget", "slot", "timeout", "plan-file",
                                        "outcome-file", "rows-file"};
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         if (!strcmp(name, with_value[i]))
@@ -336,6 +344,12 @@ int rl_parse_args(int argc, char **argv, const rl_option *extra, rl_args *a)
     if (a->quick && a->full)
         return usage_error(prog, "--quick and --full exclude each other");
     a->mode = a->quick ? RL_MODE_QUICK : a->full ? RL_MODE_FULL : RL_MODE_LAB;
+    /* A lab run promises about two minutes on any machine: without a clock
+     * of its own it takes the lab slot's. --budget is the stricter clock. */
+    if (a->mode == RL_MODE_LAB && !a->slot_given)
+        a->slot_s = RL_LAB_SLOT_S;
+    if (a->budget_s > 0)
+        a->slot_s = 0;
     return 0;
 }
 

@@ -279,7 +279,7 @@ static void report_budget(rl_ctx *ctx)
         return;
     char meta[512];
     rl_budget_report(budget, rl_now_s() - ctx->priv->clock.started, meta, sizeof meta);
-    rl_meta(ctx, "budget_run", "%s", meta);
+    rl_meta(ctx, rl_budget_is_slot(budget) ? "slot_run" : "budget_run", "%s", meta);
 }
 
 /* The charts of a run that ended, or why none were drawn: said in words

@@ -164,6 +164,13 @@ void rl_plan_print(rl_ctx *ctx)
     double so_far = rl_now_s() - rl_clock_room(ctx)->started; /* the ceilings, the inputs */
     p->s += so_far;
     p->max_s += so_far;
+    /* A clock (--budget, a lab run's --slot) sheds what the model would
+     * add beyond it: the run ends within it +10 %. */
+    double clock_s = rl_budget_seconds(rl_budget_of(ctx));
+    if (clock_s > 0) {
+        p->max_s = fmin(p->max_s, 1.1 * clock_s);
+        p->s = fmin(p->s, p->max_s);
+    }
     format_duration(p->s, t, sizeof t);
     format_duration(p->max_s, most, sizeof most);
     double before = last_run_s(ctx);
@@ -182,7 +189,8 @@ void rl_plan_print(rl_ctx *ctx)
     const rl_budget *budget = rl_budget_of(ctx);
     rl_budget_print(budget);
     if (budget)
-        rl_meta(ctx, "budget_s", "%.0f", rl_budget_seconds(budget));
+        rl_meta(ctx, rl_budget_is_slot(budget) ? "slot_s" : "budget_s", "%.0f",
+                rl_budget_seconds(budget));
     fflush(stdout);
     rl_progress_total(ctx, p->groups);
 }

@@ -20,12 +20,13 @@ typedef struct rl_budget rl_budget;
  * plan's longest time. */
 extern const double RL_MEMBER_OVERHEAD_S;
 
-/* The one door to a run's budget: NULL without --budget (or for a
- * context without a private part, a test's). */
+/* The one door to a run's budget: NULL without --budget or --slot (or
+ * for a context without a private part, a test's). */
 rl_budget *rl_budget_of(const rl_ctx *ctx);
 
-/* The run's --budget from started on, its stop rules scaled down from
- * the run's (ctx->rule as it is now); NULL without one. */
+/* The run's --budget (or else its --slot) from started on, its stop
+ * rules scaled down from the run's (ctx->rule as it is now); NULL
+ * without either. */
 rl_budget *rl_budget_new(const rl_ctx *ctx, double started);
 void rl_budget_free(rl_budget *b);
 
@@ -48,6 +49,7 @@ double rl_budget_needed_s(const rl_budget *b);
 /* What fits, on the console with the plan. */
 void rl_budget_print(const rl_budget *b);
 double rl_budget_seconds(const rl_budget *b); /* the budget given; 0 without one */
+bool rl_budget_is_slot(const rl_budget *b);   /* the clock is a lab run's --slot */
 
 /* Before the group led by point `leader`: false, skip it; true, run it
  * under *rule (set here to the scaled stop rule). group_done after it,

@@ -163,9 +163,14 @@ typedef enum rl_cache_state { RL_CACHE_UNSET = 0, RL_COLD, RL_HOT } rl_cache_sta
  * smoke test of a few seconds. */
 typedef enum rl_mode { RL_MODE_LAB = 0, RL_MODE_QUICK, RL_MODE_FULL } rl_mode;
 
+/* A lab run's clock when none is given: it ends within this +10 %, under
+ * the two minutes a lab run promises, whatever the CPU (budget.c). */
+#define RL_LAB_SLOT_S 105.0
+
 typedef struct rl_args {
     rl_backend_choice backend;
     bool quick, full, list, help, no_plot, plot_only, print_label, cache_given, no_reference;
+    bool slot_given;  /* --slot given, 0 included */
     bool start_roofs; /* --roofs start: judge against the run-start ladder, no group probes */
     bool retune;      /* --retune: time the tunable kernels' candidates again (tuning.c) */
     bool list_points; /* --points: print the declared points and exit (run.c) */
@@ -177,6 +182,8 @@ typedef struct rl_args {
     const char *rows_file;     /* --rows-file FILE: the run's rows as a CSV, kept or not */
     double max_bytes;          /* --max-bytes: largest working set; 0: the mode's default */
     double budget_s;           /* --budget: the run's wall-clock seconds; 0: none (plan.c) */
+    double slot_s;             /* --slot: a lab run's clock (budget.c); 0: none. A lab run
+                                  without --budget or --slot gets RL_LAB_SLOT_S */
     double timeout_s;          /* --timeout: a point's sampling time limit; 0: the mode's */
     int device;
     uint64_t seed;

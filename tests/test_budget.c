@@ -99,14 +99,15 @@ static const rl_experiment TOY = {
     .declare = toy_declare,
 };
 
-static rl_table *run_toy(const rl_experiment *exp, const char *budget, char *dir, size_t len)
+static rl_table *run_toy_clock(const rl_experiment *exp, const char *clock, const char *budget,
+                               char *dir, size_t len)
 {
     make_temp_dir(dir, len);
     char out[1100], plots[1100], csv[1200], why[256];
     snprintf(out, sizeof out, "%s/results", dir);
     snprintf(plots, sizeof plots, "%s/plots", dir);
     char *argv[] = {"toy", "--backend", "cpu", "--quick", "--no-plot", "--label", "toy",
-                    "--budget", (char *)budget, "--out", out, "--plots", plots,
+                    (char *)clock, (char *)budget, "--out", out, "--plots", plots,
                     "--ceilings", TEST_CEILINGS, NULL};
     order[0] = '\0';
     measure_lock();
@@ -118,6 +119,11 @@ static rl_table *run_toy(const rl_experiment *exp, const char *budget, char *dir
     cr_assert(t, "the CSV is written whole: %s", why);
     cr_assert_eq(t->nrows, 3, "one row per declared point");
     return t;
+}
+
+static rl_table *run_toy(const rl_experiment *exp, const char *budget, char *dir, size_t len)
+{
+    return run_toy_clock(exp, "--budget", budget, dir, len);
 }
 
 Test(budget, an_ample_budget_runs_every_point_the_needed_group_first, .init = cr_redirect_stdout)
@@ -149,6 +155,52 @@ Test(budget, a_spent_budget_runs_nothing_and_writes_every_row_with_why, .init = 
     rm_tree(dir);
 }
 
+Test(budget, a_spent_slot_sheds_like_a_budget_and_says_it_was_the_slot,
+     .init = cr_redirect_stdout)
+{
+    rl_experiment late = TOY;
+    late.declare = late_declare;
+    char dir[1024];
+    rl_table *t = run_toy_clock(&late, "--slot", "1", dir, sizeof dir);
+    cr_assert_str_eq(order, "", "no point is validated once the slot is spent");
+    for (int r = 0; r < t->nrows; r++) {
+        const char *why = rl_table_get(t, r, "skipped_reason");
+        cr_assert(strstr(why, "--slot 1 s"), "row %d says why: '%s'", r, why);
+    }
+    cr_assert(has_meta(t, "# slot_s: 1"));
+    cr_assert_not(has_meta(t, "# budget_s: 1"), "a slot is not a --budget");
+    rl_table_free(t);
+    rm_tree(dir);
+}
+
+Test(budget, a_lab_run_has_a_slot_that_only_budget_and_other_modes_lift)
+{
+    rl_args a;
+    char *lab[] = {"exp", NULL};
+    cr_assert_eq(rl_parse_args(1, lab, NULL, &a), 0);
+    cr_assert_float_eq(a.slot_s, RL_LAB_SLOT_S, 1e-9, "a lab run keeps its two minutes");
+    char *mine[] = {"exp", "--slot", "60", NULL};
+    cr_assert_eq(rl_parse_args(3, mine, NULL, &a), 0);
+    cr_assert_float_eq(a.slot_s, 60, 1e-9);
+    char *none[] = {"exp", "--slot", "0", NULL};
+    cr_assert_eq(rl_parse_args(3, none, NULL, &a), 0);
+    cr_assert_eq(a.slot_s, 0, "--slot 0: no clock");
+    char *budget[] = {"exp", "--budget", "30", NULL};
+    cr_assert_eq(rl_parse_args(3, budget, NULL, &a), 0);
+    cr_assert_eq(a.slot_s, 0, "--budget is the clock");
+    char *quick[] = {"exp", "--quick", NULL}, *full[] = {"exp", "--full", NULL};
+    cr_assert_eq(rl_parse_args(2, quick, NULL, &a), 0);
+    cr_assert_eq(a.slot_s, 0, "a quick run is short by its rule");
+    cr_assert_eq(rl_parse_args(2, full, NULL, &a), 0);
+    cr_assert_eq(a.slot_s, 0, "the reference sweep has no clock");
+    const char *bad[] = {"-1", "0.5", "ten", "1e9", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *argv[] = {"exp", "--slot", (char *)bad[i], NULL};
+        cr_redirect_stderr();
+        cr_assert_eq(rl_parse_args(3, argv, NULL, &a), RL_EXIT_USAGE, "--slot '%s'", bad[i]);
+    }
+}
+
 Test(budget, the_command_line_takes_seconds_and_refuses_the_rest)
 {
     rl_args a;
@@ -174,7 +226,7 @@ static char all_out[1 << 14], all_err[1 << 14], all_log[1 << 12];
  * own: 20), needing 30, 25 and 60 s (exp-93 says nothing: its weight, 20,
  * where need93 is NULL), on a fresh label; the log of their calls in
  * all_log. Returns the script's exit code. */
-static int run_all(const char *budget, const char *need93)
+static int run_all_with(const char *budget, const char *need93, const char *env, const char *flags)
 {
     char dir[1024], cmd[8192];
     make_temp_dir(dir, sizeof dir);
@@ -185,10 +237,10 @@ static int run_all(const char *budget, const char *need93)
              dir, dir, dir, dir);
     cr_assert_eq(system(cmd), 0, "%s", cmd);
     snprintf(cmd, sizeof cmd,
-             "env B='%s/bin' LABEL=t FLAGS='--out %s/results' BUDGET='%s' FAKE_LOG='%s/log' "
-             "FAKE_CEILINGS_S=1 FAKE_NEED_91=30 FAKE_NEED_92=25 %s%s bash '" RL_SOURCE_ROOT
+             "env B='%s/bin' LABEL=t FLAGS='--out %s/results%s' BUDGET='%s' FAKE_LOG='%s/log' "
+             "FAKE_CEILINGS_S=1 FAKE_NEED_91=30 FAKE_NEED_92=25 %s%s %s bash '" RL_SOURCE_ROOT
              "/harness/ops/run-all.sh'",
-             dir, dir, budget, dir, need93 ? "FAKE_NEED_93=" : "", need93 ? need93 : "");
+             dir, dir, flags, budget, dir, need93 ? "FAKE_NEED_93=" : "", need93 ? need93 : "", env);
     int rc = run_capture(cmd, all_out, sizeof all_out, all_err, sizeof all_err);
     snprintf(cmd, sizeof cmd, "%s/log", dir);
     char *log = read_file(cmd, NULL);
@@ -196,6 +248,11 @@ static int run_all(const char *budget, const char *need93)
     free(log);
     rm_tree(dir);
     return rc;
+}
+
+static int run_all(const char *budget, const char *need93)
+{
+    return run_all_with(budget, need93, "", "");
 }
 
 /* The budget each stand-in ran with, from the log (-1: it did not run). */
@@ -244,11 +301,46 @@ Test(budget, make_all_takes_a_weight_where_a_plan_says_no_need)
     cr_assert_geq(ran_with("93"), 20, "%s", all_log);
 }
 
-Test(budget, make_all_without_a_budget_plans_nothing)
+/* The --slot a stand-in ran with in a lab series (-1: none). */
+static int slot_of(const char *n)
 {
-    int rc = run_all("", "60");
+    char key[16];
+    snprintf(key, sizeof key, "%s run - slot ", n);
+    const char *at = strstr(all_log, key);
+    return at ? atoi(at + strlen(key)) : -1;
+}
+
+Test(budget, make_all_without_a_budget_is_a_lab_series_on_the_lab_clock)
+{
+    int rc = run_all_with("", "60", "LAB_SERIES_S=150", "");
     cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, all_out, all_err);
-    cr_assert_null(strstr(all_log, "plan"), "%s", all_log);
-    cr_assert(strstr(all_log, "91 run -\n92 run -\n93 run -\n"), "in order, no --budget:\n%s",
+    cr_assert_null(strstr(all_log, "plan"), "no plan, no budget:\n%s", all_log);
+    cr_assert(!strncmp(all_log, "ceilings\n91 points\n", 19),
+              "a fresh label's ceilings first, out of the series' time:\n%s", all_log);
+    cr_assert(strstr(all_log, "91 run - slot") && strstr(all_log, "92 run - slot") &&
+                  strstr(all_log, "93 run - slot"), "in order, each with its slot:\n%s", all_log);
+    cr_assert_lt(strstr(all_log, "91 run") - all_log, strstr(all_log, "92 run") - all_log);
+    cr_assert_lt(strstr(all_log, "92 run") - all_log, strstr(all_log, "93 run") - all_log);
+    /* equal weights (60 each): a third, then half of what is left, then the rest */
+    cr_assert(slot_of("91") >= 45 && slot_of("91") <= 50, "%s", all_log);
+    cr_assert(slot_of("92") >= 45 && slot_of("92") <= 75, "what 91 left passes on:\n%s", all_log);
+    cr_assert(slot_of("93") >= 45 && slot_of("93") <= 105, "never over a lab slot:\n%s", all_log);
+    cr_assert(strstr(all_out, "the lab series took"), "%s", all_out);
+}
+
+Test(budget, a_lab_series_caps_each_slot_at_a_lab_runs)
+{
+    int rc = run_all_with("", "60", "", "");
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, all_out, all_err);
+    cr_assert_eq(slot_of("91"), 105, "560 s over three: each capped at 105 s:\n%s", all_log);
+    cr_assert_eq(slot_of("93"), 105, "%s", all_log);
+}
+
+Test(budget, make_all_quick_or_full_has_no_clock)
+{
+    int rc = run_all_with("", "60", "", " --quick");
+    cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, all_out, all_err);
+    cr_assert(strstr(all_log, "91 run -\n92 run -\n93 run -\n"), "in order, no clock:\n%s",
               all_log);
+    cr_assert_null(strstr(all_log, "points"), "nothing measured up front:\n%s", all_log);
 }

@@ -23,6 +23,16 @@
 #                 leaves unused passes to the next; each runs with
 #                 --budget (its share) and so fits it +10 %. They run from
 #                 the smallest need to the largest.
+#   (no BUDGET)   a lab series (no --quick or --full in FLAGS) keeps the
+#                 lab's promise of 10 minutes on 2 cores: LAB_SERIES_S
+#                 (560 s) is split as the series goes, each experiment's
+#                 --slot its share of what is left in proportion to its
+#                 LAB_WEIGHT (below), at most RL_LAB_SLOT_S (105 s), so
+#                 time one leaves unused passes to the next, in order
+#                 01, 02, ... A fresh label's ceilings are measured first
+#                 (the first experiment's --points), out of the series'
+#                 time, not out of one experiment's slot. A slot sheds a
+#                 chart's sweep points first (harness/budget.c).
 #   EXPS="07 03"  only these experiments (two-digit numbers; default all):
 #                 make reference EXPS=07 re-measures one experiment's
 #                 reference run and leaves the others' CSVs as they are
@@ -43,6 +53,13 @@ LABEL=${LABEL:-}
 FLAGS=${FLAGS:-}
 BUDGET=${BUDGET:-}
 declare -A WEIGHT=([01]=12 [02]=28 [03]=48 [04]=10 [05]=10 [06]=9 [07]=58 [08]=35)
+# The lab series' weights: about what each lab run took with no clock on
+# the machine README.md names ("Runs that fit a clock"), a little more for
+# the ones that cannot shed (exp-01's holds, exp-03's model), so that they
+# keep what they need and what they leave passes on. Not listed: 60.
+declare -A LAB_WEIGHT=([01]=50 [02]=95 [03]=70 [04]=55 [05]=100 [06]=80 [07]=100 [08]=65)
+LAB_SERIES_S=${LAB_SERIES_S:-560}
+LAB_SLOT_MAX=105
 
 [ -n "$LABEL" ] || { echo "run-all: LABEL is required" >&2; exit 2; }
 if [ -n "$BUDGET" ] && ! [[ $BUDGET =~ ^[0-9]+$ && $BUDGET -ge 1 ]]; then
@@ -117,6 +134,31 @@ if [ -n "$BUDGET" ]; then
         exit 2
     fi
 fi
+# A lab series: no BUDGET, no --quick or --full, no --slot of its own.
+lab_series=no
+[ -z "$BUDGET" ] && ! [[ " $FLAGS " =~ \ --(quick|full|slot)[\ =] ]] && lab_series=yes
+
+# Experiment i's slot in a lab series: its weight's share of what is left.
+lab_slot_of() {
+    local i=$1 left=$2 rest=0 j n share
+    for ((j = i; j < ${#bins[@]}; j++)); do
+        n=${bins[j]##*/exp-}
+        rest=$((rest + ${LAB_WEIGHT[$n]:-60}))
+    done
+    n=${bins[i]##*/exp-}
+    share=$((left * ${LAB_WEIGHT[$n]:-60} / rest))
+    [ "$share" -le "$LAB_SLOT_MAX" ] || share=$LAB_SLOT_MAX
+    [ "$share" -ge 1 ] || share=1
+    echo "$share"
+}
+
+if [ $lab_series = yes ] && [ ! -f "$out_dir/$LABEL/ceilings.csv" ] && [ ${#bins[@]} -gt 0 ]; then
+    echo "run-all: a fresh label: its ceilings first, out of the series' ${LAB_SERIES_S} s"
+    # shellcheck disable=SC2086
+    "${bins[0]}" $FLAGS --points --label "$LABEL" >/dev/null ||
+        echo "run-all: the ceilings were not measured up front; the first experiment will" >&2
+fi
+
 failed=0
 for ((i = 0; i < ${#bins[@]}; i++)); do
     bin=${bins[i]} budget_flag=()
@@ -126,6 +168,11 @@ for ((i = 0; i < ${#bins[@]}; i++)); do
         [ "$share" -ge 1 ] || share=1
         echo "run-all: ${bin##*/} gets ${share} s of the ${left} s left of BUDGET=${BUDGET}"
         budget_flag=(--budget "$share")
+    elif [ $lab_series = yes ]; then
+        left=$((LAB_SERIES_S - (SECONDS - t0)))
+        share=$(lab_slot_of "$i" "$left")
+        echo "run-all: ${bin##*/} gets a ${share} s slot of the ${left} s left of the lab series' ${LAB_SERIES_S} s"
+        budget_flag=(--slot "$share")
     fi
     # shellcheck disable=SC2086
     "$bin" $FLAGS "${budget_flag[@]}" --label "$LABEL"
@@ -135,5 +182,6 @@ for ((i = 0; i < ${#bins[@]}; i++)); do
     [ $rc -eq 0 ] || failed=1
 done
 [ -n "$BUDGET" ] && echo "run-all: the experiments took $((SECONDS - t0)) s of BUDGET=${BUDGET}"
+[ $lab_series = yes ] && echo "run-all: the lab series took $((SECONDS - t0)) s of its ${LAB_SERIES_S} s"
 "$B/rooflab" summary --label "$LABEL" || failed=1
 exit $failed
