@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,10 +97,11 @@ static void exact_with_xhat(problem *p)
     rl_host_free(xhat);
 }
 
-static problem make_problem(quant_format f, int rows, int k, uint64_t seed)
+/* W from w_seed, x from x_seed: tokens of one batch share their W. */
+static problem make_problem_of(quant_format f, int rows, int k, uint64_t w_seed, uint64_t x_seed)
 {
-    problem p = {f, rows, k, random_halves(k, -1, 1, seed + 1), NULL, NULL, NULL, NULL, NULL};
-    fp16 *w16 = random_halves((size_t)rows * k, -1, 1, seed);
+    problem p = {f, rows, k, random_halves(k, -1, 1, x_seed), NULL, NULL, NULL, NULL, NULL};
+    fp16 *w16 = random_halves((size_t)rows * k, -1, 1, w_seed);
     p.w = rl_host_alloc(quant_row_bytes(f, k) * rows);
     quant_encode_matrix(f, p.w, w16, rows, k);
     rl_host_free(w16);
@@ -111,6 +113,11 @@ static problem make_problem(quant_format f, int rows, int k, uint64_t seed)
     quant_int8_error_bound(p.bound, f, p.w, p.x, rows, k);
     exact_with_xhat(&p);
     return p;
+}
+
+static problem make_problem(quant_format f, int rows, int k, uint64_t seed)
+{
+    return make_problem_of(f, rows, k, seed, seed + 1);
 }
 
 static void free_problem(problem *p)
@@ -132,6 +139,20 @@ static float *run_decode(const problem *p, quant_isa isa)
     quant_decode_int8(&a, isa);
     rl_host_free(scratch);
     return y;
+}
+
+/* y (rows floats, not freed) against p's exact y and its bound, and
+ * against y with x-hat to within FP32 rounding. */
+static void check_y(const problem *p, const float *y, const char *what)
+{
+    rl_check c = rl_compare_f32_bound(y, p->ref, p->bound, (size_t)p->rows);
+    char msg[256];
+    rl_check_describe(&c, msg, sizeof msg);
+    cr_assert(c.ok, "%s %s (rows %d, k %d, %d threads): %s", quant_formats[p->f].name, what,
+              p->rows, p->k, omp_get_max_threads(), msg);
+    for (int r = 0; r < p->rows; r++)
+        cr_assert_leq(fabs(y[r] - p->hat[r]), p->fp_tol[r], "%s %s row %d: %.9g vs %.9g (x-hat)",
+                      quant_formats[p->f].name, what, r, y[r], p->hat[r]);
 }
 
 static void check_problem(const problem *p, quant_isa isa)
@@ -170,6 +191,52 @@ Test(quant_dot, every_format_within_its_bound_on_both_paths, .timeout = 300)
             }
     omp_set_num_threads(saved);
     cr_assert_gt(checked, 150);
+}
+
+/* The batch kernel at a few tokens (one tile: the one-token kernel's
+ * shape, rows side by side) and past a tile (a row at a time): each
+ * token's y within its bound, for every shape the tuner may choose, on
+ * row counts with a remainder of each size. */
+Test(quant_dot, the_batch_kernel_at_every_shape_and_token_count_within_its_bound,
+     .timeout = 300)
+{
+    if (quant_isa_best() == QUANT_ISA_C)
+        cr_skip_test("this build has no SIMD kernels: the batch runs the one-token C kernel");
+    enum { K = 1280, MOST = 5 };
+    int checked = 0;
+    for (int f = QF_Q8; f < QF_COUNT; f++) {
+        quant_dot_shape saved = quant_dot_get_shape((quant_format)f);
+        for (int rows = 65; rows <= 67; rows++) {
+            problem p[MOST];
+            fp16 *x = rl_host_alloc(sizeof(fp16) * K * MOST);
+            for (int t = 0; t < MOST; t++) {
+                p[t] = make_problem_of((quant_format)f, rows, K, 800 + 10 * f + rows,
+                                       900 + 10 * t + rows);
+                memcpy(x + (size_t)t * K, p[t].x, sizeof(fp16) * K);
+            }
+            float *y = rl_host_alloc(sizeof(float) * rows * MOST);
+            void *scratch = rl_host_alloc(quant_batch_int8_scratch(rows, K, MOST));
+            for (const int *r = QUANT_DOT_ROWS; *r >= 0; r++)
+                for (int n = 2; n <= MOST; n++) {
+                    cr_assert(quant_dot_set_shape((quant_format)f, (quant_dot_shape){*r, 1024}));
+                    memset(y, 0xFF, sizeof(float) * rows * MOST); /* NaN: unwritten fails */
+                    quant_args a = {(quant_format)f, y, p[0].w, x, rows, K, n, scratch, NULL};
+                    quant_batch_int8(&a, quant_isa_best());
+                    char what[64];
+                    for (int t = 0; t < n; t++, checked++) {
+                        snprintf(what, sizeof what, "batch of %d, token %d, %d rows a step", n, t, *r);
+                        check_y(&p[t], y + (size_t)t * rows, what);
+                    }
+                }
+            for (int t = 0; t < MOST; t++)
+                free_problem(&p[t]);
+            rl_host_free(x);
+            rl_host_free(y);
+            rl_host_free(scratch);
+        }
+        cr_assert(quant_dot_set_shape((quant_format)f, saved));
+    }
+    cr_assert_eq(checked, 5 * 3 * 3 * (2 + 3 + 4 + 5));
 }
 
 /* Every shape the tuner may choose (rows side by side, prefetch distance)

@@ -90,11 +90,72 @@ static inline __attribute__((always_inline)) void row_tokens(quant_format f, flo
     }
 }
 
-/* One function per format, so that block_any's switch folds away. */
+/* At most one tile of tokens, over ROWS rows side by side, `stride` rows
+ * apart: ROWS streams per thread, the one-token kernel's tuned shape
+ * (quant_dot_avx2.c: its rows and how far ahead it asks for bytes). With
+ * one stream per thread the step at M = 2 left DRAM half idle. */
+static inline __attribute__((always_inline)) void rows_one_tile(quant_format f, float *y,
+                                                               size_t y_stride, const char *w,
+                                                               size_t row_bytes, int stride,
+                                                               const int ROWS, const quant_x8 *x,
+                                                               int ntok, int blocks, int ahead)
+{
+    const int bytes = block_bytes(f);
+    const size_t apart = (size_t)stride * row_bytes;
+    __m256 acc[4][TOKEN_TILE];
+    for (int r = 0; r < ROWS; r++)
+        for (int t = 0; t < TOKEN_TILE; t++)
+            acc[r][t] = _mm256_setzero_ps();
+    for (int i = 0; i < blocks; i++)
+        for (int r = 0; r < ROWS; r++) {
+            const char *blk = w + r * apart + (size_t)i * bytes;
+            prefetch_block(blk, bytes, ahead);
+            block_tokens(f, blk, i, x, ntok, acc[r]);
+        }
+    for (int r = 0; r < ROWS; r++)
+        for (int t = 0; t < ntok; t++)
+            y[(size_t)r * stride + (size_t)t * y_stride] = hsum(acc[r][t]);
+}
+
+/* The thread's rows in ROWS segments, a step taking the next row of each
+ * (one long stream per segment, as in the one-token kernel); the last
+ * nrows % ROWS rows one by one. */
+static inline __attribute__((always_inline)) void segments_one_tile(quant_format f, float *y,
+                                                                   size_t y_stride, const char *w,
+                                                                   size_t row_bytes, int nrows,
+                                                                   const int ROWS,
+                                                                   const quant_x8 *x, int ntok,
+                                                                   int blocks, int ahead)
+{
+    int segment = nrows / ROWS;
+    for (int r = 0; r < segment; r++)
+        rows_one_tile(f, y + r, y_stride, w + r * row_bytes, row_bytes, segment, ROWS, x, ntok,
+                      blocks, ahead);
+    for (int r = segment * ROWS; r < nrows; r++)
+        rows_one_tile(f, y + r, y_stride, w + r * row_bytes, row_bytes, 1, 1, x, ntok, blocks,
+                      ahead);
+}
+
+/* One function per format, so that block_any's switch folds away. One
+ * tile of tokens takes the one-token kernel's shape; more, a row at a
+ * time (its later tiles find it in the L1). */
 #define BATCH_ROWS(fmt, F)                                                                     \
     static void batch_rows_##fmt(float *y, size_t y_stride, const void *w, size_t row_bytes,  \
                                  int nrows, const quant_x8 *x, int ntok, int blocks)          \
     {                                                                                          \
+        quant_dot_shape shape = quant_dot_get_shape(F);                                        \
+        if (ntok <= TOKEN_TILE) {                                                              \
+            if (shape.rows == 4)                                                               \
+                segments_one_tile(F, y, y_stride, w, row_bytes, nrows, 4, x, ntok, blocks,     \
+                                  shape.prefetch);                                             \
+            else if (shape.rows == 2)                                                          \
+                segments_one_tile(F, y, y_stride, w, row_bytes, nrows, 2, x, ntok, blocks,     \
+                                  shape.prefetch);                                             \
+            else                                                                               \
+                segments_one_tile(F, y, y_stride, w, row_bytes, nrows, 1, x, ntok, blocks,     \
+                                  shape.prefetch);                                             \
+            return;                                                                            \
+        }                                                                                      \
         for (int r = 0; r < nrows; r++)                                                        \
             row_tokens(F, y + r, y_stride, (const char *)w + (size_t)r * row_bytes, x, ntok,    \
                        blocks);                                                                \
