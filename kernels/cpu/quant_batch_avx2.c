@@ -33,7 +33,7 @@ enum { TOKEN_TILE = 4, PREFETCH_AHEAD = 4096 };
  * unpack the block once for all of them; the others decode it per token. */
 static inline __attribute__((always_inline)) void block_tokens(quant_format f, const char *blk, int i,
                                                               const quant_x8 *x, int nt,
-                                                              __m256 acc[TOKEN_TILE])
+                                                              __m256 *acc, const int TILE)
 {
     if (f == QF_Q4 || f == QF_Q5) {
         const q4_block *q4 = (const q4_block *)blk;
@@ -43,7 +43,7 @@ static inline __attribute__((always_inline)) void block_tokens(quant_format f, c
             unpack_nibbles(q4->d, q4->qs, NULL, &u);
         else
             unpack_nibbles(q5->d, q5->qs, q5->qh, &u);
-        for (int t = 0; t < TOKEN_TILE; t++)
+        for (int t = 0; t < TILE; t++)
             if (t < nt)
                 acc[t] = _mm256_add_ps(acc[t], dot_nibbles(&u, X_BLOCK(&x[t], i)));
         return;
@@ -52,7 +52,7 @@ static inline __attribute__((always_inline)) void block_tokens(quant_format f, c
     if (f == QF_Q6) {
         q6_unpacked u;
         unpack_q6((const q6_block *)blk, &u);
-        for (int t = 0; t < TOKEN_TILE; t++)
+        for (int t = 0; t < TILE; t++)
             if (t < nt)
                 acc[t] = _mm256_add_ps(acc[t], dot_q6(&u, x[t].q + (size_t)QUANT_BLOCK * i,
                                                       x[t].s16 + 16 * i, x[t].dv + 8 * i,
@@ -60,7 +60,7 @@ static inline __attribute__((always_inline)) void block_tokens(quant_format f, c
         return;
     }
 #endif
-    for (int t = 0; t < TOKEN_TILE; t++)
+    for (int t = 0; t < TILE; t++)
         if (t < nt)
             acc[t] = _mm256_add_ps(acc[t], block_any(f, blk, &x[t], i));
 }
@@ -83,34 +83,41 @@ static inline __attribute__((always_inline)) void row_tokens(quant_format f, flo
             const char *blk = row + (size_t)i * bytes;
             if (t0 == 0)
                 prefetch_block(blk, bytes, PREFETCH_AHEAD);
-            block_tokens(f, blk, i, x + t0, nt, acc);
+            block_tokens(f, blk, i, x + t0, nt, acc, TOKEN_TILE);
         }
         for (int t = 0; t < nt; t++)
             y[(size_t)(t0 + t) * y_stride] = hsum(acc[t]);
     }
 }
 
-/* At most one tile of tokens, over ROWS rows side by side, `stride` rows
- * apart: ROWS streams per thread, the one-token kernel's tuned shape
- * (quant_dot_avx2.c: its rows and how far ahead it asks for bytes). With
- * one stream per thread the step at M = 2 left DRAM half idle. */
-static inline __attribute__((always_inline)) void rows_one_tile(quant_format f, float *y,
-                                                               size_t y_stride, const char *w,
-                                                               size_t row_bytes, int stride,
-                                                               const int ROWS, const quant_x8 *x,
-                                                               int ntok, int blocks, int ahead)
+/* One or two tokens over ROWS rows side by side, `stride` rows apart:
+ * ROWS streams per thread, the one-token kernel's tuned shape
+ * (quant_dot_avx2.c: its rows, and how far ahead it asks for bytes).
+ * With one stream per thread the step at M = 2 left DRAM half idle (q4 at
+ * 0.52 of its roof on a 2-core Zen 4). Not past two tokens: ROWS x
+ * tokens accumulators must stay in registers, and at 4 x 4 they did not
+ * (the M = 4 step of 14336 x 4096 took 1.3x longer than a row at a time). */
+enum { FEW_TOKENS = 2 };
+
+static inline __attribute__((always_inline)) void rows_few_tokens(quant_format f, float *y,
+                                                                 size_t y_stride, const char *w,
+                                                                 size_t row_bytes, int stride,
+                                                                 const int ROWS, const quant_x8 *x,
+                                                                 int ntok, int blocks, int ahead)
 {
     const int bytes = block_bytes(f);
     const size_t apart = (size_t)stride * row_bytes;
-    __m256 acc[4][TOKEN_TILE];
+    __m256 acc[4][FEW_TOKENS];
+#pragma GCC unroll 4
     for (int r = 0; r < ROWS; r++)
-        for (int t = 0; t < TOKEN_TILE; t++)
+        for (int t = 0; t < FEW_TOKENS; t++)
             acc[r][t] = _mm256_setzero_ps();
     for (int i = 0; i < blocks; i++)
+#pragma GCC unroll 4
         for (int r = 0; r < ROWS; r++) {
             const char *blk = w + r * apart + (size_t)i * bytes;
             prefetch_block(blk, bytes, ahead);
-            block_tokens(f, blk, i, x, ntok, acc[r]);
+            block_tokens(f, blk, i, x, ntok, acc[r], FEW_TOKENS);
         }
     for (int r = 0; r < ROWS; r++)
         for (int t = 0; t < ntok; t++)
@@ -120,39 +127,40 @@ static inline __attribute__((always_inline)) void rows_one_tile(quant_format f, 
 /* The thread's rows in ROWS segments, a step taking the next row of each
  * (one long stream per segment, as in the one-token kernel); the last
  * nrows % ROWS rows one by one. */
-static inline __attribute__((always_inline)) void segments_one_tile(quant_format f, float *y,
-                                                                   size_t y_stride, const char *w,
-                                                                   size_t row_bytes, int nrows,
-                                                                   const int ROWS,
-                                                                   const quant_x8 *x, int ntok,
-                                                                   int blocks, int ahead)
+static inline __attribute__((always_inline)) void segments_few_tokens(quant_format f, float *y,
+                                                                     size_t y_stride,
+                                                                     const char *w,
+                                                                     size_t row_bytes, int nrows,
+                                                                     const int ROWS,
+                                                                     const quant_x8 *x, int ntok,
+                                                                     int blocks, int ahead)
 {
     int segment = nrows / ROWS;
     for (int r = 0; r < segment; r++)
-        rows_one_tile(f, y + r, y_stride, w + r * row_bytes, row_bytes, segment, ROWS, x, ntok,
-                      blocks, ahead);
+        rows_few_tokens(f, y + r, y_stride, w + r * row_bytes, row_bytes, segment, ROWS, x, ntok,
+                        blocks, ahead);
     for (int r = segment * ROWS; r < nrows; r++)
-        rows_one_tile(f, y + r, y_stride, w + r * row_bytes, row_bytes, 1, 1, x, ntok, blocks,
-                      ahead);
+        rows_few_tokens(f, y + r, y_stride, w + r * row_bytes, row_bytes, 1, 1, x, ntok, blocks,
+                        ahead);
 }
 
-/* One function per format, so that block_any's switch folds away. One
- * tile of tokens takes the one-token kernel's shape; more, a row at a
- * time (its later tiles find it in the L1). */
+/* One function per format, so that block_any's switch folds away. One or
+ * two tokens take the one-token kernel's shape; more, a row at a time
+ * (its later tiles find it in the L1). */
 #define BATCH_ROWS(fmt, F)                                                                     \
     static void batch_rows_##fmt(float *y, size_t y_stride, const void *w, size_t row_bytes,  \
                                  int nrows, const quant_x8 *x, int ntok, int blocks)          \
     {                                                                                          \
         quant_dot_shape shape = quant_dot_get_shape(F);                                        \
-        if (ntok <= TOKEN_TILE) {                                                              \
+        if (ntok <= FEW_TOKENS) {                                                              \
             if (shape.rows == 4)                                                               \
-                segments_one_tile(F, y, y_stride, w, row_bytes, nrows, 4, x, ntok, blocks,     \
+                segments_few_tokens(F, y, y_stride, w, row_bytes, nrows, 4, x, ntok, blocks,     \
                                   shape.prefetch);                                             \
             else if (shape.rows == 2)                                                          \
-                segments_one_tile(F, y, y_stride, w, row_bytes, nrows, 2, x, ntok, blocks,     \
+                segments_few_tokens(F, y, y_stride, w, row_bytes, nrows, 2, x, ntok, blocks,     \
                                   shape.prefetch);                                             \
             else                                                                               \
-                segments_one_tile(F, y, y_stride, w, row_bytes, nrows, 1, x, ntok, blocks,     \
+                segments_few_tokens(F, y, y_stride, w, row_bytes, nrows, 1, x, ntok, blocks,     \
                                   shape.prefetch);                                             \
             return;                                                                            \
         }                                                                                      \
