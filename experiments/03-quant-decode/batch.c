@@ -271,24 +271,19 @@ void exp03_batch_judge_small(rl_ctx *ctx, const rl_points *all, const rl_claim *
 /* The bend is read from a start that tracks the bytes: at M = 1, before
  * any batch, q4's speedup reaches the bar. Both steps may pass the
  * memory-bound premise (each at 0.7 of its roof or more) and still be
- * below it, q4 at 0.7 and F16 at 0.95 (2.67x the bytes' 3.56x is the
- * bar): then a "does not hold" at M = 1 would be the kernels' share of
+ * below it, q4 at 0.7 and F16 at 0.95 (2.67x of the bytes' 3.56x is the
+ * bar): then a "does not hold" at M = 1 would be the kernels' shares of
  * their roofs, not the batch's arithmetic, and is not judged (seen on a
- * 2-core Zen 4: q4 at M = 1 0.25x of the model's bend, in 1 of 3 runs). */
+ * 2-core Zen 4: the bend at M = 1, 0.25x the model's, in 1 of 3 runs). */
 static void start_tracks_bytes(rl_ctx *ctx, rl_premise *pr, const rl_point *q4)
 {
     const rl_point *f16 = exp03_f16_of(q4);
-    if (!pr->met_to_fail || !q4 || !f16 || !rl_point_timed(q4) || !rl_point_timed(f16))
-        return;
-    double bar = BEND_FRACTION * bytes_ratio(QF_Q4), s = rl_time_ratio(f16, q4).median;
-    if (!(s < bar))
-        return;
-    pr->met_to_fail = false;
-    snprintf(pr->why_to_fail, sizeof pr->why_to_fail,
-             "at M = 1, before any batch, q4's speedup is already %.2fx, below the %.2fx the bend "
-             "is read against: its step reads %.2f of its roof where F16's reads %.2f, so a bend "
-             "there is the kernels', not the batch's arithmetic", s, bar, rl_point_mbu(ctx, q4),
-             rl_point_mbu(ctx, f16));
+    char then[256];
+    snprintf(then, sizeof then, "q4's speedup is under the bar before any batch (MBU %.2f against "
+             "F16's %.2f), so a bend there is the kernels', not the batch's arithmetic",
+             q4 ? rl_point_mbu(ctx, q4) : NAN, f16 ? rl_point_mbu(ctx, f16) : NAN);
+    rl_premise_times_alike_to_fail(pr, f16, "the F16 step at M = 1", q4, "the q4 step",
+                                   BEND_FRACTION * bytes_ratio(QF_Q4), then);
 }
 
 void exp03_batch_judge_bend(rl_ctx *ctx, const rl_points *all, const rl_claim *claim)
