@@ -543,3 +543,33 @@ Test(premise, a_cost_that_does_not_hide_gates_only_a_failure)
     cr_assert(strstr(note, "not known"), "%s", note);
     cr_assert_eq(judge_hidden(NAN, 1e-3, 3.0, &note), RL_HOLDS, "%s", note);
 }
+
+/* Two points the claim presumes alike (exp-03's bend: at M = 1, before
+ * any batch, F16's time over q4's at least the bar; exp-04, exp-05): a
+ * ratio under `least` gates only a failure, naming both times; a point
+ * not timed leaves a failure "not measured", a hold standing. */
+static rl_verdict_status judge_alike(const rl_point *a, const rl_point *b, double speedup,
+                                     const char **note)
+{
+    rl_premise pr = rl_premise_start();
+    rl_premise_times_alike_to_fail(&pr, a, "the F16 step", b, "the q4 step", 2.67,
+                                   "a failure would be the kernels'");
+    rl_judge_given(ctx, &SPEEDUP, NULL, speedup, &pr, "");
+    return verdict_of("speedup", note);
+}
+
+Test(premise, two_points_presumed_alike_gate_only_a_failure)
+{
+    rl_point f16 = timed(3e-3, 3.56e9, 0.95), fast = timed(1e-3, 1e9, 0.9),
+             slow = timed(1.5e-3, 1e9, 0.7), untimed = {0};
+    const char *note;
+    cr_assert_eq(judge_alike(&f16, &fast, 2.0, &note), RL_DOES_NOT_HOLD, "3.0 >= 2.67: %s", note);
+    cr_assert_eq(judge_alike(&f16, &slow, 3.0, &note), RL_HOLDS, "a hold stands: %s", note);
+    cr_assert_eq(judge_alike(&f16, &slow, 2.0, &note), RL_PREMISE_NOT_MET, "%s", note);
+    cr_assert(strstr(note, "the F16 step took 3000 us, the q4 step 1500 us: 2.00 of it") &&
+                  strstr(note, "at least 2.67") && strstr(note, "the kernels'"),
+              "%s", note);
+    cr_assert_eq(judge_alike(&f16, &untimed, 2.0, &note), RL_NOT_MEASURED, "%s", note);
+    cr_assert(strstr(note, "not timed"), "%s", note);
+    cr_assert_eq(judge_alike(NULL, &fast, 3.0, &note), RL_HOLDS, "%s", note);
+}
