@@ -211,6 +211,12 @@ double rl_budget_seconds(const rl_budget *b) { return b ? b->budget_s : 0; }
 
 bool rl_budget_is_slot(const rl_budget *b) { return b && b->slot; }
 
+/* The clock's name in messages: "slot" (--slot) or "budget" (--budget). */
+static const char *clock_name(const rl_budget *b)
+{
+    return rl_budget_is_slot(b) ? "slot" : "budget";
+}
+
 void rl_budget_group(rl_budget *b, int leader, int members, double call_s, double sum_s,
                      bool needed)
 {
@@ -276,15 +282,13 @@ void rl_budget_print(const rl_budget *b)
     double spare = fmax(0, left - needed);
     int fit = optional > 0 ? (int)fmin(b->optional, floor(b->optional * spare / optional)) : b->optional;
     rl_stop_rule r = rule_at(b, s);
-    const char *lead = rl_budget_is_slot(b) ? "slot        " : "budget      ";
     if (left + RESERVE_S > 0)
-        printf("%s%.0f s: %.0f s left after the ceilings and inputs, %.0f s kept for the "
-               "verdicts and charts\n", lead, b->budget_s, left + RESERVE_S, RESERVE_S);
+        printf("%-12s%.0f s: %.0f s left after the ceilings and inputs, %.0f s kept for the "
+               "verdicts and charts\n", clock_name(b), b->budget_s, left + RESERVE_S, RESERVE_S);
     else /* fixed work cannot shrink: say so before it starts */
-        printf("%s%.0f s: less than the ceilings and the experiment's own work (its "
+        printf("%-12s%.0f s: less than the ceilings and the experiment's own work (its "
                "inputs, holds: ~%.0f s by its estimate) take; the run will end past its %s\n",
-               lead, b->budget_s, fmax(0, b->fixed_s - b->outside_s),
-               rl_budget_is_slot(b) ? "slot" : "budget");
+               clock_name(b), b->budget_s, fmax(0, b->fixed_s - b->outside_s), clock_name(b));
     printf("            %d needed group(s) ~%.0f s", b->needed, needed);
     print_rule(" under ", &r);
     printf("%s\n            optional (sweep) groups: ~%d of %d fit", s < 1 ? " (scaled to fit)" : "",
@@ -419,8 +423,8 @@ double rl_budget_left_s(const rl_budget *b)
 void rl_budget_skip(const rl_budget *b, rl_point *p)
 {
     p->state = RL_POINT_SKIPPED;
-    snprintf(p->why, sizeof p->why, "not run: %s %.0f s left no time for it",
-             b && b->slot ? "--slot" : "--budget", b ? b->budget_s : 0);
+    snprintf(p->why, sizeof p->why, "not run: --%s %.0f s left no time for it", clock_name(b),
+             b ? b->budget_s : 0);
 }
 
 /* At the end: what the budget gave, on the console and (meta) for the CSV. */
@@ -428,9 +432,10 @@ void rl_budget_report(const rl_budget *b, double took, char *meta, size_t len)
 {
     if (!b)
         return;
-    printf("%s%.0f s of %.0f s (%+.0f %%); %d of %d optional group(s) run, %d group(s) "
+    printf("%-12s%.0f s of %.0f s (%+.0f %%); %d of %d optional group(s) run, %d group(s) "
            "not run\n            the verdicts' groups took %.1f s, the optional ones %.1f s, "
-           "parts' inputs %.1f s", rl_budget_is_slot(b) ? "slot        " : "budget      ", took, b->budget_s, 100 * (took / b->budget_s - 1),
+           "parts' inputs %.1f s", clock_name(b), took, b->budget_s,
+           100 * (took / b->budget_s - 1),
            b->optional_run, b->optional, b->skipped, b->needed_took,
            fmax(0, b->took_done - b->needed_took), b->outside_s);
     if (b->scale_hi >= b->scale_lo) {

@@ -265,16 +265,13 @@ void exp03_batch_judge_small(rl_ctx *ctx, const rl_points *all, const rl_claim *
                          note);
 }
 
-/* Where the speedup falls: the measured M over the model's, each the
- * first M of the axis below BEND_FRACTION of the bytes' ratio; within a
- * factor of 2 is one step of the axis either way. */
 /* The bend is read from a start that tracks the bytes: at M = 1, before
  * any batch, q4's speedup reaches the bar. Both steps may pass the
  * memory-bound premise (each at 0.7 of its roof or more) and still be
  * below it, q4 at 0.7 and F16 at 0.95 (2.67x of the bytes' 3.56x is the
  * bar): then a "does not hold" at M = 1 would be the kernels' shares of
- * their roofs, not the batch's arithmetic, and is not judged (seen on a
- * 2-core Zen 4: the bend at M = 1, 0.25x the model's, in 1 of 3 runs). */
+ * their roofs, not the batch's arithmetic, and is not judged (the README,
+ * "The verdicts"). */
 static void start_tracks_bytes(rl_ctx *ctx, rl_premise *pr, const rl_point *q4)
 {
     const rl_point *f16 = exp03_f16_of(q4);
@@ -286,6 +283,9 @@ static void start_tracks_bytes(rl_ctx *ctx, rl_premise *pr, const rl_point *q4)
                                    BEND_FRACTION * bytes_ratio(QF_Q4), then);
 }
 
+/* Where the speedup falls: the measured M over the model's, each the
+ * first M of the axis below BEND_FRACTION of the bytes' ratio; within a
+ * factor of 2 is one step of the axis either way. */
 void exp03_batch_judge_bend(rl_ctx *ctx, const rl_points *all, const rl_claim *claim)
 {
     if (no_batch_kernel(ctx, claim))

@@ -92,11 +92,10 @@ static inline __attribute__((always_inline)) void row_tokens(quant_format f, flo
 
 /* One or two tokens over ROWS rows side by side, `stride` rows apart:
  * ROWS streams per thread, the one-token kernel's tuned shape
- * (quant_dot_avx2.c: its rows, and how far ahead it asks for bytes).
- * With one stream per thread the step at M = 2 left DRAM half idle (q4 at
- * 0.52 of its roof on a 2-core Zen 4). Not past two tokens: ROWS x
- * tokens accumulators must stay in registers, and at 4 x 4 they did not
- * (the M = 4 step of 14336 x 4096 took 1.3x longer than a row at a time). */
+ * (quant_dot_avx2.c: its rows, and how far ahead it asks for bytes),
+ * instead of one stream per thread. Not past two tokens: ROWS x tokens
+ * accumulators must stay in the registers, and four rows of four tokens'
+ * did not (experiment 03's README, "On the CPU, counted too"). */
 enum { FEW_TOKENS = 2 };
 
 static inline __attribute__((always_inline)) void rows_few_tokens(quant_format f, float *y,
@@ -144,6 +143,23 @@ static inline __attribute__((always_inline)) void segments_few_tokens(quant_form
                         ahead);
 }
 
+/* One or two tokens in the shape tuned for this format's one-token
+ * kernel, its row count a constant in each call. */
+static inline __attribute__((always_inline)) void tuned_few_tokens(quant_format f, float *y,
+                                                                  size_t y_stride, const char *w,
+                                                                  size_t row_bytes, int nrows,
+                                                                  const quant_x8 *x, int ntok,
+                                                                  int blocks)
+{
+    quant_dot_shape shape = quant_dot_get_shape(f);
+    if (shape.rows == 4)
+        segments_few_tokens(f, y, y_stride, w, row_bytes, nrows, 4, x, ntok, blocks, shape.prefetch);
+    else if (shape.rows == 2)
+        segments_few_tokens(f, y, y_stride, w, row_bytes, nrows, 2, x, ntok, blocks, shape.prefetch);
+    else
+        segments_few_tokens(f, y, y_stride, w, row_bytes, nrows, 1, x, ntok, blocks, shape.prefetch);
+}
+
 /* One function per format, so that block_any's switch folds away. One or
  * two tokens take the one-token kernel's shape; more, a row at a time
  * (its later tiles find it in the L1). */
@@ -151,17 +167,8 @@ static inline __attribute__((always_inline)) void segments_few_tokens(quant_form
     static void batch_rows_##fmt(float *y, size_t y_stride, const void *w, size_t row_bytes,  \
                                  int nrows, const quant_x8 *x, int ntok, int blocks)          \
     {                                                                                          \
-        quant_dot_shape shape = quant_dot_get_shape(F);                                        \
         if (ntok <= FEW_TOKENS) {                                                              \
-            if (shape.rows == 4)                                                               \
-                segments_few_tokens(F, y, y_stride, w, row_bytes, nrows, 4, x, ntok, blocks,     \
-                                  shape.prefetch);                                             \
-            else if (shape.rows == 2)                                                          \
-                segments_few_tokens(F, y, y_stride, w, row_bytes, nrows, 2, x, ntok, blocks,     \
-                                  shape.prefetch);                                             \
-            else                                                                               \
-                segments_few_tokens(F, y, y_stride, w, row_bytes, nrows, 1, x, ntok, blocks,     \
-                                  shape.prefetch);                                             \
+            tuned_few_tokens(F, y, y_stride, w, row_bytes, nrows, x, ntok, blocks);            \
             return;                                                                            \
         }                                                                                      \
         for (int r = 0; r < nrows; r++)                                                        \
