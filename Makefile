@@ -259,7 +259,7 @@ $(EMU_BIN): $(EMU_OBJS) $(KERNELS_LIB) $(HARNESS_LIB)
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- what a user types -----------------------------------------------------------
-.PHONY: gpu-model peer-ggml peer-ggml-batch peer-ggml-attention peer-ggml-moe cpu-loops ab-decode build build-tests test deps check-gpu check-cuda12 gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability redraw-check reference paper mountain clean help FORCE
+.PHONY: gpu-model peer-ggml peer-ggml-batch peer-ggml-attention peer-ggml-moe peer-torch-layer cpu-loops ab-decode build build-tests test deps check-gpu check-cuda12 gpu-day bundle slurm test-slurm test-add-variant readme-tables sass all compare stability redraw-check reference paper mountain clean help FORCE
 FORCE:
 
 build: $(EXP_BINS) $(TOOL_BIN) $(PROBE_BIN) $(MOUNTAIN_BIN) $(if $(NVCC),$(B)/kernel-resources.txt $(GPU_MODEL_TOOL))
@@ -316,6 +316,13 @@ peer-ggml-attention:
 peer-ggml-moe:
 	@$(MAKE) --no-print-directory build
 	@B='$(B)' LABEL='$(LABEL)' harness/ops/peer-ggml-moe.sh
+
+# Experiment 09's layer in PyTorch, FP32 on the CPU, eager and torch.compile:
+# its time by class of step. Optional: it installs torch into a virtual
+# environment of its own, $(B)/peer/torch-venv (harness/ops/peer-torch-layer.sh
+# --help: BATCH, SEQ, CONFIGS, MODES, RUNS, OUT, TORCH_VENV, TORCH_WHEEL).
+peer-torch-layer:
+	@B='$(B)' harness/ops/peer-torch-layer.sh
 
 # The read bandwidth over footprints and the knees found on it, against the
 # reported cache sizes: the ceilings' curve, reused or measured (a minute).
@@ -486,7 +493,7 @@ help:
 	@echo '  make plot-NN       redraw experiment NN'"'"'s charts from its CSV'
 	@echo '  make all           run every experiment, then print and write the summary of'
 	@echo '                     their verdicts (results/<label>/summary.md); a lab series keeps'
-	@echo '                     to 560 s, each experiment a --slot of it (at most 105 s)'
+	@echo '                     to 590 s, each experiment a --slot of it (at most 105 s)'
 	@echo '  make compare EXP=NN RUNS="reference/<device> mine"'
 	@echo '                     overlay the runs'"'"' charts (plots/compare/...) and print'
 	@echo '                     per-point ratios against the first run'
@@ -507,6 +514,9 @@ help:
 	@echo '                     shapes (SHAPES="E,K,B,M,N", ROUNDS=2): results/<label>/peers-moe.csv'
 	@echo '  make peer-ggml-attention  exp-07'"'"'s CPU decode attention beside ggml'"'"'s FLASH_ATTN_EXT on the same'
 	@echo '                     shapes (SHAPES="B,HQ,HKV,D,L", ROUNDS=2): results/<label>/peers-attention.csv'
+	@echo '  make peer-torch-layer  exp-09'"'"'s layer (BERT-large, Llama) in PyTorch on the CPU, eager and'
+	@echo '                     torch.compile, its time by class of op (BATCH=1 SEQ=512; installs torch into'
+	@echo '                     $(B)/peer/torch-venv): results/peer-torch/layer-bB-sS.csv and Chrome traces'
 	@echo '  make mountain      the memory mountain: read bandwidth over footprints (the ceilings'"'"
 	@echo '                     curve, reused or measured: a minute), its knees against the reported'
 	@echo '                     cache sizes, into plots/<label>/mountain.{png,pdf,svg}'

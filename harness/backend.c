@@ -52,6 +52,22 @@ void rl_free(rl_backend *be, void *p) { if (p) be->ops->free(p); }
 void rl_sync(rl_backend *be) { be->ops->sync(); }
 struct CUstream_st *rl_stream(rl_backend *be) { return be->ops->stream(); }
 
+void rl_range_push(rl_backend *be, const char *name)
+{
+    be->ranges++;
+    if (be->ops->range_push) /* backend_nocuda.c's table has none */
+        be->ops->range_push(name ? name : "");
+}
+
+void rl_range_pop(rl_backend *be)
+{
+    if (be->ranges == 0)
+        return;
+    be->ranges--;
+    if (be->ops->range_pop)
+        be->ops->range_pop();
+}
+
 void rl_upload(rl_backend *be, void *dst, const void *src, size_t bytes)
 {
     be->ops->upload(dst, src, bytes);

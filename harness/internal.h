@@ -109,6 +109,7 @@ extern const int rl_cuda_gemm_sizes[];
 struct rl_backend {
     const rl_backend_ops *ops;
     rl_device_info info;
+    int ranges; /* open rl_range_push ranges: a pop with none open is ignored */
 };
 
 /* The private part of a context is a few rooms, one concern each, each

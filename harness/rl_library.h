@@ -111,6 +111,13 @@ void rl_sync(rl_backend *be);
 /* The stream kernels must be launched on (CUDA); NULL on the CPU. This is
  * the same type as cudaStream_t, spelled so that C can carry it. */
 struct CUstream_st *rl_stream(rl_backend *be);
+/* A named range around the work issued until its pop, as Nsight Systems
+ * shows it: an NVTX range (nvtxRangePushA / nvtxRangePop, NVTX3: header
+ * only, nothing linked) on the CUDA backend; nothing on the CPU backend
+ * nor in a build without CUDA. Ranges nest; a pop with none open is
+ * ignored on every backend. */
+void rl_range_push(rl_backend *be, const char *name);
+void rl_range_pop(rl_backend *be);
 
 /* Page-aligned host memory; aborts with a message when out of memory. */
 void *rl_host_alloc(size_t bytes);

@@ -332,7 +332,7 @@ Test(budget, a_lab_series_caps_each_slot_at_a_lab_runs)
 {
     int rc = run_all_with("", "60", "", "");
     cr_assert_eq(rc, 0, "exit %d\n%s\n%s", rc, all_out, all_err);
-    cr_assert_eq(slot_of("91"), 105, "560 s over three: each capped at 105 s:\n%s", all_log);
+    cr_assert_eq(slot_of("91"), 105, "the series over three: each capped at 105 s:\n%s", all_log);
     cr_assert_eq(slot_of("93"), 105, "%s", all_log);
 }
 

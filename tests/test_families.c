@@ -12,6 +12,7 @@
 #include "gemm.h"
 #include "gemv.h"
 #include "launch.h"
+#include "layer.h"
 #include "moe.h"
 #include "quant.h"
 #include "spill.h"
@@ -25,7 +26,7 @@
 /* Every family; a new one is added here. */
 static const kernel_family *const FAMILIES[] = {&attention_family, &busy_family, &fusion_family,
                                                 &gemm_family, &gemv_family, &launch_family,
-                                                &moe_family, &quant_family, &spill_family,
+                                                &layer_family, &moe_family, &quant_family, &spill_family,
                                                 &step_family, NULL};
 
 static void check_family(const kernel_family *f)

@@ -22,6 +22,7 @@
 #include "../attention.h"
 #include "check.h"
 #include "simd.h"
+#include "vexp.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -73,30 +74,6 @@ static inline void prefetch_rows(const fp16 *rows, int n, int d)
 {
     for (int i = 0; i < n * d; i += 32) /* 32 halves: 64 B */
         __builtin_prefetch(rows + i, 0, 1);
-}
-
-/* e^x for x <= 0 (scores minus their maximum), to ~2e-7 relative: x =
- * n ln2 + r with |r| <= ln2 / 2, a degree-6 polynomial for e^r, 2^n put
- * in the exponent bits. Below -87 it returns e^-87 (~1e-38), which a
- * softmax weight can ignore. */
-static inline v8f exp8(v8f x)
-{
-    const v8f lo = splat8(-87.0f), magic = splat8(12582912.0f); /* 1.5 x 2^23: rounds */
-    v8i below = x < lo;
-    x = (v8f)(((v8i)x & ~below) | ((v8i)lo & below));
-    v8f t = v8f_fma(x, splat8(1.44269504f), magic);
-    v8f n = t - magic;
-    v8i ni = (v8i)t - (v8i)magic;
-    v8f r = v8f_fma(n, splat8(-0.693145752f), x);
-    r = v8f_fma(n, splat8(-1.42860677e-6f), r);
-    v8f p = splat8(1.0f / 720);
-    p = v8f_fma(p, r, splat8(1.0f / 120));
-    p = v8f_fma(p, r, splat8(1.0f / 24));
-    p = v8f_fma(p, r, splat8(1.0f / 6));
-    p = v8f_fma(p, r, splat8(0.5f));
-    p = v8f_fma(p, r, splat8(1.0f));
-    p = v8f_fma(p, r, splat8(1.0f));
-    return p * (v8f)((ni + 127) << 23);
 }
 
 /* s[i] = e^(s[i] - m) for i < n, and their sum. */

@@ -85,5 +85,6 @@ void emu_dp4a(void);
 void emu_mma(void);
 void emu_moe(void);
 void emu_spill(void);
+void emu_layer(void);
 
 #endif

@@ -29,6 +29,7 @@ const struct family {
     {"mma", "gemm_mma + mma_sum_splits (quant_mma.cuh)", emu_mma},
     {"moe", "moe_plan_kernel (moe_plan.cuh)", emu_moe},
     {"spill", "spill_zero_copy (spill_zero_copy.cuh)", emu_spill},
+    {"layer", "layer_elementwise, layer_rows, layer_rope_kernel, layer_flash (layer_kernels.cuh, layer_flash.cuh)", emu_layer},
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0)
