@@ -57,8 +57,8 @@ set key outside right top vertical
 do for [j in published_bars] {
     set object (100 + j) rect from (j - 0.45), 0 to (j + 0.45), 100 fs empty border lc rgb published_color lw 3 front
 }
-set label 90 published('FLOPs and runtime shares of a BERT-large layer', published_source('ivanov_time_contraction')) \
-    at graph 0.01, graph 1.04 left tc rgb published_color font small_font noenhanced
+set label 90 sprintf("purple: published,\nanother machine\n(%s:\nBERT-large's layer,\ntraining, a V100)", published_source('ivanov_time_contraction')) \
+    at graph 1.03, graph 0.55 left tc rgb published_color font small_font noenhanced
 # The cheap classes' share written above each bar: on a machine whose
 # ridge is low they are slivers.
 plot $bars using 2:xtic(1) title 'contraction' lc rgb word(class_colors, 1), \
