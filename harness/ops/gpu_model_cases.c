@@ -9,6 +9,7 @@
 
 #include "attention.h"
 #include "gemv.h"
+#include "layer_plan.h"
 #include "moe.h"
 #include "quant.h"
 #include "quant_dp4a.h"
@@ -315,6 +316,69 @@ static void exp08_spill(cases *c)
     p->launch.bytes = 2.0 * rows * k;
 }
 
+/* ---- exp-09: a layer's streams (kernels/layer_kernels.cuh) ----------------------------- */
+
+/* BERT-large's layer at the GPU lab's judged shape, 32 x 512 tokens: its
+ * element-wise and row steps, each a kernel whose premise is half the
+ * roof (the claim cheap_time_share_model's premise_mbu). Kinds and plans
+ * as layer.cu launches them (layer_plan.h); the 16-byte path (aligned
+ * buffers, rows of whole groups of 4). */
+enum { EXP09_TOKENS = 32 * 512, EXP09_HIDDEN = 1024, EXP09_FFN = 4096, EXP09_HEADS = 16, EXP09_SEQ = 512 };
+
+static judged_case *exp09_case(cases *c, const char *step)
+{
+    judged_case *j = add(c, "09", "cheap_time_share_model", "kernels/layer* kernels/warp.cuh", RL_STREAM_GLOBAL,
+                         0.5, "exp-09 cheap_time_share_model: each cheap step at >= 0.5 of the roof (its premise)");
+    if (!j)
+        return NULL;
+    snprintf(j->what, sizeof j->what, "bert-large 32x512 %s", step);
+    snprintf(j->kind, sizeof j->kind, "%s", step);
+    snprintf(j->meas_where, sizeof j->meas_where,
+             "config=bert-large,batch=32,seq=512,program=unfused,step=%s", step);
+    return j;
+}
+
+/* One pass of the element-wise kernel of this kind over n outputs. */
+static void exp09_stream(cases *c, const char *step, int kind, double n, double bytes_per_value)
+{
+    judged_case *j = exp09_case(c, step);
+    if (!j)
+        return;
+    char name[48];
+    snprintf(name, sizeof name, "layer_elementwise<%d, true>", kind);
+    case_part *p = part(j, name, 1);
+    p->launch.blocks = layer_ew_blocks((size_t)n, true, c->gpu->sms);
+    p->launch.threads = LAYER_EW_THREADS;
+    p->launch.bytes = n * bytes_per_value;
+}
+
+/* One row kernel of this kind over rows x cols. */
+static void exp09_rows(cases *c, const char *step, int kind, int rows, int cols, double bytes_per_value)
+{
+    judged_case *j = exp09_case(c, step);
+    if (!j)
+        return;
+    layer_row_plan plan = layer_row_plan_for(rows, cols);
+    char name[48];
+    snprintf(name, sizeof name, "layer_rows<%d, %d, true>", kind, plan.per);
+    case_part *p = part(j, name, 1);
+    p->launch.blocks = plan.blocks;
+    p->launch.threads = (int)plan.threads;
+    p->launch.bytes = (double)rows * cols * bytes_per_value;
+}
+
+static void exp09(cases *c)
+{
+    const double ffn = (double)EXP09_TOKENS * EXP09_FFN, hidden = (double)EXP09_TOKENS * EXP09_HIDDEN;
+    const int score_rows = 32 * EXP09_HEADS * EXP09_SEQ;
+    exp09_stream(c, "ffn1_bias", 0, ffn, 8);  /* LAYER_EW_BIAS: x in, y out */
+    exp09_stream(c, "gelu", 1, ffn, 8);       /* LAYER_EW_GELU */
+    exp09_stream(c, "residual1", 3, hidden, 12); /* LAYER_EW_ADD: x and r in */
+    exp09_stream(c, "attn_scale_mask", 6, (double)score_rows * EXP09_SEQ, 8); /* LAYER_EW_SCALE_MASK */
+    exp09_rows(c, "attn_softmax", 0, score_rows, EXP09_SEQ, 8);           /* LAYER_ROW_SOFTMAX */
+    exp09_rows(c, "layernorm1", 2, EXP09_TOKENS, EXP09_HIDDEN, 8);       /* LAYER_ROW_LAYERNORM */
+}
+
 int gpu_model_cases(const rl_gpu_spec *g, blocks_per_sm_fn occupancy, judged_case *out, int max,
                     int *relative_to, double *factor)
 {
@@ -326,5 +390,6 @@ int gpu_model_cases(const rl_gpu_spec *g, blocks_per_sm_fn occupancy, judged_cas
     exp07_prefill(&c, g);
     exp08_moe(&c);
     exp08_spill(&c);
+    exp09(&c);
     return c.n;
 }
