@@ -233,9 +233,9 @@ $(TEST_BIN): $(call obj,$(wildcard tests/*.c)) $(KERNELS_LIB) $(REPORT_LIB) $(HA
 
 # End-to-end tests run the experiment binaries from here.
 $(call obj,$(wildcard tests/*.c)): CPPFLAGS += -DRL_BUILD_DIR='"$(abspath $(B))"'
-# The 8-lane vector cos exactly as an AVX2 machine builds it, also on an
+# The 8-lane vector code (the cos, exp-09's row helpers) exactly as an AVX2 machine builds it, also on an
 # AVX-512 one (whose own build takes 16 lanes).
-$(call obj,tests/test_vmath_8_lanes.c): CFLAGS += -mno-avx512f
+$(call obj,tests/test_vmath_8_lanes.c tests/test_layer_8_lanes.c): CFLAGS += -mno-avx512f
 
 # make test-emu's program: the CUDA kernels' device code (kernels/*.cuh, the
 # text nvcc compiles) built by g++ against tests/emu/cuda_shim.h and run on a

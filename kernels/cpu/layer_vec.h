@@ -30,63 +30,6 @@ static inline vfi iota(void)
     return (vfi){0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 #else
     return (vfi){0, 1, 2, 3, 4, 5, 6, 7};
-static inline float row_max(const float *x, int n)
-{
-    vf m0 = splat(-INFINITY), m1 = m0;
-    int j = 0;
-    for (; j + 2 * VF_LANES <= n; j += 2 * VF_LANES)
-        m0 = max_vf(m0, vf_load(x + j)), m1 = max_vf(m1, vf_load(x + j + VF_LANES));
-    for (; j + VF_LANES <= n; j += VF_LANES)
-        m0 = max_vf(m0, vf_load(x + j));
-    if (j < n)
-        m1 = max_vf(m1, load_part(x + j, n - j, -INFINITY));
-    return vf_max(max_vf(m0, m1));
-}
-
-/* y = e^(x - mx) and their sum (y may be x). */
-static inline float exp_row(float *y, const float *x, int n, float mx)
-{
-    vf s = {0}, s1 = {0}, vm = splat(mx);
-    int j = 0;
-    for (; j + 2 * VF_LANES <= n; j += 2 * VF_LANES) {
-        vf e0 = exp_vf(vf_load(x + j) - vm), e1 = exp_vf(vf_load(x + j + VF_LANES) - vm);
-        vf_store(y + j, e0), vf_store(y + j + VF_LANES, e1);
-        s += e0, s1 += e1;
-    }
-    for (; j + VF_LANES <= n; j += VF_LANES) {
-        vf e = exp_vf(vf_load(x + j) - vm);
-        vf_store(y + j, e);
-        s += e;
-    }
-    if (j < n) {
-        vf e = select_vf(lanes_below(n - j), exp_vf(load_part(x + j, n - j, 0) - vm), splat(0));
-        store_part(y + j, e, n - j);
-        s += e;
-    }
-    return vf_sum(s + s1);
-}
-
-/* y = x c (y may be x) */
-static inline void scale_row(float *y, const float *x, int n, float c)
-{
-    int j = 0;
-    for (; j + VF_LANES <= n; j += VF_LANES)
-        vf_store(y + j, vf_load(x + j) * c);
-    for (; j < n; j++)
-        y[j] = x[j] * c;
-}
-
-static inline void require_qkv(const layer_args *a)
-{
-    RL_REQUIRE(a->batch >= 1 && a->seq >= 1 && a->head_dim >= 1, "attention needs batch, seq, head_dim >= 1");
-    RL_REQUIRE(a->heads_kv >= 1 && a->heads >= a->heads_kv && a->heads % a->heads_kv == 0,
-               "heads must be a multiple of heads_kv");
-    RL_REQUIRE(a->rows == a->batch * a->seq, "rows must be batch x seq");
-    RL_REQUIRE(a->y && a->x, "the step needs x and y");
-}
-
-static inline size_t qkv_ld(const layer_args *a) { return (size_t)(a->heads + 2 * a->heads_kv) * a->head_dim; }
-
 #endif
 }
 
@@ -115,63 +58,6 @@ static inline float vf_max(vf v)
     for (int l = 1; l < VF_LANES; l++)
         m = v[l] > m ? v[l] : m;
     return m;
-static inline float row_max(const float *x, int n)
-{
-    vf m0 = splat(-INFINITY), m1 = m0;
-    int j = 0;
-    for (; j + 2 * VF_LANES <= n; j += 2 * VF_LANES)
-        m0 = max_vf(m0, vf_load(x + j)), m1 = max_vf(m1, vf_load(x + j + VF_LANES));
-    for (; j + VF_LANES <= n; j += VF_LANES)
-        m0 = max_vf(m0, vf_load(x + j));
-    if (j < n)
-        m1 = max_vf(m1, load_part(x + j, n - j, -INFINITY));
-    return vf_max(max_vf(m0, m1));
-}
-
-/* y = e^(x - mx) and their sum (y may be x). */
-static inline float exp_row(float *y, const float *x, int n, float mx)
-{
-    vf s = {0}, s1 = {0}, vm = splat(mx);
-    int j = 0;
-    for (; j + 2 * VF_LANES <= n; j += 2 * VF_LANES) {
-        vf e0 = exp_vf(vf_load(x + j) - vm), e1 = exp_vf(vf_load(x + j + VF_LANES) - vm);
-        vf_store(y + j, e0), vf_store(y + j + VF_LANES, e1);
-        s += e0, s1 += e1;
-    }
-    for (; j + VF_LANES <= n; j += VF_LANES) {
-        vf e = exp_vf(vf_load(x + j) - vm);
-        vf_store(y + j, e);
-        s += e;
-    }
-    if (j < n) {
-        vf e = select_vf(lanes_below(n - j), exp_vf(load_part(x + j, n - j, 0) - vm), splat(0));
-        store_part(y + j, e, n - j);
-        s += e;
-    }
-    return vf_sum(s + s1);
-}
-
-/* y = x c (y may be x) */
-static inline void scale_row(float *y, const float *x, int n, float c)
-{
-    int j = 0;
-    for (; j + VF_LANES <= n; j += VF_LANES)
-        vf_store(y + j, vf_load(x + j) * c);
-    for (; j < n; j++)
-        y[j] = x[j] * c;
-}
-
-static inline void require_qkv(const layer_args *a)
-{
-    RL_REQUIRE(a->batch >= 1 && a->seq >= 1 && a->head_dim >= 1, "attention needs batch, seq, head_dim >= 1");
-    RL_REQUIRE(a->heads_kv >= 1 && a->heads >= a->heads_kv && a->heads % a->heads_kv == 0,
-               "heads must be a multiple of heads_kv");
-    RL_REQUIRE(a->rows == a->batch * a->seq, "rows must be batch x seq");
-    RL_REQUIRE(a->y && a->x, "the step needs x and y");
-}
-
-static inline size_t qkv_ld(const layer_args *a) { return (size_t)(a->heads + 2 * a->heads_kv) * a->head_dim; }
-
 #endif
 }
 
@@ -185,63 +71,6 @@ static inline vf max_vf(vf a, vf b)
     return (vf)_mm256_max_ps((__m256)a, (__m256)b);
 #else
     return select_vf(a > b, a, b);
-static inline float row_max(const float *x, int n)
-{
-    vf m0 = splat(-INFINITY), m1 = m0;
-    int j = 0;
-    for (; j + 2 * VF_LANES <= n; j += 2 * VF_LANES)
-        m0 = max_vf(m0, vf_load(x + j)), m1 = max_vf(m1, vf_load(x + j + VF_LANES));
-    for (; j + VF_LANES <= n; j += VF_LANES)
-        m0 = max_vf(m0, vf_load(x + j));
-    if (j < n)
-        m1 = max_vf(m1, load_part(x + j, n - j, -INFINITY));
-    return vf_max(max_vf(m0, m1));
-}
-
-/* y = e^(x - mx) and their sum (y may be x). */
-static inline float exp_row(float *y, const float *x, int n, float mx)
-{
-    vf s = {0}, s1 = {0}, vm = splat(mx);
-    int j = 0;
-    for (; j + 2 * VF_LANES <= n; j += 2 * VF_LANES) {
-        vf e0 = exp_vf(vf_load(x + j) - vm), e1 = exp_vf(vf_load(x + j + VF_LANES) - vm);
-        vf_store(y + j, e0), vf_store(y + j + VF_LANES, e1);
-        s += e0, s1 += e1;
-    }
-    for (; j + VF_LANES <= n; j += VF_LANES) {
-        vf e = exp_vf(vf_load(x + j) - vm);
-        vf_store(y + j, e);
-        s += e;
-    }
-    if (j < n) {
-        vf e = select_vf(lanes_below(n - j), exp_vf(load_part(x + j, n - j, 0) - vm), splat(0));
-        store_part(y + j, e, n - j);
-        s += e;
-    }
-    return vf_sum(s + s1);
-}
-
-/* y = x c (y may be x) */
-static inline void scale_row(float *y, const float *x, int n, float c)
-{
-    int j = 0;
-    for (; j + VF_LANES <= n; j += VF_LANES)
-        vf_store(y + j, vf_load(x + j) * c);
-    for (; j < n; j++)
-        y[j] = x[j] * c;
-}
-
-static inline void require_qkv(const layer_args *a)
-{
-    RL_REQUIRE(a->batch >= 1 && a->seq >= 1 && a->head_dim >= 1, "attention needs batch, seq, head_dim >= 1");
-    RL_REQUIRE(a->heads_kv >= 1 && a->heads >= a->heads_kv && a->heads % a->heads_kv == 0,
-               "heads must be a multiple of heads_kv");
-    RL_REQUIRE(a->rows == a->batch * a->seq, "rows must be batch x seq");
-    RL_REQUIRE(a->y && a->x, "the step needs x and y");
-}
-
-static inline size_t qkv_ld(const layer_args *a) { return (size_t)(a->heads + 2 * a->heads_kv) * a->head_dim; }
-
 #endif
 }
 
