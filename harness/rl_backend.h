@@ -35,9 +35,9 @@ rl_backend_kind rl_kind(const rl_backend *be);
 void rl_download(rl_backend *be, void *dst, const void *src, size_t bytes);
 
 #ifdef RL_HAVE_CUDA
-/* cuBLAS is opened at its first call (cublas_loader.cu), not linked:
- * whether every function the code calls is found in the library of the
- * toolkit built against; 0 and why where not. */
+/* cuBLAS and cuBLASLt are opened at their first call (cublas_loader.cu),
+ * not linked: whether every function the code calls is found in the
+ * libraries of the toolkit built against; 0 and why where not. */
 int rl_cublas_resolve_all(char *why, size_t len);
 #endif
 

@@ -22,7 +22,8 @@ const layer_variant layer_variants[] = {
         "y = x W^T: the library's GEMM (OpenBLAS sgemm, cuBLAS FP32)"),
     NAMED_ROW(2, "sgemm_epilogue", gemm_epilogue, "gemm_epilogue", LAYER_OP_GEMM, LAYER_CONTRACTION, true,
         "y = epilogue(x W^T): bias, GELU, residual or SwiGLU applied to each output tile in the cache "
-        "(CUDA: a second pass over the output)"),
+        "(CUDA: cuBLASLt's epilogues for bias, GELU and residual; SwiGLU, and where cuBLASLt cannot, "
+        "a second pass over the output)"),
     ROW(3, scores, "scores", LAYER_OP_SCORES, LAYER_CONTRACTION, false,
         "S = Q K^T per sequence and head, from the QKV output (batched GEMM)"),
     ROW(4, context, "context", LAYER_OP_CONTEXT, LAYER_CONTRACTION, false,
@@ -50,6 +51,29 @@ const layer_variant layer_variants[] = {
         "y = silu(gate) up (SwiGLU)"),
     ROW(18, rope, "rope", LAYER_OP_ROPE, LAYER_ELEMENTWISE, false,
         "rotary position embedding of the query and key heads"),
+    /* the backward pass, unfused, as PyTorch's autograd runs BERT's */
+    ROW(19, gemm_dx, "gemm_dx", LAYER_OP_GEMM_DX, LAYER_CONTRACTION, false,
+        "dX = dY W: a linear layer's input gradient (the library's GEMM)"),
+    ROW(20, gemm_dw, "gemm_dw", LAYER_OP_GEMM_DW, LAYER_CONTRACTION, false,
+        "dW = dY^T X: a linear layer's weight gradient (the library's GEMM)"),
+    ROW(21, bias_grad, "bias_grad", LAYER_OP_BIAS_GRAD, LAYER_NORMALIZATION, false,
+        "db = the column sums of dY: a reduction over the tokens"),
+    ROW(22, gelu_backward, "gelu_backward", LAYER_OP_GELU_BACKWARD, LAYER_ELEMENTWISE, false,
+        "dX = dY gelu'(X)"),
+    ROW(23, layernorm_backward, "layernorm_backward", LAYER_OP_LAYERNORM_BACKWARD,
+        LAYER_NORMALIZATION, false, "layer norm's input gradient, per row"),
+    ROW(24, layernorm_param_grad, "layernorm_param_grad", LAYER_OP_LAYERNORM_PARAM_GRAD,
+        LAYER_NORMALIZATION, false, "gamma's and beta's gradients: sums over the tokens"),
+    ROW(25, softmax_backward, "softmax_backward", LAYER_OP_SOFTMAX_BACKWARD, LAYER_NORMALIZATION,
+        false, "dS = P (dP - rowsum(dP P))"),
+    ROW(26, context_dp, "context_dp", LAYER_OP_CONTEXT_DP, LAYER_CONTRACTION, false,
+        "dP = dO V^T per sequence and head (batched GEMM)"),
+    ROW(27, context_dv, "context_dv", LAYER_OP_CONTEXT_DV, LAYER_CONTRACTION, false,
+        "dV = P^T dO per sequence and head (batched GEMM)"),
+    ROW(28, scores_backward, "scores_backward", LAYER_OP_SCORES_BACKWARD, LAYER_CONTRACTION, false,
+        "dQ = dS K and dK = dS^T Q per sequence and head (two batched GEMMs)"),
+    ROW(29, concat, "concat", LAYER_OP_CONCAT, LAYER_ELEMENTWISE, false,
+        "dQKV = [dQ dK | dV] per token: the QKV gradient assembled"),
     {0},
 };
 
@@ -59,15 +83,19 @@ static bool has(const void *row, int backend)
     return backend == KERNEL_CUDA ? v->cuda != NULL : v->cpu != NULL;
 }
 
+/* The backward rows' kernels are layer_backward.cu's: listed beside
+ * layer.cu's in a run's kernel resources. */
 const kernel_family layer_family = {"layer", "cpu/layer.c", "layer.cu", layer_variants,
-                                    sizeof layer_variants[0], has, NULL, NULL};
+                                    sizeof layer_variants[0], has, NULL, "layer_backward.cu"};
 
 const char *layer_op_name(layer_op op)
 {
     static const char *const NAMES[LAYER_OPS] = {
         "gemm", "scores", "context", "scale_mask", "softmax", "scale_mask_softmax", "attention",
         "bias", "gelu", "bias_gelu", "add", "layernorm", "bias_add_layernorm", "rmsnorm",
-        "add_rmsnorm", "silu_gate", "rope"};
+        "add_rmsnorm", "silu_gate", "rope", "gemm_dx", "gemm_dw", "bias_grad", "gelu_backward",
+        "layernorm_backward", "layernorm_param_grad", "softmax_backward", "context_dp",
+        "context_dv", "scores_backward", "concat"};
     return op >= 0 && op < LAYER_OPS ? NAMES[op] : "?";
 }
 
@@ -97,6 +125,19 @@ static double product_cols(const layer_args *a)
  * arithmetic (an exp or a tanh counted as one). GELU's tanh form: x^3,
  * the FMA, the tanh, 1 + t, x t, the halves: 8. */
 enum { GELU_FLOPS = 8, SILU_FLOPS = 4, SOFTMAX_FLOPS = 5, LAYERNORM_FLOPS = 8, RMSNORM_FLOPS = 4 };
+/* The backward's: gelu' (the forward's tanh, then 1 - t^2, 1 + 3 a x^2,
+ * the products and the halves) and one multiply; layer norm's input
+ * gradient (the statistics again, g = x gamma, two dot products, the
+ * combination); its parameters' (h, h x, two sums); softmax's (x r, the
+ * sum, x - s, times r). */
+enum { GELU_BACKWARD_FLOPS = 14, LAYERNORM_BACKWARD_FLOPS = 12, LAYERNORM_PARAM_FLOPS = 6,
+       SOFTMAX_BACKWARD_FLOPS = 4 };
+
+bool layer_sums_tokens(const layer_variant *v)
+{
+    return v->op == LAYER_OP_GEMM_DW || v->op == LAYER_OP_BIAS_GRAD ||
+           v->op == LAYER_OP_LAYERNORM_PARAM_GRAD;
+}
 
 static double epilogue_flops(const layer_args *a)
 {
@@ -131,8 +172,24 @@ double layer_flops(const layer_variant *v, const layer_args *a)
     case LAYER_OP_ADD_RMSNORM: return (1 + RMSNORM_FLOPS) * activation(a);
     case LAYER_OP_SILU_GATE: return (SILU_FLOPS + 1) * activation(a);
     case LAYER_OP_ROPE: return 3.0 * tokens(a) * (a->heads + a->heads_kv) * d; /* 2 mul, 1 add a value */
+    case LAYER_OP_GEMM_DX:
+    case LAYER_OP_GEMM_DW: return 2.0 * tokens(a) * a->cols * a->k;
+    case LAYER_OP_BIAS_GRAD: return activation(a);
+    case LAYER_OP_GELU_BACKWARD: return GELU_BACKWARD_FLOPS * activation(a);
+    case LAYER_OP_LAYERNORM_BACKWARD: return LAYERNORM_BACKWARD_FLOPS * activation(a);
+    case LAYER_OP_LAYERNORM_PARAM_GRAD: return LAYERNORM_PARAM_FLOPS * activation(a);
+    case LAYER_OP_SOFTMAX_BACKWARD: return SOFTMAX_BACKWARD_FLOPS * activation(a);
+    case LAYER_OP_CONTEXT_DP:
+    case LAYER_OP_CONTEXT_DV: return 2.0 * scores_count(a) * d;
+    case LAYER_OP_SCORES_BACKWARD: return 4.0 * scores_count(a) * d;
     default: return 0;
     }
+}
+
+/* rows x n heads' columns (the context and its gradient, dV, dQ dK) */
+static size_t heads_cols(const layer_args *a, int n)
+{
+    return (size_t)a->rows * (size_t)n * (size_t)a->head_dim;
 }
 
 layer_sizes layer_input_sizes(const layer_variant *v, const layer_args *a)
@@ -164,6 +221,17 @@ layer_sizes layer_input_sizes(const layer_variant *v, const layer_args *a)
     case LAYER_OP_ADD_RMSNORM: s.x = s.r = act, s.gamma = cols; break;
     case LAYER_OP_SILU_GATE: s.x = 2 * act; break;
     case LAYER_OP_ROPE: s.x = qkv; break;
+    case LAYER_OP_GEMM_DX: s.x = act, s.w = cols * (size_t)a->k; break;
+    case LAYER_OP_GEMM_DW: s.x = act, s.r = (size_t)a->rows * (size_t)a->k; break;
+    case LAYER_OP_BIAS_GRAD: s.x = act; break;
+    case LAYER_OP_GELU_BACKWARD:
+    case LAYER_OP_SOFTMAX_BACKWARD:
+    case LAYER_OP_LAYERNORM_PARAM_GRAD: s.x = s.r = act; break;
+    case LAYER_OP_LAYERNORM_BACKWARD: s.x = s.r = act, s.gamma = cols; break;
+    case LAYER_OP_CONTEXT_DP: s.x = heads_cols(a, a->heads), s.r = qkv; break;
+    case LAYER_OP_CONTEXT_DV: s.x = sc, s.r = heads_cols(a, a->heads); break;
+    case LAYER_OP_SCORES_BACKWARD: s.x = sc, s.r = qkv; break;
+    case LAYER_OP_CONCAT: s.x = (size_t)a->rows * (size_t)a->k, s.r = (size_t)a->rows * (size_t)(a->cols - a->k); break;
     default: break;
     }
     return s;
@@ -179,9 +247,22 @@ size_t layer_out_count(const layer_variant *v, const layer_args *a)
     case LAYER_OP_ATTENTION: return (size_t)a->rows * a->heads * a->head_dim;
     case LAYER_OP_ROPE: return (size_t)a->rows * (size_t)qkv_cols(a);
     case LAYER_OP_ADD_RMSNORM: return 2 * (size_t)a->rows * a->cols;
+    case LAYER_OP_GEMM_DX: return (size_t)a->rows * (size_t)a->k;
+    case LAYER_OP_GEMM_DW: return (size_t)a->cols * (size_t)a->k;
+    case LAYER_OP_BIAS_GRAD: return (size_t)a->cols;
+    case LAYER_OP_LAYERNORM_PARAM_GRAD: return 2 * (size_t)a->cols;
+    case LAYER_OP_CONTEXT_DP: return (size_t)scores_count(a);
+    case LAYER_OP_CONTEXT_DV: return heads_cols(a, a->heads_kv);
+    case LAYER_OP_SCORES_BACKWARD: return heads_cols(a, a->heads + a->heads_kv);
     default: return (size_t)a->rows * (size_t)a->cols;
     }
 }
+
+#ifndef RL_HAVE_CUDA
+/* A build without CUDA has no CUDA GEMM (layer.cu has the real answer):
+ * its counting of the CUDA side keeps the second pass. */
+bool layer_gemm_epilogue_in_product(const layer_args *a) { return a->epilogue == LAYER_EPI_NONE; }
+#endif
 
 double layer_bytes(const layer_variant *v, const layer_args *a, int backend)
 {
@@ -190,16 +271,23 @@ double layer_bytes(const layer_variant *v, const layer_args *a, int backend)
     double out = (double)layer_out_count(v, a);
     /* The attention's products read each head's K (and V) rows once per
      * query head that shares them only when the cache cannot hold them:
-     * counted once, the least. CUDA's epilogue: a second pass (read and
-     * write) over the output. */
+     * counted once, the least. CUDA's epilogue, where it does not run
+     * inside the product (layer_gemm_epilogue_in_product): a second pass
+     * (read and write) over the output. */
     if (v->op == LAYER_OP_SCORES)
         in = tokens(a) * (a->heads + a->heads_kv) * (double)a->head_dim;
     if (v->op == LAYER_OP_CONTEXT)
         in = scores_count(a) + tokens(a) * a->heads_kv * (double)a->head_dim;
     if (v->op == LAYER_OP_ATTENTION)
         in = (double)s.x + (double)s.mask;
+    /* the backward's: the value columns alone; the query and key columns */
+    if (v->op == LAYER_OP_CONTEXT_DP)
+        in = (double)s.x + tokens(a) * a->heads_kv * (double)a->head_dim;
+    if (v->op == LAYER_OP_SCORES_BACKWARD)
+        in = (double)s.x + tokens(a) * (a->heads + a->heads_kv) * (double)a->head_dim;
     double extra = 0;
-    if (v->op == LAYER_OP_GEMM && v->fused && backend == KERNEL_CUDA) /* the product, read back */
+    if (v->op == LAYER_OP_GEMM && v->fused && backend == KERNEL_CUDA &&
+        !layer_gemm_epilogue_in_product(a)) /* the product, read back */
         extra = a->epilogue == LAYER_EPI_SILU_GATE ? 4 * out : 2 * out;
     return 4.0 * (in + out + extra);
 }
@@ -211,6 +299,16 @@ double layer_atol(const layer_variant *v, const layer_args *a)
     case LAYER_OP_SCORES: return 2e-6 * a->head_dim + 1e-5;
     case LAYER_OP_CONTEXT:
     case LAYER_OP_ATTENTION: return 2e-6 * a->seq + 1e-5;
+    /* the backward's sums: over the output's columns, over the tokens
+     * (a weight's gradient), over a head's keys or queries (times the
+     * query heads a KV head serves) */
+    case LAYER_OP_GEMM_DX: return 2e-6 * a->cols + 1e-5;
+    case LAYER_OP_GEMM_DW:
+    case LAYER_OP_BIAS_GRAD:
+    case LAYER_OP_LAYERNORM_PARAM_GRAD: return 2e-6 * a->rows + 1e-5;
+    case LAYER_OP_CONTEXT_DP: return 2e-6 * a->head_dim + 1e-5;
+    case LAYER_OP_CONTEXT_DV:
+    case LAYER_OP_SCORES_BACKWARD: return 2e-6 * a->seq * (a->heads / a->heads_kv) + 1e-5;
     default: return 1e-5;
     }
 }

@@ -25,14 +25,19 @@
  *  head_dim), a call per (sequence, g'), or the sequences of one head
  *  (stride seq x ld), a call per head: whichever makes fewer calls.
  *
- * GEMM epilogue: the API the suite loads has no epilogue, so it is a
- * second pass, the element-wise kernel over the product in place (layer.h
- * counts its traffic). SwiGLU's product is rows x 2 cols, which y (rows x
+ * GEMM epilogue: bias, bias and GELU, bias and the residual run inside
+ * the product, in cuBLASLt's epilogues (layer_lt.cu: which, why its GELU
+ * is layer.h's, and when it is not used). Where cuBLASLt cannot (no
+ * library, no algorithm for the shape, its GELU not layer.h's) and for
+ * SwiGLU, which no cuBLASLt epilogue computes, the epilogue is a second
+ * pass: the element-wise kernel over the cuBLAS product in place
+ * (layer_gemm_epilogue_in_product says which, and layer.h counts the
+ * pass's traffic). SwiGLU's product is rows x 2 cols, which y (rows x
  * cols) cannot hold: on CUDA, LAYER_EPI_SILU_GATE needs a->y2 to point to
  * a rows x 2 cols scratch buffer, where the product goes before the
  * epilogue writes y (a deviation from layer.h, where y2 is ADD_RMSNORM's
  * alone; a scratch field would be the clean way). layer_gemm_cuda is the
- * same call: on CUDA a GEMM with an epilogue is always these two passes.
+ * same call.
  *
  * Element-wise steps: one grid-stride kernel, 16-byte loads and stores
  * where every pointer is 16-byte aligned (and rows are whole groups of 4
@@ -52,6 +57,7 @@
 #include "device.cuh"
 #include "layer.h"
 #include "layer_flash.cuh"
+#include "layer_lt.cuh"
 
 #include <cublas_v2.h>
 #include <math.h>
@@ -157,6 +163,10 @@ static void gemm_with_epilogue(const layer_args *a)
                "on CUDA the SwiGLU epilogue needs y2: a rows x 2 cols scratch for the product (layer.cu)");
     RL_REQUIRE(a->epilogue != LAYER_EPI_SILU_GATE || 2LL * a->cols <= INT32_MAX, "2 cols fit an int");
 
+    /* bias, GELU, residual: in the product where cuBLASLt can (layer_lt.cu) */
+    if (a->epilogue != LAYER_EPI_NONE && a->epilogue != LAYER_EPI_SILU_GATE && layer_lt_gemm(a))
+        return;
+
     layer_ew_args e = {};
     e.y = a->y, e.x = a->y, e.n = (size_t)a->rows * (size_t)a->cols, e.cols = a->cols;
     e.bias = a->bias, e.r = a->r;
@@ -185,6 +195,16 @@ static void gemm_with_epilogue(const layer_args *a)
 
 extern "C" void layer_gemm_cuda(const layer_args *a) { gemm_with_epilogue(a); }
 extern "C" void layer_gemm_epilogue_cuda(const layer_args *a) { gemm_with_epilogue(a); }
+
+/* layer.h: what gemm_with_epilogue will do with a's shape and epilogue. */
+extern "C" bool layer_gemm_epilogue_in_product(const layer_args *a)
+{
+    switch (a->epilogue) {
+    case LAYER_EPI_NONE: return true; /* nothing runs after the product */
+    case LAYER_EPI_SILU_GATE: return false;
+    default: return layer_lt_plans(a);
+    }
+}
 
 /* ---- the attention's products ------------------------------------------------------- */
 

@@ -20,8 +20,11 @@
  * seq. A weight is n x k (a linear layer's, y = x W^T).
  *
  * One table (layer.c) names each variant's launcher on each backend:
- * layer.cu (CUDA: cuBLAS and kernels of its own) and cpu/layer.c (C +
- * OpenMP, OpenBLAS); the double-precision reference is ref/layer.c.
+ * layer.cu (CUDA: cuBLAS, cuBLASLt's epilogues in layer_lt.cu, and
+ * kernels of its own; the backward pass's in layer_backward.cu) and
+ * cpu/layer.c (C + OpenMP, OpenBLAS; the products in cpu/layer_products.c,
+ * the backward pass in cpu/layer_backward.c); the double-precision
+ * reference is ref/layer.c (ref/layer_backward.c).
  */
 #ifndef KERNELS_LAYER_H
 #define KERNELS_LAYER_H
@@ -94,6 +97,48 @@ typedef enum layer_op {
      * head_dim / 2, base rope_theta, as Llama in Hugging Face), the value
      * columns copied */
     LAYER_OP_ROPE,
+    /* ---- the backward pass (training, BERT's): x is the gradient of a
+     * forward step's output (dy); each op writes the gradient of one of
+     * that step's inputs, as PyTorch's autograd runs them ---- */
+    /* y (rows x k) = x (rows x cols) w (w: cols x k): a GEMM's input's
+     * gradient (the forward step: rows x k in, cols out) */
+    LAYER_OP_GEMM_DX,
+    /* y (cols x k) = x^T r, summed over the rows (the tokens): x (rows x
+     * cols) the output's gradient, r (rows x k) the GEMM's input: the
+     * weight's gradient */
+    LAYER_OP_GEMM_DW,
+    /* y (cols) = the sum of x (rows x cols) over the rows: a bias's gradient */
+    LAYER_OP_BIAS_GRAD,
+    /* y = x gelu'(r): r the GELU's input (rows x cols; the tanh form) */
+    LAYER_OP_GELU_BACKWARD,
+    /* y = the layer norm's input's gradient, per row: x the output's
+     * gradient, r the norm's input, gamma (the row's mean and 1/std
+     * recomputed from r; eps): with g = x gamma and h = (r - mean) / std,
+     * y = (g - mean(g) - h mean(g h)) / std */
+    LAYER_OP_LAYERNORM_BACKWARD,
+    /* y (2 x cols) = the sums over the rows of x h (gamma's gradient),
+     * then of x (beta's): x the output's gradient, r the norm's input (h
+     * as LAYERNORM_BACKWARD's, eps in its std) */
+    LAYER_OP_LAYERNORM_PARAM_GRAD,
+    /* y = r (x - the sum over the row of x r): x the probabilities'
+     * gradient, r the probabilities (rows x cols, cols = seq) */
+    LAYER_OP_SOFTMAX_BACKWARD,
+    /* y (scores' shape) = dO V^T per sequence and head: x the context's
+     * gradient (rows x heads head_dim), r the QKV output (head h reads
+     * value head h / group) */
+    LAYER_OP_CONTEXT_DP,
+    /* y (rows x heads_kv head_dim) = P^T dO per sequence and KV head,
+     * summed over the query heads that share it: x the probabilities
+     * (scores' shape), r the context's gradient (rows x heads head_dim) */
+    LAYER_OP_CONTEXT_DV,
+    /* y (rows x (heads + heads_kv) head_dim): the query heads' columns
+     * dS K, then the key heads' dS^T Q summed over the query heads that
+     * share each: x the (unscaled) scores' gradient (scores' shape), r
+     * the QKV output */
+    LAYER_OP_SCORES_BACKWARD,
+    /* y (rows x cols) = per row, x's k values, then r's cols - k: the QKV
+     * output's gradient assembled from its parts */
+    LAYER_OP_CONCAT,
     LAYER_OPS
 } layer_op;
 
@@ -176,7 +221,18 @@ const char *layer_class_name(layer_class c);
     void layer_rmsnorm_##suffix(const layer_args *a);            \
     void layer_add_rmsnorm_##suffix(const layer_args *a);        \
     void layer_silu_gate_##suffix(const layer_args *a);          \
-    void layer_rope_##suffix(const layer_args *a);
+    void layer_rope_##suffix(const layer_args *a);               \
+    void layer_gemm_dx_##suffix(const layer_args *a);            \
+    void layer_gemm_dw_##suffix(const layer_args *a);            \
+    void layer_bias_grad_##suffix(const layer_args *a);          \
+    void layer_gelu_backward_##suffix(const layer_args *a);      \
+    void layer_layernorm_backward_##suffix(const layer_args *a); \
+    void layer_layernorm_param_grad_##suffix(const layer_args *a); \
+    void layer_softmax_backward_##suffix(const layer_args *a);   \
+    void layer_context_dp_##suffix(const layer_args *a);         \
+    void layer_context_dv_##suffix(const layer_args *a);         \
+    void layer_scores_backward_##suffix(const layer_args *a);    \
+    void layer_concat_##suffix(const layer_args *a);
 LAYER_LAUNCHERS(cpu)
 LAYER_LAUNCHERS(cuda)
 #undef LAYER_LAUNCHERS
@@ -191,15 +247,32 @@ LAYER_LAUNCHERS(cuda)
 /* ---- counting (layer.c): what one call of a step moves and computes ---------
  * Bytes: the least traffic of the step, each input read once and each
  * output written once (a GEMM's operands and output; a fused step's
- * intermediate never leaves the chip). CUDA's GEMM epilogue runs as a
- * second pass over the output (cuBLAS has no epilogue through the API the
- * suite loads), so its bytes add that pass there (SwiGLU's: its gate and
- * up product, twice the output, written and read back) (backend: KERNEL_CPU or
- * KERNEL_CUDA). FLOPs: 2 per multiply-add of the products; per value, the
- * element-wise and normalization steps' arithmetic as layer.c counts it
- * (an exp or tanh counted as one). */
+ * intermediate never leaves the chip). On CUDA a GEMM's epilogue runs
+ * inside the product where cuBLASLt's epilogues compute it (bias, bias and
+ * GELU, bias and the residual as C: layer.cu, layer_lt.cu), and as a
+ * second pass over the output where they do not (SwiGLU; no cuBLASLt, no
+ * algorithm for the shape): the fused GEMM's bytes add that pass there
+ * (the output read and written again; SwiGLU's gate and up product, twice
+ * the output, written and read back) (backend: KERNEL_CPU or KERNEL_CUDA).
+ * FLOPs: 2 per multiply-add of the products; per value, the element-wise
+ * and normalization steps' arithmetic as layer.c counts it (an exp or tanh
+ * counted as one). */
 double layer_bytes(const layer_variant *v, const layer_args *a, int backend);
+/* Whether the CUDA GEMM of a's shape and epilogue computes the epilogue
+ * inside the product, with no second pass (LAYER_EPI_NONE: true). Decided
+ * as the launcher will decide it: cuBLASLt loadable on this process's
+ * device, and its heuristic has an algorithm for the shape and epilogue
+ * (buffers taken as cudaMalloc's, 256-byte aligned), and for GELU the
+ * library's is layer.h's tanh form (layer_lt.cu asks it once). Its first
+ * call for a shape loads cuBLASLt and asks the heuristic (layer.cu), so it
+ * is called outside any timing; with no device, or in a build without
+ * CUDA (layer.c), only LAYER_EPI_NONE is. */
+bool layer_gemm_epilogue_in_product(const layer_args *a);
 double layer_flops(const layer_variant *v, const layer_args *a);
+/* Whether the step's output sums over the tokens (a weight's or a bias's
+ * gradient): its first sequence depends on every sequence, so it is
+ * checked only where the batch is one sequence. */
+bool layer_sums_tokens(const layer_variant *v);
 /* The values the step writes (y, and y2 where there is one). */
 size_t layer_out_count(const layer_variant *v, const layer_args *a);
 /* The number of floats of each input the step reads (0: not read):

@@ -351,18 +351,21 @@ Test(build, the_core_includes_and_calls_nothing_of_the_report_or_ops_layers)
     cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0);
 }
 
-/* cuBLAS is opened at its first call, not linked (cublas_loader.cu): no
- * binary loads it at start-up, and every function the code calls is found
- * in the library of the toolkit it was built against. */
+/* cuBLAS and cuBLASLt are opened at their first call, not linked
+ * (cublas_loader.cu): no binary loads them at start-up (the grep matches
+ * libcublasLt too), and every function the code calls is found in the
+ * libraries of the toolkit it was built against. */
 Test(build, cublas_is_opened_when_called_not_linked)
 {
 #ifdef RL_HAVE_CUDA
     char why[600], cmd[1024];
     cr_assert(rl_cublas_resolve_all(why, sizeof why), "%s", why);
     cr_assert(strstr(why, "libcublas.so."), "%s", why);
-    snprintf(cmd, sizeof cmd, "ldd '%s/exp-05' | grep -c cublas || true", RL_BUILD_DIR);
+    cr_assert(strstr(why, "libcublasLt.so."), "%s", why);
+    snprintf(cmd, sizeof cmd, "ldd '%s/exp-05' '%s/exp-09' | grep -c cublas || true", RL_BUILD_DIR,
+             RL_BUILD_DIR);
     cr_assert_eq(run_capture(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(atoi(out), 0, "exp-05 links cuBLAS at start-up:\n%s", out);
+    cr_assert_eq(atoi(out), 0, "exp-05 or exp-09 (cuBLASLt) links cuBLAS at start-up:\n%s", out);
 #else
     cr_skip_test("a build without nvcc has no cuBLAS");
 #endif

@@ -1,7 +1,7 @@
 /*
  * test_exp09.c -- experiment 09 end to end on the CPU backend: a quick run
- * into a temporary folder writes a row per step of both layers and per
- * whole layer, every one validated, the steps' counts adding up to their
+ * into a temporary folder writes a row per step of both layers and of
+ * BERT's backward pass and per whole pass, every one validated, the steps' counts adding up to their
  * layer's; its verdicts; a Chrome trace naming every step; its charts.
  * Bad usage fails with the documented exit codes.
  */
@@ -36,7 +36,7 @@ static const char *const UNFUSED_STEPS[] = {
     "qkv_matmul", "qkv_bias", "attn_scores", "attn_scale_mask", "attn_softmax", "attn_context",
     "out_matmul", "out_bias", "residual1", "layernorm1", "ffn1_matmul", "ffn1_bias", "gelu",
     "ffn2_matmul", "ffn2_bias", "residual2", "layernorm2"};
-enum { UNFUSED = sizeof UNFUSED_STEPS / sizeof UNFUSED_STEPS[0], FUSED = 7 };
+enum { UNFUSED = sizeof UNFUSED_STEPS / sizeof UNFUSED_STEPS[0], FUSED = 7, BACKWARD = 25 };
 
 /* Every step row of a program validated, of a known class; its FLOPs and
  * bytes summing to its whole layer's row. Returns the steps seen. */
@@ -84,7 +84,12 @@ Test(exp09, quick_cpu_run_writes_steps_verdicts_trace_and_charts)
     cr_assert_not_null(t, "%s", why);
     cr_assert_eq(check_program(t, "unfused"), UNFUSED);
     cr_assert_eq(check_program(t, "fused"), FUSED);
+    /* the quick run's BERT is one sequence: its backward pass runs too,
+     * every step and the whole pass validated against the reference */
+    cr_assert_eq(check_program(t, "backward"), BACKWARD);
     rl_table_free(t);
+    cr_assert(strstr(out, "training (the unfused forward pass and the backward pass)"),
+              "the training table: %s", out);
 
     /* the counted claim is judged whatever the machine does: BERT's cheap
      * steps are well under 1 % of its FLOPs */
@@ -93,6 +98,8 @@ Test(exp09, quick_cpu_run_writes_steps_verdicts_trace_and_charts)
     cr_assert_not_null(verdicts);
     cr_assert(strstr(verdicts, "09-layer,cheap_flop_share_bert,cpu"), "%s", verdicts);
     cr_assert(strstr(verdicts, "(counted) (bert),under 1 %"), "%s", verdicts);
+    cr_assert(strstr(verdicts, "09-layer,train_cheap_time_share_model_bert,cpu"), "%s", verdicts);
+    cr_assert(!strstr(verdicts, "train_cheap_time_share_model_llama"), "no backward for llama: %s", verdicts);
     free(verdicts);
 
     /* the trace: the Trace Event Format's object, every step an event */
@@ -105,6 +112,7 @@ Test(exp09, quick_cpu_run_writes_steps_verdicts_trace_and_charts)
         snprintf(name, sizeof name, "\"name\":\"%s\"", UNFUSED_STEPS[i]);
         cr_assert(strstr(trace, name), "the trace has no event %s", UNFUSED_STEPS[i]);
     }
+    cr_assert(strstr(trace, "\"name\":\"attn_scores_backward\""), "the backward pass in the trace");
     cr_assert(strstr(trace, "\"cat\":\"normalization\""));
     cr_assert(strstr(trace, "\"displayTimeUnit\":\"ms\"}"));
     free(trace);

@@ -6,7 +6,10 @@
  * and multi-head attention), every epilogue and every mask. Outputs are
  * poisoned first (rl_validate_f32), so a value never written fails;
  * ADD_RMSNORM's kept sum y2 is checked beside y. Inputs of +-30 and +-80
- * drive the vector exp's clamps in GELU, SiLU and the softmaxes. The
+ * drive the vector exp's clamps in GELU (and its gradient's), SiLU and the
+ * softmaxes. The backward pass's rows are walked as the forward's, at the
+ * shapes of the step they differentiate (test_layer_backward.c checks
+ * their reference against finite differences of the forward's). The
  * counts of bytes and FLOPs are checked against hand-computed numbers for
  * BERT-large's shapes. The CUDA suite skips without a GPU.
  */
@@ -75,7 +78,8 @@ static void free_input(rl_backend *be, input *in)
     rl_host_free(in->ref);
 }
 
-/* A few values across the array set to LARGE's. */
+/* A few values across the array set to LARGE's: of x, or of the input
+ * whose function the op takes (GEMM: the bias; GELU's gradient: r). */
 static void plant_large(input *in)
 {
     for (size_t i = 0; i < in->n && i < 64; i += 3)
@@ -100,13 +104,14 @@ static bool takes_bias(const layer_variant *v, const layer_case *c)
            ((v->op == LAYER_OP_BIAS_ADD_LAYERNORM || v->op == LAYER_OP_GEMM) && c->bias);
 }
 
-/* What each input is drawn from: scores as a product of the QKV output
- * gives them, probabilities in [0, 1], gamma around 1. */
+/* What x is drawn from: scores as a product of the QKV output gives
+ * them, probabilities in [0, 1] (x of the context and of dV, r of
+ * softmax's gradient), the rest and gradients in [-1, 1], gamma around 1. */
 static void input_range(const layer_variant *v, float *lo, float *hi)
 {
     bool scores = v->op == LAYER_OP_SCALE_MASK || v->op == LAYER_OP_SCALE_MASK_SOFTMAX ||
                   v->op == LAYER_OP_SOFTMAX;
-    *lo = v->op == LAYER_OP_CONTEXT ? 0 : scores ? -4 : -1;
+    *lo = v->op == LAYER_OP_CONTEXT || v->op == LAYER_OP_CONTEXT_DV ? 0 : scores ? -4 : -1;
     *hi = scores ? 4 : 1;
 }
 
@@ -119,12 +124,13 @@ static rl_check run_case(rl_backend *be, const layer_variant *v, const layer_cas
     layer_sizes s = layer_input_sizes(v, &probe);
     float lo, hi;
     input_range(v, &lo, &hi);
-    input x = make_input(be, s.x, lo, hi, seed), r = make_input(be, s.r, -1, 1, seed + 1),
+    input x = make_input(be, s.x, lo, hi, seed),
+          r = make_input(be, s.r, v->op == LAYER_OP_SOFTMAX_BACKWARD ? 0 : -1, 1, seed + 1),
           w = make_input(be, s.w, -1, 1, seed + 2), bias = make_input(be, s.bias, -1, 1, seed + 3),
           gamma = make_input(be, s.gamma, 0.5f, 1.5f, seed + 4),
           beta = make_input(be, s.beta, -1, 1, seed + 5), mask = make_input(be, s.mask, 0, 0, seed + 6);
     if (lc->large)
-        plant_large(v->op == LAYER_OP_GEMM ? &bias : &x);
+        plant_large(v->op == LAYER_OP_GEMM ? &bias : v->op == LAYER_OP_GELU_BACKWARD ? &r : &x);
     if (s.mask)
         padding_mask(&mask, &a);
     input *all[] = {&x, &r, &w, &bias, &gamma, &beta, &mask};
@@ -200,13 +206,34 @@ static int check_activations(rl_backend *be, const layer_variant *v, uint64_t *s
             }
         }
     bool exp_inside = v->op == LAYER_OP_GELU || v->op == LAYER_OP_BIAS_GELU ||
-                      v->op == LAYER_OP_SILU_GATE || v->op == LAYER_OP_SOFTMAX;
+                      v->op == LAYER_OP_SILU_GATE || v->op == LAYER_OP_SOFTMAX ||
+                      v->op == LAYER_OP_GELU_BACKWARD;
     for (int cols = 7; exp_inside && cols <= 1000; cols = cols * 10 + 300) {
         layer_case lc = activation(5, cols);
         lc.large = true;
         check_case(be, v, &lc, (*seed)++), checked++;
     }
+    if (layer_sums_tokens(v)) { /* many rows to a thread, the blocks uneven */
+        layer_case lc = activation(1001, 33);
+        check_case(be, v, &lc, (*seed)++), checked++;
+    }
     return checked;
+}
+
+/* Shapes of rows, cols, k: a GEMM's gradients (the forward's: rows x k
+ * in, cols out; fewer than the GEMM's, each one plain product; dW's sum
+ * over 600 tokens), the QKV gradient's rows (k values of dQ dK, then dV). */
+static const int GEMM_GRAD_SHAPES[][3] = {{1, 7, 5},   {1, 1000, 64}, {3, 1000, 1},
+                                          {17, 7, 300}, {17, 64, 5},   {600, 100, 37}};
+static const int CONCAT_SHAPES[][3] = {{1, 7, 3}, {3, 64, 48}, {33, 512, 384}, {17, 1001, 333}};
+
+static int check_shapes(rl_backend *be, const layer_variant *v, const int (*shapes)[3], int n, uint64_t *seed)
+{
+    for (int i = 0; i < n; i++) {
+        layer_case lc = {.a = {.rows = shapes[i][0], .cols = shapes[i][1], .k = shapes[i][2]}};
+        check_case(be, v, &lc, (*seed)++);
+    }
+    return n;
 }
 
 static int check_gemm_shape(rl_backend *be, const layer_variant *v, layer_case lc, uint64_t *seed)
@@ -256,6 +283,9 @@ static const attn_shape ATTN_SHAPES[] = {
 /* Off the fused attention's tiles of queries and keys, and RoPE's
  * positions far enough that an angle rounded to float would show. */
 static const attn_shape LONG_SHAPES[] = {{2, 300, 4, 2, 64}, {1, 129, 2, 2, 64}};
+/* The backward's: grouped heads (a KV head's gradient sums two query
+ * heads') with a sequence off the vector width. */
+static const attn_shape BACKWARD_SHAPES[] = {{2, 37, 4, 2, 64}};
 
 static layer_case attention_case(const attn_shape *s, layer_mask mask)
 {
@@ -286,6 +316,8 @@ static int check_attention(rl_backend *be, const layer_variant *v, uint64_t *see
     int checked = check_attention_shapes(be, v, ATTN_SHAPES, COUNT(ATTN_SHAPES), seed);
     if (v->op == LAYER_OP_ATTENTION || v->op == LAYER_OP_ROPE)
         checked += check_attention_shapes(be, v, LONG_SHAPES, COUNT(LONG_SHAPES), seed);
+    if (v->op == LAYER_OP_CONTEXT_DP || v->op == LAYER_OP_CONTEXT_DV || v->op == LAYER_OP_SCORES_BACKWARD)
+        checked += check_attention_shapes(be, v, BACKWARD_SHAPES, COUNT(BACKWARD_SHAPES), seed);
     return checked;
 }
 
@@ -293,12 +325,18 @@ static int check_variant(rl_backend *be, const layer_variant *v, uint64_t *seed)
 {
     switch (v->op) {
     case LAYER_OP_GEMM: return check_gemms(be, v, seed);
+    case LAYER_OP_GEMM_DX:
+    case LAYER_OP_GEMM_DW: return check_shapes(be, v, GEMM_GRAD_SHAPES, COUNT(GEMM_GRAD_SHAPES), seed);
     case LAYER_OP_SCORES:
     case LAYER_OP_CONTEXT:
     case LAYER_OP_SCALE_MASK:
     case LAYER_OP_SCALE_MASK_SOFTMAX:
     case LAYER_OP_ATTENTION:
-    case LAYER_OP_ROPE: return check_attention(be, v, seed);
+    case LAYER_OP_ROPE:
+    case LAYER_OP_CONTEXT_DP:
+    case LAYER_OP_CONTEXT_DV:
+    case LAYER_OP_SCORES_BACKWARD: return check_attention(be, v, seed);
+    case LAYER_OP_CONCAT: return check_shapes(be, v, CONCAT_SHAPES, COUNT(CONCAT_SHAPES), seed);
     default: return check_activations(be, v, seed);
     }
 }
@@ -369,7 +407,7 @@ Test(layer_cpu, every_row_has_a_cpu_launcher)
         cr_assert_str_neq(layer_op_name(v->op), "?", "%s's op has a name", v->name);
         cr_assert_str_neq(layer_class_name(v->cls), "?", "%s's class has a name", v->name);
     }
-    cr_assert_eq(rows, 18);
+    cr_assert_eq(rows, 29);
 }
 
 /* By role, as the experiment finds its rows (names are for people). */
@@ -399,11 +437,13 @@ Test(layer_cpu, a_gemm_counts_its_operands_and_output)
     cr_assert_eq(layer_out_count(g, &a), 2097152);
 
     /* with GELU's epilogue: the bias read, 9 FLOPs an output value; CUDA
-     * reads and writes the output once more */
+     * reads and writes the output once more where cuBLASLt does not run
+     * the epilogue in the product (no GPU, no cuBLASLt, no algorithm) */
     a.epilogue = LAYER_EPI_BIAS_GELU, a.bias = &bias;
     cr_assert_float_eq(layer_flops(e, &a), 4294967296.0 + 9 * y, 1e-3);
     cr_assert_float_eq(layer_bytes(e, &a, KERNEL_CPU), 27262976.0 + 4 * 4096, 1e-3);
-    cr_assert_float_eq(layer_bytes(e, &a, KERNEL_CUDA), 27262976.0 + 4 * 4096 + 8 * y, 1e-3);
+    cr_assert_float_eq(layer_bytes(e, &a, KERNEL_CUDA),
+                       27262976.0 + 4 * 4096 + (layer_gemm_epilogue_in_product(&a) ? 0 : 8 * y), 1e-3);
 
     /* SwiGLU: the product twice as wide, the output as wide as cols */
     a.epilogue = LAYER_EPI_SILU_GATE, a.bias = NULL;

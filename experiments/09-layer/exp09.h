@@ -25,7 +25,7 @@ typedef struct exp09_config {
 /* Every array a layer touches: the input, the weights, each step's
  * output. dev: on the backend; ref: the reference's copy of its first
  * sequence (a weight: all of it), in double. */
-enum { EXP09_MAX_TENSORS = 48, EXP09_MAX_STEPS = 20, EXP09_MAX_REPLACED = 6 };
+enum { EXP09_MAX_TENSORS = 80, EXP09_MAX_STEPS = 48, EXP09_MAX_REPLACED = 6 };
 
 typedef struct exp09_tensor {
     const char *name;
@@ -49,7 +49,7 @@ typedef struct exp09_step {
 } exp09_step;
 
 typedef struct exp09_program {
-    const char *name; /* "unfused", "fused" */
+    const char *name; /* "unfused", "fused", "backward" */
     exp09_step s[EXP09_MAX_STEPS];
     int n;
 } exp09_program;
@@ -61,6 +61,12 @@ typedef struct exp09_layer {
     int nt;
     int input, output_unfused, output_fused;
     exp09_program unfused, fused;
+    /* the training step's other half (BERT, on the full sweep, one
+     * sequence; n = 0 where not built): from the output's gradient (drawn,
+     * like the input) back through the unfused layer's steps, reading the
+     * activations the unfused forward pass saved, to the input's gradient */
+    exp09_program backward;
+    int grad_output, grad_input;
 } exp09_layer;
 
 /* One point: a step of a program, or a whole program (index -1). */
@@ -74,12 +80,20 @@ typedef struct exp09_call {
 } exp09_call;
 
 /* The claims, in main.c's order. */
-enum { CHEAP_FLOPS, CHEAP_TIME_OVER_FLOPS, CHEAP_TIME_MODEL, STEPS_ADD_UP, FUSED_SAVING };
+enum { CHEAP_FLOPS, CHEAP_TIME_OVER_FLOPS, CHEAP_TIME_MODEL, STEPS_ADD_UP, FUSED_SAVING,
+       TRAIN_TIME_MODEL };
 
-/* model.c: the tensors and both programs, their buffers not yet made;
- * false (and why) where a variant they need is missing on this backend. */
+/* model.c: the tensors and both programs (and the backward pass, where
+ * asked: BERT, batch 1), their buffers not yet made; false (and why) where
+ * a variant they need is missing on this backend. */
 bool exp09_layer_plan(rl_ctx *ctx, exp09_layer *L, const exp09_config *cfg, int batch, int seq,
-                      char *why, size_t len);
+                      bool backward, char *why, size_t len);
+/* Whether a shape gets the backward pass: BERT's shapes of one sequence
+ * on the full sweep and on the quick run (its smoke test), not on the lab
+ * run (its two minutes go to the forward pass's verdicts). One sequence:
+ * a weight's gradient sums over every sequence, and the checks compare
+ * the first sequence, so one sequence is all of it. */
+bool exp09_wants_backward(const rl_ctx *ctx, const exp09_config *cfg, int batch);
 /* The bytes of every tensor, for the working-set limit. */
 double exp09_layer_bytes(const exp09_layer *L);
 /* Allocates the tensors, draws the input and the weights. */
@@ -102,6 +116,11 @@ double *exp09_program_want(rl_ctx *ctx, exp09_layer *L, const exp09_program *P, 
  * judged shape, with its tables of shares by class and of fusions. */
 void exp09_judge_config(rl_ctx *ctx, const rl_points *all, const rl_claim *claims,
                         const exp09_config *config);
+/* judge.c: the training step's verdict (BERT's: the forward and the
+ * backward pass, the longest shape of one sequence that has the backward
+ * pass), with its table of shares beside the published ones. */
+void exp09_judge_training(rl_ctx *ctx, const rl_points *all, const rl_claim *claim,
+                          const exp09_config *config);
 /* A step's share of its program's time (the sum of its steps'); a whole
  * program's: NaN. */
 double exp09_col_share(rl_ctx *ctx, const rl_point *p);

@@ -32,7 +32,7 @@ static config_points collect(const rl_points *all, const char *config)
     for (int i = 0; i < all->n; i++) {
         const rl_point *p = &all->v[i];
         const exp09_call *c = RL_DATA(exp09_call, p);
-        if (!c->judged || strcmp(c->config, config))
+        if (!c->judged || strcmp(c->config, config) || c->P == &c->L->backward)
             continue;
         program_points *pp = c->P == &c->L->fused ? &cp.fused : &cp.unfused;
         pp->P = c->P;
@@ -351,6 +351,88 @@ void exp09_judge_config(rl_ctx *ctx, const rl_points *all, const rl_claim *claim
     judge_fused(ctx, &claims[FUSED_SAVING], config, &cp);
     print_shares(cfg->name, &cp);
     print_fusions(ctx, &cp);
+}
+
+/* ---- training: the forward pass and the backward pass ---------------------------------------- */
+
+/* The backward pass's points and those of the unfused forward pass of the
+ * same layer (the shape of one sequence, the longest, that has one), as
+ * one program: the training step's steps. */
+typedef struct training_points {
+    exp09_program joined;
+    program_points pp;
+    const exp09_layer *L;
+} training_points;
+
+static const exp09_layer *backward_layer(const rl_points *all, const char *config)
+{
+    const exp09_layer *L = NULL;
+    for (int i = 0; i < all->n; i++) {
+        const exp09_call *c = RL_DATA(exp09_call, &all->v[i]);
+        if (!strcmp(c->config, config) && c->P == &c->L->backward && (!L || c->L->seq > L->seq))
+            L = c->L;
+    }
+    return L;
+}
+
+static bool collect_training(const rl_points *all, const char *config, training_points *t)
+{
+    const exp09_layer *L = backward_layer(all, config);
+    if (!L || L->unfused.n + L->backward.n > EXP09_MAX_STEPS)
+        return false;
+    *t = (training_points){.L = L};
+    t->joined.name = "forward+backward";
+    for (int i = 0; i < L->unfused.n; i++)
+        t->joined.s[t->joined.n++] = L->unfused.s[i];
+    for (int i = 0; i < L->backward.n; i++)
+        t->joined.s[t->joined.n++] = L->backward.s[i];
+    t->pp.P = &t->joined;
+    for (int i = 0; i < all->n; i++) {
+        const rl_point *p = &all->v[i];
+        const exp09_call *c = RL_DATA(exp09_call, p);
+        if (c->L != L || (c->P != &L->unfused && c->P != &L->backward))
+            continue;
+        bool back = c->P == &L->backward;
+        if (c->index >= 0)
+            t->pp.step[c->index + (back ? L->unfused.n : 0)] = p;
+        else if (back) /* the rounds' reference: forward and backward share the group's */
+            t->pp.whole = p;
+    }
+    return true;
+}
+
+static void print_training_shares(const char *config, const training_points *t)
+{
+    static const rl_grid_column COLS[] = {
+        {"layer", "%-30s"}, {"class", "%-13s"}, {"FLOPs %", "%9.2f"}, {"bytes %", "%8.1f"},
+        {"time %", "%7.1f"}, {0}};
+    const program_points *pp = &t->pp;
+    printf("\n%s, batch %d x %d, training (the unfused forward pass and the backward pass): "
+           "shares by class\n", config, t->L->batch, t->L->seq);
+    rl_grid_header(COLS);
+    double flops = class_sum(pp, ALL, flops_of), bytes = class_sum(pp, ALL, bytes_of),
+           time = class_sum(pp, ALL, seconds_of);
+    for (int c = 0; c < LAYER_CLASSES; c++)
+        rl_grid_row(COLS, "forward+backward", layer_class_name((layer_class)c),
+                    100 * class_sum(pp, 1u << c, flops_of) / flops,
+                    100 * class_sum(pp, 1u << c, bytes_of) / bytes,
+                    100 * class_sum(pp, 1u << c, seconds_of) / time);
+    for (int c = 0; c < LAYER_CLASSES; c++)
+        rl_grid_row(COLS, "published (V100, training)", layer_class_name((layer_class)c),
+                    PUBLISHED_FLOPS[c], NAN, PUBLISHED_TIME[c]);
+}
+
+void exp09_judge_training(rl_ctx *ctx, const rl_points *all, const rl_claim *claim,
+                          const exp09_config *cfg)
+{
+    static training_points t; /* 48 steps and their points: kept off the stack */
+    if (!collect_training(all, cfg->name, &t)) {
+        rl_judge(ctx, claim, cfg->scope, NAN, "the backward pass runs on the full sweep (--full), "
+                 "for BERT at one sequence");
+        return;
+    }
+    judge_time_model(ctx, claim, cfg->scope, &t.pp);
+    print_training_shares(cfg->name, &t);
 }
 
 /* ---- a column ----------------------------------------------------------------------------------- */

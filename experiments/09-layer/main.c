@@ -53,6 +53,12 @@ static const rl_claim CLAIMS[] = {
     [FUSED_SAVING] = {"fused_saving_model", "fused: the time the layer saves over the bytes it "
                       "removes at the roof", 1.0, INFINITY, "x", 2,
                       .predicted_text = ">= 1: at least the removed bytes' time"},
+    /* The published shares are training's: the same model, on the forward
+     * and the backward pass together (BERT; the full sweep's) */
+    [TRAIN_TIME_MODEL] = {"train_cheap_time_share_model", "training (forward and backward): "
+                          "the cheap steps' share of the time over the share their bytes at the "
+                          "roof predict", 1 / 1.5, 1.5, "x", 2, .premise_mbu = 0.5,
+                          .predicted_text = "within 1.5x either way"},
     {0},
 };
 
@@ -112,6 +118,8 @@ static void prepare_step(rl_ctx *ctx, rl_point *p)
 
 static int program_output(const exp09_call *c)
 {
+    if (c->P == &c->L->backward)
+        return c->L->grad_input;
     return c->P == &c->L->fused ? c->L->output_fused : c->L->output_unfused;
 }
 
@@ -201,7 +209,9 @@ static bool shape_left_out(const rl_ctx *ctx, const rl_at *at, void *state)
     const exp09_shape *sh = shape_at(at);
     exp09_layer L;
     char why[160];
-    if (!exp09_layer_plan((rl_ctx *)ctx, &L, &CONFIGS[sh->config], sh->batch, sh->seq, why, sizeof why))
+    const exp09_config *cfg = &CONFIGS[sh->config];
+    if (!exp09_layer_plan((rl_ctx *)ctx, &L, cfg, sh->batch, sh->seq,
+                          exp09_wants_backward(ctx, cfg, sh->batch), why, sizeof why))
         return true;
     return exp09_layer_bytes(&L) > rl_max_bytes(ctx);
 }
@@ -211,11 +221,14 @@ static void layer_part(rl_ctx *ctx, const rl_at *at, rl_part *part, void *state)
     (void)state;
     const exp09_shape *sh = shape_at(at);
     exp09_layer *L = RL_NEW(ctx, exp09_layer);
-    char why[160], *heading = rl_keep(ctx, 160);
-    if (!exp09_layer_plan(ctx, L, &CONFIGS[sh->config], sh->batch, sh->seq, why, sizeof why))
+    char why[160], *heading = rl_keep(ctx, 200);
+    const exp09_config *cfg = &CONFIGS[sh->config];
+    if (!exp09_layer_plan(ctx, L, cfg, sh->batch, sh->seq, exp09_wants_backward(ctx, cfg, sh->batch),
+                          why, sizeof why))
         rl_die(RL_EXIT_FAILED, "exp-09: %s", why);
-    snprintf(heading, 160, "%s, batch %d x %d tokens: the unfused layer's steps, the fused layer's, "
-             "each whole", L->cfg.name, L->batch, L->seq);
+    snprintf(heading, 200, "%s, batch %d x %d tokens: the unfused layer's steps, the fused layer's%s, "
+             "each whole", L->cfg.name, L->batch, L->seq,
+             L->backward.n ? ", the backward pass's" : "");
     *part = (rl_part){.open = open_layer, .measured = measured_layer, .done = close_layer,
                       .state = L, .heading = heading};
 }
@@ -228,6 +241,10 @@ static void layer_points(rl_ctx *ctx, const rl_at *at, void *state)
     bool judged = judged_shape(ctx, rl_at_int(at, &SHAPE));
     add_program_points(ctx, L, &L->unfused, group, judged);
     add_program_points(ctx, L, &L->fused, group, judged);
+    /* the training table's (judge.c), timed in the same group as the
+     * forward pass it completes */
+    if (L->backward.n)
+        add_program_points(ctx, L, &L->backward, group, false);
 }
 
 static void declare(rl_ctx *ctx)
@@ -263,8 +280,11 @@ static void declare(rl_ctx *ctx)
  * tables of shares and of fusions; then the trace of every shape. */
 static void judge(rl_ctx *ctx, const rl_points *all)
 {
-    for (size_t c = 0; c < sizeof CONFIGS / sizeof CONFIGS[0]; c++)
+    for (size_t c = 0; c < sizeof CONFIGS / sizeof CONFIGS[0]; c++) {
         exp09_judge_config(ctx, all, CLAIMS, &CONFIGS[c]);
+        if (!CONFIGS[c].llama)
+            exp09_judge_training(ctx, all, &CLAIMS[TRAIN_TIME_MODEL], &CONFIGS[c]);
+    }
     exp09_trace_write(ctx);
 }
 

@@ -151,7 +151,12 @@ static bert_weights bert_tensors(exp09_layer *L)
     return w;
 }
 
-static void bert_unfused(builder *b, const bert_weights *w)
+/* The unfused forward pass's activations its backward pass reads. */
+typedef struct bert_saved {
+    int qkv, p, c, h0, h, f1, f2, g2;
+} bert_saved;
+
+static void bert_unfused(builder *b, const bert_weights *w, bert_saved *saved)
 {
     exp09_layer *L = b->L;
     int H = L->cfg.hidden, F = L->cfg.ffn, Q = 3 * H;
@@ -163,6 +168,7 @@ static void bert_unfused(builder *b, const bert_weights *w)
         g0 = activation(L, "ffn2_0", H), g1 = activation(L, "ffn2", H),
         g2 = activation(L, "residual2", H), y = activation(L, "out_unfused", H);
     L->output_unfused = y;
+    *saved = (bert_saved){.qkv = qkv, .p = p, .c = c, .h0 = h0, .h = h, .f1 = f1, .f2 = f2, .g2 = g2};
     add_step(b, "qkv_matmul", "gemm", (step_io){.y = qkv0, .x = INPUT, .w = w->wqkv}, gemm_shape(L, Q, H, LAYER_EPI_NONE));
     add_step(b, "qkv_bias", "bias", (step_io){.y = qkv, .x = qkv0, .bias = w->bqkv}, cols_shape(L, Q));
     add_step(b, "attn_scores", "scores", (step_io){.y = s0, .x = qkv}, shape(L));
@@ -202,6 +208,70 @@ static void bert_fused(builder *b, const bert_weights *w)
     replaces(add_step(b, "ffn2_matmul", "gemm", (step_io){.y = g0, .x = f, .w = w->w2}, gemm_shape(L, H, F, LAYER_EPI_NONE)), 13, 13);
     replaces(add_step(b, "bias+residual2+layernorm2", "bias_add_layernorm",
                       (step_io){.y = y, .x = g0, .r = h, .bias = w->bf2, .gamma = w->g2, .beta = w->b2}, cols_shape(L, H)), 14, 16);
+}
+
+/* A weight's gradient: one per layer, whatever the batch (not drawn). */
+static int weight_grad(exp09_layer *L, const char *name, size_t count)
+{
+    int id = activation(L, name, 0);
+    L->t[id].count = L->t[id].first_count = count;
+    return id;
+}
+
+/* The backward pass of bert_unfused, step by step as PyTorch's autograd
+ * runs it: each forward step's gradients in reverse order, a GEMM's two
+ * (its input's and its weight's), a bias's column sums, a norm's input
+ * gradient and its parameters', the attention's products each twice, and
+ * the residual stream's two gradients added where its branches meet. The
+ * forward bias and residual adds pass their gradient through unchanged
+ * (no kernel); the QKV gradient is assembled from its parts (the copy
+ * autograd makes where the forward split one tensor in three). */
+static void bert_backward(builder *b, const bert_weights *w, const bert_saved *f)
+{
+    exp09_layer *L = b->L;
+    size_t H = (size_t)L->cfg.hidden, F = (size_t)L->cfg.ffn, Q = 3 * H;
+    int dy = activation(L, "d_out", H), d_res2 = activation(L, "d_residual2", H),
+        d_ln2 = weight_grad(L, "d_ln2_gamma_beta", 2 * H), d_bf2 = weight_grad(L, "d_b_ffn2", H),
+        d_gelu = activation(L, "d_gelu", F), d_w2 = weight_grad(L, "d_w_ffn2", H * F),
+        d_f1 = activation(L, "d_ffn1", F), d_bf1 = weight_grad(L, "d_b_ffn1", F),
+        d_h_ffn = activation(L, "d_ln1_out_ffn", H), d_w1 = weight_grad(L, "d_w_ffn1", F * H),
+        d_h = activation(L, "d_ln1_out", H), d_res1 = activation(L, "d_residual1", H),
+        d_ln1 = weight_grad(L, "d_ln1_gamma_beta", 2 * H), d_bo = weight_grad(L, "d_b_out", H),
+        d_c = activation(L, "d_context", H), d_wo = weight_grad(L, "d_w_out", H * H),
+        d_p = scores(L, "d_probs"), d_v = activation(L, "d_v", H), d_s1 = scores(L, "d_scores_masked"),
+        d_s0 = scores(L, "d_scores"), d_qk = activation(L, "d_qk", 2 * H), d_qkv = activation(L, "d_qkv", Q),
+        d_bqkv = weight_grad(L, "d_b_qkv", Q), d_x_attn = activation(L, "d_input_attn", H),
+        d_wqkv = weight_grad(L, "d_w_qkv", Q * H), d_x = activation(L, "d_input", H);
+    L->grad_output = dy, L->grad_input = d_x;
+    int h = (int)H, ff = (int)F, q = (int)Q;
+    layer_args unmasked = shape(L), concat = cols_shape(L, q);
+    unmasked.mask_kind = LAYER_MASK_NONE;
+    concat.k = 2 * h;
+    add_step(b, "layernorm2_backward", "layernorm_backward", (step_io){.y = d_res2, .x = dy, .r = f->g2, .gamma = w->g2}, cols_shape(L, h));
+    add_step(b, "layernorm2_params", "layernorm_param_grad", (step_io){.y = d_ln2, .x = dy, .r = f->g2}, cols_shape(L, h));
+    add_step(b, "ffn2_bias_grad", "bias_grad", (step_io){.y = d_bf2, .x = d_res2}, cols_shape(L, h));
+    add_step(b, "ffn2_matmul_dx", "gemm_dx", (step_io){.y = d_gelu, .x = d_res2, .w = w->w2}, gemm_shape(L, h, ff, LAYER_EPI_NONE));
+    add_step(b, "ffn2_matmul_dw", "gemm_dw", (step_io){.y = d_w2, .x = d_res2, .r = f->f2}, gemm_shape(L, h, ff, LAYER_EPI_NONE));
+    add_step(b, "gelu_backward", "gelu_backward", (step_io){.y = d_f1, .x = d_gelu, .r = f->f1}, cols_shape(L, ff));
+    add_step(b, "ffn1_bias_grad", "bias_grad", (step_io){.y = d_bf1, .x = d_f1}, cols_shape(L, ff));
+    add_step(b, "ffn1_matmul_dx", "gemm_dx", (step_io){.y = d_h_ffn, .x = d_f1, .w = w->w1}, gemm_shape(L, ff, h, LAYER_EPI_NONE));
+    add_step(b, "ffn1_matmul_dw", "gemm_dw", (step_io){.y = d_w1, .x = d_f1, .r = f->h}, gemm_shape(L, ff, h, LAYER_EPI_NONE));
+    add_step(b, "residual2_grad", "add", (step_io){.y = d_h, .x = d_h_ffn, .r = d_res2}, cols_shape(L, h));
+    add_step(b, "layernorm1_backward", "layernorm_backward", (step_io){.y = d_res1, .x = d_h, .r = f->h0, .gamma = w->g1}, cols_shape(L, h));
+    add_step(b, "layernorm1_params", "layernorm_param_grad", (step_io){.y = d_ln1, .x = d_h, .r = f->h0}, cols_shape(L, h));
+    add_step(b, "out_bias_grad", "bias_grad", (step_io){.y = d_bo, .x = d_res1}, cols_shape(L, h));
+    add_step(b, "out_matmul_dx", "gemm_dx", (step_io){.y = d_c, .x = d_res1, .w = w->wo}, gemm_shape(L, h, h, LAYER_EPI_NONE));
+    add_step(b, "out_matmul_dw", "gemm_dw", (step_io){.y = d_wo, .x = d_res1, .r = f->c}, gemm_shape(L, h, h, LAYER_EPI_NONE));
+    add_step(b, "attn_context_dp", "context_dp", (step_io){.y = d_p, .x = d_c, .r = f->qkv}, shape(L));
+    add_step(b, "attn_context_dv", "context_dv", (step_io){.y = d_v, .x = f->p, .r = d_c}, shape(L));
+    add_step(b, "attn_softmax_backward", "softmax_backward", (step_io){.y = d_s1, .x = d_p, .r = f->p}, scores_shape(L));
+    add_step(b, "attn_scale_backward", "scale_mask", (step_io){.y = d_s0, .x = d_s1}, unmasked);
+    add_step(b, "attn_scores_backward", "scores_backward", (step_io){.y = d_qk, .x = d_s0, .r = f->qkv}, shape(L));
+    add_step(b, "qkv_grad_concat", "concat", (step_io){.y = d_qkv, .x = d_qk, .r = d_v}, concat);
+    add_step(b, "qkv_bias_grad", "bias_grad", (step_io){.y = d_bqkv, .x = d_qkv}, cols_shape(L, q));
+    add_step(b, "qkv_matmul_dx", "gemm_dx", (step_io){.y = d_x_attn, .x = d_qkv, .w = w->wqkv}, gemm_shape(L, q, h, LAYER_EPI_NONE));
+    add_step(b, "qkv_matmul_dw", "gemm_dw", (step_io){.y = d_wqkv, .x = d_qkv, .r = INPUT}, gemm_shape(L, q, h, LAYER_EPI_NONE));
+    add_step(b, "residual1_grad", "add", (step_io){.y = d_x, .x = d_x_attn, .r = d_res1}, cols_shape(L, h));
 }
 
 /* ---- a Llama-style decoder block ------------------------------------------------------- */
@@ -292,13 +362,20 @@ static void fix_ids(exp09_layer *L, exp09_program *P)
     }
 }
 
-bool exp09_layer_plan(rl_ctx *ctx, exp09_layer *L, const exp09_config *cfg, int batch, int seq,
-                      char *why, size_t len)
+bool exp09_wants_backward(const rl_ctx *ctx, const exp09_config *cfg, int batch)
 {
-    *L = (exp09_layer){.cfg = *cfg, .batch = batch, .seq = seq};
+    return ctx->args.mode != RL_MODE_LAB && !cfg->llama && batch == 1;
+}
+
+bool exp09_layer_plan(rl_ctx *ctx, exp09_layer *L, const exp09_config *cfg, int batch, int seq,
+                      bool backward, char *why, size_t len)
+{
+    if (backward && (cfg->llama || batch != 1))
+        rl_die(RL_EXIT_FAILED, "exp-09: the backward pass is built for BERT at one sequence only");
+    *L = (exp09_layer){.cfg = *cfg, .batch = batch, .seq = seq, .grad_output = -1, .grad_input = -1};
     L->input = activation(L, "input", (size_t)cfg->hidden);
     builder b = {ctx, L, &L->unfused, false, why, len};
-    L->unfused.name = "unfused", L->fused.name = "fused";
+    L->unfused.name = "unfused", L->fused.name = "fused", L->backward.name = "backward";
     if (cfg->llama) {
         llama_weights w = llama_tensors(L);
         llama_unfused(&b, &w);
@@ -306,12 +383,18 @@ bool exp09_layer_plan(rl_ctx *ctx, exp09_layer *L, const exp09_config *cfg, int 
         llama_fused(&b, &w);
     } else {
         bert_weights w = bert_tensors(L);
-        bert_unfused(&b, &w);
+        bert_saved saved;
+        bert_unfused(&b, &w, &saved);
         b.P = &L->fused;
         bert_fused(&b, &w);
+        if (backward) {
+            b.P = &L->backward;
+            bert_backward(&b, &w, &saved);
+        }
     }
     fix_ids(L, &L->unfused);
     fix_ids(L, &L->fused);
+    fix_ids(L, &L->backward);
     return !b.missing;
 }
 
@@ -374,15 +457,18 @@ void exp09_layer_open(rl_ctx *ctx, exp09_layer *L)
     rl_progress_note(ctx, "drawing the layer's weights");
     for (int i = 0; i < L->nt; i++) {
         L->t[i].dev = rl_alloc(ctx->be, sizeof(float) * (L->t[i].count ? L->t[i].count : 1));
-        if (L->t[i].weight || i == L->input || !strcmp(L->t[i].name, "mask"))
+        if (L->t[i].weight || i == L->input || i == L->grad_output || !strcmp(L->t[i].name, "mask"))
             draw(ctx, L, i);
     }
     bind(ctx, L, &L->unfused);
     bind(ctx, L, &L->fused);
+    bind(ctx, L, &L->backward);
     /* every intermediate written once, so that a step timed alone reads a
-     * real input whichever group runs first */
+     * real input whichever group runs first (the backward pass reads the
+     * unfused forward's activations) */
     exp09_program_run(&L->unfused);
     exp09_program_run(&L->fused);
+    exp09_program_run(&L->backward);
     rl_sync(ctx->be);
 }
 

@@ -1,8 +1,10 @@
 # Experiment 09's charts, drawn from exp-09.csv only (plots/style.gp first).
 #
 #   exp-09:          where the layer's FLOPs and time go, by class of step:
-#                    stacked bars per configuration, unfused and fused, and
-#                    the published shares (Ivanov et al.: training on a V100)
+#                    stacked bars per configuration, unfused and fused,
+#                    training (forward and backward: the full sweep's BERT
+#                    of one sequence) where it ran, and the published
+#                    shares (Ivanov et al.: training on a V100)
 #   exp-09-roofline: every step on this device's roofline, by class
 #
 # The bars read the first run only (an overlay of runs would stack bars of
@@ -32,8 +34,33 @@ do for [c in configs] {
                 total = total + STATS_sum
             }
             what = q eq 'flops' ? 'FLOPs' : 'time'
-            print sprintf('"%s %s %s",%g,%g,%g', c, prog, what, 100 * part_contraction / total, \
-                          100 * part_normalization / total, 100 * part_elementwise / total)
+            # no bar where the judged shape was not run (--max-bytes)
+            if (total > 0) {
+                print sprintf('"%s %s %s",%g,%g,%g', c, prog, what, 100 * part_contraction / total, \
+                              100 * part_normalization / total, 100 * part_elementwise / total)
+                bar = bar + 1
+            }
+        }
+    }
+}
+# Training, where the full sweep ran the backward pass (BERT, one
+# sequence, its longest): the unfused forward pass's steps and the
+# backward pass's together, as the published shares are.
+stats run(1) using (is('program', 'backward') ? column('seq') : 0) nooutput
+train_seq = STATS_max
+train_row(prog, cls) = is('config', 'bert-large') && column('batch') == 1 && column('seq') == train_seq && \
+                       is('program', prog) && is('class', cls)
+if (train_seq > 0) {
+    do for [q in 'flops time_us_median'] {
+        total = 0
+        do for [cls in classes] {
+            stats run(1) using ((train_row('unfused', cls) || train_row('backward', cls)) ? column(q) : 0) nooutput
+            eval sprintf('part_%s = STATS_sum', cls)
+            total = total + STATS_sum
+        }
+        if (total > 0) {
+            print sprintf('"bert-large 1x%d training %s",%g,%g,%g', train_seq, q eq 'flops' ? 'FLOPs' : 'time', \
+                          100 * part_contraction / total, 100 * part_normalization / total, 100 * part_elementwise / total)
             bar = bar + 1
         }
     }
@@ -83,12 +110,13 @@ set ylabel 'TFLOP/s (median)'
 set key inside top left font small_font
 set samples 400
 set xrange [0.05:2000]
+roof_programs = train_seq > 0 ? programs . ' backward' : programs
 step_row(cls, prog) = is('class', cls) && is('program', prog) && column('step_index') >= 0
 plot (x * dram_read / 1000 < ridge_roof ? x * dram_read / 1000 : ridge_roof) with lines lc rgb model_color \
         title sprintf('roofline: DRAM read %.0f GB/s, compute %.3g TFLOP/s (measured at the start)', dram_read, ridge_roof), \
-    for [i = 1:nruns] for [k = 1:3] for [prog in programs] run(i) \
+    for [i = 1:nruns] for [k = 1:3] for [prog in roof_programs] run(i) \
         using (step_row(word(classes, k), prog) ? column('ai') : NaN):(step_row(word(classes, k), prog) ? column('tflops') : NaN) \
-        with points pt (prog eq 'fused' ? 6 : 7) lc rgb word(class_colors, k) \
+        with points pt (prog eq 'fused' ? 6 : prog eq 'backward' ? 4 : 7) lc rgb word(class_colors, k) \
         title key(i, word(classes, k) . ', ' . prog) noenhanced
 unset logscale
 set autoscale x

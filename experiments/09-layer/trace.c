@@ -78,6 +78,8 @@ void exp09_trace_part(rl_ctx *ctx, const exp09_layer *L)
         origin_s = rl_now_s();
     trace_program(ctx, L, &L->unfused);
     trace_program(ctx, L, &L->fused);
+    if (L->backward.n)
+        trace_program(ctx, L, &L->backward);
 }
 
 /* exp-09-trace.json in the CSV's folder. */

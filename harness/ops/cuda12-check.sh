@@ -11,7 +11,7 @@
 #     of CUDA $CUDA12)
 #     are downloaded (pip download) into $B/cuda12/wheels/ and unpacked
 #     into one CUDA installation, $B/cuda12/cuda-X.Y/: include/, lib64/
-#     (libcudart.so.12, libcublas.so.12), bin/ptxas, nvvm/libdevice/.
+#     (libcudart.so.12, libcublas.so.12, libcublasLt.so.12), bin/ptxas, nvvm/libdevice/.
 #     Nothing is installed system-wide; both are kept for the next run.
 #  2. The wheels hold no nvcc (nor cicc, fatbinary, nvlink: of the
 #     compiler, only ptxas and libdevice), so harness/ops/clang-nvcc.sh,
@@ -28,10 +28,11 @@
 #  4. Every CUDA object in one program (an experiment's, with all of
 #     them: a binary takes only the objects it calls), its symbols bound at
 #     load (-z now), run once (--print-label, on the CPU): CUDA 12's
-#     libcudart loads and has every CUDA function the code calls; cuBLAS,
-#     which no binary links (harness/cublas_loader.cu opens it at its
-#     first call), is opened as the binaries open it, and CUDA 12's
-#     libcublas.so.12 has every cuBLAS function the code calls.
+#     libcudart loads and has every CUDA function the code calls; cuBLAS
+#     and cuBLASLt, which no binary links (harness/cublas_loader.cu opens
+#     them at their first call), are opened as the binaries open them, and
+#     CUDA 12's libcublas.so.12 and libcublasLt.so.12 have every function
+#     the code calls.
 #  5. No header came from another toolkit (a CUDA 13 in /usr/local/include
 #     or /usr/local/cuda): each .cu file's headers, host and device side,
 #     are this installation's, the system's or the tree's.
@@ -234,7 +235,10 @@ C
 ${CC:-cc} "$work/cublas-check.c" "$work/make/obj/harness/cublas_loader.cu.o" $ldlibs -o "$work/cublas-check" \
     >"$work/cublas-link.log" 2>&1 || fail "the link of the cuBLAS loader" "$work/cublas-link.log"
 cublas=$("$work/cublas-check" 2>&1) || { say "FAILED: CUDA $CUDA12's cuBLAS, opened as the binaries open it: $cublas"; exit 1; }
-grep -q "libcublas.so.12:" <<<"$cublas" || { say "FAILED: not CUDA 12's cuBLAS: $cublas"; exit 1; }
+if ! grep -q "libcublas.so.12:" <<<"$cublas" || ! grep -q "libcublasLt.so.12:" <<<"$cublas"; then
+    say "FAILED: not CUDA 12's cuBLAS and cuBLASLt: $cublas"
+    exit 1
+fi
 say "the ${#cu_objs[@]} CUDA objects in one program: $(nm -D --undefined-only "$prog" | grep -c -E 'cuda') CUDA functions bound to CUDA $CUDA12's libcudart; it loads and runs (label $label); cuBLAS opened at its first call: $cublas"
 
 # ---- 5. no other toolkit's headers ---------------------------------------------

@@ -114,69 +114,6 @@ void layer_silu_gate_cpu(const layer_args *a)
 
 /* ---- normalizations ----------------------------------------------------------- */
 
-/* A norm's passes alternate: a read of its row from memory, then the
- * rest in the cache and a write. Left alone, the reads stop while a row
- * of thousands of floats is written, and the step took far longer than a
- * copy of its bytes. So the last pass over each row asks for the inputs
- * AHEAD floats on (the next rows: each thread's rows are contiguous), a
- * line per vector it writes: reads and writes stay in flight together,
- * as in a copy. Into the L2 (hint 2): the next row's first pass reads
- * it from there. Asking for the output's lines as well, or for the
- * softmax's short rows, only got in the hardware prefetcher's way. */
-enum { AHEAD_MIN = 2048 };
-
-typedef struct ahead {
-    const float *x, *r; /* the inputs AHEAD floats past this row's start (r: or NULL) */
-} ahead;
-
-static inline ahead ahead_of(const float *x, const float *r, size_t n)
-{
-    size_t d = n > AHEAD_MIN ? n : AHEAD_MIN;
-    return (ahead){x + d, r ? r + d : NULL};
-}
-
-static inline void prefetch_ahead(ahead pf, size_t i)
-{
-    __builtin_prefetch(pf.x + i, 0, 2);
-    if (pf.r)
-        __builtin_prefetch(pf.r + i, 0, 2);
-}
-
-/* The reductions keep two sums, so that the chain of dependent adds
- * does not set the pace of a row read from the cache. */
-static inline float row_sum(const float *x, size_t n)
-{
-    vf s0 = {0}, s1 = {0};
-    size_t i = 0;
-    for (; i + 2 * VF_LANES <= n; i += 2 * VF_LANES)
-        s0 += vf_load(x + i), s1 += vf_load(x + i + VF_LANES);
-    for (; i + VF_LANES <= n; i += VF_LANES)
-        s0 += vf_load(x + i);
-    if (i < n)
-        s1 += load_part(x + i, (int)(n - i), 0);
-    return vf_sum(s0 + s1);
-}
-
-/* The sum of (x - c)^2; the tail's empty lanes hold c, so add nothing. */
-static inline float row_sum_sq(const float *x, size_t n, float c)
-{
-    vf s0 = {0}, s1 = {0}, vc = splat(c);
-    size_t i = 0;
-    for (; i + 2 * VF_LANES <= n; i += 2 * VF_LANES) {
-        vf d0 = vf_load(x + i) - vc, d1 = vf_load(x + i + VF_LANES) - vc;
-        s0 = vf_fma(d0, d0, s0), s1 = vf_fma(d1, d1, s1);
-    }
-    for (; i + VF_LANES <= n; i += VF_LANES) {
-        vf d = vf_load(x + i) - vc;
-        s0 = vf_fma(d, d, s0);
-    }
-    if (i < n) {
-        vf d = load_part(x + i, (int)(n - i), c) - vc;
-        s1 = vf_fma(d, d, s1);
-    }
-    return vf_sum(s0 + s1);
-}
-
 /* y = (h - mean) rstd gamma + beta, the variance from h - mean (a second
  * pass over a row in the cache, accurate where mean(h^2) - mean^2 would
  * cancel); y may be h. */

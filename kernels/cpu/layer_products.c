@@ -6,9 +6,11 @@
  *
  * The products are OpenBLAS SGEMM, straight on the activations' layouts
  * (leading dimensions pick a head's columns out of the QKV output: no
- * copies). Where a step is many small products (one per sequence and
- * head, or one per output tile), OpenMP threads take them and OpenBLAS
- * runs single-threaded inside each, as attention.c's prefill does.
+ * copies), always on OpenMP's threads with OpenBLAS single-threaded inside
+ * (layer_vec.h: one thread pool for the whole layer). Where a step is many
+ * small products (one per sequence and head, or one per output tile), the
+ * threads take whole ones, as attention.c's prefill does; a large GEMM is
+ * cut into a slab of columns a thread.
  */
 #include "check.h"
 #include "layer_vec.h"
@@ -20,31 +22,13 @@
 #include <string.h>
 
 enum {
-    TILE_M = 512,  /* GEMM epilogue tile, at most: rows ... */
-    TILE_N = 1024, /* ... by columns (see gemm_tiles) */
+    TILE_BYTES = 8 << 20, /* a GEMM epilogue's tile (its product and SwiGLU's up), at most ... */
+    TILE_MIN_ROWS = 64,   /* ... unless its rows would be fewer (see gemm_tiles) */
     BR = 256,      /* fused attention: queries per task (causal: half) ... */
     BC = 128       /* ... by keys per online-softmax step */
 };
 
 /* ---- the attention's products ---------------------------------------------- */
-
-/* Where sequence b's query head h, and the key and value head it reads,
- * start in the QKV output qkv (rows qkv_ld apart). */
-static inline const float *query_of(const layer_args *a, const float *qkv, int b, int h)
-{
-    return qkv + (size_t)b * a->seq * qkv_ld(a) + (size_t)h * a->head_dim;
-}
-
-static inline const float *key_of(const layer_args *a, const float *qkv, int b, int h)
-{
-    int kvh = h / (a->heads / a->heads_kv);
-    return qkv + (size_t)b * a->seq * qkv_ld(a) + (size_t)(a->heads + kvh) * a->head_dim;
-}
-
-static inline const float *value_of(const layer_args *a, const float *qkv, int b, int h)
-{
-    return key_of(a, qkv, b, h) + (size_t)a->heads_kv * a->head_dim;
-}
 
 /* One product per (sequence, head), each of seq^2 d multiply-adds: too
  * small to share among threads, so each thread takes whole products,
@@ -188,12 +172,35 @@ static void require_gemm(const layer_args *a)
     RL_REQUIRE(a->y && a->x && a->w, "a GEMM needs x, w and y");
 }
 
+/* Each thread's slab: a whole number of vectors of C's columns, as even
+ * as that allows (OpenBLAS packs the thread's part of B once, and all of
+ * A: A is the activation, B the larger weight, in every layer's GEMM). */
+void layer_sgemm_one_pool(bool trans_a, bool trans_b, int m, int n, int k, const float *a, int lda,
+                          const float *b, int ldb, float *c, int ldc)
+{
+    int blas_threads = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+#pragma omp parallel
+    {
+        int threads = omp_get_num_threads(), t = omp_get_thread_num();
+        int vectors = (n + VF_LANES - 1) / VF_LANES;
+        int n0 = MIN(n, (int)((long)vectors * t / threads) * VF_LANES);
+        int n1 = MIN(n, (int)((long)vectors * (t + 1) / threads) * VF_LANES);
+        if (n1 > n0) {
+            const float *b0 = b + (trans_b ? (size_t)n0 * ldb : (size_t)n0);
+            cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                        trans_b ? CblasTrans : CblasNoTrans, m, n1 - n0, k, 1.0f, a, lda, b0, ldb, 0.0f,
+                        c + n0, ldc);
+        }
+    }
+    openblas_set_num_threads(blas_threads);
+}
+
 void layer_gemm_cpu(const layer_args *a)
 {
     require_gemm(a);
     RL_REQUIRE(a->epilogue == LAYER_EPI_NONE, "gemm has no epilogue: use gemm_epilogue");
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, a->rows, a->cols, a->k, 1.0f, a->x, a->k, a->w,
-                a->k, 0.0f, a->y, a->cols);
+    layer_sgemm_one_pool(false, true, a->rows, a->cols, a->k, a->x, a->k, a->w, a->k, a->y, a->cols);
 }
 
 /* The epilogue on one row of a tile, n values at column c of row i, in
@@ -214,15 +221,17 @@ static void epilogue_row(const layer_args *a, float *y, int i, int c, int n, con
     }
 }
 
-/* The epilogue's tiles of the output: tm x tn tiles of m x n values.
- * OpenBLAS packs each call's rows of w and of x anew, so a tile's product
- * costs more the smaller it is: every row block of the output packs w
- * again, every column block x. Tiles of a core's L2 (a few hundred
- * rows or columns) spent more on that than the epilogue's pass over the
- * output saves, and the fused GEMM was slower than the GEMM and a pass.
- * So a tile takes as many rows as it may (w is the larger operand), up
- * to TILE_M x TILE_N, and its epilogue reads it from L2 and the last
- * level cache; there are at least as many tiles as threads. */
+/* The epilogue's tiles of the output: tm x tn tiles of m x n values, a
+ * column slab of the output a thread (tn: as many as the threads), cut
+ * into tm row tiles. OpenBLAS packs each call's part of w and of x anew,
+ * so a tile's product costs more the smaller it is: every row tile packs
+ * the slab of w again. Small tiles (a core's L2) spent more on that than
+ * the epilogue's pass saves, and so did a tile per round of the threads
+ * (a thread packing another's columns): the fused GEMM was slower than
+ * the GEMM and a pass. So each thread keeps its slab of w, as
+ * layer_sgemm_one_pool's GEMM does, and a tile takes as many rows as
+ * TILE_BYTES allows: the epilogue reads it back from the last-level
+ * cache, where the product left it, not from memory. */
 typedef struct gemm_tiles {
     int m, n, tm, tn;
 } gemm_tiles;
@@ -230,13 +239,14 @@ typedef struct gemm_tiles {
 static gemm_tiles gemm_tiles_of(const layer_args *a)
 {
     gemm_tiles t;
-    t.m = MIN(a->rows, TILE_M);
-    t.tm = (a->rows + t.m - 1) / t.m;
-    int threads = omp_get_max_threads(), least = (threads + t.tm - 1) / t.tm;
-    int tn = (a->cols + TILE_N - 1) / TILE_N;
-    tn = tn > least ? tn : least;
-    t.n = ((a->cols + tn - 1) / tn + VF_LANES - 1) / VF_LANES * VF_LANES;
+    int threads = omp_get_max_threads(), vectors = (a->cols + VF_LANES - 1) / VF_LANES;
+    t.n = (vectors + threads - 1) / threads * VF_LANES;
     t.tn = (a->cols + t.n - 1) / t.n;
+    size_t row_bytes = sizeof(float) * (size_t)t.n * (a->epilogue == LAYER_EPI_SILU_GATE ? 2 : 1);
+    size_t fit = TILE_BYTES / row_bytes;
+    int most = (int)MIN((size_t)a->rows, fit > TILE_MIN_ROWS ? fit : TILE_MIN_ROWS);
+    t.tm = (a->rows + most - 1) / most;
+    t.m = (a->rows + t.tm - 1) / t.tm;
     return t;
 }
 
@@ -271,9 +281,10 @@ void layer_gemm_epilogue_cpu(const layer_args *a)
     {
         float *up = gate ? malloc(sizeof(float) * (size_t)t.m * t.n) : NULL;
         RL_REQUIRE(!gate || up, "out of memory for an up-projection tile");
+        /* static: thread j takes slab j's row tiles, in order */
 #pragma omp for schedule(static)
         for (int i = 0; i < t.tm * t.tn; i++)
-            epilogue_tile(a, &t, i / t.tn * t.m, i % t.tn * t.n, up);
+            epilogue_tile(a, &t, i % t.tm * t.m, i / t.tm * t.n, up);
         free(up);
     }
     openblas_set_num_threads(blas_threads);

@@ -1,8 +1,10 @@
 /*
  * cpu/layer_vec.h -- the vector helpers experiment 09's CPU steps share
  * (cpu/layer.c, the streams; cpu/layer_products.c, the products and
- * their epilogues): simd.h's vf a whole vector at a time, partial vectors
- * at a row's end, GELU and SiLU on a vector (vexp.h's polynomials).
+ * their epilogues; cpu/layer_backward.c, the backward pass): simd.h's vf
+ * a whole vector at a time, partial vectors at a row's end, GELU and SiLU
+ * on a vector (vexp.h's polynomials), a norm's row sums, where the
+ * attention's heads lie in the QKV output.
  */
 #ifndef KERNELS_CPU_LAYER_VEC_H
 #define KERNELS_CPU_LAYER_VEC_H
@@ -158,6 +160,86 @@ static inline void scale_row(float *y, const float *x, int n, float c)
         y[j] = x[j] * c;
 }
 
+/* ---- one thread pool ----------------------------------------------------------------- */
+
+/* C (m x n, row-major, ldc) = op(A) op(B), cut into one slab of C's
+ * columns per OpenMP thread, each a single-threaded OpenBLAS SGEMM
+ * (cpu/layer_products.c). A layer's steps alternate products and streams;
+ * were the products OpenBLAS's own threads (a pthread pool) and the
+ * streams OpenMP's, each pool would spin on the cores after its step
+ * while the other ran its next one, and on a machine of few cores a layer
+ * took twice the sum of its steps. On one pool, as PyTorch's CPU build
+ * runs its ops and its BLAS, the steps add up. */
+void layer_sgemm_one_pool(bool trans_a, bool trans_b, int m, int n, int k, const float *a, int lda,
+                          const float *b, int ldb, float *c, int ldc);
+
+/* ---- the norms' rows (forward, cpu/layer.c; backward, cpu/layer_backward.c) ---- */
+
+/* A norm's passes alternate: a read of its row from memory, then the
+ * rest in the cache and a write. Left alone, the reads stop while a row
+ * of thousands of floats is written, and the step took far longer than a
+ * copy of its bytes. So the last pass over each row asks for the inputs
+ * AHEAD floats on (the next rows: each thread's rows are contiguous), a
+ * line per vector it writes: reads and writes stay in flight together,
+ * as in a copy. Into the L2 (hint 2): the next row's first pass reads
+ * it from there. Asking for the output's lines as well, or for the
+ * softmax's short rows, only got in the hardware prefetcher's way. */
+enum { AHEAD_MIN = 2048 };
+
+typedef struct ahead {
+    const float *x, *r; /* the inputs AHEAD floats past this row's start (r: or NULL) */
+} ahead;
+
+static inline ahead ahead_of(const float *x, const float *r, size_t n)
+{
+    size_t d = n > AHEAD_MIN ? n : AHEAD_MIN;
+    return (ahead){x + d, r ? r + d : NULL};
+}
+
+static inline void prefetch_ahead(ahead pf, size_t i)
+{
+    __builtin_prefetch(pf.x + i, 0, 2);
+    if (pf.r)
+        __builtin_prefetch(pf.r + i, 0, 2);
+}
+
+/* The reductions keep two sums, so that the chain of dependent adds
+ * does not set the pace of a row read from the cache. */
+static inline float row_sum(const float *x, size_t n)
+{
+    vf s0 = {0}, s1 = {0};
+    size_t i = 0;
+    for (; i + 2 * VF_LANES <= n; i += 2 * VF_LANES)
+        s0 += vf_load(x + i), s1 += vf_load(x + i + VF_LANES);
+    for (; i + VF_LANES <= n; i += VF_LANES)
+        s0 += vf_load(x + i);
+    if (i < n)
+        s1 += load_part(x + i, (int)(n - i), 0);
+    return vf_sum(s0 + s1);
+}
+
+/* The sum of (x - c)^2; the tail's empty lanes hold c, so add nothing. */
+static inline float row_sum_sq(const float *x, size_t n, float c)
+{
+    vf s0 = {0}, s1 = {0}, vc = splat(c);
+    size_t i = 0;
+    for (; i + 2 * VF_LANES <= n; i += 2 * VF_LANES) {
+        vf d0 = vf_load(x + i) - vc, d1 = vf_load(x + i + VF_LANES) - vc;
+        s0 = vf_fma(d0, d0, s0), s1 = vf_fma(d1, d1, s1);
+    }
+    for (; i + VF_LANES <= n; i += VF_LANES) {
+        vf d = vf_load(x + i) - vc;
+        s0 = vf_fma(d, d, s0);
+    }
+    if (i < n) {
+        vf d = load_part(x + i, (int)(n - i), c) - vc;
+        s1 = vf_fma(d, d, s1);
+    }
+    return vf_sum(s0 + s1);
+}
+
+/* ---- the attention's layouts ------------------------------------------------ */
+
 static inline void require_qkv(const layer_args *a)
 {
     RL_REQUIRE(a->batch >= 1 && a->seq >= 1 && a->head_dim >= 1, "attention needs batch, seq, head_dim >= 1");
@@ -168,5 +250,23 @@ static inline void require_qkv(const layer_args *a)
 }
 
 static inline size_t qkv_ld(const layer_args *a) { return (size_t)(a->heads + 2 * a->heads_kv) * a->head_dim; }
+
+/* Where sequence b's query head h, and the key and value head it reads,
+ * start in the QKV output qkv (rows qkv_ld apart). */
+static inline const float *query_of(const layer_args *a, const float *qkv, int b, int h)
+{
+    return qkv + (size_t)b * a->seq * qkv_ld(a) + (size_t)h * a->head_dim;
+}
+
+static inline const float *key_of(const layer_args *a, const float *qkv, int b, int h)
+{
+    int kvh = h / (a->heads / a->heads_kv);
+    return qkv + (size_t)b * a->seq * qkv_ld(a) + (size_t)(a->heads + kvh) * a->head_dim;
+}
+
+static inline const float *value_of(const layer_args *a, const float *qkv, int b, int h)
+{
+    return key_of(a, qkv, b, h) + (size_t)a->heads_kv * a->head_dim;
+}
 
 #endif

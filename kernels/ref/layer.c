@@ -4,8 +4,10 @@
  * through a whole layer: each step's textbook formula in double, the
  * products by double-precision BLAS (53-bit products and sums, far beyond
  * the FP32 ones being checked), the rest plain loops with the C library.
+ * The backward pass's steps are ref/layer_backward.c's.
  */
 #include "../layer.h"
+#include "layer_backward.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -265,6 +267,17 @@ void layer_reference(const layer_variant *v, const layer_args *shape, const laye
     case LAYER_OP_SCALE_MASK_SOFTMAX: scale_mask(s, io, io->x, io->y, true); break;
     case LAYER_OP_ATTENTION: attention(s, io); break;
     case LAYER_OP_ROPE: rope(s, io); break;
+    case LAYER_OP_GEMM_DX:
+    case LAYER_OP_GEMM_DW:
+    case LAYER_OP_BIAS_GRAD:
+    case LAYER_OP_GELU_BACKWARD:
+    case LAYER_OP_LAYERNORM_BACKWARD:
+    case LAYER_OP_LAYERNORM_PARAM_GRAD:
+    case LAYER_OP_SOFTMAX_BACKWARD:
+    case LAYER_OP_CONTEXT_DP:
+    case LAYER_OP_CONTEXT_DV:
+    case LAYER_OP_SCORES_BACKWARD:
+    case LAYER_OP_CONCAT: layer_backward_reference(v->op, s, io); break;
     default: rows_step(v->op, s, io); break;
     }
 }

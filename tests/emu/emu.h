@@ -86,5 +86,6 @@ void emu_mma(void);
 void emu_moe(void);
 void emu_spill(void);
 void emu_layer(void);
+void emu_layer_backward(void);
 
 #endif

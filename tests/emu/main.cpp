@@ -30,6 +30,7 @@ const struct family {
     {"moe", "moe_plan_kernel (moe_plan.cuh)", emu_moe},
     {"spill", "spill_zero_copy (spill_zero_copy.cuh)", emu_spill},
     {"layer", "layer_elementwise, layer_rows, layer_rope_kernel, layer_flash (layer_kernels.cuh, layer_flash.cuh)", emu_layer},
+    {"layer_backward", "layer_gelu_backward_kernel, layer_bw_rows, layer_colsums + layer_colsum_final, layer_concat_kernel (layer_backward_kernels.cuh)", emu_layer_backward},
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0)
