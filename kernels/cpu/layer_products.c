@@ -230,8 +230,9 @@ static void epilogue_row(const layer_args *a, float *y, int i, int c, int n, con
  * (a thread packing another's columns): the fused GEMM was slower than
  * the GEMM and a pass. So each thread keeps its slab of w, as
  * layer_sgemm_one_pool's GEMM does, and a tile takes as many rows as
- * TILE_BYTES allows: the epilogue reads it back from the last-level
- * cache, where the product left it, not from memory. */
+ * TILE_BYTES allows (the epilogue reads it back from the last-level
+ * cache, where the product left it, not from memory), or as the slab of
+ * w is large, whichever is more. */
 typedef struct gemm_tiles {
     int m, n, tm, tn;
 } gemm_tiles;
@@ -242,8 +243,13 @@ static gemm_tiles gemm_tiles_of(const layer_args *a)
     int threads = omp_get_max_threads(), vectors = (a->cols + VF_LANES - 1) / VF_LANES;
     t.n = (vectors + threads - 1) / threads * VF_LANES;
     t.tn = (a->cols + t.n - 1) / t.n;
-    size_t row_bytes = sizeof(float) * (size_t)t.n * (a->epilogue == LAYER_EPI_SILU_GATE ? 2 : 1);
-    size_t fit = TILE_BYTES / row_bytes;
+    /* a row tile at least as large as the slab of w it packs again: below
+     * that, packing w costs more traffic than the tile's epilogue from
+     * memory would (SwiGLU's slab of w, gate and up, is 4x its tile at
+     * Llama-1B's 512 tokens: one tile) */
+    size_t widths = a->epilogue == LAYER_EPI_SILU_GATE ? 2 : 1;
+    size_t row_bytes = sizeof(float) * (size_t)t.n * widths, slab_bytes = row_bytes * (size_t)a->k;
+    size_t fit = (TILE_BYTES > slab_bytes ? TILE_BYTES : slab_bytes) / row_bytes;
     int most = (int)MIN((size_t)a->rows, fit > TILE_MIN_ROWS ? fit : TILE_MIN_ROWS);
     t.tm = (a->rows + most - 1) / most;
     t.m = (a->rows + t.tm - 1) / t.tm;
