@@ -5,7 +5,9 @@
  * A sequence attends only to itself and every other step works token by
  * token, so the first sequence of a step's output depends on the first
  * sequence of its inputs alone (and the weights): the reference computes
- * that much, whatever the batch, and the check compares it.
+ * that much, whatever the batch, and the check compares it. The backward
+ * pass's weight, bias and norm-parameter gradients sum over every token:
+ * those steps are checked over the whole batch.
  */
 #include "exp09.h"
 
@@ -18,6 +20,14 @@ static layer_args first_sequence(const exp09_step *s)
     a.rows = s->a.rows / s->a.batch;
     a.batch = 1;
     return a;
+}
+
+/* The shape a step's check compares: the first sequence, or the whole
+ * batch where the step's output sums over every token (a weight's
+ * gradient: its first sequence's sum is not the output). */
+static layer_args checked_shape(const exp09_step *s)
+{
+    return layer_sums_tokens(s->v) ? s->a : first_sequence(s);
 }
 
 /* The first n floats of a device array, as doubles (NULL for n = 0). */
@@ -85,9 +95,9 @@ static void release(inputs *in)
 /* The reference of one step into y (and y2): its inputs from `from` or
  * the device. */
 static void reference_step(rl_ctx *ctx, const exp09_layer *L, const exp09_step *s,
-                           double *const *from, double *y, double *y2)
+                           double *const *from, const layer_args *shape, double *y, double *y2)
 {
-    layer_args one = first_sequence(s);
+    layer_args one = *shape;
     inputs in = gather(ctx, L, s, &one, from);
     layer_ref io = {y, y2, in.x, in.r, in.w, in.bias, in.gamma, in.beta, in.mask};
     layer_reference(s->v, &one, &io);
@@ -96,12 +106,12 @@ static void reference_step(rl_ctx *ctx, const exp09_layer *L, const exp09_step *
 
 double *exp09_step_want(rl_ctx *ctx, const exp09_layer *L, const exp09_step *s, size_t *count)
 {
-    layer_args one = first_sequence(s);
+    layer_args one = checked_shape(s);
     size_t n = y_count(s, &one);
     double *y = rl_host_alloc(n * sizeof(double)), *y2 = NULL;
     if (s->y2 >= 0)
         y2 = rl_host_alloc(L->t[s->y2].first_count * sizeof(double));
-    reference_step(ctx, L, s, NULL, y, y2);
+    reference_step(ctx, L, s, NULL, &one, y, y2);
     rl_host_free(y2);
     *count = n;
     return y;
@@ -109,7 +119,10 @@ double *exp09_step_want(rl_ctx *ctx, const exp09_layer *L, const exp09_step *s, 
 
 /* The chain: every activation's first sequence in double, the input and
  * the mask downloaded, each step's output computed from the ones before
- * (the weights downloaded for each step that reads them, one at a time). */
+ * (the weights downloaded for each step that reads them, one at a time).
+ * A step that sums over the tokens sums the first sequence's here: its
+ * output (a weight's gradient) is a leaf no later step reads, and its own
+ * check (exp09_step_want) sums the whole batch. */
 double *exp09_program_want(rl_ctx *ctx, exp09_layer *L, const exp09_program *P, size_t *count)
 {
     double *ref[EXP09_MAX_TENSORS] = {0};
@@ -122,7 +135,8 @@ double *exp09_program_want(rl_ctx *ctx, exp09_layer *L, const exp09_program *P, 
         ref[s->y] = rl_host_alloc(L->t[s->y].first_count * sizeof(double));
         if (s->y2 >= 0)
             ref[s->y2] = rl_host_alloc(L->t[s->y2].first_count * sizeof(double));
-        reference_step(ctx, L, s, ref, ref[s->y], s->y2 >= 0 ? ref[s->y2] : NULL);
+        layer_args one = first_sequence(s);
+        reference_step(ctx, L, s, ref, &one, ref[s->y], s->y2 >= 0 ? ref[s->y2] : NULL);
         out = s->y;
     }
     if (out < 0)

@@ -61,8 +61,8 @@ typedef struct exp09_layer {
     int nt;
     int input, output_unfused, output_fused;
     exp09_program unfused, fused;
-    /* the training step's other half (BERT, on the full sweep, one
-     * sequence; n = 0 where not built): from the output's gradient (drawn,
+    /* the training step's other half (BERT, on the full sweep and the
+     * quick run; n = 0 where not built): from the output's gradient (drawn,
      * like the input) back through the unfused layer's steps, reading the
      * activations the unfused forward pass saved, to the input's gradient */
     exp09_program backward;
@@ -84,15 +84,13 @@ enum { CHEAP_FLOPS, CHEAP_TIME_OVER_FLOPS, CHEAP_TIME_MODEL, STEPS_ADD_UP, FUSED
        TRAIN_TIME_MODEL };
 
 /* model.c: the tensors and both programs (and the backward pass, where
- * asked: BERT, batch 1), their buffers not yet made; false (and why) where
+ * asked: BERT), their buffers not yet made; false (and why) where
  * a variant they need is missing on this backend. */
 bool exp09_layer_plan(rl_ctx *ctx, exp09_layer *L, const exp09_config *cfg, int batch, int seq,
                       bool backward, char *why, size_t len);
-/* Whether a shape gets the backward pass: BERT's shapes of one sequence
- * on the full sweep and on the quick run (its smoke test), not on the lab
- * run (its two minutes go to the forward pass's verdicts). One sequence:
- * a weight's gradient sums over every sequence, and the checks compare
- * the first sequence, so one sequence is all of it. */
+/* Whether a shape gets the backward pass: BERT's shapes on the full sweep
+ * and on the quick run (its smoke test), not on the lab run (its two
+ * minutes go to the forward pass's verdicts). */
 bool exp09_wants_backward(const rl_ctx *ctx, const exp09_config *cfg, int batch);
 /* The bytes of every tensor, for the working-set limit. */
 double exp09_layer_bytes(const exp09_layer *L);
@@ -117,8 +115,8 @@ double *exp09_program_want(rl_ctx *ctx, exp09_layer *L, const exp09_program *P, 
 void exp09_judge_config(rl_ctx *ctx, const rl_points *all, const rl_claim *claims,
                         const exp09_config *config);
 /* judge.c: the training step's verdict (BERT's: the forward and the
- * backward pass, the longest shape of one sequence that has the backward
- * pass), with its table of shares beside the published ones. */
+ * backward pass, at the shape of most tokens that has the backward pass),
+ * with its table of shares beside the published ones. */
 void exp09_judge_training(rl_ctx *ctx, const rl_points *all, const rl_claim *claim,
                           const exp09_config *config);
 /* A step's share of its program's time (the sum of its steps'); a whole

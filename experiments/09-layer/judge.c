@@ -356,8 +356,8 @@ void exp09_judge_config(rl_ctx *ctx, const rl_points *all, const rl_claim *claim
 /* ---- training: the forward pass and the backward pass ---------------------------------------- */
 
 /* The backward pass's points and those of the unfused forward pass of the
- * same layer (the shape of one sequence, the longest, that has one), as
- * one program: the training step's steps. */
+ * same layer (the shape of most tokens that has one), as one program: the
+ * training step's steps. */
 typedef struct training_points {
     exp09_program joined;
     program_points pp;
@@ -369,7 +369,8 @@ static const exp09_layer *backward_layer(const rl_points *all, const char *confi
     const exp09_layer *L = NULL;
     for (int i = 0; i < all->n; i++) {
         const exp09_call *c = RL_DATA(exp09_call, &all->v[i]);
-        if (!strcmp(c->config, config) && c->P == &c->L->backward && (!L || c->L->seq > L->seq))
+        if (!strcmp(c->config, config) && c->P == &c->L->backward &&
+            (!L || c->L->batch * c->L->seq > L->batch * L->seq))
             L = c->L;
     }
     return L;
@@ -427,8 +428,8 @@ void exp09_judge_training(rl_ctx *ctx, const rl_points *all, const rl_claim *cla
 {
     static training_points t; /* 48 steps and their points: kept off the stack */
     if (!collect_training(all, cfg->name, &t)) {
-        rl_judge(ctx, claim, cfg->scope, NAN, "the backward pass runs on the full sweep (--full), "
-                 "for BERT at one sequence");
+        rl_judge(ctx, claim, cfg->scope, NAN, "the backward pass runs on the full sweep (--full) "
+                 "and the quick run, not the lab run");
         return;
     }
     judge_time_model(ctx, claim, cfg->scope, &t.pp);

@@ -364,14 +364,15 @@ static void fix_ids(exp09_layer *L, exp09_program *P)
 
 bool exp09_wants_backward(const rl_ctx *ctx, const exp09_config *cfg, int batch)
 {
-    return ctx->args.mode != RL_MODE_LAB && !cfg->llama && batch == 1;
+    (void)batch;
+    return ctx->args.mode != RL_MODE_LAB && !cfg->llama;
 }
 
 bool exp09_layer_plan(rl_ctx *ctx, exp09_layer *L, const exp09_config *cfg, int batch, int seq,
                       bool backward, char *why, size_t len)
 {
-    if (backward && (cfg->llama || batch != 1))
-        rl_die(RL_EXIT_FAILED, "exp-09: the backward pass is built for BERT at one sequence only");
+    if (backward && cfg->llama)
+        rl_die(RL_EXIT_FAILED, "exp-09: the backward pass is built for BERT only");
     *L = (exp09_layer){.cfg = *cfg, .batch = batch, .seq = seq, .grad_output = -1, .grad_input = -1};
     L->input = activation(L, "input", (size_t)cfg->hidden);
     builder b = {ctx, L, &L->unfused, false, why, len};

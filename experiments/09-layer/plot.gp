@@ -2,8 +2,8 @@
 #
 #   exp-09:          where the layer's FLOPs and time go, by class of step:
 #                    stacked bars per configuration, unfused and fused,
-#                    training (forward and backward: the full sweep's BERT
-#                    of one sequence) where it ran, and the published
+#                    training (forward and backward: BERT's, on the full
+#                    sweep and the quick run) where it ran, and the published
 #                    shares (Ivanov et al.: training on a V100)
 #   exp-09-roofline: every step on this device's roofline, by class
 #
@@ -43,12 +43,15 @@ do for [c in configs] {
         }
     }
 }
-# Training, where the full sweep ran the backward pass (BERT, one
-# sequence, its longest): the unfused forward pass's steps and the
-# backward pass's together, as the published shares are.
-stats run(1) using (is('program', 'backward') ? column('seq') : 0) nooutput
-train_seq = STATS_max
-train_row(prog, cls) = is('config', 'bert-large') && column('batch') == 1 && column('seq') == train_seq && \
+# Training, where the run had the backward pass (BERT, its shape of most
+# tokens): the unfused forward pass's steps and the backward pass's
+# together, as the published shares are.
+stats run(1) using (is('program', 'backward') ? column('batch') * column('seq') : 0) nooutput
+train_tokens = STATS_max
+stats run(1) using ((is('program', 'backward') && column('batch') * column('seq') == train_tokens) ? column('batch') : 0) nooutput
+train_batch = STATS_max
+train_seq = train_batch > 0 ? train_tokens / train_batch : 0
+train_row(prog, cls) = is('config', 'bert-large') && column('batch') == train_batch && column('seq') == train_seq && \
                        is('program', prog) && is('class', cls)
 if (train_seq > 0) {
     do for [q in 'flops time_us_median'] {
@@ -59,7 +62,7 @@ if (train_seq > 0) {
             total = total + STATS_sum
         }
         if (total > 0) {
-            print sprintf('"bert-large 1x%d training %s",%g,%g,%g', train_seq, q eq 'flops' ? 'FLOPs' : 'time', \
+            print sprintf('"bert-large %dx%d training %s",%g,%g,%g', train_batch, train_seq, q eq 'flops' ? 'FLOPs' : 'time', \
                           100 * part_contraction / total, 100 * part_normalization / total, 100 * part_elementwise / total)
             bar = bar + 1
         }

@@ -371,12 +371,15 @@ void layer_bias_grad_cpu(const layer_args *a)
 }
 
 /* One row into gamma's and beta's partial sums: dg += dy h, db += dy,
- * h = (r - mean) rstd. */
-static inline void param_grad_row(float *dg, float *db, const float *dy, const float *r, size_t n, row_stats st)
+ * h = (r - mean) rstd. The row's dy comes from memory while the sums are
+ * loaded and stored in L1: the next rows' inputs are asked for ahead, as
+ * the norms' last pass does (without, the step read 0.44 of its roof). */
+static inline void param_grad_row(float *dg, float *db, const float *dy, const float *r, size_t n, row_stats st,
+                                  ahead pf)
 {
     vf vm = splat(st.mean), vr = splat(st.rstd);
     size_t i = 0;
-    for (; i + VF_LANES <= n; i += VF_LANES) {
+    for (; i + VF_LANES <= n; i += VF_LANES, prefetch_ahead(pf, i)) {
         vf x = vf_load(dy + i);
         vf_store(dg + i, vf_fma(x, (vf_load(r + i) - vm) * vr, vf_load(dg + i)));
         vf_store(db + i, vf_load(db + i) + x);
@@ -400,8 +403,8 @@ void layer_layernorm_param_grad_cpu(const layer_args *a)
         float *dg = partials_of(&p, t);
         rows_of_thread(a->rows, t, nt, &lo, &hi);
         for (int i = lo; i < hi; i++) {
-            const float *r = a->r + (size_t)i * cols;
-            param_grad_row(dg, dg + cols, a->x + (size_t)i * cols, r, cols, stats_of(r, cols, a->eps));
+            const float *r = a->r + (size_t)i * cols, *dy = a->x + (size_t)i * cols;
+            param_grad_row(dg, dg + cols, dy, r, cols, stats_of(r, cols, a->eps), ahead_of(dy, r, cols));
         }
 #pragma omp barrier
         partials_combine(&p, nt, a->y);
