@@ -164,6 +164,29 @@ void rl_cpu_prepare_blas(char **argv)
     /* no /proc: run on, as the library chose (the header says so) */
 }
 
+static const char *const AVX512_CORES[] = {"SkylakeX", "Cooperlake", "SapphireRapids", NULL};
+
+bool rl_cpu_blas_narrower(char *why, size_t len)
+{
+#if defined(__x86_64__)
+    const char *core = openblas_get_corename();
+    __builtin_cpu_init();
+    if (!core || !__builtin_cpu_supports("avx512f"))
+        return false;
+    for (const char *const *c = AVX512_CORES; *c; c++)
+        if (!strcasecmp(core, *c))
+            return false;
+    const char *forced = getenv("OPENBLAS_CORETYPE");
+    snprintf(why, len, "OpenBLAS runs its %s kernels%s%s%s, without AVX-512, on a CPU with it: the "
+             "library's GEMM cannot reach the compute roof measured with AVX-512", core,
+             forced ? " (OPENBLAS_CORETYPE=" : "", forced ? forced : "", forced ? " in the environment)" : "");
+    return true;
+#else
+    (void)why, (void)len;
+    return false;
+#endif
+}
+
 void rl_cpu_blas_note(char *buf, size_t len)
 {
     const char *detected = getenv("ROOFLAB_BLAS_DETECTED"), *forced = getenv("OPENBLAS_CORETYPE");

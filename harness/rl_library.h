@@ -117,6 +117,12 @@ struct CUstream_st *rl_stream(rl_backend *be);
  * nor in a build without CUDA. Ranges nest; a pop with none open is
  * ignored on every backend. */
 void rl_range_push(rl_backend *be, const char *name);
+/* Whether the CPU backend's BLAS runs narrower vectors than this CPU has
+ * (x86-64: kernels without AVX-512 on a CPU with it, as OPENBLAS_CORETYPE
+ * given in the environment may ask, which the run keeps), and why: then
+ * the library cannot reach the compute roof the run measures, and a
+ * compute-bound verdict on it is the setting's, not the machine's. */
+bool rl_cpu_blas_narrower(char *why, size_t len);
 void rl_range_pop(rl_backend *be);
 
 /* Page-aligned host memory; aborts with a message when out of memory. */

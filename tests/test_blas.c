@@ -7,11 +7,14 @@
  * the user gives is kept.
  */
 #include "helpers.h"
+#include "rooflab.h"
 
+#include <cblas.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define EXP05 RL_BUILD_DIR "/exp-05"
 
@@ -77,5 +80,29 @@ Test(blas, a_core_the_user_gives_is_kept)
               line);
 #else
     cr_skip_test("Prescott is an x86-64 kernel set");
+#endif
+}
+
+/* A library told to run narrower vectors than the CPU's is named as such,
+ * with its kernels and why (exp-02's compute-bound premise reads it);
+ * one of the CPU's own width never is. */
+Test(blas, kernels_narrower_than_the_cpu_are_named)
+{
+#if defined(__x86_64__)
+    char why[256] = "";
+    bool narrower = rl_cpu_blas_narrower(why, sizeof why);
+    const char *core = openblas_get_corename();
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512f"))
+        cr_assert_not(narrower, "a CPU without AVX-512 has no wider vectors than %s's: %s", core, why);
+    else if (!strcasecmp(core, "SkylakeX") || !strcasecmp(core, "Cooperlake") ||
+             !strcasecmp(core, "SapphireRapids"))
+        cr_assert_not(narrower, "%s kernels are AVX-512's: %s", core, why);
+    else {
+        cr_assert(narrower, "%s kernels on a CPU with AVX-512", core);
+        cr_assert(strstr(why, core) && strstr(why, "without AVX-512"), "%s", why);
+    }
+#else
+    cr_skip_test("the kernel sets checked here are x86-64's");
 #endif
 }
