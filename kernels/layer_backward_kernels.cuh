@@ -20,64 +20,15 @@
 
 #include "layer.h"
 #include "layer_backward_plan.h"
+#include "layer_common.cuh"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- helpers (layer_kernels.cuh's) -------------------------------------------------------- */
-
-/* 1 / sqrt(x) and 1 / x in one MUFU instruction each (2 ulp at most),
- * not IEEE's slow path, a call (see lk_rsqrt); the emulator's branch: the
- * IEEE functions (its shim has neither intrinsic). */
-__device__ __forceinline__ float lb_rsqrt(float x)
-{
-#if defined(RL_EMULATOR)
-    return 1.0f / sqrtf(x);
-#else
-    return rsqrtf(x);
-#endif
-}
-
-__device__ __forceinline__ float lb_rcp(float x)
-{
-#if defined(RL_EMULATOR)
-    return 1.0f / x;
-#else
-    return __fdividef(1.0f, x);
-#endif
-}
-
-__device__ __forceinline__ float4 lb_ld4(const float *p) { return *reinterpret_cast<const float4 *>(p); }
-__device__ __forceinline__ void lb_st4(float *p, float4 v) { *reinterpret_cast<float4 *>(p) = v; }
+/* ---- helpers (the device ones shared with the forward: layer_common.cuh) ---------------- */
 
 static inline bool lb_aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
-
-/* The 4 columns c .. c + 3 of p: VEC, one 16-byte load (c < n then
- * means all 4); else 4 loads, those at n or past it not made (`none`). */
-template <bool VEC> __device__ __forceinline__ void lb_load4(float (&v)[4], const float *p, int c, int n, float none)
-{
-    if constexpr (VEC) {
-        const float4 t = lb_ld4(p + c);
-        v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w;
-    } else {
-#pragma unroll
-        for (int e = 0; e < 4; e++)
-            v[e] = c + e < n ? p[c + e] : none;
-    }
-}
-
-template <bool VEC> __device__ __forceinline__ void lb_store4(float *p, const float (&v)[4], int c, int n)
-{
-    if constexpr (VEC) {
-        lb_st4(p + c, make_float4(v[0], v[1], v[2], v[3]));
-    } else {
-#pragma unroll
-        for (int e = 0; e < 4; e++)
-            if (c + e < n)
-                p[c + e] = v[e];
-    }
-}
 
 /* ---- GELU's gradient -------------------------------------------------------------------
  *
@@ -92,7 +43,7 @@ __device__ __forceinline__ float lb_gelu_grad(float u)
     const float c2 = (float)(2.0 * LAYER_GELU_C), a = (float)LAYER_GELU_A, a3 = (float)(3.0 * LAYER_GELU_A);
     const float u2 = u * u;
     const float e = expf(fminf(-c2 * fmaf(a * u, u2, u), 80.0f));
-    const float s = lb_rcp(1.0f + e);
+    const float s = lk_rcp(1.0f + e);
     return fmaf(u * c2 * fmaf(a3, u2, 1.0f), (e * s) * s, s);
 }
 
@@ -109,8 +60,8 @@ layer_gelu_backward_kernel(float *__restrict__ y, const float *__restrict__ x, c
     if (VEC) {
         const size_t groups = n / 4;
         for (size_t g = t; g < groups; g += stride) {
-            const float4 d = lb_ld4(x + 4 * g), u = lb_ld4(r + 4 * g);
-            lb_st4(y + 4 * g, make_float4(d.x * lb_gelu_grad(u.x), d.y * lb_gelu_grad(u.y), d.z * lb_gelu_grad(u.z),
+            const float4 d = lk_ld4(x + 4 * g), u = lk_ld4(r + 4 * g);
+            lk_st4(y + 4 * g, make_float4(d.x * lb_gelu_grad(u.x), d.y * lb_gelu_grad(u.y), d.z * lb_gelu_grad(u.z),
                                           d.w * lb_gelu_grad(u.w)));
         }
         t += 4 * groups;
@@ -204,11 +155,11 @@ layer_bw_rows(layer_bw_row_args a)
             xv[g][e] = rv[g][e] = 0.0f;
         if (c >= n)
             continue;
-        lb_load4<VEC>(xv[g], a.x + off, c, n, 0.0f);
-        lb_load4<VEC>(rv[g], a.r + off, c, n, 0.0f);
+        lk_load4<VEC>(xv[g], a.x + off, c, n, 0.0f);
+        lk_load4<VEC>(rv[g], a.r + off, c, n, 0.0f);
         if constexpr (KIND == LAYER_BW_LAYERNORM) {
             float ga[4];
-            lb_load4<VEC>(ga, a.gamma, c, n, 0.0f);
+            lk_load4<VEC>(ga, a.gamma, c, n, 0.0f);
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 xv[g][e] *= ga[e];
@@ -231,11 +182,11 @@ layer_bw_rows(layer_bw_row_args a)
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 xv[g][e] = rv[g][e] * (xv[g][e] - s[0]);
-            lb_store4<VEC>(a.y + off, xv[g], c, n);
+            lk_store4<VEC>(a.y + off, xv[g], c, n);
         }
     } else {
         lb_teams_sum(s, team, red);
-        const float inv_n = lb_rcp((float)n);
+        const float inv_n = lk_rcp((float)n);
         const float mean = s[0] * inv_n, mean_g = s[1] * inv_n;
         float q[2] = {0.0f, 0.0f}; /* the squared deviations' sum, g's dot product with the deviations */
 #pragma unroll
@@ -249,7 +200,7 @@ layer_bw_rows(layer_bw_row_args a)
             }
         }
         lb_teams_sum(q, team, red);
-        const float rs = lb_rsqrt(fmaf(q[0], inv_n, a.eps));
+        const float rs = lk_rsqrt(fmaf(q[0], inv_n, a.eps));
         const float mean_gh = q[1] * rs * inv_n;
 #pragma unroll
         for (int g = 0; g < G; g++) {
@@ -259,7 +210,7 @@ layer_bw_rows(layer_bw_row_args a)
 #pragma unroll
             for (int e = 0; e < 4; e++)
                 xv[g][e] = (xv[g][e] - mean_g - rv[g][e] * rs * mean_gh) * rs;
-            lb_store4<VEC>(a.y + off, xv[g], c, n);
+            lk_store4<VEC>(a.y + off, xv[g], c, n);
         }
     }
 }
@@ -327,7 +278,7 @@ layer_colsums(layer_colsum_args a)
                 for (int g = 0; g < G; g++) {
                     const int c = (g * team + t) * 4;
                     if (c < n)
-                        lb_load4<VEC>(v[u][g], xr + u * n, c, n, 0.0f);
+                        lk_load4<VEC>(v[u][g], xr + u * n, c, n, 0.0f);
                 }
 #pragma unroll
             for (int g = 0; g < G; g++) {
@@ -346,7 +297,7 @@ layer_colsums(layer_colsum_args a)
                 const int c = (g * team + t) * 4;
                 if (c < n) {
                     float x[4];
-                    lb_load4<VEC>(x, xr, c, n, 0.0f);
+                    lk_load4<VEC>(x, xr, c, n, 0.0f);
 #pragma unroll
                     for (int e = 0; e < 4; e++)
                         acc[g][e] += x[e];
@@ -366,9 +317,9 @@ layer_colsums(layer_colsum_args a)
                 const int c = (g * team + t) * 4;
                 float r[4] = {0.0f, 0.0f, 0.0f, 0.0f};
                 if (live && c < n) {
-                    lb_load4<VEC>(r, rr, c, n, 0.0f);
+                    lk_load4<VEC>(r, rr, c, n, 0.0f);
                     if constexpr (HOLD)
-                        lb_load4<VEC>(xv[g], xr, c, n, 0.0f);
+                        lk_load4<VEC>(xv[g], xr, c, n, 0.0f);
                 }
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
@@ -378,7 +329,7 @@ layer_colsums(layer_colsum_args a)
                 }
             }
             lb_teams_sum(s, team, red);
-            const float inv_n = lb_rcp((float)n), mean = s[0] * inv_n;
+            const float inv_n = lk_rcp((float)n), mean = s[0] * inv_n;
             float sq[1] = {0.0f};
 #pragma unroll
             for (int g = 0; g < G; g++) {
@@ -389,7 +340,7 @@ layer_colsums(layer_colsum_args a)
                     for (int e = 0; e < 4; e++)
                         r[e] = rv[g][e];
                 } else if (live && c < n) {
-                    lb_load4<VEC>(r, rr, c, n, 0.0f);
+                    lk_load4<VEC>(r, rr, c, n, 0.0f);
                 }
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
@@ -400,7 +351,7 @@ layer_colsums(layer_colsum_args a)
                 }
             }
             lb_teams_sum(sq, team, red);
-            const float rs = lb_rsqrt(fmaf(sq[0], inv_n, a.eps));
+            const float rs = lk_rsqrt(fmaf(sq[0], inv_n, a.eps));
             if (!live)
                 continue;
 #pragma unroll
@@ -414,8 +365,8 @@ layer_colsums(layer_colsum_args a)
                     for (int e = 0; e < 4; e++)
                         d[e] = rv[g][e], x[e] = xv[g][e];
                 } else {
-                    lb_load4<VEC>(d, rr, c, n, 0.0f);
-                    lb_load4<VEC>(x, xr, c, n, 0.0f);
+                    lk_load4<VEC>(d, rr, c, n, 0.0f);
+                    lk_load4<VEC>(x, xr, c, n, 0.0f);
 #pragma unroll
                     for (int e = 0; e < 4; e++)
                         d[e] -= mean;
@@ -498,13 +449,13 @@ layer_concat_kernel(float *__restrict__ y, const float *__restrict__ x, const fl
         const float *xr = x + (size_t)row * k, *rr = r + (size_t)row * kr;
         for (int c = c0; c < k; c += step) {
             if (VEC)
-                lb_st4(yr + c, lb_ld4(xr + c));
+                lk_st4(yr + c, lk_ld4(xr + c));
             else
                 yr[c] = xr[c];
         }
         for (int c = c0; c < kr; c += step) {
             if (VEC)
-                lb_st4(yr + k + c, lb_ld4(rr + c));
+                lk_st4(yr + k + c, lk_ld4(rr + c));
             else
                 yr[k + c] = rr[c];
         }
